@@ -1,0 +1,49 @@
+# gemmconf: `make run` and `make test` each set up .venv on a fresh machine, then run.
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.gemmconf-installed
+REPORTS ?= reports
+BACKEND ?= reference
+JOBS    ?= 2
+PYTEST  := $(PY) -m pytest
+
+# pytest exits 5 when it ran no test: for us that is a failure, never a pass.
+define run_pytest
+	$(PYTEST) $(1); status=$$?; \
+	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests ($(1))" >&2; exit 1; fi; \
+	exit $$status
+endef
+
+.PHONY: run test setup lint clean
+
+setup: $(STAMP)
+
+# Keep a torch that is already importable (a GPU machine's CUDA build); otherwise install the
+# pinned CPU wheel. Any looser torch spec would pull gigabytes of CUDA wheels.
+$(STAMP): pyproject.toml constraints/cpu.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip==25.3
+	if $(PY) -c "import torch" 2>/dev/null; then \
+	  grep -v -E '^(torch|triton)==' constraints/cpu.txt > $(VENV)/constraints.txt; \
+	else cp constraints/cpu.txt $(VENV)/constraints.txt; fi
+	$(PY) -m pip install -q -c $(VENV)/constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+# The conformance suite on the default backend; reports under reports/.
+run: $(STAMP)
+	mkdir -p $(REPORTS)
+	$(call run_pytest,suites --backend $(BACKEND) -n $(JOBS) -q -rfE \
+	  --results $(REPORTS)/results.json --junitxml $(REPORTS)/junit.xml \
+	  --html $(REPORTS)/pytest.html --self-contained-html)
+
+# Lint, the project's own tests, then a CPU conformance run of the baseline backends.
+test: $(STAMP) lint
+	$(call run_pytest,tests -n $(JOBS) -q -rfE)
+	$(call run_pytest,suites --backend eager -n $(JOBS) -q -rfE \
+	  --results $(REPORTS)/ci-results.json --junitxml $(REPORTS)/ci-junit.xml)
+
+clean:
+	rm -rf $(VENV) $(REPORTS)/*.json $(REPORTS)/*.xml $(REPORTS)/*.html

@@ -1,0 +1,1 @@
+"""gemmconf harness: the pytest plugin and the steps of the conformance flow."""

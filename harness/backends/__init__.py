@@ -1,0 +1,136 @@
+"""Finding the systems under test by name (DESIGN.md, "Selecting backends").
+
+A NAME given to ``--backend`` is, in this order:
+
+1. a built-in, optionally with an option after a colon (``inductor-max-autotune:TRITON``);
+2. a name registered by an installed package under the entry-point group ``gemmconf.backends``
+   (the entry point loads a Backend or a factory; an option after a colon is passed to it);
+3. an import path ``package.module:attr`` naming a Backend or a zero-argument factory.
+
+Anything else is an `UnknownBackendError` whose message lists what is available.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from harness.backends.base import Backend, Compiled, RunOptions
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Backend",
+    "BackendInfo",
+    "Compiled",
+    "RunOptions",
+    "UnknownBackendError",
+    "known_backends",
+    "resolve",
+]
+
+ENTRY_POINT_GROUP = "gemmconf.backends"
+
+# name -> (import path of a factory taking an optional option string, whether options are taken)
+BUILTINS: dict[str, tuple[str, bool]] = {
+    "reference": ("harness.backends.reference:ReferenceBackend", False),
+    "eager": ("harness.backends.eager:EagerBackend", False),
+    "inductor": ("harness.backends.inductor:make_inductor", False),
+    "inductor-max-autotune": ("harness.backends.inductor:make_inductor_max_autotune", True),
+}
+
+
+class UnknownBackendError(ValueError):
+    """A --backend NAME that is neither built in, registered, nor importable."""
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    name: str
+    origin: str  # "built-in", "entry point (package)", or the import path
+
+
+def known_backends() -> list[BackendInfo]:
+    """Built-ins and installed plugins, for error messages and `gemmconf backends`."""
+    found = [BackendInfo(name, "built-in") for name in BUILTINS]
+    for entry in _entry_points():
+        package = entry.dist.name if entry.dist else "unknown package"
+        found.append(BackendInfo(entry.name, f"entry point ({package})"))
+    return found
+
+
+def _entry_points() -> list[metadata.EntryPoint]:
+    return list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def resolve(spec: str) -> Backend:
+    """The Backend a --backend NAME stands for."""
+    spec = spec.strip()
+    if not spec:
+        raise UnknownBackendError(_unknown_message(spec, "an empty backend name"))
+    name, _, option = spec.partition(":")
+    if name in BUILTINS:
+        path, takes_option = BUILTINS[name]
+        if option and not takes_option:
+            raise UnknownBackendError(f"backend {name!r} takes no option (got {spec!r})")
+        factory = _import(path, spec)
+        backend = factory(option) if option else factory()
+        return _checked(backend, spec)
+    for entry in _entry_points():
+        if entry.name == name:
+            loaded = entry.load()
+            backend = loaded(option) if option else _instantiate(loaded)
+            return _checked(backend, spec)
+    if (":" in spec and "." in name) or (":" in spec and _importable(name)):
+        return _checked(_instantiate(_import(spec, spec)), spec)
+    raise UnknownBackendError(_unknown_message(spec, f"unknown backend {spec!r}"))
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _import(path: str, spec: str) -> Any:
+    module_name, _, attr = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UnknownBackendError(
+            f"backend {spec!r}: cannot import {module_name!r}: {exc}") from exc
+    target: Any = module
+    for part in attr.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise UnknownBackendError(
+                f"backend {spec!r}: module {module_name!r} has no attribute {attr!r}") from None
+    return target
+
+
+def _instantiate(obj: Any) -> Any:
+    """A Backend instance as is; a class or factory called with no arguments."""
+    if isinstance(obj, Backend) and not isinstance(obj, type):
+        return obj
+    if callable(obj):
+        return obj()
+    return obj
+
+
+def _checked(backend: Any, spec: str) -> Backend:
+    missing = [a for a in ("name", "availability", "compile") if not hasattr(backend, a)]
+    if missing:
+        raise UnknownBackendError(
+            f"backend {spec!r} resolved to {type(backend).__name__}, which lacks "
+            f"{', '.join(missing)} of the Backend protocol (harness/backends/base.py)")
+    return backend
+
+
+def _unknown_message(spec: str, what: str) -> str:
+    known = ", ".join(f"{b.name} ({b.origin})" for b in known_backends())
+    return (f"{what}. Known backends: {known}; or an import path 'package.module:attr' naming a "
+            f"Backend or a factory. Built-ins with options: inductor-max-autotune:TRITON, "
+            f":CUTLASS, :ATEN or a comma list.")

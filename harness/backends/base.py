@@ -1,0 +1,52 @@
+"""The Backend protocol every system under test implements (DESIGN.md, "Contracts").
+
+A backend turns a Python function over tensors into a `Compiled` callable. The harness never looks
+inside: it calls `compile`, calls the result once per shape set, reads `artifacts()` for the code
+checks and `compiles()` for the recompile budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Compiled(Protocol):
+    """What `Backend.compile` returns: callable like the function it was made from."""
+
+    def __call__(self, *args: Any) -> Any: ...
+
+    def artifacts(self) -> dict[str, str]:
+        """Generated code by kind (`python`, `triton`, `ttir`, `ttgir`, `ptx`, `cuda`, ...)."""
+        ...
+
+    def compiles(self) -> int:
+        """How many (re)compilations happened so far."""
+        ...
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+
+    def availability(self) -> str | None:
+        """None when usable on this machine, else the reason its items are skipped."""
+        ...
+
+    def compile(
+        self, fn: Callable[..., Any], example_inputs: Sequence[Any], *, dynamic: bool | None
+    ) -> Compiled: ...
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Run-wide settings a backend may read through its optional `configure(options)` method.
+
+    `target_arch` is `--target-arch` (e.g. "sm90"): backends that can cross-compile produce that
+    class's code artifacts even where no such GPU is present. None means the detected device.
+    """
+
+    target_arch: str | None = None
+    device: str = "cpu"

@@ -1,0 +1,113 @@
+"""Expected outcomes per backend: ``suites/expectations/<backend>.yaml``.
+
+A file lists id patterns (``*`` matches any run of characters, ``?`` one character; brackets are
+literal, since ids contain them) with a status, ``xfail`` or ``skip``, a reason and optionally an
+issue link. Rules, each an error at start-up naming file:line:
+
+- a pattern that matches no instance of the whole suite is an error (a stale or mistyped entry
+  would otherwise hide nothing and mean nothing);
+- two entries matching the same id: the first one wins, and that is allowed (narrow before wide);
+- an xfail item that passes is a failure (strict), so fixed bugs get their entries removed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from harness.scenario import ScenarioError, _LineLoader, _Node
+
+STATUSES = ("xfail", "skip")
+ENTRY_FIELDS = ("match", "status", "reason", "issue")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    pattern: str
+    status: str
+    reason: str
+    issue: str | None
+    source: str  # file:line
+
+    def text(self) -> str:
+        link = f" ({self.issue})" if self.issue else ""
+        return f"{self.reason}{link} [{self.source}]"
+
+
+@dataclass(frozen=True)
+class ExpectationTable:
+    backend: str
+    entries: tuple[tuple[Expectation, re.Pattern[str]], ...]
+
+    def lookup(self, instance_id: str) -> Expectation | None:
+        for entry, regex in self.entries:
+            if regex.fullmatch(instance_id):
+                return entry
+        return None
+
+
+def path_for(directory: Path, backend: str) -> Path:
+    """``inductor-max-autotune:TRITON`` → ``inductor-max-autotune-TRITON.yaml``."""
+    return directory / (re.sub(r"[^A-Za-z0-9_.-]", "-", backend) + ".yaml")
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.compile("".join(parts))
+
+
+def load(directory: Path, backend: str, all_ids: Iterable[str], root: Path | None = None
+         ) -> ExpectationTable:
+    """The backend's table (empty when it has no file); validates every entry against `all_ids`."""
+    path = path_for(directory, backend)
+    if not path.exists():
+        return ExpectationTable(backend, ())
+    shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
+    try:
+        document = yaml.load(path.read_text(), Loader=_LineLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        raise ScenarioError(f"{shown}:{mark.line + 1 if mark else '?'}", "yaml",
+                            str(exc.problem)) from None
+    if not isinstance(document, _Node):
+        raise ScenarioError(shown, "file", "expected a mapping with 'backend' and 'expectations'")
+    for key in document:
+        if key not in ("backend", "expectations"):
+            raise ScenarioError(f"{shown}:{document.key_lines[key]}", key,
+                                "unknown key; known: backend, expectations")
+    if document.get("backend") != backend:
+        raise ScenarioError(f"{shown}:{document.line}", "backend",
+                            f"the file is for backend {backend!r} but says "
+                            f"{document.get('backend')!r}")
+    raw_entries = document.get("expectations") or []
+    if not isinstance(raw_entries, list):
+        raise ScenarioError(f"{shown}:{document.line}", "expectations", "expected a list")
+    ids = list(all_ids)
+    entries = []
+    for raw in raw_entries:
+        line = raw.line if isinstance(raw, _Node) else document.line
+        where = f"{shown}:{line}"
+        if not isinstance(raw, dict):
+            raise ScenarioError(where, "expectations", "each entry is a mapping")
+        for key in raw:
+            if key not in ENTRY_FIELDS:
+                raise ScenarioError(f"{shown}:{raw.key_lines[key]}", key,
+                                    f"unknown key; known: {', '.join(ENTRY_FIELDS)}")
+        pattern, status, reason = raw.get("match"), raw.get("status", "xfail"), raw.get("reason")
+        if not isinstance(pattern, str) or not pattern:
+            raise ScenarioError(where, "match", "needs an id pattern, e.g. 'dense/mm[*-fp16-*]'")
+        if status not in STATUSES:
+            raise ScenarioError(where, "status", f"{status!r} is not one of {', '.join(STATUSES)}")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ScenarioError(where, "reason", "every expectation needs a reason")
+        regex = compile_pattern(pattern)
+        if not any(regex.fullmatch(i) for i in ids):
+            raise ScenarioError(where, "match", f"pattern {pattern!r} matches no scenario "
+                                "instance of the suite (remove it or fix the id)")
+        entries.append((Expectation(pattern, status, reason.strip(), raw.get("issue"), where),
+                        regex))
+    return ExpectationTable(backend, tuple(entries))

@@ -1,0 +1,29 @@
+"""Every marker an item can carry, with its help line (registered, so --strict-markers passes)."""
+
+from __future__ import annotations
+
+HARDWARE_MARKERS = {
+    "cpu": "runs on a CPU (no GPU needed)",
+    "sm80": "needs an NVIDIA GPU of compute capability 8.0+ (Ampere)",
+    "sm89": "needs compute capability 8.9+ (Ada: fp8)",
+    "sm90": "needs compute capability 9.0+ (Hopper: wgmma, TMA) or checks sm90 code",
+    "sm100": "needs compute capability 10.0+ (Blackwell) or checks sm100 code",
+}
+FEATURE_MARKERS = {
+    "fp8": "fp8 (e4m3fn/e5m2) GEMMs",
+    "tma": "TMA / tensor-descriptor alignment scenarios",
+    "dynamic": "dynamic-shape scenarios (several shape sets through one compiled artifact)",
+    "zero_size": "a dimension of size 0",
+    "error_case": "inputs eager rejects: the backend must raise the same exception class",
+    "codecheck": "FileCheck checks on the backend's generated code",
+    "epilogue": "fused epilogue scenarios",
+    "layout": "non-row-major operand layouts",
+    "stress": "numerical stress: inf/NaN, near-max magnitudes, long K",
+    "seed": "ported from a PyTorch test (the scenario names it)",
+    "slow": "takes long on a CPU",
+}
+OP_MARKERS = {
+    op: f"the {op} op" for op in
+    ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")
+}
+MARKERS: dict[str, str] = {**HARDWARE_MARKERS, **FEATURE_MARKERS, **OP_MARKERS}

@@ -1,0 +1,729 @@
+"""The numeric oracle: decides whether a backend's GEMM outputs are right (DESIGN.md, "Oracle").
+
+For every output the harness hands over three things: `expected` (eager PyTorch), `actual` (the
+backend under test) and `reference` (float64, computed from the same upcast/dequantized inputs).
+Eager is the result users trust, but it has rounding of its own, so the backend is measured against
+the fp64 reference and judged relative to eager's own error:
+
+    err_ratio = max_i |actual_i - ref_i| / max(eager_err, floor, ulp_i / max_ratio)
+
+and passes when `err_ratio <= max_ratio`. The terms of the denominator:
+
+- `eager_err = max_i |expected_i - ref_i|`: the backend may be a small factor worse than eager.
+- `floor = floor_eps * sqrt(max(K, 1)) * RMS(ref)`: what a correct backend may be off by even when
+  eager happens to be (nearly) exact. Rounding errors of a K-term fp32 sum of zero-mean products
+  grow like eps·sqrt(K)·RMS(ref) for sequential summation, the worst order a correct backend
+  uses; blocked and tree orders do better. RMS rather than max|ref| keeps the floor low: FACTS.md
+  measured that a floor of eps_out·max|ref| hides fp16/bf16-accumulation bugs below K≈1024.
+  `floor_eps` is set by the *accumulation* a correct backend must use (two fp32 ulps, 2^-22, for
+  fp32, fp16, bf16 and fp8 inputs; 2^-10 for TF32, whose products each carry two input roundings
+  of 2^-11), not by the output's epsilon: with eps_out in it, the floor would swallow the bugs.
+  `POLICIES` records the measurements behind each number.
+- `ulp_i = eps_out * max(|ref_i|, tiny_out)`: one unit of the output dtype's rounding at that
+  element. A correct backend is off by its accumulation error plus half an ulp of output rounding,
+  or a full ulp where it rounds twice (an unfused epilogue: mm rounded to bf16, then + bias).
+  Eager's max error over a large output already holds the half ulp, but over a few elements it
+  can be far smaller (lucky roundings), and then ratio-to-eager alone would fail a correct
+  backend one ulp away. The ulp is not multiplied by max_ratio (it is the bound already): where
+  eager's max error is its half-ulp rounding, it loosens the rule by at most 4/3 and only at the
+  largest elements, so it hides no accumulation bug. It also keeps the denominator positive, so
+  an exactly computed result (eager error 0, or a reference of zeros at K=0) is never judged
+  against 0.
+
+Integer outputs (int32 from int8 GEMMs) and the `exact` policy must equal eager. NaN/Inf positions
+(and the signs of infinities) must equal eager's everywhere; a difference counts as a mismatch.
+fp8 outputs are upcast and judged like any float (torch.testing compares them bitwise). Without a
+reference the backend is compared with eager directly, within
+`max_ratio * floor(expected) + max(rtol, 2 * eps_out) * |expected_i|` (assert_close's rtol, with
+the absolute part made K- and scale-aware).
+
+`judge` walks nested tuples/lists/dicts of outputs pairwise like `torch.testing.assert_close`, makes
+every check it can (attributes first, then values) and returns a `Verdict` that keeps its numbers;
+`Verdict.message` is the one formatter.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+__all__ = ["POLICIES", "Check", "Policy", "Verdict", "judge", "policy_for"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How an output is judged; one row of `POLICIES`."""
+
+    name: str
+    max_ratio: float  # backend error may be at most this multiple of max(eager error, floor)
+    floor_eps: float  # epsilon of the accumulation a correct backend uses; scales the floor
+    exact: bool  # values must equal eager's (integer outputs)
+    rtol: float = 0.0  # used only without an fp64 reference (assert_close's value for the dtype)
+
+
+_FP32_ACC = 2.0**-22  # two fp32 ulps per sqrt(K): see the measurements above POLICIES
+
+# Why these numbers (inputs randn/K^0.25, ratios against max(eager error, floor)):
+# - max_ratio 3.0: FACTS.md measured fp16/bf16 accumulation in the input dtype (32-wide chunks)
+#   at 4.6-8.2x eager's error for K=1024 and 9.1-16.7x for K=4096, so 3.0 catches that bug from
+#   K=1024 on. Correct backends measured <= 1.34 on CPU (sequential, reversed, split-K orders,
+#   K=16..65536); on an H200 (Triton and cuBLAS, 256x256 to 2048x2048, K up to 32768) <= 1.95
+#   against a 2^-23 floor and ~1.0 against the 2^-22 floor used now.
+# - fp32 accumulation, floor_eps 2^-22: sequential FMA accumulation (Triton `ieee` tl.dot, cuBLAS
+#   SGEMM) reached a max error of 2^-22.1 * sqrt(K) * RMS(ref) over 4M outputs on an H200; eager on
+#   the CPU (MKL) is ~5x more accurate, so the floor decides and must cover that order.
+# - fp32 computed as TF32 has ~2,300x eager's error (FACTS.md): 230-1,800x with this floor up to
+#   K=16384, so fp32 stays tight and "tf32" is its own row (two input roundings of 2^-11 per
+#   product; a TF32 Triton GEMM measured 0.03-0.22 under it).
+# - fp8 inputs with use_fast_accum=False accumulate in fp32 (cuBLAS and a Triton kernel that adds
+#   each K tile into an fp32 accumulator measured 1.00-1.04). With use_fast_accum=True, Hopper
+#   accumulates in the tensor core's reduced precision: cuBLAS and Triton measured
+#   2^-11.1 * sqrt(K) * RMS(ref), 1.3x-5.2x exact eager for K=1024-32768; "fp8_fast_accum" allows
+#   2^-10. A backend that ignores use_fast_accum=False fails from K~16384 on (4.1-5.2x).
+POLICIES: dict[str, Policy] = {
+    p.name: p
+    for p in (
+        Policy("fp64", max_ratio=3.0, floor_eps=2.0**-51, exact=False, rtol=1e-7),
+        Policy("fp32", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1.3e-6),
+        Policy("tf32", max_ratio=3.0, floor_eps=2.0**-10, exact=False, rtol=1e-3),
+        Policy("fp16", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1e-3),
+        Policy("bf16", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1.6e-2),
+        Policy("fp8", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1.6e-2),
+        Policy("fp8_fast_accum", max_ratio=3.0, floor_eps=2.0**-10, exact=False, rtol=1.6e-2),
+        Policy("int", max_ratio=1.0, floor_eps=0.0, exact=True),
+        Policy("exact", max_ratio=1.0, floor_eps=0.0, exact=True),
+    )
+}
+
+_FP8_DTYPES = frozenset(
+    getattr(torch, name)
+    for name in (
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float8_e4m3fnuz",
+        "float8_e5m2fnuz",
+        "float8_e8m0fnu",
+    )
+    if hasattr(torch, name)
+)
+_FP8_COMPUTE = frozenset({"e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz"})
+_COMPUTE = frozenset({"fp64", "fp32", "tf32", "fp16", "bf16", "int8"}) | _FP8_COMPUTE
+_BY_DTYPE = {
+    torch.float64: "fp64",
+    torch.float32: "fp32",
+    torch.float16: "fp16",
+    torch.bfloat16: "bf16",
+    torch.complex128: "fp64",
+    torch.complex64: "fp32",
+}
+
+# Relative errors are measured against max(|ref_i|, 1% of RMS(ref)): near-zero outputs would
+# otherwise report meaningless huge relative errors.
+_REL_GUARD = 0.01
+
+
+def policy_for(
+    out_dtype: torch.dtype, *, compute: str | None = None, fast_accum: bool = False
+) -> Policy:
+    """The policy for an output of `out_dtype` from a GEMM whose inputs are `compute`.
+
+    `compute` names the scenario's input dtype ("fp32", "tf32", "fp16", "bf16", "e4m3fn", "e5m2",
+    "int8"); it matters for TF32 (an fp32 output judged with the TF32 row) and fp8 inputs, where
+    `fast_accum` (`_scaled_mm(..., use_fast_accum=True)`) selects the reduced-precision row.
+    """
+    if compute is not None and compute not in _COMPUTE:
+        raise ValueError(f"unknown compute {compute!r}; known: {', '.join(sorted(_COMPUTE))}")
+    if out_dtype == torch.bool:
+        return POLICIES["exact"]
+    if not (out_dtype.is_floating_point or out_dtype.is_complex):
+        return POLICIES["int"]
+    if compute in _FP8_COMPUTE and fast_accum:
+        return POLICIES["fp8_fast_accum"]
+    if out_dtype in _FP8_DTYPES or compute in _FP8_COMPUTE:
+        return POLICIES["fp8"]
+    if compute == "tf32" and out_dtype in (torch.float32, torch.complex64):
+        return POLICIES["tf32"]
+    try:
+        return POLICIES[_BY_DTYPE[out_dtype]]
+    except KeyError:
+        raise ValueError(f"no tolerance policy for output dtype {out_dtype}") from None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One attribute or value check; `output` locates it in a multi-output result."""
+
+    name: str
+    passed: bool
+    message: str
+    output: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The numeric verdict on one output, or on all outputs of a function (`parts`)."""
+
+    passed: bool
+    checks: tuple[Check, ...]
+    max_abs_err: float | None
+    max_rel_err: float | None
+    err_ratio: float | None
+    eager_abs_err: float | None
+    floor: float | None
+    allowed_abs_err: float | None  # max_ratio * max(eager error, floor); one ulp more per element
+    mismatches: int
+    numel: int
+    worst_index: tuple[int, ...] | None  # of the greatest absolute difference
+    policy: str = ""
+    max_ratio: float | None = None
+    k: int | None = None
+    mode: str = "reference"  # "reference" (vs fp64), "eager" (no reference), "exact"
+    worst_allowed: float | None = None  # what was allowed at worst_index
+    rel_index: tuple[int, ...] | None = None  # of the greatest relative difference
+    output: tuple[Any, ...] = ()  # where this output sits in a multi-output result
+    parts: tuple[Verdict, ...] = ()  # per-output verdicts of a multi-output result
+
+    def metrics(self) -> dict[str, float | None]:
+        """The error metrics a result record carries."""
+        return {
+            "max_abs_err": self.max_abs_err,
+            "max_rel_err": self.max_rel_err,
+            "err_ratio": self.err_ratio,
+        }
+
+    def message(self, *, what: str = "", repro: str = "") -> str:
+        """torch.testing-style text; the first line stands alone."""
+        return _format(self, what=what, repro=repro)
+
+
+def judge(
+    expected: Any,
+    actual: Any,
+    reference: Any = None,
+    *,
+    k: int,
+    policy: Policy | None = None,
+) -> Verdict:
+    """Judge `actual` (backend) against `expected` (eager) and the fp64 `reference`.
+
+    Each may be a tensor, None, or a (nested) tuple/list/dict of them. `k` is the GEMM's
+    reduction length (it scales the floor). `policy` overrides `policy_for(expected.dtype)`;
+    integer outputs are always judged exactly.
+    """
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    leaves: list[Verdict] = []
+    _walk(expected, actual, reference, (), k, policy, leaves)
+    if len(leaves) == 1 and leaves[0].output == ():
+        return leaves[0]
+    return _combine(tuple(leaves))
+
+
+def _walk(
+    expected: Any,
+    actual: Any,
+    reference: Any,
+    path: tuple[Any, ...],
+    k: int,
+    policy: Policy | None,
+    leaves: list[Verdict],
+) -> None:
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, torch.Tensor):
+            leaves.append(_type_mismatch(expected, actual, path))
+            return
+        if reference is not None and not isinstance(reference, torch.Tensor):
+            raise TypeError(f"reference for output {_where(path)} is {type(reference).__name__}")
+        leaves.append(_judge_tensor(expected, actual, reference, k, policy, path))
+    elif expected is None or isinstance(expected, (bool, int, float, complex)):
+        if type(actual) is not type(expected):
+            leaves.append(_type_mismatch(expected, actual, path))
+        elif expected is None:
+            leaves.append(_verdict_of((Check("type", True, "", path),), path))
+        else:
+            # Python numbers (from `.item()`) carry no dtype; judge floats like fp32 outputs.
+            number_policy = policy or (POLICIES["fp32"] if isinstance(expected, float) else None)
+            e, a = _number_tensor(expected), _number_tensor(actual)
+            ref = None if reference is None else _number_tensor(reference)
+            leaves.append(_judge_tensor(e, a, ref, k, number_policy, path))
+    elif isinstance(expected, Mapping):
+        if not isinstance(actual, Mapping):
+            leaves.append(_type_mismatch(expected, actual, path))
+            return
+        if set(expected) != set(actual):
+            missing = sorted(map(repr, set(expected) - set(actual)))
+            extra = sorted(map(repr, set(actual) - set(expected)))
+            message = f"The keys of the mappings do not match: missing {missing}, extra {extra}."
+            leaves.append(_verdict_of((Check("keys", False, message, path),), path))
+        for key in expected:
+            if key in actual:
+                ref = None if reference is None else reference[key]
+                _walk(expected[key], actual[key], ref, (*path, key), k, policy, leaves)
+    elif isinstance(expected, Sequence) and not isinstance(expected, (str, bytes)):
+        if not isinstance(actual, Sequence) or isinstance(actual, (str, bytes)):
+            leaves.append(_type_mismatch(expected, actual, path))
+            return
+        if reference is not None and len(reference) != len(expected):
+            raise ValueError(
+                f"reference has {len(reference)} outputs at {_where(path)}, eager {len(expected)}"
+            )
+        if len(actual) != len(expected):
+            message = (
+                f"The length of the sequences do not match: {len(actual)} != {len(expected)} "
+                "(actual != expected)."
+            )
+            leaves.append(_verdict_of((Check("length", False, message, path),), path))
+        for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
+            ref = None if reference is None else reference[i]
+            _walk(e, a, ref, (*path, i), k, policy, leaves)
+    else:
+        raise TypeError(f"cannot judge eager output of type {type(expected).__name__}")
+
+
+def _number_tensor(x: Any) -> torch.Tensor:
+    dtype = torch.complex128 if isinstance(x, complex) else torch.float64
+    if isinstance(x, bool):
+        dtype = torch.bool
+    elif isinstance(x, int):
+        dtype = torch.int64
+    return torch.tensor(x, dtype=dtype)
+
+
+def _type_mismatch(expected: Any, actual: Any, path: tuple[Any, ...]) -> Verdict:
+    message = f"The types do not match: {type(actual)} != {type(expected)} (actual != expected)."
+    return _verdict_of((Check("type", False, message, path),), path)
+
+
+def _verdict_of(checks: tuple[Check, ...], path: tuple[Any, ...], numel: int = 0) -> Verdict:
+    """A verdict made of checks alone: no values were compared."""
+    return Verdict(
+        passed=all(c.passed for c in checks),
+        checks=checks,
+        max_abs_err=None,
+        max_rel_err=None,
+        err_ratio=None,
+        eager_abs_err=None,
+        floor=None,
+        allowed_abs_err=None,
+        mismatches=0,
+        numel=numel,
+        worst_index=None,
+        output=path,
+    )
+
+
+def _attribute_check(name: str, actual: Any, expected: Any, path: tuple[Any, ...]) -> Check:
+    if actual == expected:
+        return Check(name, True, "", path)
+    message = f"The values for attribute '{name}' do not match: {actual} != {expected}."
+    return Check(name, False, message, path)
+
+
+def _judge_tensor(
+    expected: torch.Tensor,
+    actual: torch.Tensor,
+    reference: torch.Tensor | None,
+    k: int,
+    policy: Policy | None,
+    path: tuple[Any, ...],
+) -> Verdict:
+    checks = [
+        Check("type", True, "", path),
+        _attribute_check("shape", actual.shape, expected.shape, path),
+        _attribute_check("dtype", actual.dtype, expected.dtype, path),
+        _attribute_check("device", actual.device.type, expected.device.type, path),
+        _attribute_check("layout", actual.layout, expected.layout, path),
+    ]
+    if reference is not None and reference.shape != expected.shape:
+        raise ValueError(
+            f"reference shape {tuple(reference.shape)} != eager shape {tuple(expected.shape)} "
+            f"for output {_where(path)}: the harness built a wrong reference"
+        )
+    is_float = expected.is_floating_point() or expected.is_complex()
+    if policy is None:
+        policy = policy_for(expected.dtype)
+    elif not is_float and not policy.exact:
+        policy = policy_for(expected.dtype)  # integer outputs are always judged exactly
+    common = {"policy": policy.name, "max_ratio": policy.max_ratio, "k": k, "output": path}
+    numel = expected.numel()
+    # Values are compared where shapes agree, even if dtype or device do not: the numbers help.
+    comparable = checks[1].passed and numel > 0 and not (expected.is_meta or actual.is_meta)
+    if checks[1].passed and numel == 0:
+        checks.append(Check("values", True, "no elements to compare", path))
+    elif comparable and {expected.layout, actual.layout} != {torch.strided}:
+        checks.append(Check("values", False, "only strided tensors are compared", path))
+        comparable = False
+    if not comparable:
+        return _replace(_verdict_of(tuple(checks), path, numel), **common)
+    actual = actual.detach().to(expected.device)
+    expected = expected.detach()
+    if policy.exact or not is_float:
+        return _judge_exact(expected, actual, tuple(checks), common)
+    if reference is None:
+        return _judge_against_eager(expected, actual, policy, k, tuple(checks), common)
+    reference = reference.detach().to(expected.device)
+    return _judge_against_reference(expected, actual, reference, policy, k, tuple(checks), common)
+
+
+def _replace(verdict: Verdict, **changes: Any) -> Verdict:
+    return Verdict(**{**verdict.__dict__, **changes})
+
+
+def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size)
+        flat //= size
+    return tuple(reversed(index))
+
+
+def _judge_exact(
+    expected: torch.Tensor,
+    actual: torch.Tensor,
+    checks: tuple[Check, ...],
+    common: dict[str, Any],
+) -> Verdict:
+    path = common["output"]
+    floating = any(t.is_floating_point() or t.is_complex() for t in (expected, actual))
+    if floating:
+        work = torch.complex128 if expected.is_complex() or actual.is_complex() else torch.float64
+        e, a = expected.to(work), actual.to(work)
+        equal = (a == e) | (torch.isnan(a) & torch.isnan(e))
+        diff = torch.where(equal, 0.0, (a - e).abs().nan_to_num(math.inf, math.inf, math.inf))
+        guard = torch.finfo(expected.dtype).tiny if expected.is_floating_point() else 1.0
+    else:
+        e, a = expected.to(torch.int64), actual.to(torch.int64)
+        equal = a == e
+        diff = (a - e).abs().to(torch.float64)
+        guard = 1.0
+    rel = diff / e.abs().to(torch.float64).clamp_min(guard)
+    mismatches = int((~equal).sum())
+    worst = int(diff.reshape(-1).argmax())
+    rel_worst = int(rel.reshape(-1).argmax())
+    shape = expected.shape
+    max_abs = float(diff.reshape(-1)[worst])
+    if mismatches:
+        message = (
+            f"{mismatches} / {expected.numel()} elements differ; greatest absolute difference "
+            f"{_num(max_abs, exact=True)} at index {_index(worst, shape)}"
+        )
+    else:
+        message = "all elements equal"
+    checks = (*checks, Check("values", mismatches == 0, message, path))
+    return Verdict(
+        passed=all(c.passed for c in checks),
+        checks=checks,
+        max_abs_err=max_abs,
+        max_rel_err=float(rel.reshape(-1)[rel_worst]),
+        err_ratio=None,
+        eager_abs_err=None,
+        floor=None,
+        allowed_abs_err=0.0,
+        mismatches=mismatches,
+        numel=expected.numel(),
+        worst_index=_index(worst, shape),
+        mode="exact",
+        worst_allowed=0.0,
+        rel_index=_index(rel_worst, shape),
+        **common,
+    )
+
+
+def _specials(
+    expected: torch.Tensor, actual: torch.Tensor, path: tuple[Any, ...]
+) -> tuple[torch.Tensor, int, Check]:
+    """Where both are finite, how many NaN/Inf positions disagree, and the check saying so."""
+    finite_e, finite_a = torch.isfinite(expected), torch.isfinite(actual)
+    both = finite_e & finite_a
+    same = (torch.isnan(expected) & torch.isnan(actual)) | (
+        ~finite_e & ~finite_a & (expected == actual)
+    )
+    bad = ~both & ~same
+    count = int(bad.sum())
+    if not count:
+        return both, 0, Check("nonfinite", True, "NaN/Inf positions match eager", path)
+    first = int(bad.reshape(-1).nonzero()[0])
+    index = _index(first, expected.shape)
+    a, e = actual.reshape(-1)[first].item(), expected.reshape(-1)[first].item()
+    message = (
+        f"NaN/Inf positions differ from eager at {count} element(s), first at index {index}: "
+        f"actual {a}, expected {e}."
+    )
+    return both, count, Check("nonfinite", False, message, path)
+
+
+def _rms(values: torch.Tensor, mask: torch.Tensor) -> float:
+    count = int(mask.sum())
+    if not count:
+        return 0.0
+    return math.sqrt(float(torch.where(mask, values.abs(), 0.0).pow(2).sum()) / count)
+
+
+def _dtype_ulp(dtype: torch.dtype) -> tuple[float, float]:
+    info = torch.finfo(dtype)
+    return info.eps, info.tiny
+
+
+def _judge_against_reference(
+    expected: torch.Tensor,
+    actual: torch.Tensor,
+    reference: torch.Tensor,
+    policy: Policy,
+    k: int,
+    checks: tuple[Check, ...],
+    common: dict[str, Any],
+) -> Verdict:
+    path = common["output"]
+    work = torch.complex128 if expected.is_complex() else torch.float64
+    e, a, r = expected.to(work), actual.to(work), reference.to(work)
+    both, bad_specials, special_check = _specials(e, a, path)
+    mask = both & torch.isfinite(r)
+    err = torch.where(mask, (a - r).abs(), 0.0)
+    eager_err = float(torch.where(mask, (e - r).abs(), 0.0).max())
+    ref_abs = torch.where(mask, r.abs(), 0.0)
+    rms = _rms(r, mask)
+    floor = policy.floor_eps * math.sqrt(max(k, 1)) * rms
+    eps_out, tiny_out = _dtype_ulp(expected.dtype)
+    ulp = eps_out * ref_abs.clamp_min(tiny_out)
+    denominator = (ulp / policy.max_ratio).clamp_min(max(eager_err, floor))
+    ratio = err / denominator
+    value_mismatches = int((mask & (ratio > policy.max_ratio)).sum())
+    rel = err / ref_abs.clamp_min(max(_REL_GUARD * rms, tiny_out))
+    return _value_verdict(
+        expected.shape,
+        err=err,
+        rel=rel,
+        allowed=policy.max_ratio * denominator,
+        value_mismatches=value_mismatches,
+        bad_specials=bad_specials,
+        special_check=special_check,
+        checks=checks,
+        common=common,
+        err_ratio=float(ratio.max()),
+        eager_abs_err=eager_err,
+        floor=floor,
+        allowed_abs_err=policy.max_ratio * max(eager_err, floor),
+        mode="reference",
+        max_ratio=policy.max_ratio,
+    )
+
+
+def _judge_against_eager(
+    expected: torch.Tensor,
+    actual: torch.Tensor,
+    policy: Policy,
+    k: int,
+    checks: tuple[Check, ...],
+    common: dict[str, Any],
+) -> Verdict:
+    path = common["output"]
+    work = torch.complex128 if expected.is_complex() else torch.float64
+    e, a = expected.to(work), actual.to(work)
+    mask, bad_specials, special_check = _specials(e, a, path)
+    err = torch.where(mask, (a - e).abs(), 0.0)
+    e_abs = torch.where(mask, e.abs(), 0.0)
+    rms = _rms(e, mask)
+    floor = policy.floor_eps * math.sqrt(max(k, 1)) * rms
+    eps_out, tiny_out = _dtype_ulp(expected.dtype)
+    # Both sides round to the output dtype, possibly in opposite directions: two ulps.
+    rtol = max(policy.rtol, 2 * eps_out)
+    allowed = policy.max_ratio * floor + rtol * e_abs.clamp_min(tiny_out)
+    value_mismatches = int((mask & (err > allowed)).sum())
+    rel = err / e_abs.clamp_min(max(_REL_GUARD * rms, tiny_out))
+    return _value_verdict(
+        expected.shape,
+        err=err,
+        rel=rel,
+        allowed=allowed,
+        value_mismatches=value_mismatches,
+        bad_specials=bad_specials,
+        special_check=special_check,
+        checks=checks,
+        common=common,
+        err_ratio=None,
+        eager_abs_err=None,
+        floor=floor,
+        allowed_abs_err=policy.max_ratio * floor,
+        mode="eager",
+        max_ratio=policy.max_ratio,
+    )
+
+
+def _value_verdict(
+    shape: torch.Size,
+    *,
+    err: torch.Tensor,
+    rel: torch.Tensor,
+    allowed: torch.Tensor,
+    value_mismatches: int,
+    bad_specials: int,
+    special_check: Check,
+    checks: tuple[Check, ...],
+    common: dict[str, Any],
+    err_ratio: float | None,
+    mode: str,
+    max_ratio: float,
+    **numbers: float,
+) -> Verdict:
+    path = common["output"]
+    worst = int(err.reshape(-1).argmax())
+    rel_worst = int(rel.reshape(-1).argmax())
+    max_abs = float(err.reshape(-1)[worst])
+    if value_mismatches:
+        if err_ratio is not None:
+            text = f"err_ratio {_num(err_ratio)} > {_num(max_ratio)} allowed"
+        else:
+            text = "differences from eager exceed the allowed tolerance"
+        values = Check("values", False, f"{text} at {value_mismatches} element(s)", path)
+    elif err_ratio is not None:
+        values = Check("values", True, f"err_ratio {_num(err_ratio)} <= {_num(max_ratio)}", path)
+    else:
+        values = Check("values", True, "within tolerance of eager", path)
+    checks = (*checks, special_check, values)
+    worst_index = _index(worst, shape)
+    return Verdict(
+        passed=all(c.passed for c in checks),
+        checks=checks,
+        max_abs_err=max_abs,
+        max_rel_err=float(rel.reshape(-1)[rel_worst]),
+        err_ratio=err_ratio,
+        mismatches=value_mismatches + bad_specials,
+        numel=err.numel(),
+        worst_index=worst_index,
+        mode=mode,
+        worst_allowed=float(allowed.reshape(-1)[worst]),
+        rel_index=_index(rel_worst, shape),
+        **numbers,
+        **common,
+    )
+
+
+def _combine(leaves: tuple[Verdict, ...]) -> Verdict:
+    """One verdict for a multi-output result; its numbers are those of the worst output."""
+    failed = [v for v in leaves if not v.passed]
+    compared = [v for v in leaves if v.max_abs_err is not None]
+    worst = failed[0] if failed else max(compared, key=lambda v: v.err_ratio or 0.0, default=None)
+    worst = worst or leaves[0]
+    ratios = [v.err_ratio for v in leaves if v.err_ratio is not None]
+    return Verdict(
+        passed=not failed,
+        checks=tuple(c for v in leaves for c in v.checks),
+        max_abs_err=max((v.max_abs_err for v in compared), default=None),
+        max_rel_err=max(
+            (v.max_rel_err for v in compared if v.max_rel_err is not None), default=None
+        ),
+        err_ratio=max(ratios, default=None),
+        eager_abs_err=worst.eager_abs_err,
+        floor=worst.floor,
+        allowed_abs_err=worst.allowed_abs_err,
+        mismatches=sum(v.mismatches for v in leaves),
+        numel=sum(v.numel for v in leaves),
+        worst_index=worst.worst_index,
+        policy=worst.policy,
+        max_ratio=worst.max_ratio,
+        k=worst.k,
+        mode=worst.mode,
+        worst_allowed=worst.worst_allowed,
+        rel_index=worst.rel_index,
+        parts=leaves,
+    )
+
+
+def _where(path: tuple[Any, ...]) -> str:
+    return "".join(f"[{p!r}]" for p in path) or "[]"
+
+
+def _num(x: float, *, exact: bool = False) -> str:
+    if math.isnan(x) or math.isinf(x):
+        return str(x)
+    if exact and float(x).is_integer():
+        return str(int(x))
+    text = f"{x:.4g}"
+    return text if ("." in text or "e" in text) else text + ".0"
+
+
+def _headline(v: Verdict) -> tuple[str, list[str], Check | None]:
+    """The verdict's first line (without context), its context, and the check it reports."""
+    context = [v.policy] if v.policy else []
+    if v.k is not None:
+        context.append(f"K={v.k}")
+    failed = [c for c in v.checks if not c.passed]
+    values = next((c for c in failed if c.name == "values"), None)
+    specials = next((c for c in failed if c.name == "nonfinite"), None)
+    if values is not None and v.mode == "exact":
+        return "Tensor-likes are not equal!", context, values
+    if values is not None and v.mode == "eager":
+        return "Tensor-likes are not close!", ["no fp64 reference", *context], values
+    if values is not None:
+        ratio = f"err_ratio {_num(v.err_ratio or 0.0)} > {_num(v.max_ratio or 0.0)} allowed"
+        return f"Tensor-likes are not close! {ratio}", context, values
+    if specials is not None:
+        return "Tensor-likes are not close! NaN/Inf positions differ from eager", context, None
+    if failed:
+        return failed[0].message, [], failed[0]
+    if v.max_abs_err is None:
+        return "Attributes match; no values to compare", context, None
+    if v.mode == "exact":
+        return "Tensor-likes are equal", context, None
+    if v.mode == "eager":
+        return "Tensor-likes are close to eager", ["no fp64 reference", *context], None
+    ratio = f"err_ratio {_num(v.err_ratio or 0.0)} <= {_num(v.max_ratio or 0.0)} allowed"
+    return f"Tensor-likes are close: {ratio}", context, None
+
+
+def _body(v: Verdict, reported: Check | None) -> list[str]:
+    lines = []
+    if v.max_abs_err is not None and v.max_rel_err is not None:
+        share = 100.0 * v.mismatches / v.numel if v.numel else 0.0
+        lines.append(f"Mismatched elements: {v.mismatches} / {v.numel} ({share:.1f}%)")
+        lines += [c.message for c in v.checks if c.name == "nonfinite" and not c.passed]
+        exact = v.mode == "exact"
+        greatest = f"Greatest absolute difference: {_num(v.max_abs_err, exact=exact)}"
+        greatest += f" at index {v.worst_index}"
+        if not exact and v.worst_allowed is not None:
+            greatest += f" (up to {_num(v.worst_allowed)} allowed)"
+        lines.append(greatest)
+        lines.append(f"Greatest relative difference: {_num(v.max_rel_err)} at index {v.rel_index}")
+        if v.mode == "reference" and v.eager_abs_err is not None and v.floor is not None:
+            lines.append(
+                f"Eager's own error against fp64: {_num(v.eager_abs_err)}; floor {_num(v.floor)}; "
+                f"allowed {_num(v.max_ratio or 0.0)} x max of these = "
+                f"{_num(v.allowed_abs_err or 0.0)} (or one output ulp, where larger)"
+            )
+        elif v.mode == "eager" and v.floor is not None:
+            lines.append(
+                f"No fp64 reference: compared with eager within {_num(v.max_ratio or 0.0)} x "
+                f"floor {_num(v.floor)} + rtol * |expected|"
+            )
+    lines += [
+        c.message
+        for c in v.checks
+        if not c.passed and c is not reported and c.name not in ("values", "nonfinite")
+    ]
+    return lines
+
+
+def _format(verdict: Verdict, *, what: str, repro: str) -> str:
+    parts = verdict.parts or (verdict,)
+    shown = [p for p in parts if not p.passed] or list(parts)
+    lines: list[str] = []
+    for part in shown:
+        head, context, reported = _headline(part)
+        where = f"output {_where(part.output)}" if part.output else ""
+        if where:
+            context = [*context, where]
+        if context:
+            head = f"{head.rstrip('.')} ({', '.join(context)})"
+        lines.append(head)
+        lines += _body(part, reported)
+        if where and not part.passed:
+            lines.append(f"The failure occurred for {where}.")
+    if what:
+        lines.append(f"Compared: {what}")
+    if repro:
+        lines.append(f"Reproduce: {repro}")
+    return "\n".join(lines)

@@ -1,0 +1,447 @@
+"""The gemmconf pytest plugin: suite files become items, items become verdicts and records.
+
+Loaded by the repository's ``conftest.py`` (``pytest_plugins``) and, for outside users, through
+the ``pytest11`` entry point of the installed package. One item per (scenario instance, backend);
+its name is ``<scenario>[<axis ids>]@<backend>`` and its record id ``<suite>/<scenario>[...]``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import capability, codecheck, expectations
+from harness.backends import Backend, RunOptions, UnknownBackendError, resolve
+from harness.markers import MARKERS
+from harness.report.results import FAILING, ResultsWriter
+from harness.runner import SuiteBug, run_item
+from harness.scenario import ScenarioError, ScenarioInstance, discover, implied_markers, load_suite
+
+DEFAULT_BACKEND = "reference"
+TARGETS = ("sm80", "sm90", "sm100")
+STATE = pytest.StashKey["RunState"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group.addoption("--backend", default=None, metavar="NAME[,NAME...]",
+                    help="systems under test: built-ins (reference, eager, inductor, "
+                    "inductor-max-autotune[:TRITON|CUTLASS|ATEN,...]), names registered under the "
+                    "entry-point group gemmconf.backends, or package.module:attr. "
+                    f"Default: {DEFAULT_BACKEND}.")
+    group.addoption("--results", default="reports/results.json", metavar="PATH",
+                    help="where to write the results records (default: reports/results.json)")
+    group.addoption("--seed", default="0", metavar="N",
+                    help="run seed; each item's inputs are drawn from a seed derived from its id "
+                    "and this (default: 0)")
+    group.addoption("--require-hardware", action="append", default=[], metavar="CLASS",
+                    help="turn a skip for missing CLASS (cpu, sm80, sm89, sm90, sm100) into a "
+                    "failure, so a run that should have had the hardware cannot pass by skipping; "
+                    "repeatable")
+    group.addoption("--target-arch", default=None, metavar="smXY",
+                    help="code-check target (sm80, sm90, sm100) for backends that cross-compile "
+                    "(the reference backend does): checks and items for that class run without "
+                    "such a GPU")
+    parser.addini("gemmconf_suites", "directory holding the suite files and expectations/",
+                  default="suites")
+
+
+class RunState:
+    """Run-wide settings and objects, kept in config.stash."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.root = Path(config.rootpath)
+        self.suites_dir = (self.root / config.getini("gemmconf_suites")).resolve()
+        self.seed = _parse_seed(config.getoption("seed"))
+        self.target_arch = _parse_target(config.getoption("target_arch"))
+        self.required = _parse_required(config.getoption("require_hardware"))
+        specs = config.getoption("backend") or DEFAULT_BACKEND
+        self.backend_specs = [s.strip() for s in specs.split(",") if s.strip()]
+        if not self.backend_specs:
+            raise pytest.UsageError("--backend: no backend named")
+        self.capability = capability.detect()
+        self.device = "cuda" if self.capability.device == "cuda" else "cpu"
+        self.backends: dict[str, Backend] = {}
+        self.specs: dict[str, str] = {}  # label -> the --backend text that named it
+        if config.getoption("backend"):
+            self.resolve_backends()  # a bad --backend fails at start, whatever is collected
+        self.instances: dict[Path, list[ScenarioInstance]] = {}
+        self.tables: dict[str, expectations.ExpectationTable] = {}
+        self.writer: ResultsWriter | None = None
+        self.results_path: Path | None = None
+
+    def resolve_backends(self) -> None:
+        if self.backends:
+            return
+        for spec in self.backend_specs:
+            try:
+                backend = resolve(spec)
+            except UnknownBackendError as exc:
+                raise pytest.UsageError(f"--backend: {exc}") from None
+            except ValueError as exc:  # a built-in rejecting its option
+                raise pytest.UsageError(f"--backend {spec}: {exc}") from None
+            configure = getattr(backend, "configure", None)
+            if configure is not None:
+                configure(RunOptions(target_arch=self.target_arch, device=self.device))
+            label = _label(spec, backend)
+            self.backends[label] = backend
+            self.specs[label] = spec
+
+    @property
+    def target(self) -> str | None:
+        return capability.target_class(self.capability, self.target_arch)
+
+    def load(self, path: Path) -> list[ScenarioInstance]:
+        path = path.resolve()
+        if path not in self.instances:
+            self.instances[path] = load_suite(path, root=self.root)
+        return self.instances[path]
+
+    def load_expectations(self) -> None:
+        """Validate every backend's expectations against every instance of the whole suite."""
+        all_ids = [i.id for path in discover([self.suites_dir], self.root)
+                   for i in self.load(path)]
+        directory = self.suites_dir / "expectations"
+        for label in self.backends:
+            self.tables[label] = expectations.load(directory, label, all_ids, root=self.root)
+
+
+def _label(spec: str, backend: Backend) -> str:
+    """The name records and expectation files use: the spec for built-ins (keeps options)."""
+    name = getattr(backend, "name", spec)
+    return spec if spec.split(":")[0] == name.split(":")[0] else name
+
+
+def _parse_seed(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise pytest.UsageError(f"--seed: expected an integer, got {text!r}") from None
+
+
+def _parse_target(text: str | None) -> str | None:
+    if text is not None and text not in TARGETS:
+        raise pytest.UsageError(f"--target-arch: {text!r} is not one of {', '.join(TARGETS)}")
+    return text
+
+
+def _parse_required(values: list[str]) -> set[str]:
+    classes = {c.strip() for v in values for c in v.split(",") if c.strip()}
+    unknown = classes - set(capability.HARDWARE_CLASSES)
+    if unknown:
+        raise pytest.UsageError(f"--require-hardware: {', '.join(sorted(unknown))} is not one of "
+                                f"{', '.join(capability.HARDWARE_CLASSES)}")
+    return classes
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    for name, help_text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {help_text}")
+    _pin_worker(config)
+    conflict = codecheck.expecttest_accept_conflict(
+        os.environ, _numprocesses(config), getattr(config.option, "dist", None))
+    if conflict:
+        raise pytest.UsageError(conflict)
+    state = RunState(config)
+    config.stash[STATE] = state
+    if config.pluginmanager.hasplugin("html"):
+        from harness.report.html import HtmlColumns
+
+        config.pluginmanager.register(HtmlColumns(), "gemmconf-html")
+    if not hasattr(config, "workerinput") and not config.option.collectonly:
+        state.writer = ResultsWriter(Path(config.getoption("results")), run={
+            "command": shlex.join(["pytest", *config.invocation_params.args]),
+            "seed": state.seed, "backends": state.backend_specs,
+            "target_arch": state.target_arch, "environment": state.capability.as_record(),
+        })
+        config.pluginmanager.register(Recorder(state, state.writer), "gemmconf-recorder")
+
+
+def _numprocesses(config: pytest.Config) -> int | None:
+    value = getattr(config.option, "numprocesses", None)
+    return value if isinstance(value, int) else (os.cpu_count() if value == "auto" else None)
+
+
+def _pin_worker(config: pytest.Config) -> None:
+    """xdist workers: one GPU each (before CUDA starts), one OpenMP thread each on a CPU."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    index = int(re.sub(r"\D", "", worker) or 0)
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    gpus = visible.split(",") if visible else _gpu_ids()
+    if gpus:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
+    else:
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        import torch
+
+        torch.set_num_threads(1)
+
+
+def _gpu_ids() -> list[str]:
+    """GPU indices without initialising CUDA in this process (nvidia-smi, when present)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.strip() for line in out.splitlines() if line.strip()]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    state = session.config.stash[STATE]
+    if state.writer is not None:
+        state.writer.start()
+
+
+def pytest_collection(session: pytest.Session) -> None:
+    """Validate suite and expectation files up front: a bad file is a usage error, not a
+    collection error, and no item runs from a half-valid suite."""
+    state = session.config.stash[STATE]
+    if not _touches_suites(session.config, state):
+        return
+    state.resolve_backends()
+    try:
+        state.load_expectations()
+    except ScenarioError as exc:
+        raise pytest.UsageError(f"invalid suite or expectations file: {exc}") from None
+
+
+def _touches_suites(config: pytest.Config, state: RunState) -> bool:
+    for arg in config.args:
+        path = Path(arg.split("::")[0]).resolve()
+        if path == state.suites_dir or state.suites_dir in path.parents:
+            return True
+        if path in state.suites_dir.parents or path.suffix in (".yaml", ".yml"):
+            return True
+    return False
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    state = parent.config.stash[STATE]
+    if file_path.suffix not in (".yaml", ".yml") or "expectations" in file_path.parts:
+        return None
+    if state.suites_dir not in file_path.resolve().parents:
+        return None
+    return SuiteFile.from_parent(parent, path=file_path)
+
+
+class SuiteFile(pytest.File):
+    def collect(self) -> Iterator[ScenarioItem]:
+        state = self.config.stash[STATE]
+        try:
+            instances = state.load(self.path)
+        except ScenarioError as exc:
+            raise pytest.UsageError(f"invalid suite or expectations file: {exc}") from None
+        if not state.tables:
+            state.resolve_backends()
+            state.load_expectations()
+        for instance in instances:
+            for label, backend in state.backends.items():
+                yield ScenarioItem.from_parent(self, name=_item_name(instance, label),
+                                               instance=instance, backend=backend, label=label)
+
+
+def _item_name(instance: ScenarioInstance, label: str) -> str:
+    return f"{instance.id.split('/', 1)[1]}@{label}"
+
+
+class ConformanceFailure(Exception):
+    """The backend got an item wrong; the message is the whole diagnosis."""
+
+
+class ScenarioItem(pytest.Item):
+    def __init__(self, *, instance: ScenarioInstance, backend: Backend, label: str, **kwargs):
+        super().__init__(**kwargs)
+        self.instance = instance
+        self.backend = backend
+        self.label = label
+        for marker in implied_markers(instance):
+            self.add_marker(marker)
+        state = self.config.stash[STATE]
+        expected = state.tables[label].lookup(instance.id) if label in state.tables else None
+        if expected is not None and expected.status == "skip":
+            self.add_marker(pytest.mark.skip(reason=f"expected skip: {expected.text()}"))
+        elif expected is not None:
+            self.add_marker(pytest.mark.xfail(reason=expected.text(), strict=True,
+                                              raises=ConformanceFailure))
+        dims = instance.dims(0)
+        self.record: dict[str, Any] = {
+            "id": instance.id, "suite": instance.suite, "backend": label,
+            "scenario": instance.name, "op": instance.op, "dtype": instance.dtype,
+            "shape": "x".join(str(v) for v in dims.values()),
+            "axes": instance.axis_record(), "markers": implied_markers(instance),
+            "source": instance.source, "nodeid": self.nodeid,
+        }
+        self.user_properties.append(("gemmconf", self.record))
+
+    def setup(self) -> None:
+        state = self.config.stash[STATE]
+        reason = self.backend.availability()
+        if reason:
+            pytest.skip(f"backend {self.label} unavailable: {reason}")
+        unmet = capability.unmet(self.instance.requires, state.capability,
+                                 target_arch=state.target_arch)
+        if unmet is not None:
+            missing = getattr(unmet, "missing_class", None)
+            text = getattr(unmet, "reason", str(unmet))
+            if missing in state.required:
+                pytest.fail(f"--require-hardware {missing}: this item would be skipped: {text}",
+                            pytrace=False)
+            self.record["skip_class"] = missing
+            pytest.skip(text)
+
+    def runtest(self) -> None:
+        state = self.config.stash[STATE]
+        repro = self.repro_command()
+        try:
+            device = "cpu" if self.instance.requires.device == "cpu" else state.device
+            result = run_item(self.instance, self.backend, seed=state.seed, device=device,
+                              target=state.target, repro=repro)
+        except SuiteBug as exc:
+            raise ScenarioBug(f"{exc}\nThe scenario is wrong, not the backend "
+                              f"({self.instance.source}).") from None
+        self.record["metrics"] = result.metrics
+        self.record["duration_s"] = round(result.duration_s, 4)
+        if not result.passed:
+            self.record["reason"] = result.summary
+            if result.code_excerpt:
+                self.record["code_excerpt"] = result.code_excerpt
+            raise ConformanceFailure("\n".join(result.problems))
+
+    def repro_command(self) -> str:
+        state = self.config.stash[STATE]
+        command = ["pytest", self.nodeid, "--backend", state.specs[self.label],
+                   "--seed", str(state.seed)]
+        if state.target_arch:
+            command += ["--target-arch", state.target_arch]
+        return shlex.join(command)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
+        if isinstance(excinfo.value, ConformanceFailure | ScenarioBug):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = int(self.instance.source.rsplit(":", 1)[1]) - 1
+        return self.path, line, f"{self.instance.id} on {self.label}"
+
+
+class ScenarioBug(Exception):
+    """The scenario contradicts eager (reported as an error, not a backend failure)."""
+
+
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> None:
+    if isinstance(item, ScenarioItem) and call.excinfo is not None and isinstance(
+            call.excinfo.value, ScenarioBug):
+        item.record["suite_error"] = True
+
+
+class Recorder:
+    """Controller-side plugin object: one results record per finished item (xdist included)."""
+
+    def __init__(self, state: RunState, writer: ResultsWriter):
+        self.state = state
+        self.writer = writer
+        self.environment = state.capability.as_record()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = next((v for k, v in report.user_properties if k == "gemmconf"), None)
+        outcome = _outcome(report) if record is not None else None
+        if outcome is None:
+            return
+        record = dict(record)
+        record["outcome"] = outcome
+        record.setdefault("duration_s", round(report.duration, 4))
+        if outcome in ("skipped", "xfailed") and "reason" not in record:
+            record["reason"] = _skip_reason(report)
+        elif outcome in FAILING and "reason" not in record:
+            record["reason"] = _first_line(report)
+        record["environment"] = self.environment
+        self.writer.add(record)
+
+
+def _outcome(report: pytest.TestReport) -> str | None:
+    """The final outcome once per item: from setup when it did not pass, else from call,
+    and an error in teardown overrides."""
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "setup":
+        if report.skipped:
+            return "xfailed" if xfail else "skipped"
+        return "error" if report.failed else None
+    if report.when == "call":
+        if report.skipped:
+            return "xfailed" if xfail else "skipped"
+        if report.failed:
+            text = str(report.longrepr)
+            if "[XPASS(strict)]" in text:
+                return "xpassed"
+            record = next((v for k, v in report.user_properties if k == "gemmconf"), {})
+            return "error" if record.get("suite_error") else "failed"
+        return "xpassed" if xfail else "passed"
+    if report.when == "teardown" and report.failed:
+        return "error"
+    return None
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    if hasattr(report, "wasxfail"):
+        return report.wasxfail
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+def _first_line(report: pytest.TestReport) -> str:
+    text = str(report.longrepr or "").strip()
+    return text.splitlines()[0][:500] if text else report.outcome
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(STATE, None)
+    if state is None or state.writer is None:
+        return
+    if exitstatus == pytest.ExitCode.USAGE_ERROR and not state.writer.records:
+        state.writer.abandon()  # bad input: leave no results file at all
+        return
+    complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    state.results_path = state.writer.finish(complete=complete, exit_status=int(exitstatus))
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None or state.writer is None or not state.writer.records:
+        return
+    from harness.report.summary import render_terminal_summary
+
+    for line in render_terminal_summary(state.writer.records, state.capability):
+        terminalreporter.write_line(line)
+    path = state.results_path
+    if path is not None:
+        terminalreporter.write_line(f"gemmconf: results in {path}")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return []
+    cap = state.capability
+    return [f"gemmconf: backends {', '.join(state.backends)}; device {cap.name} "
+            f"({cap.hardware_class}); seed {state.seed}; target "
+            f"{state.target or 'none (no GPU, no --target-arch)'}; python {sys.version.split()[0]}"]

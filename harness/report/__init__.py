@@ -1,0 +1,1 @@
+"""Run outputs: results.json (the source of truth) and the pytest-html columns."""

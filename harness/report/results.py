@@ -1,0 +1,97 @@
+"""results.json: one record per item, written incrementally and finished atomically.
+
+While a run goes, records are appended to ``<results>.partial`` (JSON lines), so a crash or an
+interrupt still leaves every finished item on disk. At the end the records are written to
+``<results>`` through a temporary file and a rename, with ``"complete": true`` only when the run
+finished normally. A results file is therefore either absent, or whole and honest about itself.
+Records from xdist workers reach the controller through pytest's reports, so one file holds them
+all; separate runs (shards, machines) are joined by ``gemmconf report merge``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+FORMAT = "gemmconf-results"
+VERSION = 1
+OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
+FAILING = ("failed", "xpassed", "error")
+
+
+class ResultsError(ValueError):
+    """A results file that is not ours, is truncated, or is of another version."""
+
+
+class ResultsWriter:
+    def __init__(self, path: Path, *, run: Mapping[str, Any]):
+        self.path = path
+        self.partial = path.with_name(path.name + ".partial")
+        self.run = dict(run)
+        self.records: list[dict[str, Any]] = []
+        self._stream = None
+
+    def start(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in (self.path, self.partial):
+            stale.unlink(missing_ok=True)  # an old run's file must not pass for this run's
+        self._stream = self.partial.open("w")
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+        if self._stream is not None:
+            self._stream.write(json.dumps(record, sort_keys=True) + "\n")
+            self._stream.flush()
+
+    def abandon(self) -> None:
+        """Drop everything: the run never got going (a usage error)."""
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        self.partial.unlink(missing_ok=True)
+
+    def finish(self, *, complete: bool, exit_status: int) -> Path:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        document = {
+            "format": FORMAT, "version": VERSION, "complete": complete,
+            "exit_status": exit_status, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            **self.run, "counts": count(self.records),
+            "records": sorted(self.records, key=lambda r: (r["id"], r["backend"])),
+        }
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, self.path)
+        self.partial.unlink(missing_ok=True)
+        return self.path
+
+
+def count(records: list[dict[str, Any]]) -> dict[str, int]:
+    totals = dict.fromkeys(OUTCOMES, 0)
+    for record in records:
+        totals[record["outcome"]] = totals.get(record["outcome"], 0) + 1
+    return totals
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """Load and check a results file; errors name the file and what is wrong."""
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}: not JSON (truncated?): {exc}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ResultsError(f"{path}: not a gemmconf results file (no 'format': '{FORMAT}')")
+    if document.get("version") != VERSION:
+        raise ResultsError(f"{path}: results version {document.get('version')!r}; this gemmconf "
+                           f"reads version {VERSION}")
+    if not isinstance(document.get("records"), list):
+        raise ResultsError(f"{path}: 'records' is missing or not a list")
+    return document

@@ -1,0 +1,173 @@
+"""The plugin end to end through pytester: items, outcomes, records, bad input, expectations."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+TESTS = Path(__file__).resolve().parent
+SUITE = """
+suite: tiny
+scenarios:
+  - name: mm
+    op: mm
+    axes:
+      dtype: [fp32, fp16]
+      shape: [{M: 8, N: 8, K: 8}, {M: 17, N: 9, K: 33}]
+  - name: addmm
+    op: addmm
+    shape: {M: 8, N: 8, K: 16}
+    axes:
+      bias: [[M, N], [N]]
+  - name: mm_dyn
+    op: mm
+    shapes: [{M: 8, N: 8, K: 8}, {M: 9, N: 8, K: 8}, {M: 16, N: 8, K: 8}]
+    compile: dynamic
+  - name: mm_sm90
+    op: mm
+    shape: {M: 8, N: 8, K: 8}
+    requires: {min_class: sm90}
+"""
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.syspathinsert(TESTS)  # planted_backends
+    (pytester.path / "suites").mkdir()
+    (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
+    pytester.makeini("[pytest]\naddopts = -p harness.plugin -p no:cacheprovider\n")
+    return pytester
+
+
+def records(pytester: pytest.Pytester, name: str = "reports/results.json") -> dict:
+    return json.loads((pytester.path / name).read_text())
+
+
+def outcomes(document: dict) -> dict[tuple[str, str], str]:
+    return {(r["id"], r["backend"]): r["outcome"] for r in document["records"]}
+
+
+def test_eager_passes_and_writes_records(suite):
+    result = suite.runpytest("suites", "--backend", "eager")
+    result.assert_outcomes(passed=7, skipped=1)
+    document = records(suite)
+    assert document["complete"] is True and document["format"] == "gemmconf-results"
+    assert document["counts"]["passed"] == 7 and document["counts"]["skipped"] == 1
+    record = next(r for r in document["records"] if r["id"] == "tiny/mm[fp16-17x9x33]")
+    assert record["backend"] == "eager" and record["op"] == "mm" and record["dtype"] == "fp16"
+    assert record["axes"] == {"dtype": "fp16", "shape": "17x9x33"}
+    assert record["metrics"]["err_ratio"] == pytest.approx(1.0)
+    assert record["environment"]["device"] == "cpu"
+    skipped = next(r for r in document["records"] if r["id"] == "tiny/mm_sm90")
+    assert skipped["outcome"] == "skipped" and "sm90" in skipped["reason"]
+    result.stdout.fnmatch_lines(["*gemmconf summary*", "*skipped for hardware: 1*"])
+
+
+def test_item_names_markers_and_selection(suite):
+    result = suite.runpytest("suites", "--backend", "eager", "--collect-only", "-q",
+                             "-m", "addmm", "--strict-markers")
+    result.stdout.fnmatch_lines(["suites/tiny.yaml::addmm[[]bias_MN[]]@eager",
+                                 "suites/tiny.yaml::addmm[[]bias_N[]]@eager"])
+    assert "mm[fp32" not in result.stdout.str()
+
+
+def test_planted_bugs_fail_the_right_items(suite):
+    result = suite.runpytest(
+        "suites", "--backend",
+        "planted_backends:bias_broadcast_dropped,planted_backends:recompiles_every_shape")
+    document = records(suite)
+    found = outcomes(document)
+    assert found[("tiny/addmm[bias_N]", "bias-broadcast-dropped")] == "failed"
+    assert found[("tiny/addmm[bias_MN]", "bias-broadcast-dropped")] == "passed"
+    assert found[("tiny/mm_dyn", "recompiles-every-shape")] == "failed"
+    assert found[("tiny/mm[fp32-8x8x8]", "recompiles-every-shape")] == "passed"
+    result.stdout.fnmatch_lines(["*Recompiled: 3 compiles over 3 shape set(s)*allows 1*",
+                                 "*Reproduce: pytest *tiny.yaml::mm_dyn@recompiles-every-shape*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_unknown_backend_fails_at_start_listing_known_ones(suite):
+    result = suite.runpytest("suites", "--backend", "no-such")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown backend 'no-such'*Known backends: reference*eager*"])
+    assert not (suite.path / "reports" / "results.json").exists()
+
+
+def test_misspelled_key_is_a_usage_error_naming_file_and_line(suite):
+    (suite.path / "suites" / "bad.yaml").write_text(
+        "scenarios:\n  - name: x\n    op: mm\n    shape: {M: 1, N: 1, K: 1}\n    dtpye: fp16\n")
+    result = suite.runpytest("suites", "--backend", "eager")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*suites/bad.yaml:5: dtpye: unknown key*did you mean 'dtype'*"])
+    assert not (suite.path / "reports" / "results.json").exists()
+
+
+@pytest.mark.parametrize(("option", "words"), [
+    (["--seed", "x"], "--seed: expected an integer"),
+    (["--target-arch", "sm70"], "--target-arch: 'sm70' is not one of"),
+    (["--require-hardware", "tpu"], "--require-hardware: tpu is not one of"),
+])
+def test_bad_option_values(suite, option, words):
+    result = suite.runpytest("suites", "--backend", "eager", *option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{words}*"])
+
+
+def test_require_hardware_turns_the_skip_into_a_failure(suite):
+    result = suite.runpytest("suites", "--backend", "eager", "--require-hardware", "sm90")
+    result.assert_outcomes(passed=7, errors=1)
+    result.stdout.fnmatch_lines(["*--require-hardware sm90: this item would be skipped*"])
+    assert outcomes(records(suite))[("tiny/mm_sm90", "eager")] == "error"
+
+
+def expectations(pytester: pytest.Pytester, backend: str, body: str) -> None:
+    directory = pytester.path / "suites" / "expectations"
+    directory.mkdir(exist_ok=True)
+    (directory / f"{backend}.yaml").write_text(
+        f"backend: {backend}\nexpectations:\n" + textwrap.indent(textwrap.dedent(body), "  "))
+
+
+def test_expectations_xfail_skip_and_strict_xpass(suite):
+    expectations(suite, "bias-broadcast-dropped", """
+        - match: "tiny/addmm[bias_N]"
+          reason: drops broadcast biases
+          issue: https://example.invalid/1
+        - match: "tiny/mm[fp32-*]"
+          reason: claims fp32 fails, but it passes
+        - match: "tiny/mm_dyn"
+          status: skip
+          reason: not today
+    """)
+    result = suite.runpytest("suites", "--backend", "planted_backends:bias_broadcast_dropped")
+    found = outcomes(records(suite))
+    assert found[("tiny/addmm[bias_N]", "bias-broadcast-dropped")] == "xfailed"
+    assert found[("tiny/mm[fp32-8x8x8]", "bias-broadcast-dropped")] == "xpassed"
+    assert found[("tiny/mm_dyn", "bias-broadcast-dropped")] == "skipped"
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the strict xpasses
+
+
+def test_expectation_matching_nothing_is_an_error(suite):
+    expectations(suite, "eager", """
+        - match: "tiny/mm[fp64-*]"
+          reason: there is no fp64 mm
+    """)
+    result = suite.runpytest("suites", "--backend", "eager")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*expectations/eager.yaml:4: match: pattern 'tiny/mm[[]fp64-*]' "
+                                 "matches no scenario instance*"])
+
+
+def test_xdist_and_serial_runs_agree(suite):
+    serial = suite.runpytest_subprocess("suites", "--backend", "eager",
+                                        "--results", "serial.json", "-n", "0")
+    parallel = suite.runpytest_subprocess("suites", "--backend", "eager",
+                                          "--results", "parallel.json", "-n", "2")
+    assert serial.ret == parallel.ret == 0
+    a, b = records(suite, "serial.json"), records(suite, "parallel.json")
+    assert outcomes(a) == outcomes(b) and len(outcomes(a)) == 8
+    assert b["complete"] is True

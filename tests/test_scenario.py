@@ -1,0 +1,245 @@
+"""The scenario loader: expansion, ids, and every validation error naming file:line and field."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.scenario import ScenarioError, eval_dim, implied_markers, load_suite, value_id
+
+
+def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def load_error(tmp_path: Path, text: str) -> str:
+    with pytest.raises(ScenarioError) as info:
+        load_suite(write(tmp_path, text))
+    return str(info.value)
+
+
+def test_axes_expand_to_their_product_minus_excludes(tmp_path):
+    path = write(tmp_path, """
+        scenarios:
+          - name: mm
+            op: mm
+            axes:
+              dtype: [fp32, fp16, bf16]
+              shape: [{M: 8, N: 8, K: 8}, {M: 127, N: 65, K: 33}]
+              layout: [nn, nt]
+            exclude:
+              - {dtype: fp32, layout: nt}
+    """)
+    instances = load_suite(path)
+    assert len(instances) == 3 * 2 * 2 - 2
+    ids = [i.id for i in instances]
+    assert ids[0] == "s/mm[fp32-8x8x8-nn]"
+    assert "s/mm[bf16-127x65x33-nt]" in ids
+    assert not any("fp32" in i and i.endswith("-nt]") for i in ids)
+    assert len(set(ids)) == len(ids)
+
+
+def test_ids_are_stable_and_readable(tmp_path):
+    path = write(tmp_path, """
+        suite: dense
+        scenarios:
+          - name: addmm
+            op: addmm
+            shape: {M: 4, N: 4, K: 4}
+            axes:
+              bias: [[M, N], [N]]
+              alpha: [1, -2.5]
+              case: [{id: beta0, beta: 0}]
+    """)
+    ids = [i.id for i in load_suite(path)]
+    assert ids == ["dense/addmm[bias_MN-alpha1-beta0]", "dense/addmm[bias_MN-alpha-2.5-beta0]",
+                   "dense/addmm[bias_N-alpha1-beta0]", "dense/addmm[bias_N-alpha-2.5-beta0]"]
+    assert ids == [i.id for i in load_suite(path)]
+
+
+def test_case_axis_sets_several_fields(tmp_path):
+    path = write(tmp_path, """
+        scenarios:
+          - name: s
+            op: addmm
+            bias: [M, N]
+            shape: {M: 4, N: 4, K: 4}
+            axes:
+              case: [{id: neg, alpha: -1, beta: 2}]
+    """)
+    (instance,) = load_suite(path)
+    assert (instance.alpha, instance.beta) == (-1.0, 2.0)
+
+
+def test_misspelled_key_names_file_line_and_key(tmp_path):
+    message = load_error(tmp_path, """
+        scenarios:
+          - name: x
+            op: mm
+            shape: {M: 4, N: 4, K: 4}
+            dtpye: fp16
+    """)
+    assert message.startswith(f"{tmp_path / 's.yaml'}:5: dtpye: unknown key")
+    assert "did you mean 'dtype'" in message
+
+
+@pytest.mark.parametrize(("body", "line", "field", "words"), [
+    ("    op: mmm\n    shape: {M: 1, N: 1, K: 1}\n", 3, "op", "not one of"),
+    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    dtype: fp12\n", 5, "dtype", "fp12"),
+    ("    op: mm\n    shape: {M: 4, N: 4, K: -1}\n", 4, "shape", "size >= 0"),
+    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    bias: [M, N]\n", 5, "bias", "takes no bias"),
+    ("    op: addmm\n    shape: {M: 4, N: 4, K: 4}\n", 2, "bias", "needs a bias"),
+    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    layout: diagonal\n", 5, "layout", "layout"),
+    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    operands: {b: {shape: [K+1, N]}}\n", 4,
+     "shape", "inner dimensions differ"),
+    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    compile: dynamic\n", 5, "compile",
+     "at least 2 shape sets"),
+    ("    op: scaled_mm\n    shape: {M: 16, N: 16, K: 16}\n", 2, "scaling", "scaling recipe"),
+    ("    op: scaled_mm\n    scaling: rowwise\n    shape: {M: 16, N: 16, K: 24}\n", 5, "shape",
+     "K % 16"),
+    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    epilogue: [relu, {clamp: 3}]\n", 5,
+     "epilogue", "clamp takes"),
+    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    checks: {raises: Oops}\n", 5, "checks",
+     "not one of"),
+    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    markers: [nightly]\n", 5, "markers",
+     "unknown marker"),
+    ("    op: bmm\n    shape: {M: 4, N: 4, K: 4}\n    layout: {a: expand}\n", 4, "shape",
+     "does not set B"),
+    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    requires: {min_class: sm70}\n", 5,
+     "requires", "sm70"),
+])
+def test_bad_fields_name_line_and_field(tmp_path, body, line, field, words):
+    message = load_error(tmp_path, "scenarios:\n  - name: x\n" + body)
+    assert f"s.yaml:{line}: {field}:" in message, message
+    assert words in message
+
+
+def test_alias_layout_needs_equal_shapes(tmp_path):
+    message = load_error(tmp_path, """
+        scenarios:
+          - name: x
+            op: mm
+            shape: {M: 8, N: 4, K: 8}
+            layout: alias
+    """)
+    assert "layout:" in message and "alias" in message
+    ok = write(tmp_path, """
+        scenarios:
+          - name: x
+            op: mm
+            shape: {M: 8, N: 8, K: 8}
+            layout: alias
+    """, "ok.yaml")
+    (instance,) = load_suite(ok)
+    assert [o.layout for o in instance.operands] == ["row", "alias"]
+
+
+def test_exclude_rule_that_matches_nothing_is_an_error(tmp_path):
+    message = load_error(tmp_path, """
+        scenarios:
+          - name: x
+            op: mm
+            shape: {M: 4, N: 4, K: 4}
+            axes:
+              dtype: [fp16, bf16]
+            exclude:
+              - {dtype: fp61}
+    """)
+    assert "s.yaml:8: exclude:" in message and "matches no combination" in message
+
+
+def test_duplicate_names_and_keys(tmp_path):
+    message = load_error(tmp_path, """
+        scenarios:
+          - {name: x, op: mm, shape: {M: 1, N: 1, K: 1}}
+          - {name: x, op: mm, shape: {M: 1, N: 1, K: 1}}
+    """)
+    assert "s.yaml:3: name: duplicate scenario name" in message
+    message = load_error(tmp_path, """
+        scenarios:
+          - name: x
+            op: mm
+            op: bmm
+    """)
+    assert "s.yaml:4" in message and "duplicate key" in message
+
+
+def test_yaml_syntax_error_has_a_line(tmp_path):
+    message = load_error(tmp_path, "scenarios:\n  - name: [x\n")
+    assert "s.yaml:3: yaml:" in message
+
+
+def test_filecheck_block_source_points_at_the_check_text(tmp_path):
+    path = write(tmp_path, """
+        scenarios:
+          - name: x
+            op: mm
+            shape: {M: 4, N: 4, K: 4}
+            checks:
+              filecheck:
+                - artifact: ttgir
+                  target: sm90
+                  check: |
+                    CHECK: ttng.warp_group_dot
+    """)
+    (instance,) = load_suite(path)
+    (block,) = instance.checks.filecheck
+    assert block.source.endswith("s.yaml:10")
+    assert block.target == "sm90"
+    bad = load_error(tmp_path, """
+        scenarios:
+          - name: x
+            op: mm
+            shape: {M: 4, N: 4, K: 4}
+            checks:
+              filecheck:
+                - artifact: ttgir
+                  check: "CHECK-NEXT: foo"
+    """)
+    assert "checks.filecheck.check" in bad
+
+
+def test_dynamic_modes_and_markers(tmp_path):
+    path = write(tmp_path, """
+        scenarios:
+          - name: x
+            op: scaled_mm
+            scaling: rowwise
+            shapes: [{M: 16, N: 32, K: 32}, {M: 0, N: 32, K: 32}]
+            compile: {mode: mark_dynamic, dims: [M]}
+    """)
+    (instance,) = load_suite(path)
+    assert instance.compile.dynamic is None and instance.compile.dims == ("M",)
+    assert instance.out_dtype == "bf16"
+    markers = implied_markers(instance)
+    for marker in ("scaled_mm", "fp8", "dynamic", "zero_size"):
+        assert marker in markers
+    assert "fp8" in instance.requires.features
+
+
+def test_eval_dim_and_value_ids():
+    assert eval_dim("K+1", {"K": 7}) == 8
+    assert eval_dim("2*M-1", {"M": 3}) == 5
+    assert eval_dim(16, {}) == 16
+    with pytest.raises(ValueError, match="not set"):
+        eval_dim("B", {"M": 1})
+    with pytest.raises(ValueError, match="unsupported"):
+        eval_dim("M**2", {"M": 1})
+    assert value_id({"M": 1, "N": 2, "K": 3}) == "1x2x3"
+    assert value_id({"B": 4, "M": 1, "N": 2, "K": 3}) == "4b1x2x3"
+    assert value_id(True, "use_fast_accum") == "use_fast_accum"
+    assert value_id(None, "bias") == "no_bias"
+    assert value_id(["relu", {"mul": 2}], "epilogue") == "relu+mul2"
+
+
+def test_the_repository_suites_load():
+    root = Path(__file__).resolve().parents[1]
+    files = sorted((root / "suites").rglob("*.yaml"))
+    files = [f for f in files if "expectations" not in f.parts]
+    assert files
+    total = sum(len(load_suite(f, root=root)) for f in files)
+    assert total > 50
