@@ -1,0 +1,133 @@
+"""Inputs: layouts have the strides they claim, seeds are per item, fp8 dequantizes exactly."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from harness import inputs, program
+from harness.scenario import load_suite
+
+
+def instance(tmp_path, body: str):
+    path = tmp_path / "s.yaml"
+    path.write_text("scenarios:\n  - name: x\n" + textwrap.indent(textwrap.dedent(body), "    "))
+    (only,) = load_suite(path)
+    return only
+
+
+@pytest.mark.parametrize(("layout", "check"), [
+    ("row", lambda t: t.is_contiguous()),
+    ("col", lambda t: t.stride() == (1, 33)),
+    ("t", lambda t: t.shape == (16, 33) and t.is_contiguous()),
+    ("offset", lambda t: t.storage_offset() == 1 and t.stride() == (16, 1)),
+    ("padded", lambda t: t.stride() == (32, 1)),
+    ("padded_odd", lambda t: t.stride() == (17, 1)),
+])
+def test_layouts(tmp_path, layout, check):
+    item = instance(tmp_path, f"""
+        op: mm
+        dtype: bf16
+        shape: {{M: 33, N: 8, K: 16}}
+        layout: {{a: {layout}}}
+    """)
+    built = inputs.build(item, 0, run_seed=0)
+    a = built.tensors[built.names.index("a")]
+    assert check(a), (layout, a.shape, a.stride(), a.storage_offset())
+    fn, reference = program.make_function(item), program.make_reference(item)
+    expected = fn(*built.tensors)
+    exact = reference(*built.reference)
+    assert expected.shape == (33, 8)
+    assert (expected.double() - exact).abs().max() < 0.05
+
+
+def test_expand_and_alias(tmp_path):
+    batched = instance(tmp_path, """
+        op: bmm
+        shape: {B: 3, M: 4, N: 5, K: 6}
+        layout: {b: expand}
+    """)
+    b = inputs.build(batched, 0, 0).tensors[1]
+    assert b.stride()[0] == 0 and b.shape == (3, 6, 5)
+    aliased = instance(tmp_path, """
+        op: mm
+        shape: {M: 8, N: 8, K: 8}
+        layout: alias
+    """)
+    built = inputs.build(aliased, 0, 0)
+    assert built.tensors[0] is built.tensors[1]
+    assert "same tensor as a" in built.describe()
+
+
+def test_seeds_differ_per_item_shape_set_and_run_but_repeat(tmp_path):
+    item = instance(tmp_path, """
+        op: mm
+        shapes: [{M: 4, N: 4, K: 4}, {M: 4, N: 4, K: 4}]
+        compile: dynamic
+    """)
+    first = inputs.build(item, 0, 0).tensors[0]
+    assert torch.equal(first, inputs.build(item, 0, 0).tensors[0])
+    assert not torch.equal(first, inputs.build(item, 1, 0).tensors[0])
+    assert not torch.equal(first, inputs.build(item, 0, 1).tensors[0])
+    assert inputs.item_seed("a", 0, 0) != inputs.item_seed("b", 0, 0)
+
+
+@pytest.mark.parametrize("k", [1, 64, 4096])
+def test_values_are_scaled_to_unit_outputs_and_never_zero(tmp_path, k):
+    item = instance(tmp_path, f"""
+        op: mm
+        shape: {{M: 16, N: 16, K: {k}}}
+    """)
+    a, b = inputs.build(item, 0, 0).tensors
+    assert a.abs().sum() > 0 and b.abs().sum() > 0
+    std = (a @ b).std().item()
+    assert 0.3 < std < 3, std
+
+
+@pytest.mark.parametrize("scaling", ["tensorwise", "rowwise", "blockwise"])
+def test_fp8_dequantizes_exactly(tmp_path, scaling):
+    item = instance(tmp_path, f"""
+        op: scaled_mm
+        scaling: {scaling}
+        shape: {{M: 32, N: 128, K: 256}}
+        layout: {{b: col}}
+    """)
+    built = inputs.build(item, 0, 0)
+    tensors = dict(zip(built.names, built.tensors, strict=True))
+    refs = dict(zip(built.names, built.reference, strict=True))
+    a, scale_a = tensors["a"], tensors["scale_a"]
+    assert a.dtype == torch.float8_e4m3fn and scale_a.dtype == torch.float32
+    expected_shape = {"tensorwise": (), "rowwise": (32, 1), "blockwise": (32, 2)}[scaling]
+    assert tuple(scale_a.shape) == expected_shape
+    if scaling == "blockwise":
+        assert tuple(tensors["scale_b"].shape) == (2, 1)
+        scale_full = scale_a.double().repeat_interleave(128, dim=1)
+    else:
+        scale_full = scale_a.double()
+    assert torch.equal(refs["a"], a.double() * scale_full)
+    assert tensors["b"].stride() == (1, 256)
+
+
+def test_nan_planted_in_both_inputs_and_reference(tmp_path):
+    item = instance(tmp_path, """
+        op: mm
+        shape: {M: 4, N: 4, K: 4}
+        values: nan_in_a
+    """)
+    built = inputs.build(item, 0, 0)
+    assert torch.isnan(built.tensors[0]).any() and torch.isnan(built.reference[0]).any()
+
+
+def test_tf32_context_is_scoped(tmp_path):
+    item = instance(tmp_path, """
+        op: mm
+        dtype: tf32
+        shape: {M: 4, N: 4, K: 4}
+    """)
+    before = torch.get_float32_matmul_precision()
+    with program.numerics(item):
+        assert torch.backends.cuda.matmul.allow_tf32
+    assert torch.get_float32_matmul_precision() == before
+    assert not torch.backends.cuda.matmul.allow_tf32

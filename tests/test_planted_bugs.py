@@ -1,0 +1,73 @@
+"""Every planted-bug backend fails the items that expose its bug, and only plausible ones.
+
+The run goes through `runner.run_item`, the same code the plugin calls, over the repository's
+foundation suite (suites/dense/first.yaml).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import planted_backends
+import pytest
+
+from harness.runner import run_item
+from harness.scenario import load_suite
+
+FIRST = Path(__file__).resolve().parents[1] / "suites" / "dense" / "first.yaml"
+
+
+@pytest.fixture(scope="module")
+def instances():
+    return load_suite(FIRST)
+
+
+def failing(backend, instances) -> set[str]:
+    return {i.id for i in instances
+            if not run_item(i, backend, seed=0, device="cpu", target=None, repro="-").passed}
+
+
+# backend -> (ids that must fail, a predicate every failing id must satisfy)
+CAUGHT = {
+    "bias_broadcast_dropped": (
+        {"first/addmm[fp32-bias_N-plain]", "first/addmm[bf16-bias_M1-a2_b-0.5]",
+         "first/addmm[fp16-bias_1N-plain]"},
+        lambda i: "addmm" in i and "bias_MN" not in i),
+    "low_precision_accumulation": (
+        {"first/mm[fp16-32x48x1024-nn]", "first/mm[fp16-32x48x1024-col]"},
+        lambda i: "x1024-" in i and "fp32" not in i),
+    "wrong_output_dtype": (
+        {"first/mm[fp16-64x64x64-nn]", "first/bmm[bf16-3b32x32x32]", "first/mm_zero_m[bf16]"},
+        lambda i: "fp16" in i or "bf16" in i or "mark_dynamic" in i),
+    "recompiles_every_shape": (
+        {"first/mm_dynamic", "first/mm_mark_dynamic"},
+        lambda i: "dynamic" in i),
+    "tf32_without_permission": (
+        {"first/mm[fp32-64x64x64-nn]", "first/addmm[fp32-bias_MN-plain]"},
+        lambda i: "fp32" in i or i in ("first/mm_dynamic", "first/mm_inductor_code")),
+    "ignores_strides": (
+        {"first/mm[fp32-64x64x64-col]", "first/mm[bf16-127x65x33-nt]"},
+        lambda i: i.endswith("-nt]") or i.endswith("-col]")),
+    "crashes_on_zero_size": (
+        {"first/mm_zero_m[fp32]", "first/mm_zero_m[bf16]"},
+        lambda i: "zero" in i),
+}
+
+
+def test_every_planted_backend_is_covered():
+    assert set(CAUGHT) == set(planted_backends.ALL)
+
+
+@pytest.mark.parametrize("name", sorted(CAUGHT))
+def test_planted_bug_is_caught(name, instances):
+    must_fail, plausible = CAUGHT[name]
+    failed = failing(planted_backends.ALL[name], instances)
+    assert must_fail <= failed, f"{name} escaped: {sorted(must_fail - failed)}"
+    unexpected = {i for i in failed if not plausible(i)}
+    assert not unexpected, f"{name} failed items its bug cannot explain: {sorted(unexpected)}"
+
+
+def test_eager_passes_all_of_them(instances):
+    from harness.backends.eager import EagerBackend
+
+    assert failing(EagerBackend(), instances) == set()

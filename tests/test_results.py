@@ -1,0 +1,60 @@
+"""results.json: incremental partial file, atomic final file, honest completeness, clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.report.results import ResultsError, ResultsWriter, read
+
+
+def record(i: int, outcome: str = "passed") -> dict:
+    return {"id": f"s/x[{i}]", "backend": "eager", "outcome": outcome}
+
+
+def test_records_stream_to_partial_then_finish_atomically(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text("stale from an earlier run")
+    writer = ResultsWriter(path, run={"seed": 3})
+    writer.start()
+    assert not path.exists()  # the stale file cannot pass for this run's
+    writer.add(record(2))
+    writer.add(record(1, "failed"))
+    lines = writer.partial.read_text().splitlines()
+    assert [json.loads(line)["id"] for line in lines] == ["s/x[2]", "s/x[1]"]
+    writer.finish(complete=True, exit_status=1)
+    document = read(path)
+    assert document["complete"] is True and document["seed"] == 3
+    assert [r["id"] for r in document["records"]] == ["s/x[1]", "s/x[2]"]
+    assert document["counts"]["failed"] == 1 and document["counts"]["passed"] == 1
+    assert not writer.partial.exists()
+
+
+def test_interrupted_run_is_marked_incomplete(tmp_path):
+    writer = ResultsWriter(tmp_path / "r.json", run={})
+    writer.start()
+    writer.add(record(1))
+    writer.finish(complete=False, exit_status=2)
+    assert read(tmp_path / "r.json")["complete"] is False
+
+
+def test_abandon_leaves_nothing(tmp_path):
+    writer = ResultsWriter(tmp_path / "r.json", run={})
+    writer.start()
+    writer.abandon()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ('{"format": "gemmconf-results", "version": 1, "recor', r"not JSON \(truncated\?\)"),
+    ('{"tests": []}', "not a gemmconf results file"),
+    ('{"format": "gemmconf-results", "version": 99, "records": []}', "results version 99"),
+    ('{"format": "gemmconf-results", "version": 1}', "'records' is missing"),
+])
+def test_read_rejects_foreign_truncated_and_incompatible_files(tmp_path, text, words):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(ResultsError, match=words) as info:
+        read(path)
+    assert str(info.value).startswith(str(path))
