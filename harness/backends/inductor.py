@@ -1,0 +1,406 @@
+"""Inductor as a system under test: `inductor` and `inductor-max-autotune[:BACKENDS]`.
+
+`inductor` is `torch.compile(fn, dynamic=dynamic)` with inductor's defaults. `inductor-max-autotune`
+adds the options of `mode="max-autotune-no-cudagraphs"` (max_autotune, coordinate descent tuning);
+`:BACKENDS` (`TRITON`, `CUTLASS`, `ATEN,TRITON`, ...) sets `max_autotune_gemm_backends`, the GEMM
+template families autotuning picks from. CUDA graphs stay off: they reuse output buffers between
+calls, which would let one shape set's result overwrite another's before the oracle reads it, and
+they test nothing about GEMMs.
+
+How it works, per `compile()`:
+- Isolation. Dynamo keeps its compile cache on the code object it compiles and its
+  automatic-dynamic profile under (file, first line, name). Each `compile()` compiles a function
+  with a code object and name of its own, so no cache or profile crosses items.
+- Counting. The dynamo backend is a per-`Compiled` function that counts its calls (one per graph
+  compiled: first compile and every recompile) and hands the graph to inductor's `compile_fx`,
+  as `torch.compile(backend="inductor")` does. The recompile limit is raised to RECOMPILE_LIMIT and
+  hitting it raises, so a backend that recompiles per shape is counted, not silently run eagerly.
+- Artifacts. While inductor compiles one of this `Compiled`'s graphs, a hook on
+  `GraphLowering.save_output_code` (the one `torch._inductor.utils.run_and_get_code` uses; it
+  also fires on FX-graph-cache hits) collects the output module. Compilation is lazy, so modules
+  accumulate across calls, in compile order.
+- Scope. Inductor and dynamo config patches are applied around `torch.compile` and each call
+  only (and passed to `compile_fx`, which keeps them for later backward compiles); nothing
+  outlives the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import itertools
+import os
+import re
+import shutil
+import types
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from harness.backends.base import RunOptions
+
+# Recompiles one item may make before dynamo gives up (dynamo's default is 8).
+RECOMPILE_LIMIT = 64
+
+# How inductor's output module embeds kernel sources (torch 2.11-2.13):
+#   async_compile.triton('triton_poi_fused_relu_0', '''<source>''', device_str='cuda')
+#   async_compile.cpp_pybinding(['float*'], r'''<source>''')
+#   async_compile.cuda(r'''<source>''', 'so')
+_KERNEL_SOURCE = re.compile(
+    r"async_compile\.(?P<kind>\w+)\([^\n]*?'''(?P<source>.*?)'''", re.DOTALL
+)
+# async_compile method -> artifact kind.
+_KERNEL_ARTIFACT = {
+    "triton": "triton",
+    "cpp": "cpp",
+    "cpp_pybinding": "cpp",
+    "cuda": "cuda",
+    "cutlass": "cuda",
+    "rocm": "rocm",
+    "cutedsl": "cutedsl",
+}
+
+
+def _cuda_gpu() -> bool:
+    return torch.cuda.is_available() and torch.version.hip is None
+
+
+def _rocm_gpu() -> bool:
+    return torch.cuda.is_available() and torch.version.hip is not None
+
+
+def _xpu_gpu() -> bool:
+    xpu = getattr(torch, "xpu", None)
+    return xpu is not None and xpu.is_available()
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _inductor_config() -> Any:
+    return importlib.import_module("torch._inductor.config")
+
+
+def _dynamo_config() -> Any:
+    return importlib.import_module("torch._dynamo.config")
+
+
+def _cutlass_dir() -> str:
+    config = _inductor_config()
+    section = getattr(config, "cutlass", None) or config.cuda  # older torch: `cuda` only
+    return str(section.cutlass_dir)
+
+
+def _inductor_finds_cutlass() -> bool:
+    """Ask inductor itself: it reads `cutlass_dir`/python, not an installed nvidia-cutlass."""
+    for module in (
+        "torch._inductor.codegen.cutlass.utils",  # torch 2.11-2.13
+        "torch._inductor.codegen.cuda.cutlass_utils",  # older torch
+    ):
+        try:
+            return bool(importlib.import_module(module).try_import_cutlass())
+        except (ImportError, AttributeError):
+            continue
+    return os.path.isdir(os.path.join(_cutlass_dir(), "python", "cutlass_library"))
+
+
+def _nvcc_found() -> bool:
+    cuda = getattr(_inductor_config(), "cuda", None)
+    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    candidates = [
+        getattr(cuda, "cuda_cxx", None),
+        os.environ.get("CUDACXX"),
+        os.path.join(cuda_home, "bin", "nvcc"),
+        "nvcc",
+    ]
+    return any(c and shutil.which(c) for c in candidates)
+
+
+def _gpu_is_big_enough() -> bool:
+    """Inductor uses GEMM templates only where `is_big_gpu` holds (68+ SMs on NVIDIA)."""
+    try:
+        from torch._inductor.utils import is_big_gpu
+
+        return bool(is_big_gpu(0))
+    except (ImportError, TypeError, AttributeError, AssertionError):
+        return True
+
+
+def _aten_reason() -> str | None:
+    return None
+
+
+def _triton_reason() -> str | None:
+    if not (torch.cuda.is_available() or _xpu_gpu()):
+        return (
+            "inductor's TRITON GEMM templates need a GPU (CUDA, ROCm or XPU; none found); "
+            "on this CPU inductor silently falls back to ATen"
+        )
+    from torch.utils._triton import has_triton
+
+    if not has_triton():
+        return "inductor's TRITON GEMM templates need Triton, which is not importable here"
+    if not _gpu_is_big_enough():
+        return (
+            "inductor's TRITON GEMM templates are off on this GPU (too few SMs for is_big_gpu); "
+            "inductor silently falls back to ATen"
+        )
+    return None
+
+
+def _cutlass_reason() -> str | None:
+    if not _cuda_gpu():
+        return "inductor CUTLASS templates need a CUDA GPU (none found)"
+    if not _inductor_finds_cutlass():
+        return (
+            "inductor CUTLASS templates need a CUTLASS checkout: "
+            f"torch._inductor.config.cuda.cutlass_dir (TORCHINDUCTOR_CUTLASS_DIR) = "
+            f"{_cutlass_dir()!r} has no importable python/cutlass_library"
+        )
+    if not _nvcc_found():
+        return "inductor CUTLASS templates need nvcc (not in cuda_cxx, CUDACXX, CUDA_HOME or PATH)"
+    return None
+
+
+def _cutedsl_reason() -> str | None:
+    if not _cuda_gpu() or torch.cuda.get_device_capability()[0] != 10:
+        return "inductor CUTEDSL templates need an NVIDIA sm100-class GPU (none found)"
+    if not _has_module("cutlass"):
+        return "inductor CUTEDSL templates need the CuTe DSL (nvidia-cutlass-dsl), not installed"
+    return None
+
+
+def _nvgemm_reason() -> str | None:
+    if not _cuda_gpu():
+        return "inductor NVGEMM templates need a CUDA GPU (none found)"
+    if not _has_module("cutlass_api"):
+        return "inductor NVGEMM templates need cutlass_api, which is not installed"
+    return None
+
+
+def _ck_reason() -> str | None:
+    if not _rocm_gpu():
+        return "inductor CK/CKTILE templates need an AMD ROCm GPU (none found)"
+    return None
+
+
+# The names `max_autotune_gemm_backends` takes (torch 2.11 and 2.13 read all eight) and, for each,
+# why its templates would give no choices here (None: usable). Inductor ignores unknown names.
+_GEMM_BACKEND_REASONS: dict[str, Callable[[], str | None]] = {
+    "ATEN": _aten_reason,
+    "TRITON": _triton_reason,
+    "CUTLASS": _cutlass_reason,
+    "CUTEDSL": _cutedsl_reason,
+    "NVGEMM": _nvgemm_reason,
+    "CK": _ck_reason,
+    "CKTILE": _ck_reason,
+    "CPP": _aten_reason,
+}
+GEMM_BACKENDS: tuple[str, ...] = tuple(_GEMM_BACKEND_REASONS)
+
+
+def parse_gemm_backends(option: str) -> tuple[str, ...]:
+    """`"aten, triton"` -> `("ATEN", "TRITON")`; ValueError naming the valid names otherwise."""
+    names = [part.strip().upper() for part in option.split(",")]
+    valid = ", ".join(GEMM_BACKENDS)
+    if not option.strip() or any(not name for name in names):
+        raise ValueError(
+            f"empty inductor GEMM backend in {option!r}: give a comma-separated list of {valid}"
+        )
+    unknown = [name for name in names if name not in _GEMM_BACKEND_REASONS]
+    if unknown:
+        raise ValueError(
+            f"unknown inductor GEMM backend(s) {', '.join(unknown)} in {option!r}; valid: {valid}"
+        )
+    return tuple(dict.fromkeys(names))
+
+
+_entry_serial = itertools.count(1)
+
+
+def _isolated_entry(fn: Callable[..., Any]) -> types.FunctionType:
+    """A function that runs `fn` with a code object and name no other compile has seen."""
+    serial = next(_entry_serial)
+    base = re.sub(r"\W", "_", getattr(fn, "__name__", type(fn).__name__))
+    name = f"{base}__gemmconf_{serial}"
+    if isinstance(fn, types.FunctionType):
+        template = fn
+    else:
+
+        def template(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+    entry = types.FunctionType(
+        template.__code__.replace(co_name=name, co_qualname=name),
+        template.__globals__,
+        name,
+        template.__defaults__,
+        template.__closure__,
+    )
+    entry.__kwdefaults__ = template.__kwdefaults__
+    return entry
+
+
+def _recompile_limit_patches() -> dict[str, Any]:
+    config = _dynamo_config()
+    limit_key = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
+    patches: dict[str, Any] = {limit_key: max(RECOMPILE_LIMIT, getattr(config, limit_key))}
+    for fail_key in ("fail_on_recompile_limit_hit", "fail_on_cache_limit_hit"):
+        if hasattr(config, fail_key):
+            patches[fail_key] = True
+            break
+    return patches
+
+
+@contextlib.contextmanager
+def _collecting_output_code(sink: list[str]) -> Iterator[None]:
+    """Append each output module inductor writes meanwhile to `sink`, chaining any other hook."""
+    try:
+        from torch._inductor.graph import GraphLowering
+    except ImportError:
+        yield
+        return
+    if "save_output_code" not in vars(GraphLowering):
+        yield
+        return
+    saved = vars(GraphLowering)["save_output_code"]
+    previous = GraphLowering.save_output_code
+
+    def save_output_code(code: str) -> None:
+        sink.append(code)
+        if previous is not None:
+            previous(code)
+
+    GraphLowering.save_output_code = staticmethod(save_output_code)
+    try:
+        yield
+    finally:
+        GraphLowering.save_output_code = saved
+
+
+def _artifacts_of(modules: Sequence[str]) -> dict[str, str]:
+    if not modules:
+        return {}
+    python = "\n".join(
+        f"# gemmconf: inductor output module {i} of {len(modules)}\n{code}"
+        for i, code in enumerate(modules, start=1)
+    )
+    kernels: dict[str, list[str]] = {}
+    for match in _KERNEL_SOURCE.finditer(python):
+        kind = _KERNEL_ARTIFACT.get(match["kind"])
+        if kind is not None:
+            kernels.setdefault(kind, []).append(match["source"].strip("\n"))
+    return {"python": python, **{kind: "\n\n".join(srcs) for kind, srcs in kernels.items()}}
+
+
+class InductorCompiled:
+    """One `torch.compile` of one function, with its own compile count and output code."""
+
+    def __init__(
+        self, fn: Callable[..., Any], *, dynamic: bool | None, inductor_patches: dict[str, Any]
+    ) -> None:
+        self._inductor_patches = dict(inductor_patches)
+        self._compiles = 0
+        self._modules: list[str] = []
+        with self._scope():
+            self._compiled = torch.compile(
+                _isolated_entry(fn), backend=self._compile_graph, dynamic=dynamic
+            )
+
+    @contextlib.contextmanager
+    def _scope(self) -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            if self._inductor_patches:
+                stack.enter_context(_inductor_config().patch(self._inductor_patches))
+            stack.enter_context(_dynamo_config().patch(_recompile_limit_patches()))
+            yield
+
+    def _compile_graph(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
+        self._compiles += 1
+        # Looked up per call so a test can observe exactly what inductor is handed.
+        compile_fx = importlib.import_module("torch._inductor.compile_fx").compile_fx
+        with _collecting_output_code(self._modules):
+            return compile_fx(gm, example_inputs, config_patches=dict(self._inductor_patches))
+
+    def __call__(self, *args: Any) -> Any:
+        with self._scope():
+            return self._compiled(*args)
+
+    def artifacts(self) -> dict[str, str]:
+        """`python`: every output module in compile order; `triton`/`cpp`/`cuda`: kernel sources."""
+        return _artifacts_of(self._modules)
+
+    def compiles(self) -> int:
+        return self._compiles
+
+
+class InductorBackend:
+    """Inductor, optionally with max-autotune limited to some GEMM template families."""
+
+    def __init__(
+        self, name: str = "inductor", max_autotune: bool = False, gemm_backends: str | None = None
+    ) -> None:
+        if gemm_backends is not None and not max_autotune:
+            raise ValueError(
+                "inductor picks among GEMM backends only under max-autotune: "
+                f"use inductor-max-autotune:{gemm_backends}"
+            )
+        self.name = name
+        self.max_autotune = max_autotune
+        self.gemm_backends = None if gemm_backends is None else parse_gemm_backends(gemm_backends)
+        self.target_arch: str | None = None
+
+    def configure(self, options: RunOptions) -> None:
+        # Inductor compiles for the GPU it runs on: it cannot cross-compile for target_arch.
+        self.target_arch = options.target_arch
+
+    def inductor_patches(self) -> dict[str, Any]:
+        """The inductor config this backend compiles under (empty for plain `inductor`)."""
+        if not self.max_autotune:
+            return {}
+        from torch._inductor import list_mode_options
+
+        patches = dict(list_mode_options("max-autotune-no-cudagraphs"))
+        if self.gemm_backends is not None:
+            patches["max_autotune_gemm_backends"] = ",".join(self.gemm_backends)
+        return patches
+
+    def availability(self) -> str | None:
+        for gemm_backend in self.gemm_backends or ():
+            reason = _GEMM_BACKEND_REASONS[gemm_backend]()
+            if reason is not None:
+                return reason
+        return None
+
+    def compile(
+        self, fn: Callable[..., Any], example_inputs: Sequence[Any], *, dynamic: bool | None
+    ) -> InductorCompiled:
+        return InductorCompiled(fn, dynamic=dynamic, inductor_patches=self.inductor_patches())
+
+
+def make_inductor(option: str | None = None) -> InductorBackend:
+    """Registry factory for `inductor` (no options)."""
+    if option is not None:
+        raise ValueError(
+            f"backend 'inductor' takes no options, got 'inductor:{option}'; GEMM backends are "
+            f"chosen with inductor-max-autotune:{option}"
+        )
+    return InductorBackend()
+
+
+def make_inductor_max_autotune(option: str | None = None) -> InductorBackend:
+    """Registry factory for `inductor-max-autotune[:BACKENDS]`, e.g. option `"ATEN,TRITON"`."""
+    if option is None:
+        return InductorBackend("inductor-max-autotune", max_autotune=True)
+    backends = parse_gemm_backends(option)
+    joined = ",".join(backends)
+    return InductorBackend(
+        f"inductor-max-autotune:{joined}", max_autotune=True, gemm_backends=joined
+    )
