@@ -6,6 +6,7 @@ self-tests can call it directly. The plugin turns an `ItemResult` into a pytest 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -223,12 +224,11 @@ def _policy(instance: ScenarioInstance, expected: Any) -> oracle.Policy | None:
     if not isinstance(first, torch.Tensor):
         return None
     if instance.checks.numeric == "exact":
-        return oracle.policy_for(torch.int32)
-    policy = oracle.policy_for(first.dtype, compute=instance.dtype)
+        return oracle.POLICIES["exact"]
+    policy = oracle.policy_for(first.dtype, compute=instance.dtype,
+                               fast_accum=instance.use_fast_accum)
     if instance.checks.max_ratio is not None:
-        from dataclasses import replace
-
-        policy = replace(policy, max_ratio=instance.checks.max_ratio)
+        policy = dataclasses.replace(policy, max_ratio=instance.checks.max_ratio)
     return policy
 
 

@@ -1,0 +1,378 @@
+"""Tests of harness/oracle.py: planted bugs it must catch, correct backends it must pass.
+
+The "backends" here are GEMMs written out in Python: the same math as eager with another
+summation order (correct), accumulation in fp16/bf16 or TF32 inputs (bugs FACTS.md measured).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from harness.oracle import POLICIES, Verdict, judge, policy_for
+
+E4M3 = torch.float8_e4m3fn
+SEEDS = range(5)
+
+
+def gemm_inputs(
+    dtype: torch.dtype, m: int, n: int, k: int, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """randn / K^0.25 operands: outputs of unit-ish size that neither overflow nor cancel."""
+    gen = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=gen) / k**0.25
+    b = torch.randn(k, n, generator=gen) / k**0.25
+    return a.to(dtype), b.to(dtype)
+
+
+def fp64(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a.double() @ b.double()
+
+
+def chunk_products(a: torch.Tensor, b: torch.Tensor, chunk: int) -> torch.Tensor:
+    """The fp32 partial products of each `chunk`-wide slice of K, shape (K/chunk, M, N)."""
+    m, k = a.shape
+    chunk = min(chunk, k)
+    a3 = a.float().reshape(m, k // chunk, chunk).transpose(0, 1)
+    return torch.bmm(a3, b.float().reshape(k // chunk, chunk, -1))
+
+
+def fp32_reversed(a: torch.Tensor, b: torch.Tensor, chunk: int = 32) -> torch.Tensor:
+    """A correct GEMM: fp32 partials summed sequentially in fp32, last K chunk first."""
+    partials = chunk_products(a, b, chunk)
+    acc = torch.zeros_like(partials[0])
+    for partial in partials.flip(0):
+        acc = acc + partial
+    return acc.to(a.dtype)
+
+
+def accumulate_in(dtype: torch.dtype, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The planted bug: each 32-wide K chunk is exact, the running sum is kept in `dtype`."""
+    acc = torch.zeros(a.shape[0], b.shape[1], dtype=dtype)
+    for partial in chunk_products(a, b, 32):
+        acc = (acc.float() + partial).to(dtype)
+    return acc
+
+
+def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
+    """Round fp32 mantissas to TF32's 10 bits (to nearest, ties to even)."""
+    bits = x.contiguous().view(torch.int32)
+    bits = (bits + 0x0FFF + ((bits >> 13) & 1)) & ~0x1FFF
+    return bits.view(torch.float32)
+
+
+def failed_checks(verdict: Verdict) -> set[str]:
+    return {c.name for c in verdict.checks if not c.passed}
+
+
+# Correct results pass.
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+def test_identical_results_pass_with_err_ratio_one(dtype):
+    a, b = gemm_inputs(dtype, 64, 64, 256, seed=0)
+    expected = a @ b
+    verdict = judge(expected, expected.clone(), fp64(a, b), k=256)
+    assert verdict.passed, verdict.message()
+    assert verdict.err_ratio == pytest.approx(1.0)
+    assert verdict.mismatches == 0 and verdict.numel == 64 * 64
+    assert verdict.max_abs_err == verdict.eager_abs_err > 0
+
+
+@pytest.mark.parametrize("k", [16, 256, 4096])
+def test_fp32_with_another_summation_order_passes(k):
+    for seed in range(3):
+        a, b = gemm_inputs(torch.float32, 64, 64, k, seed)
+        sequential = fp32_reversed(a, b, chunk=1)  # one K element at a time: the worst order
+        verdict = judge(a @ b, sequential, fp64(a, b), k=k)
+        assert verdict.passed, verdict.message()
+        assert verdict.err_ratio < 1.5
+
+
+@pytest.mark.parametrize("k", [64, 1024, 4096])
+def test_tf32_rounded_inputs_fail_fp32_and_pass_tf32(k):
+    a, b = gemm_inputs(torch.float32, 64, 64, k, seed=1)
+    tf32_result = round_to_tf32(a) @ round_to_tf32(b)
+    reference = fp64(a, b)
+    as_fp32 = judge(a @ b, tf32_result, reference, k=k, policy=policy_for(torch.float32))
+    assert not as_fp32.passed
+    assert as_fp32.err_ratio > 50
+    assert as_fp32.message().startswith("Tensor-likes are not close! err_ratio")
+    as_tf32 = judge(
+        a @ b, tf32_result, reference, k=k, policy=policy_for(torch.float32, compute="tf32")
+    )
+    assert as_tf32.passed, as_tf32.message()
+    assert as_tf32.policy == "tf32"
+
+
+@pytest.mark.parametrize("k", [1024, 4096])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+def test_low_precision_accumulation_is_caught(dtype, k):
+    for seed in SEEDS:
+        a, b = gemm_inputs(dtype, 64, 64, k, seed)
+        verdict = judge(a @ b, accumulate_in(dtype, a, b), fp64(a, b), k=k)
+        assert not verdict.passed, f"seed {seed}: {verdict.message()}"
+        assert verdict.err_ratio > POLICIES[verdict.policy].max_ratio
+        assert verdict.mismatches > 0
+        assert verdict.checks[-1].name == "values" and not verdict.checks[-1].passed
+
+
+@pytest.mark.parametrize("k", [16, 64, 256, 1024, 4096, 16384, 65536])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+def test_fp32_accumulated_half_gemm_passes_at_every_k(dtype, k):
+    m = n = 64 if k <= 4096 else 4
+    for seed in SEEDS:
+        a, b = gemm_inputs(dtype, m, n, k, seed)
+        verdict = judge(a @ b, fp32_reversed(a, b), fp64(a, b), k=k)
+        assert verdict.passed, f"seed {seed}: {verdict.message()}"
+        assert verdict.err_ratio <= 1.5
+
+
+def test_exact_eager_does_not_zero_the_floor():
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randint(-4, 5, (16, 64), generator=gen).float()
+    b = torch.randint(-4, 5, (64, 16), generator=gen).float()
+    expected = a @ b  # small integers: exact in fp32
+    verdict = judge(expected, expected * (1 + 2**-22), fp64(a, b), k=64)
+    assert verdict.eager_abs_err == 0.0
+    assert verdict.floor > 0
+    assert verdict.passed, verdict.message()
+    wrong = judge(expected, expected * (1 + 2**-12), fp64(a, b), k=64)
+    assert not wrong.passed
+
+
+def test_one_output_ulp_is_allowed_when_eager_rounded_luckily():
+    reference = torch.tensor([1.0 + 2**-12], dtype=torch.float64)  # 1/32 bf16 ulp above 1.0
+    expected = reference.to(torch.bfloat16)  # 1.0, almost exact
+    one_ulp = torch.tensor([1.0 + 2**-7], dtype=torch.bfloat16)
+    two_ulps = torch.tensor([1.0 + 2**-6], dtype=torch.bfloat16)
+    assert judge(expected, one_ulp, reference, k=8).passed
+    verdict = judge(expected, two_ulps, reference, k=8)
+    assert not verdict.passed
+    assert verdict.worst_index == (0,)
+
+
+# Attributes, special values and exact outputs.
+
+
+def test_wrong_dtype_is_reported_and_values_still_measured():
+    a, b = gemm_inputs(torch.float16, 8, 8, 32, seed=0)
+    expected = a @ b
+    verdict = judge(expected, expected.float(), fp64(a, b), k=32)
+    assert not verdict.passed
+    assert failed_checks(verdict) == {"dtype"}
+    assert verdict.err_ratio is not None and verdict.err_ratio <= 1.0
+    first = verdict.message().splitlines()[0]
+    assert first == "The values for attribute 'dtype' do not match: torch.float32 != torch.float16."
+
+
+def test_wrong_shape_and_dtype_are_both_kept():
+    expected = torch.zeros(2, 3, dtype=torch.bfloat16)
+    verdict = judge(expected, torch.zeros(3, 2), torch.zeros(2, 3, dtype=torch.float64), k=4)
+    assert not verdict.passed
+    assert failed_checks(verdict) == {"shape", "dtype"}
+    assert verdict.max_abs_err is None and verdict.err_ratio is None
+    text = verdict.message()
+    assert (
+        "The values for attribute 'shape' do not match: torch.Size([3, 2]) != torch.Size([2, 3])."
+        in text
+    )
+    assert "The values for attribute 'dtype' do not match: torch.float32 != torch.bfloat16." in text
+
+
+def test_wrong_device_type_is_reported():
+    expected = torch.ones(2, 2)
+    verdict = judge(expected, torch.ones(2, 2, device="meta"), expected.double(), k=2)
+    assert not verdict.passed
+    assert failed_checks(verdict) == {"device"}
+    assert "The values for attribute 'device' do not match: meta != cpu." in verdict.message()
+
+
+def test_nan_where_eager_is_finite_is_a_mismatch():
+    expected = torch.tensor([1.0, float("nan"), 2.0, float("inf")])
+    reference = expected.double()
+    assert judge(expected, expected.clone(), reference, k=4).passed
+
+    actual = torch.tensor([1.0, 3.0, float("nan"), float("inf")])
+    verdict = judge(expected, actual, reference, k=4)
+    assert not verdict.passed
+    assert failed_checks(verdict) == {"nonfinite"}
+    assert verdict.mismatches == 2
+    lines = verdict.message().splitlines()
+    assert lines[0].startswith("Tensor-likes are not close! NaN/Inf positions differ from eager")
+    assert "Mismatched elements: 2 / 4 (50.0%)" in lines
+    assert "first at index (1,): actual 3.0, expected nan" in verdict.message()
+
+    flipped = torch.tensor([1.0, float("nan"), 2.0, float("-inf")])
+    assert judge(expected, flipped, reference, k=4).mismatches == 1
+
+
+def test_int_outputs_must_match_exactly():
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randint(-128, 128, (32, 64), generator=gen, dtype=torch.int8)
+    b = torch.randint(-128, 128, (64, 16), generator=gen, dtype=torch.int8)
+    expected = torch._int_mm(a, b)
+    # Integer outputs are exact whatever float policy the caller passes.
+    assert judge(expected, expected.clone(), k=64, policy=POLICIES["bf16"]).passed
+    off_by_one = expected.clone()
+    off_by_one[1, 2] += 1
+    verdict = judge(expected, off_by_one, k=64, policy=POLICIES["bf16"])
+    assert not verdict.passed
+    assert verdict.policy == "int" and verdict.mismatches == 1
+    assert verdict.worst_index == (1, 2) and verdict.max_abs_err == 1
+    lines = verdict.message().splitlines()
+    assert lines[0] == "Tensor-likes are not equal! (int, K=64)"
+    assert lines[1] == f"Mismatched elements: 1 / {32 * 16} (0.2%)"
+    assert lines[2] == "Greatest absolute difference: 1 at index (1, 2)"
+
+
+# Multi-output results, zero sizes, fp8, no reference.
+
+
+def test_multi_output_reports_which_output_failed():
+    a, b = gemm_inputs(torch.bfloat16, 64, 64, 1024, seed=2)
+    result = a @ b
+    ints = torch.arange(6, dtype=torch.int32)
+    expected = (ints, result)
+    reference = (None, fp64(a, b))
+    assert judge(expected, (ints.clone(), result.clone()), reference, k=1024).passed
+
+    verdict = judge(
+        expected, (ints.clone(), accumulate_in(torch.bfloat16, a, b)), reference, k=1024
+    )
+    assert not verdict.passed
+    assert [part.passed for part in verdict.parts] == [True, False]
+    assert verdict.parts[1].output == (1,)
+    lines = verdict.message().splitlines()
+    assert lines[0].startswith("Tensor-likes are not close! err_ratio")
+    assert lines[0].endswith("(bf16, K=1024, output [1])")
+    assert "The failure occurred for output [1]." in lines
+
+
+def test_multi_output_structure_mismatch():
+    t = torch.ones(2)
+    shorter = judge((t, t), (t,), k=1)
+    assert not shorter.passed
+    assert failed_checks(shorter) == {"length"}
+    assert shorter.message().startswith("The length of the sequences do not match: 1 != 2")
+
+    not_a_tuple = judge((t, t), t, k=1)
+    assert not not_a_tuple.passed and failed_checks(not_a_tuple) == {"type"}
+    assert "The types do not match" in not_a_tuple.message()
+
+    nested = judge([t, (t, t)], [t, (t, t * 2)], k=1)
+    assert not nested.passed
+    assert "The failure occurred for output [1][1]." in nested.message()
+    assert judge(None, None, k=1).passed
+    assert not judge(None, t, k=1).passed
+
+
+def test_k_zero():
+    a, b = torch.randn(4, 0), torch.randn(0, 3)
+    expected, reference = a @ b, fp64(a, b)
+    verdict = judge(expected, torch.zeros(4, 3), reference, k=0)
+    assert verdict.passed, verdict.message()
+    assert verdict.err_ratio == 0.0
+    assert not judge(expected, torch.full((4, 3), 1e-30), reference, k=0).passed
+
+    bias = torch.randn(3)
+    addmm = torch.addmm(bias, a, b)
+    assert judge(addmm, bias.expand(4, 3).clone(), bias.double().expand(4, 3), k=0).passed
+    assert not judge(addmm, torch.zeros(4, 3), bias.double().expand(4, 3), k=0).passed
+
+
+def test_empty_outputs_compare_attributes_only():
+    expected = torch.randn(0, 5, dtype=torch.bfloat16)
+    reference = torch.zeros(0, 5, dtype=torch.float64)
+    verdict = judge(expected, torch.empty(0, 5, dtype=torch.bfloat16), reference, k=16)
+    assert verdict.passed and verdict.numel == 0 and verdict.max_abs_err is None
+    assert not judge(expected, torch.empty(0, 4, dtype=torch.bfloat16), reference, k=16).passed
+    wrong_dtype = judge(expected, torch.empty(0, 5), reference, k=16)
+    assert failed_checks(wrong_dtype) == {"dtype"}
+
+
+def test_fp8_outputs_are_compared_after_upcast():
+    a, b = gemm_inputs(torch.float32, 64, 64, 256, seed=3)
+    a, b = a * 8, b * 8  # outputs well inside e4m3's normal range
+    expected = (a @ b).to(E4M3)
+    reference = fp64(a, b)
+    assert policy_for(E4M3).name == "fp8"
+    one_ulp_off = expected.clone()
+    one_ulp_off.view(torch.uint8)[0, 0] ^= 1  # neighbouring e4m3 value: bitwise different
+    assert not torch.equal(one_ulp_off.view(torch.uint8), expected.view(torch.uint8))
+    assert judge(expected, one_ulp_off, reference, k=256).passed
+    scaled_twice = (a @ b * 2).to(E4M3)
+    verdict = judge(expected, scaled_twice, reference, k=256)
+    assert not verdict.passed and verdict.policy == "fp8"
+
+
+@pytest.mark.parametrize("fast_accum", [False, True])
+def test_fp8_inputs_with_bf16_output(fast_accum):
+    a, b = gemm_inputs(torch.float32, 32, 64, 512, seed=4)
+    a8, b8 = (a * 16).to(E4M3), (b * 16).to(E4M3)
+    scale = torch.tensor(1 / 16)
+    expected = torch._scaled_mm(a8, b8.t().contiguous().t(), scale, scale, out_dtype=torch.bfloat16)
+    reference = (a8.double() / 16) @ (b8.double() / 16)
+    policy = policy_for(torch.bfloat16, compute="e4m3fn", fast_accum=fast_accum)
+    assert policy.name == ("fp8_fast_accum" if fast_accum else "fp8")
+    dequantized = (a8.float() / 16).to(torch.bfloat16), (b8.float() / 16).to(torch.bfloat16)
+    correct = fp32_reversed(*dequantized)
+    assert judge(expected, correct, reference, k=512, policy=policy).passed
+    unscaled = torch._scaled_mm(
+        a8, b8.t().contiguous().t(), scale, torch.tensor(1.0), out_dtype=torch.bfloat16
+    )
+    assert not judge(expected, unscaled, reference, k=512, policy=policy).passed
+
+
+def test_without_reference_compares_with_eager():
+    a, b = gemm_inputs(torch.bfloat16, 64, 64, 1024, seed=0)
+    expected = a @ b
+    verdict = judge(expected, fp32_reversed(a, b), None, k=1024)
+    assert verdict.passed, verdict.message()
+    assert verdict.mode == "eager" and verdict.err_ratio is None
+    wrong = judge(expected, expected * 1.1, None, k=1024)
+    assert not wrong.passed
+    assert wrong.message().splitlines()[0] == (
+        "Tensor-likes are not close! (no fp64 reference, bf16, K=1024)"
+    )
+
+
+def test_message_layout_and_repro_line():
+    expected = torch.tensor([1.0, 2.0, 3.0], dtype=torch.bfloat16)
+    actual = torch.tensor([1.0, 4.0, 5.0], dtype=torch.bfloat16)
+    verdict = judge(expected, actual, expected.double(), k=4096)
+    repro = "pytest 'suites/mm.yaml::mm-bf16-3x1x4096[reference]'"
+    lines = verdict.message(what="mm bf16 (3,) K=4096", repro=repro).splitlines()
+    assert lines[0].startswith("Tensor-likes are not close! err_ratio ")
+    assert lines[0].endswith(" > 3.0 allowed (bf16, K=4096)")
+    assert lines[1] == "Mismatched elements: 2 / 3 (66.7%)"
+    assert lines[2].startswith("Greatest absolute difference: 2.0 at index (1,) (up to ")
+    assert lines[3] == "Greatest relative difference: 1.0 at index (1,)"
+    assert lines[4].startswith("Eager's own error against fp64: 0.0; floor ")
+    assert lines[-2] == "Compared: mm bf16 (3,) K=4096"
+    assert lines[-1] == f"Reproduce: {repro}"
+    assert verdict.metrics() == {
+        "max_abs_err": 2.0,
+        "max_rel_err": 1.0,
+        "err_ratio": verdict.err_ratio,
+    }
+
+
+def test_policy_table():
+    assert policy_for(torch.float32).name == "fp32"
+    assert policy_for(torch.float32, compute="tf32").name == "tf32"
+    assert policy_for(torch.float32, compute="bf16").name == "fp32"
+    assert policy_for(torch.float16).name == "fp16"
+    assert policy_for(torch.bfloat16, compute="e5m2").name == "fp8"
+    assert policy_for(torch.int32, compute="int8") == POLICIES["int"]
+    assert POLICIES["int"].exact and not POLICIES["fp8"].exact
+    assert POLICIES["fp32"].floor_eps < POLICIES["tf32"].floor_eps
+    with pytest.raises(ValueError, match="unknown compute"):
+        policy_for(torch.float32, compute="fp4")
+
+
+def test_harness_mistakes_raise():
+    with pytest.raises(ValueError, match="reference shape"):
+        judge(torch.ones(2, 2), torch.ones(2, 2), torch.ones(3), k=1)
+    with pytest.raises(ValueError, match="k must be"):
+        judge(torch.ones(2), torch.ones(2), k=-1)
