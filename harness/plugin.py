@@ -162,8 +162,19 @@ def pytest_configure(config: pytest.Config) -> None:
             "command": shlex.join(["pytest", *config.invocation_params.args]),
             "seed": state.seed, "backends": state.backend_specs,
             "target_arch": state.target_arch, "environment": state.capability.as_record(),
+            "suite_version": suite_version(state.suites_dir),
         })
         config.pluginmanager.register(Recorder(state, state.writer), "gemmconf-recorder")
+
+
+def suite_version(suites_dir: Path) -> str:
+    """A short hash of every suite and expectation file: runs of different suites differ."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(suites_dir.rglob("*.yaml")):
+        digest.update(str(path.relative_to(suites_dir)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _numprocesses(config: pytest.Config) -> int | None:
@@ -284,7 +295,7 @@ class ScenarioItem(pytest.Item):
         self.record: dict[str, Any] = {
             "id": instance.id, "suite": instance.suite, "backend": label,
             "scenario": instance.name, "op": instance.op, "dtype": instance.dtype,
-            "shape": "x".join(str(v) for v in dims.values()),
+            "shape": "x".join(str(v) for v in dims.values()), "dims": dims,
             "axes": instance.axis_record(), "markers": implied_markers(instance),
             "source": instance.source, "nodeid": self.nodeid,
         }
