@@ -6,6 +6,7 @@ REPORTS ?= reports
 BACKEND ?= reference
 JOBS    ?= 2
 PYTEST  := $(PY) -m pytest
+export GEMMCONF_REQUIRE_BROWSER ?= 1
 
 # pytest exits 5 when it ran no test: for us that is a failure, never a pass.
 define run_pytest
@@ -14,7 +15,7 @@ define run_pytest
 	exit $$status
 endef
 
-.PHONY: run test setup lint clean
+.PHONY: run test setup lint clean browser
 
 setup: $(STAMP)
 
@@ -29,6 +30,10 @@ $(STAMP): pyproject.toml constraints/cpu.txt
 	$(PY) -m pip install -q -c $(VENV)/constraints.txt -e ".[dev]"
 	touch $(STAMP)
 
+# Headless Chromium for the report's browser test (Debian's package; CI runs as root).
+browser:
+	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
@@ -39,11 +44,11 @@ run: $(STAMP)
 	  --results $(REPORTS)/results.json --junitxml $(REPORTS)/junit.xml \
 	  --html $(REPORTS)/pytest.html --self-contained-html)
 
-# Lint, the project's own tests, then a CPU conformance run of the baseline backends.
-test: $(STAMP) lint
+# Lint, the project's own tests (the browser test must find Chromium), then a CPU conformance run of the baseline backends.
+test: $(STAMP) lint browser
 	$(call run_pytest,tests -n $(JOBS) -q -rfE)
 	$(call run_pytest,suites --backend eager -n $(JOBS) -q -rfE \
 	  --results $(REPORTS)/ci-results.json --junitxml $(REPORTS)/ci-junit.xml)
 
 clean:
-	rm -rf $(VENV) $(REPORTS)/*.json $(REPORTS)/*.xml $(REPORTS)/*.html
+	rm -rf $(VENV) $(REPORTS)/*.json $(REPORTS)/*.xml $(REPORTS)/*.html $(REPORTS)/*.png

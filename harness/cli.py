@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from harness.expectations import compile_pattern
+from harness.report import cli as report_cli
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     explain.add_argument("--run", action="store_true",
                          help="also run it on the backend here and print the verdict")
 
+    report_cli.add_subcommands(commands)
     args = parser.parse_args(argv)
+    if args.command == "report":
+        return report_cli.run(args)
     if args.command == "backends":
         return _backends()
     if args.command == "list":

@@ -1,30 +1,98 @@
-"""The compact terminal summary printed at the end of every run."""
+"""The compact terminal summary printed at the end of every run.
+
+One table: a row per (backend, op, dtype), a column per outcome (failing outcomes first, columns
+that are zero everywhere left out), zeros printed as "." so that what is not a pass stands out.
+A run of thousands of items stays on one screen: past `max_rows` rows, the rows without a failing
+item fold into one line (their counts still shown); if the failing rows alone are too many, rows
+become (backend, op). Then the hardware skips by the class they need, and the first few failing
+items with their reasons, one line each.
+"""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from typing import Any
 
-SHORT = {"passed": "pass", "failed": "FAIL", "xfailed": "xfail", "xpassed": "XPASS",
-         "skipped": "skip", "error": "ERROR"}
+from harness.report.results import FAILING
+
+# column order: what needs attention first
+COLUMNS = (("failed", "FAIL"), ("error", "ERROR"), ("xpassed", "XPASS"), ("passed", "pass"),
+           ("xfailed", "xfail"), ("skipped", "skip"))
+SHORT = dict(COLUMNS)
+MAX_ROWS = 40
+MAX_FAILURES = 5
+WIDTH = 120
+
+Row = tuple[tuple[str, str, str], Counter]
 
 
-def render_terminal_summary(records: list[dict[str, Any]], capability: Any) -> list[str]:
-    rows: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
-    hardware_skips: Counter = Counter()
-    for record in records:
-        rows[(record["backend"], record["op"], record["dtype"])][record["outcome"]] += 1
-        if record["outcome"] == "skipped" and record.get("skip_class"):
-            hardware_skips[record["skip_class"]] += 1
-    lines = ["", f"gemmconf summary on {capability.name} ({capability.hardware_class}):"]
-    width = max(len(f"{b} {o} {d}") for b, o, d in rows)
-    for (backend, op, dtype), counts in sorted(rows.items()):
-        parts = [f"{counts[k]} {v}" for k, v in SHORT.items() if counts[k]]
-        lines.append(f"  {f'{backend} {op} {dtype}':<{width}}  {', '.join(parts)}")
+def render_terminal_summary(records: list[dict[str, Any]], capability: Any, *,
+                            max_rows: int = MAX_ROWS,
+                            max_failures: int = MAX_FAILURES) -> list[str]:
     total = Counter(r["outcome"] for r in records)
-    lines.append("  total: " + ", ".join(f"{total[k]} {v}" for k, v in SHORT.items() if total[k]))
+    lines = ["", f"gemmconf summary: {len(records)} items on {capability.name} "
+             f"({capability.hardware_class})"]
+    shown, folded, by_dtype = _rows(records, max_rows)
+    columns = [(key, title) for key, title in COLUMNS if total[key]]
+
+    table = [["backend", "op", "dtype" if by_dtype else "dtypes",
+              *(title for _, title in columns)]]
+    table += [[*key, *(_cell(counts[k]) for k, _ in columns)] for key, counts in shown]
+    fold_label = ""
+    if folded:
+        rest = sum((counts for _, counts in folded), Counter())
+        fold_label = f"({len(folded)} more rows, none failing)"
+        table.append([fold_label, "", "", *(_cell(rest[k]) for k, _ in columns)])
+    table.append(["total", "", "", *(_cell(total[k]) for k, _ in columns)])
+
+    widths = [max(len(row[i]) for row in table if row[0] != fold_label or i > 0)
+              for i in range(len(table[0]))]
+    widths[2] += max(0, len(fold_label) - (widths[0] + widths[1] + widths[2] + 4))
+    for row in table:
+        if folded and row[0] == fold_label:
+            text = fold_label.ljust(widths[0] + widths[1] + widths[2] + 4)
+        else:
+            text = "  ".join(c.ljust(w) for c, w in zip(row[:3], widths[:3], strict=True))
+        numbers = "  ".join(c.rjust(w) for c, w in zip(row[3:], widths[3:], strict=True))
+        lines.append(f"  {text}  {numbers}".rstrip())
+
+    hardware_skips = Counter(
+        r["skip_class"] for r in records if r["outcome"] == "skipped" and r.get("skip_class"))
     if hardware_skips:
         classes = ", ".join(f"{n} need {c}" for c, n in sorted(hardware_skips.items()))
-        lines.append(f"  skipped for hardware: {sum(hardware_skips.values())} ({classes}); "
-                     "--require-hardware CLASS turns these into failures")
+        line = f"  skipped for hardware: {sum(hardware_skips.values())} ({classes});"
+        hint = "--require-hardware CLASS turns these into failures"
+        lines += [f"{line} {hint}"] if len(line) + len(hint) < WIDTH else [line, f"    {hint}"]
+    failing = [r for r in records if r["outcome"] in FAILING]
+    for record in failing[:max_failures]:
+        head = f"  {SHORT[record['outcome']]} {record.get('id')}@{record.get('backend')}"
+        reason = " ".join(str(record.get("reason") or "").split())
+        room = max(WIDTH - len(head) - 3, 40)  # like pytest's short summary: one line each
+        if len(reason) > room:
+            reason = reason[:room - 3] + "..."
+        lines.append(f"{head} - {reason}" if reason else head)
+    if len(failing) > max_failures:
+        lines.append(f"  ... and {len(failing) - max_failures} more failing items "
+                     "(gemmconf report html RESULTS.json -o PAGE.html to browse them)")
     return lines
+
+
+def _rows(records: list[dict[str, Any]], max_rows: int) -> tuple[list[Row], list[Row], bool]:
+    """The rows to show, the rows folded away, and whether rows are per dtype."""
+    for by_dtype in (True, False):
+        rows: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+        for record in records:
+            dtype = str(record.get("dtype")) if by_dtype else "(all)"
+            rows[(str(record.get("backend")), str(record.get("op")), dtype)][
+                record["outcome"]] += 1
+        shown = sorted(rows.items())
+        if len(shown) <= max_rows:
+            return shown, [], by_dtype
+        failing = [(k, c) for k, c in shown if any(c[o] for o in FAILING)]
+        if len(failing) <= max_rows:
+            return failing, [(k, c) for k, c in shown if not any(c[o] for o in FAILING)], by_dtype
+    return failing, [(k, c) for k, c in shown if not any(c[o] for o in FAILING)], False
+
+
+def _cell(value: int) -> str:
+    return str(value) if value else "."

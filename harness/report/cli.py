@@ -1,0 +1,121 @@
+"""`gemmconf report merge|html|diff`: join, render and compare results files.
+
+Exit codes: 0 done; 1 `diff` found regressions; 2 bad input (a file that is not a gemmconf
+results file, truncated, of another version, or inputs that cannot be merged), with a message
+naming the file and what is wrong.
+
+`add_subcommands(commands)` adds `report` to the `gemmconf` parser; `run(args)` runs it. The
+module also runs alone: `python -m harness.report.cli merge A.json B.json -o merged.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import sys
+from typing import Any
+
+from harness.report import diff as diff_mod
+from harness.report import merge as merge_mod
+from harness.report.results import ResultsError
+
+OK, REGRESSED, BAD_INPUT = 0, 1, 2
+
+MERGE_HELP = """\
+Join results files (shards of one run, runs of several backends, runs on several machines) into
+one results file. Items are identified by (id, backend, device name): one item on two machines
+stays two records. The same item in two files is an error (a shard ran twice, a file given
+twice) unless --later-wins, where the file named later replaces the earlier record. Files from
+different suite versions (their top-level suite_version, a hash of the suite files) are refused
+unless --allow-mixed."""
+
+DIFF_HELP = """\
+Compare two results files item by item, matched by (id, backend), or by (id, backend, device)
+when a file holds one item on several devices. Regressions: items failing now (failed, error,
+xpassed) that were not before, including new items that fail. Progressions: items failing before
+that pass now. Exit status 1 when there are regressions, else 0; 2 for unreadable input."""
+
+
+def add_subcommands(commands: Any) -> argparse.ArgumentParser:
+    """Add `report` with its subcommands to an argparse subparsers object."""
+    report = commands.add_parser("report", help="merge, render and compare results files",
+                                 description=__doc__.split("\n\n")[0])
+    actions = report.add_subparsers(dest="report_command", required=True)
+
+    merge = actions.add_parser("merge", help="join results files into one",
+                               description=MERGE_HELP)
+    merge.add_argument("inputs", nargs="+", metavar="RESULTS.json")
+    merge.add_argument("-o", "--output", required=True, metavar="MERGED.json")
+    merge.add_argument("--allow-mixed", action="store_true",
+                       help="merge results of different suite versions")
+    merge.add_argument("--later-wins", action="store_true",
+                       help="an item in several files: keep the record of the file named last")
+
+    html = actions.add_parser("html", help="render the self-contained conformance page",
+                              description="Render RESULTS.json as one self-contained HTML page "
+                              "(matrix, filters, details, plots; no network needed to view).")
+    html.add_argument("results", metavar="RESULTS.json")
+    html.add_argument("-o", "--output", default="reports/conformance.html", metavar="PAGE.html",
+                      help="where to write the page (default: reports/conformance.html)")
+
+    compare = actions.add_parser("diff", help="regressions and progressions between two runs",
+                                 description=DIFF_HELP)
+    compare.add_argument("old", metavar="OLD.json")
+    compare.add_argument("new", metavar="NEW.json")
+    compare.add_argument("--json", action="store_true", help="print the changes as JSON")
+    return report
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.report_command == "merge":
+            return _merge(args)
+        if args.report_command == "html":
+            from harness.report import page  # jinja2: only when a page is asked for
+
+            out = page.write_page(args.results, args.output)
+            print(f"gemmconf: wrote {out}")
+            return OK
+        return _diff(args)
+    except (ResultsError, merge_mod.MergeError) as exc:
+        print(f"gemmconf report {args.report_command}: error: {exc}", file=sys.stderr)
+        return BAD_INPUT
+
+
+def _merge(args: argparse.Namespace) -> int:
+    warnings: list[str] = []
+    command = shlex.join(["gemmconf", "report", "merge", *args.inputs, "-o", args.output])
+    document = merge_mod.merge_files(args.inputs, allow_mixed=args.allow_mixed,
+                                     later_wins=args.later_wins, command=command,
+                                     warnings=warnings)
+    for warning in warnings:
+        print(f"gemmconf report merge: warning: {warning}", file=sys.stderr)
+    out = merge_mod.write(document, args.output)
+    counts = ", ".join(f"{n} {k}" for k, n in document["counts"].items() if n)
+    print(f"gemmconf: merged {len(args.inputs)} files into {out}: "
+          f"{len(document['records'])} records ({counts})")
+    return OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    old, new = merge_mod.load(args.old), merge_mod.load(args.new)
+    result = diff_mod.diff(old, new, old_name=args.old, new_name=args.new)
+    if args.json:
+        print(json.dumps(result.as_json(), indent=1))
+    else:
+        width = max(shutil.get_terminal_size((120, 24)).columns, 100)
+        print("\n".join(diff_mod.render(result, width=width)))
+    return REGRESSED if result.regressions else OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gemmconf")
+    add_subcommands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["report", *(sys.argv[1:] if argv is None else argv)])
+    return run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

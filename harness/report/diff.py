@@ -1,0 +1,177 @@
+"""Compare two results files: what a change broke and what it fixed.
+
+Items are matched by (id, backend). When either file holds one item on several devices (a merge
+of machines), they are matched by (id, backend, device name) instead, so that an A100 result is
+never compared with an H100 one.
+
+- **regression**: failing now (failed, error, xpassed) and not failing before: passed, xfailed,
+  skipped, or absent (a newly failing item). These make `gemmconf report diff` exit 1.
+- **progression**: failing before and passing now.
+- **other change**: any other change of outcome: passed -> skipped (coverage lost), failing ->
+  xfailed (an expectation was added), failed -> error, ...; shown, never a failure.
+- added / removed items (absent on one side, not failing) are only counted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from harness.report.merge import device_of, suite_versions
+from harness.report.results import FAILING
+
+Key = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One item whose outcome differs between the two runs."""
+
+    kind: str  # "regression" | "progression" | "other"
+    id: str
+    backend: str
+    device: str | None  # only when matching by device
+    old: str | None  # outcome before; None: absent
+    new: str | None  # outcome now; None: absent
+    reason: str  # why it is what it is now (the new record's reason, else the old one's)
+    nodeid: str | None = None
+
+
+@dataclass
+class Diff:
+    old_name: str
+    new_name: str
+    by_device: bool
+    regressions: list[Change] = field(default_factory=list)
+    progressions: list[Change] = field(default_factory=list)
+    other: list[Change] = field(default_factory=list)
+    unchanged: int = 0
+    added: int = 0
+    removed: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "old": self.old_name, "new": self.new_name, "matched_by": list(self.key_fields()),
+            "regressions": [asdict(c) for c in self.regressions],
+            "progressions": [asdict(c) for c in self.progressions],
+            "other": [asdict(c) for c in self.other],
+            "unchanged": self.unchanged, "added": self.added, "removed": self.removed,
+            "notes": self.notes,
+        }
+
+    def key_fields(self) -> tuple[str, ...]:
+        return ("id", "backend", "device") if self.by_device else ("id", "backend")
+
+
+def _by_device(documents: Iterable[dict[str, Any]]) -> bool:
+    for document in documents:
+        seen: set[tuple[str, str]] = set()
+        for record in document["records"]:
+            pair = (str(record.get("id")), str(record.get("backend")))
+            if pair in seen:
+                return True
+            seen.add(pair)
+    return False
+
+
+def _index(document: dict[str, Any], by_device: bool) -> dict[Key, dict[str, Any]]:
+    index: dict[Key, dict[str, Any]] = {}
+    for record in document["records"]:
+        key: Key = (str(record.get("id")), str(record.get("backend")))
+        if by_device:
+            key = (*key, device_of(record, document))
+        index[key] = record
+    return index
+
+
+def classify(old: str | None, new: str | None) -> str | None:
+    """'regression', 'progression', 'other', or None (unchanged, added or removed, not failing)."""
+    if old == new:
+        return None
+    if new in FAILING:
+        return "other" if old in FAILING else "regression"
+    if old in FAILING and new == "passed":
+        return "progression"
+    if old is None or new is None:
+        return None
+    return "other"
+
+
+def diff(old: dict[str, Any], new: dict[str, Any], *, old_name: str = "OLD",
+         new_name: str = "NEW") -> Diff:
+    by_device = _by_device((old, new))
+    before, after = _index(old, by_device), _index(new, by_device)
+    result = Diff(old_name, new_name, by_device)
+    for key in sorted(before.keys() | after.keys()):
+        was, now = before.get(key), after.get(key)
+        old_outcome = was.get("outcome") if was else None
+        new_outcome = now.get("outcome") if now else None
+        kind = classify(old_outcome, new_outcome)
+        if kind is None:
+            if was is None:
+                result.added += 1
+            elif now is None:
+                result.removed += 1
+            else:
+                result.unchanged += 1
+            continue
+        source = now or was or {}
+        change = Change(kind=kind, id=key[0], backend=key[1],
+                        device=key[2] if by_device else None, old=old_outcome, new=new_outcome,
+                        reason=str((now or {}).get("reason") or (was or {}).get("reason") or ""),
+                        nodeid=source.get("nodeid"))
+        {"regression": result.regressions, "progression": result.progressions,
+         "other": result.other}[kind].append(change)
+    if suite_versions(old) != suite_versions(new):
+        result.notes.append("the runs used different suite versions "
+                            f"({', '.join(sorted(suite_versions(old)))} -> "
+                            f"{', '.join(sorted(suite_versions(new)))}): scenarios may have "
+                            "changed as well as the backend")
+    for name, document in ((old_name, old), (new_name, new)):
+        if document.get("complete") is not True:
+            result.notes.append(f"{name} is from an incomplete run: items it lacks count as "
+                                "removed or added, not as changes")
+    return result
+
+
+def render(result: Diff, *, width: int = 120) -> list[str]:
+    """The readable report: one table per kind of change, then the counts."""
+    lines = [f"gemmconf diff: {result.old_name} -> {result.new_name} "
+             f"(matched by {', '.join(result.key_fields())})"]
+    for title, changes, why in (("REGRESSIONS", result.regressions, "reason"),
+                                ("PROGRESSIONS", result.progressions, "why it failed before"),
+                                ("OTHER CHANGES", result.other, "reason")):
+        lines.append("")
+        lines.append(f"{title} ({len(changes)})")
+        if changes:
+            lines.extend(_table(changes, result.by_device, width, why))
+    lines.append("")
+    transitions = Counter(f"{c.old or 'absent'} -> {c.new or 'absent'}"
+                          for c in result.regressions + result.progressions + result.other)
+    if transitions:
+        lines.append("transitions: " + ", ".join(f"{n} {t}" for t, n in
+                                                 sorted(transitions.items())))
+    lines.append(f"{len(result.regressions)} regression(s), {len(result.progressions)} "
+                 f"progression(s), {len(result.other)} other change(s); {result.unchanged} "
+                 f"unchanged, {result.added} added, {result.removed} removed")
+    lines.extend(f"note: {note}" for note in result.notes)
+    return lines
+
+
+def _table(changes: list[Change], by_device: bool, width: int, why: str) -> list[str]:
+    headers = ["id", "backend", *(["device"] if by_device else []), "old", "new", why]
+    rows = [[c.id, c.backend, *([c.device or ""] if by_device else []), c.old or "absent",
+             c.new or "absent", " ".join(c.reason.split())] for c in changes]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers[:-1])]
+    used = sum(widths) + 2 * len(widths) + 2
+    room = max(width - used, 30)
+
+    def line(cells: list[str]) -> str:
+        fixed = "  ".join(f"{cell:<{w}}" for cell, w in zip(cells, widths, strict=False))
+        reason = cells[-1] if len(cells[-1]) <= room else cells[-1][:room - 3] + "..."
+        return f"  {fixed}  {reason}".rstrip()
+
+    return [line(headers), *(line(r) for r in rows)]

@@ -1,0 +1,199 @@
+"""Join results files (shards, backends, machines) into one results file.
+
+The rules, which `gemmconf report merge --help` repeats:
+
+- Every input is read with `results.read`: a file that is not ours, truncated or of another
+  version is a `ResultsError` naming it.
+- **Suite version.** Each file states the suite it ran as its top-level `suite_version` (a hash of
+  every suite and expectation file, written by the plugin; a merged file of mixed suites lists
+  them in `suite_versions`). Files of different suite versions are refused unless `allow_mixed`:
+  a report over two versions of a scenario would count one item twice or compare unlike things.
+  A file without a suite version counts as "unknown"; files that all lack it merge, with a warning
+  that nothing could be checked.
+- **Duplicates.** A record is identified by (id, backend, device name): the same item on two
+  machines is two records, both kept. The same key in two files means a shard ran twice or a
+  file was given twice; that is an error, unless `later_wins`, where the file named later on the
+  command line replaces the earlier record (re-running a flaky shard).
+- **Top level.** `complete` only when every input is complete; `exit_status` the largest;
+  `finished` the latest; `backends` the union in order; `seed`, `target_arch` and `environment`
+  are kept when every input agrees and are None otherwise, and then each record carries its own
+  `seed` and `target_arch` so that its repro command stays right. `merged_from` lists the inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.report import results
+
+UNKNOWN = "unknown"
+
+
+class MergeError(ValueError):
+    """The inputs cannot be merged as asked (mixed suite versions, duplicate records)."""
+
+
+def device_of(record: dict[str, Any], document: dict[str, Any] | None = None) -> str:
+    """The device name a record ran on: its own environment, else its file's."""
+    environment = record.get("environment") or (document or {}).get("environment") or {}
+    return str(environment.get("device_name") or environment.get("device") or "")
+
+
+def suite_versions(document: dict[str, Any]) -> set[str]:
+    """The suite versions a results file holds: one for a run, several for a mixed merge."""
+    listed = document.get("suite_versions")
+    if isinstance(listed, list) and listed:
+        return {str(v) for v in listed}
+    version = document.get("suite_version")
+    return {str(version)} if version else {UNKNOWN}
+
+
+def merge(inputs: Sequence[tuple[str, dict[str, Any]]], *, allow_mixed: bool = False,
+          later_wins: bool = False, command: str | None = None,
+          warnings: list[str] | None = None) -> dict[str, Any]:
+    """Merge (name, document) pairs, in order, into one results document."""
+    if not inputs:
+        raise MergeError("nothing to merge: give at least one results file")
+    warnings = [] if warnings is None else warnings
+    _check_suite_versions(inputs, allow_mixed, warnings)
+
+    seeds = {_seed_key(doc.get("seed")) for _, doc in inputs}
+    targets = {_seed_key(doc.get("target_arch")) for _, doc in inputs}
+    environments = {json.dumps(doc.get("environment"), sort_keys=True) for _, doc in inputs}
+
+    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+    origin: dict[tuple[str, str, str], str] = {}
+    duplicates: list[str] = []
+    for name, document in inputs:
+        seen_here: set[tuple[str, str, str]] = set()
+        for raw in document["records"]:
+            record = dict(raw)
+            if len(seeds) > 1:
+                record.setdefault("seed", document.get("seed"))
+            if len(targets) > 1:
+                record.setdefault("target_arch", document.get("target_arch"))
+            key = (str(record.get("id")), str(record.get("backend")), device_of(record, document))
+            if key in seen_here:
+                raise MergeError(f"{name}: holds two records for {key[0]} on {key[1]} "
+                                 f"({key[2] or 'no device'}); the file is damaged")
+            seen_here.add(key)
+            if key in merged and not later_wins:
+                duplicates.append(f"{key[0]} on {key[1]} ({key[2] or 'no device'}) "
+                                  f"in {origin[key]} and {name}")
+            merged[key] = record
+            origin[key] = name
+    if duplicates:
+        more = f" and {len(duplicates) - 3} more" if len(duplicates) > 3 else ""
+        raise MergeError(f"{len(duplicates)} item(s) appear in more than one file: "
+                         f"{'; '.join(duplicates[:3])}{more}. A shard ran twice or a file was "
+                         "given twice; pass --later-wins to let the file named later replace "
+                         "the earlier records")
+
+    documents = [doc for _, doc in inputs]
+    versions = sorted(set().union(*(suite_versions(doc) for doc in documents)))
+    backends: list[str] = []
+    for document in documents:
+        for spec in document.get("backends") or []:
+            if spec not in backends:
+                backends.append(spec)
+    label_specs: dict[str, str] = {}
+    for document in documents:
+        label_specs.update(document.get("backend_specs") or {})
+    records = sorted(merged.values(), key=lambda r: (str(r.get("id")), str(r.get("backend")),
+                                                     device_of(r)))
+    out: dict[str, Any] = {
+        "format": results.FORMAT, "version": results.VERSION,
+        "complete": all(doc.get("complete") is True for doc in documents),
+        "exit_status": max(int(doc.get("exit_status") or 0) for doc in documents),
+        "finished": max((str(doc.get("finished") or "") for doc in documents), default=""),
+        "command": command,
+        "seed": documents[0].get("seed") if len(seeds) == 1 else None,
+        "target_arch": documents[0].get("target_arch") if len(targets) == 1 else None,
+        "backends": backends,
+        "environment": documents[0].get("environment") if len(environments) == 1 else None,
+        "suite_version": versions[0] if len(versions) == 1 and versions[0] != UNKNOWN else None,
+        "merged_from": [_provenance(name, doc) for name, doc in inputs],
+        "counts": results.count(records),
+        "records": records,
+    }
+    if label_specs:
+        out["backend_specs"] = label_specs
+    if len(versions) > 1:
+        out["suite_versions"] = versions
+    return out
+
+
+def _seed_key(value: Any) -> str:
+    return json.dumps(value)
+
+
+def _check_suite_versions(inputs: Sequence[tuple[str, dict[str, Any]]], allow_mixed: bool,
+                          warnings: list[str]) -> None:
+    by_file = {name: suite_versions(doc) for name, doc in inputs}
+    everything = set().union(*by_file.values())
+    if everything == {UNKNOWN}:
+        if len(inputs) > 1:
+            warnings.append("no input states its suite_version: cannot check that they ran the "
+                            "same suite")
+        return
+    if len(everything) == 1 or allow_mixed:
+        if len(everything) > 1:
+            warnings.append(f"merging results of {len(everything)} suite versions "
+                            f"({', '.join(sorted(everything))}) as asked (--allow-mixed)")
+        return
+    listing = "; ".join(f"{name}: {', '.join(sorted(v))}" for name, v in by_file.items())
+    raise MergeError(f"the inputs ran different suite versions ({listing}); results of different "
+                     "suites do not add up. Re-run on one suite version, or pass --allow-mixed")
+
+
+def _provenance(name: str, document: dict[str, Any]) -> dict[str, Any]:
+    environment = document.get("environment") or {}
+    return {
+        "file": name, "command": document.get("command"), "seed": document.get("seed"),
+        "suite_version": document.get("suite_version"),
+        "finished": document.get("finished"), "complete": document.get("complete"),
+        "exit_status": document.get("exit_status"),
+        "device_name": environment.get("device_name"), "records": len(document["records"]),
+    }
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """`results.read`, plus a check of each record's identity and outcome; errors name the file
+    and the record."""
+    document = results.read(path)
+    for index, record in enumerate(document["records"]):
+        if not isinstance(record, dict):
+            raise results.ResultsError(f"{path}: record {index} is not an object")
+        missing = [k for k in ("id", "backend", "outcome") if not isinstance(record.get(k), str)]
+        if missing:
+            raise results.ResultsError(f"{path}: record {index} has no {', '.join(missing)}")
+        if record["outcome"] not in results.OUTCOMES:
+            raise results.ResultsError(
+                f"{path}: record {index} ({record['id']} on {record['backend']}) has outcome "
+                f"{record['outcome']!r}; expected one of {', '.join(results.OUTCOMES)}")
+    return document
+
+
+def merge_files(paths: Sequence[str | Path], **options: Any) -> dict[str, Any]:
+    """Load each file (errors name the file), then `merge`."""
+    seen: dict[Path, str] = {}
+    for path in paths:
+        resolved = Path(path).resolve()
+        if resolved in seen:
+            raise MergeError(f"{path}: given twice (also as {seen[resolved]})")
+        seen[resolved] = str(path)
+    return merge([(str(p), load(p)) for p in paths], **options)
+
+
+def write(document: dict[str, Any], path: str | Path) -> Path:
+    """Write a results document atomically, in the format `results.read` accepts."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,244 @@
+"""reports/conformance.html: one self-contained page rendered from a results file.
+
+The page is one HTML file with its CSS, JavaScript and data inline (no remote assets; it works
+offline and as a CI artifact). The server side (this module, jinja2) writes the run's header and
+embeds the records as one compact JSON blob; the script in `templates/conformance.js` builds the
+scenario x backend matrix, the filters, the detail panel and the SVG plots from that blob, so
+8,000 records cost one JSON parse rather than 8,000 DOM rows.
+
+The blob is compact: strings that repeat (backends, ops, reasons, sources, ...) are stored once in
+a string table, axes and marker sets in their own tables, each record is an array in the order of
+`FIELDS`, floats keep 4 significant digits, and a record's nodeid is left out when it is the one
+the script derives from its source, id and backend. Code excerpts are cut to `EXCERPT_CHARS`, and
+once `EXCERPT_BUDGET` characters are spent the rest say so (results.json keeps them whole).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from harness.report import results
+from harness.report.merge import device_of, load
+
+TEMPLATES = Path(__file__).with_name("templates")
+FIELDS = ("id", "backend", "device", "suite", "scenario", "op", "dtype", "shape", "dims",
+          "axes", "markers", "source", "nodeid", "outcome", "reason", "metrics", "duration_s",
+          "excerpt", "skip_class", "seed", "target_arch")
+EXCERPT_CHARS = 2000
+EXCERPT_BUDGET = 1_500_000
+REASON_CHARS = 2000
+
+
+class _Table:
+    """Values stored once, referred to by index."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self._index: dict[Any, int] = {}
+
+    def ref(self, value: Any) -> int | None:
+        if value is None:
+            return None
+        key = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        if key not in self._index:
+            self._index[key] = len(self.values)
+            self.values.append(value)
+        return self._index[key]
+
+
+def _finite(value: Any) -> Any:
+    """JSON.parse has no Infinity or NaN: those travel as strings the script turns back."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float(f"{value:.4g}")
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def backend_specs(document: dict[str, Any]) -> dict[str, str]:
+    """The --backend text that selects each backend label, for repro commands.
+
+    Labels are what records name; a label differs from its spec for import-path backends
+    (`planted_backends:bias_broadcast_dropped` runs as `bias-broadcast-dropped`). The top-level
+    `backend_specs` map says so exactly; without it, a spec is matched to a label by name.
+    """
+    explicit = dict(document.get("backend_specs") or {})
+    specs = [str(s) for s in document.get("backends") or []]
+    labels = sorted({str(r.get("backend")) for r in document["records"]})
+    found: dict[str, str] = {}
+    for label in labels:
+        if label in explicit:
+            found[label] = explicit[label]
+        elif label in specs:
+            found[label] = label
+        else:
+            near = [s for s in specs if _norm(s.rsplit(":", 1)[-1]) == _norm(label)
+                    or _norm(label) in _norm(s)]
+            found[label] = near[0] if len(near) == 1 else (specs[0] if len(specs) == 1
+                                                            else label)
+    # in the order of the run's --backend list: the page's columns follow it
+    order = {spec: i for i, spec in enumerate(specs)}
+    return dict(sorted(found.items(), key=lambda kv: (order.get(kv[1], len(order)), kv[0])))
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _derived_nodeid(record: dict[str, Any]) -> str:
+    source = str(record.get("source") or "").rsplit(":", 1)[0]
+    name = str(record.get("id") or "").split("/", 1)[-1]
+    return f"{source}::{name}@{record.get('backend')}"
+
+
+def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
+    """The JSON blob the page's script reads: run metadata and the compact records."""
+    strings, axes, markers, excerpts, dims = _Table(), _Table(), _Table(), _Table(), _Table()
+    spent = 0
+    rows = []
+    for record in document["records"]:
+        excerpt = record.get("code_excerpt")
+        if excerpt:
+            excerpt = str(excerpt)
+            if len(excerpt) > EXCERPT_CHARS:
+                excerpt = (excerpt[:EXCERPT_CHARS] + f"\n... ({len(excerpt) - EXCERPT_CHARS} "
+                           "more characters in the results file)")
+            if spent + len(excerpt) > EXCERPT_BUDGET:
+                excerpt = "(excerpt left out to keep the page small; see the results file)"
+            spent += len(excerpt)
+        reason = record.get("reason")
+        if reason is not None and len(str(reason)) > REASON_CHARS:
+            reason = str(reason)[:REASON_CHARS] + " ..."
+        nodeid = record.get("nodeid")
+        values = {
+            "id": strings.ref(record.get("id")), "backend": strings.ref(record.get("backend")),
+            "device": strings.ref(device_of(record, document)),
+            "suite": strings.ref(record.get("suite")),
+            "scenario": strings.ref(record.get("scenario")),
+            "op": strings.ref(record.get("op")), "dtype": strings.ref(record.get("dtype")),
+            "shape": strings.ref(record.get("shape")),
+            "dims": dims.ref(_finite(record.get("dims"))),
+            "axes": axes.ref(_finite(record.get("axes"))),
+            "markers": markers.ref(list(record.get("markers") or [])),
+            "source": strings.ref(record.get("source")),
+            "nodeid": None if nodeid == _derived_nodeid(record) else strings.ref(nodeid),
+            "outcome": _outcome_index(record.get("outcome")),
+            "reason": strings.ref(reason),
+            "metrics": _finite(record.get("metrics")) or None,
+            "duration_s": _finite(record.get("duration_s")),
+            "excerpt": excerpts.ref(excerpt or None),
+            "skip_class": strings.ref(record.get("skip_class")),
+            "seed": record.get("seed"), "target_arch": strings.ref(record.get("target_arch")),
+        }
+        row = [values[f] for f in FIELDS]
+        while row and row[-1] is None:  # trailing empties cost bytes at 8,000 records
+            row.pop()
+        rows.append(row)
+    environments = _Table()
+    for environment in [document.get("environment"),
+                        *(r.get("environment") for r in document["records"])]:
+        environments.ref(environment or None)
+    return {
+        "name": name,
+        "outcomes": list(results.OUTCOMES), "failing": list(results.FAILING),
+        "fields": list(FIELDS), "strings": strings.values, "axes": axes.values,
+        "markers": markers.values, "excerpts": excerpts.values, "dims": dims.values,
+        "rows": rows,
+        "run": {
+            "command": document.get("command"), "seed": document.get("seed"),
+            "target_arch": document.get("target_arch"),
+            "suite_version": document.get("suite_version"),
+            "suite_versions": document.get("suite_versions"),
+            "finished": document.get("finished"), "complete": document.get("complete"),
+            "exit_status": document.get("exit_status"),
+            "backends": document.get("backends") or [],
+            "backend_specs": backend_specs(document),
+            "environments": _finite(environments.values),
+            "merged_from": document.get("merged_from"),
+        },
+    }
+
+
+def _outcome_index(outcome: Any) -> int:
+    try:
+        return results.OUTCOMES.index(outcome)
+    except ValueError:
+        raise results.ResultsError(f"record has an unknown outcome {outcome!r}") from None
+
+
+def _script_json(value: Any) -> str:
+    """JSON that cannot end the <script> element it sits in nor open a comment."""
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
+                              autoescape=True, undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+
+def _asset(name: str) -> str:
+    text = (TEMPLATES / name).read_text()
+    if "</script" in text.lower() or "</style" in text.lower():
+        raise ValueError(f"{name} must not contain a closing </script> or </style> tag")
+    return text
+
+
+def render(document: dict[str, Any], *, name: str = "") -> str:
+    """The whole page as one string."""
+    data = page_data(document, name=name)
+    run = data["run"]
+    counts = results.count(document["records"])
+    environment = document.get("environment") or {}
+    devices = sorted({device_of(r, document) for r in document["records"]} - {""})
+    template = _environment().get_template("conformance.html.j2")
+    return template.render(
+        title=f"gemmconf conformance{': ' + name if name else ''}",
+        name=name, run=run, counts=counts, outcomes=results.OUTCOMES,
+        failing=results.FAILING, total=len(document["records"]),
+        devices=devices or [environment.get("device_name") or "unknown device"],
+        environment=environment,
+        labels=sorted(run["backend_specs"]),
+        css=jinja2.utils.markupsafe.Markup(_asset("conformance.css")),
+        script=jinja2.utils.markupsafe.Markup(_asset("conformance.js")),
+        data=jinja2.utils.markupsafe.Markup(_script_json(data)),
+    )
+
+
+def page_for_run(results_path: Path | None, target: str | None) -> str | None:
+    """For the plugin at the end of a run: write the page (beside the results unless `target`
+    names a path; "none" skips it) and say where in one line. Never raises: a page that cannot
+    be written must not fail the run."""
+    if results_path is None or (target or "").lower() == "none":
+        return None
+    out = Path(target) if target else Path(results_path).with_name("conformance.html")
+    try:
+        return f"gemmconf: conformance page in {write_page(results_path, out)}"
+    except (results.ResultsError, OSError, jinja2.TemplateError) as exc:
+        return f"gemmconf: no conformance page: {exc}"
+
+
+def write_page(results_path: str | Path, out: str | Path) -> Path:
+    """Load a results file (errors name it) and write its page atomically."""
+    document = load(results_path)
+    html = render(document, name=Path(results_path).name)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(html, encoding="utf-8")
+    os.replace(tmp, out)
+    return out

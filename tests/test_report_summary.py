@@ -1,0 +1,78 @@
+"""The terminal summary: a table per backend, op and dtype with a column per outcome."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from test_report_page import record, sample_document
+
+from harness.report.summary import render_terminal_summary
+
+CPU = SimpleNamespace(name="CPU (x86_64, 2 cores)", hardware_class="cpu")
+
+
+def test_summary_table_format() -> None:
+    lines = render_terminal_summary(sample_document()["records"], CPU)
+    text = "\n".join(lines)
+    assert lines[0] == ""
+    assert lines[1] == "gemmconf summary: 14 items on CPU (x86_64, 2 cores) (cpu)"
+    header = lines[2].split()
+    assert header == ["backend", "op", "dtype", "FAIL", "ERROR", "pass", "xfail", "skip"]
+    rows = {tuple(line.split()[:3]): line.split()[3:] for line in lines[3:] if line.strip()}
+    assert rows[("planted", "mm", "bf16")] == ["1", ".", "1", "1", "."]  # one is dynamic's
+    assert rows[("planted", "mm", "fp32")] == [".", "1", ".", ".", "."]
+    assert rows[("eager", "scaled_mm", "e4m3fn")] == [".", ".", ".", ".", "1"]
+    total = next(line for line in lines if line.strip().startswith("total"))
+    assert total.split() == ["total", "2", "1", "8", "1", "2"]
+    # numbers are right-aligned under their column titles
+    table = lines[2:lines.index(total) + 1]
+    assert {len(line) for line in table} == {len(lines[2])}
+    assert "skipped for hardware: 2 (2 need sm89); --require-hardware CLASS" in text
+    assert "FAIL dense/mm[bf16-64x64x64]@planted - Tensor-likes are not close!" in text
+    assert "ERROR dense/mm[fp32-16x16x4096]@planted - RuntimeError: backend crashed" in text
+
+
+def many_records(n: int) -> list[dict]:
+    records = []
+    for i in range(n):
+        dtype = ("bf16", "fp16", "fp32", "tf32", "e4m3fn", "e5m2", "int8")[i % 7]
+        op = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")[i % 8]
+        backend = ("eager", "inductor")[(i // 56) % 2]
+        outcome = "skipped" if i % 9 == 0 else ("failed" if i % 101 == 0 else "passed")
+        records.append(record("s", "x", op, dtype, {"M": 1, "N": 1, "K": i}, backend, outcome,
+                              skip_class="sm90" if outcome == "skipped" else None,
+                              reason="why " * 60 if outcome == "failed" else None))
+    return records
+
+
+def test_summary_stays_compact_for_thousands_of_items() -> None:
+    records = many_records(4000)  # 112 (backend, op, dtype) rows, 35 with a failure
+    lines = render_terminal_summary(records, CPU)
+    assert len(lines) < 60
+    assert max(len(line) for line in lines) <= 120
+    text = "\n".join(lines)
+    assert "4000 items" in text
+    table = lines[2:next(i for i, line in enumerate(lines) if "total" in line) + 1]
+    assert table[0].split()[2] == "dtype"
+    fold = next(line for line in table if "more rows, none failing" in line)
+    assert fold.split()[0] == f"({112 - (len(table) - 3)}"  # rows neither shown nor total
+    assert len(fold) == len(table[0])  # its numbers are aligned with the rest
+    assert all(line.split()[3] != "." for line in table[1:-2])  # every shown row has a FAIL
+    assert "skipped for hardware: 445 (445 need sm90)" in text
+    assert "more failing items" in text
+
+
+def test_too_many_failing_rows_group_by_op() -> None:
+    lines = render_terminal_summary(many_records(4000), CPU, max_rows=20)
+    assert lines[2].split()[:3] == ["backend", "op", "dtypes"]
+    assert any(line.split()[:3] == ["inductor", "scaled_mm", "(all)"] for line in lines)
+
+
+def test_pass_only_rows_fold_first() -> None:
+    records = [record("s", "x", "mm", f"d{i}", {"M": 1, "N": 1, "K": 1}, "eager", "passed")
+               for i in range(50)]
+    records.append(record("s", "x", "mm", "bad", {"M": 1, "N": 1, "K": 1}, "eager", "failed"))
+    lines = render_terminal_summary(records, CPU)
+    assert any(line.split()[:3] == ["eager", "mm", "bad"] for line in lines)
+    fold = next(line for line in lines if "(50 more rows, none failing)" in line)
+    assert fold.split()[-2:] == [".", "50"]
