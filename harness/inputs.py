@@ -177,7 +177,10 @@ def _quantize(source: torch.Tensor, operand: Operand, scaling: str
             expanded = scale.repeat_interleave(BLOCK, 0).repeat_interleave(BLOCK, 1)
     q = (x / expanded).clamp(-fp8_max, fp8_max).to(dtype)
     deq = q.to(torch.float64) * expanded.to(torch.float64)
-    return q, scale.float().contiguous(), deq
+    scale = scale.float().contiguous()
+    if scaling == "blockwise":  # CUDA eager takes blockwise scales column-major ("outer-dim")
+        scale = scale.t().contiguous().t()
+    return q, scale, deq
 
 
 def _safe(amax: torch.Tensor) -> torch.Tensor:

@@ -9,6 +9,7 @@ dequantized, casts are kept in fp64 and `_scaled_mm` becomes an explicit scaled 
 from __future__ import annotations
 
 import contextlib
+import linecache
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -46,105 +47,105 @@ def _tensor_steps(instance: ScenarioInstance) -> list[Epilogue]:
 
 def make_function(instance: ScenarioInstance) -> Callable[..., Any]:
     """The function eager runs and backends compile."""
-    return _assemble(instance, reference=False)
+    return _compile_source(program_source(instance), instance)
 
 
 def make_reference(instance: ScenarioInstance) -> Callable[..., Any] | None:
     """The same computation on fp64 (dequantized) inputs; None where exactness is judged."""
     if instance.op == "int_mm":
         return None  # integer GEMMs are compared with eager bit for bit
-    return _assemble(instance, reference=True)
+    return _compile_source(program_source(instance, reference=True), instance)
 
 
-def _assemble(instance: ScenarioInstance, *, reference: bool) -> Callable[..., Any]:
+def program_source(instance: ScenarioInstance, *, reference: bool = False) -> str:
+    """The program as Python source.
+
+    Scalars (alpha, beta, epilogue constants) are written as literals: held in a closure, dynamo
+    would lift them into graph inputs under dynamic=True and recompile once they are seen, which
+    is the program's doing, not the backend's.
+    """
     names = input_names(instance)
-    transposed = {o.name for o in instance.operands if o.layout == "t"}
-    gemm = _gemm(instance, reference=reference)
-    steps = instance.epilogue
-
-    def gemm_program(*args: torch.Tensor) -> Any:
-        inputs = dict(zip(names, args, strict=True))
-        for name in transposed:  # stored transposed; the program takes the transpose back
-            inputs[name] = inputs[name].transpose(-2, -1)
-        value = gemm(inputs)
-        kept = []
-        others = iter(inputs[n] for n in names if n.startswith("other"))
-        for step in steps:
-            if step.kind == "keep":
-                kept.append(value)
-            else:
-                value = _apply(step, value, others, reference=reference)
-        return (*kept, value) if kept else value
-
-    gemm_program.__name__ = f"{instance.name}_program"
-    gemm_program.__qualname__ = gemm_program.__name__
-    return gemm_program
+    name = f"{instance.name.replace('.', '_')}_{'reference' if reference else 'program'}"
+    lines = [f"def {name}({', '.join(names)}):"]
+    for operand in instance.operands:
+        if operand.layout == "t" and operand.name in names:  # stored transposed
+            lines.append(f"    {operand.name} = {operand.name}.transpose(-2, -1)")
+    lines.append(f"    out = {_gemm_expression(instance, reference=reference)}")
+    kept = []
+    others = iter(n for n in names if n.startswith("other"))
+    for step in instance.epilogue:
+        if step.kind == "keep":
+            kept.append(f"kept{len(kept)}")
+            lines.append(f"    {kept[-1]} = out")
+        elif step.kind == "cast" and reference:
+            continue  # the reference stays in fp64
+        else:
+            lines.append(f"    out = {_epilogue_expression(step, others)}")
+    lines.append(f"    return {', '.join([*kept, 'out'])}" if kept else "    return out")
+    return "\n".join(lines) + "\n"
 
 
-def _gemm(instance: ScenarioInstance, *, reference: bool) -> Callable[[dict], torch.Tensor]:
-    op, alpha, beta = instance.op, instance.alpha, instance.beta
+def _gemm_expression(instance: ScenarioInstance, *, reference: bool) -> str:
+    op = instance.op
+    scale = f"beta={instance.beta!r}, alpha={instance.alpha!r}"
     if op == "mm":
-        return lambda t: torch.mm(t["a"], t["b"])
+        return "torch.mm(a, b)"
     if op == "bmm":
-        return lambda t: torch.bmm(t["a"], t["b"])
+        return "torch.bmm(a, b)"
     if op == "matmul":
-        return lambda t: torch.matmul(t["a"], t["b"])
+        return "torch.matmul(a, b)"
     if op == "int_mm":
-        return lambda t: torch._int_mm(t["a"], t["b"])
+        return "torch._int_mm(a, b)"
     if op == "addmm":
-        return lambda t: torch.addmm(t["c"], t["a"], t["b"], beta=beta, alpha=alpha)
+        return f"torch.addmm(c, a, b, {scale})"
     if op == "baddbmm":
-        return lambda t: torch.baddbmm(t["c"], t["a"], t["b"], beta=beta, alpha=alpha)
+        return f"torch.baddbmm(c, a, b, {scale})"
     if op == "linear":
-        return lambda t: F.linear(t["a"], t["b"], t.get("bias"))
+        return f"F.linear(a, b, {'bias' if instance.bias else 'None'})"
     if op == "scaled_mm":
-        return _scaled_reference if reference else _scaled_mm_call(instance)
+        bias = " + bias" if instance.bias else ""
+        if reference:  # operands arrive dequantized, scales folded in (inputs.reference_inputs)
+            return f"a @ b{bias}"
+        out_dtype = _torch_name(instance.out_dtype or "bf16")
+        return (f"torch._scaled_mm(a, b, scale_a, scale_b, bias={'bias' if instance.bias else None}"
+                f", out_dtype={out_dtype}, use_fast_accum={instance.use_fast_accum!r})")
     raise AssertionError(op)
 
 
-def _scaled_mm_call(instance: ScenarioInstance) -> Callable[[dict], torch.Tensor]:
-    out_dtype = TORCH_DTYPES[instance.out_dtype or "bf16"]
-    fast = instance.use_fast_accum
-
-    def call(t: dict) -> torch.Tensor:
-        return torch._scaled_mm(t["a"], t["b"], t["scale_a"], t["scale_b"], bias=t.get("bias"),
-                                out_dtype=out_dtype, use_fast_accum=fast)
-
-    return call
-
-
-def _scaled_reference(t: dict) -> torch.Tensor:
-    # Inputs arrive already dequantized by `inputs.reference_inputs`; scales are folded in.
-    out = t["a"] @ t["b"]
-    return out + t["bias"] if "bias" in t else out
-
-
-def _apply(step: Epilogue, value: torch.Tensor, others: Iterator[torch.Tensor], *,
-           reference: bool) -> torch.Tensor:
+def _epilogue_expression(step: Epilogue, others: Iterator[str]) -> str:
     kind, arg = step.kind, step.arg
-    if kind == "relu":
-        return torch.relu(value)
-    if kind == "gelu":
-        return F.gelu(value)
-    if kind == "gelu_tanh":
-        return F.gelu(value, approximate="tanh")
-    if kind == "silu":
-        return F.silu(value)
-    if kind == "tanh":
-        return torch.tanh(value)
-    if kind == "sigmoid":
-        return torch.sigmoid(value)
+    simple = {"relu": "torch.relu(out)", "gelu": "F.gelu(out)",
+              "gelu_tanh": "F.gelu(out, approximate='tanh')", "silu": "F.silu(out)",
+              "tanh": "torch.tanh(out)", "sigmoid": "torch.sigmoid(out)"}
+    if kind in simple:
+        return simple[kind]
     if kind == "clamp":
-        return torch.clamp(value, arg[0], arg[1])
+        return f"torch.clamp(out, {arg[0]!r}, {arg[1]!r})"
     if kind == "mul":
-        return value * arg
+        return f"out * {arg!r}"
     if kind == "add":
-        return value + arg
+        return f"out + {arg!r}"
     if kind == "add_tensor":
-        return value + next(others)
+        return f"out + {next(others)}"
     if kind == "cast":
-        return value if reference else value.to(TORCH_DTYPES[arg])
+        return f"out.to({_torch_name(arg)})"
     raise AssertionError(kind)
+
+
+def _torch_name(dtype: str) -> str:
+    return f"torch.{str(TORCH_DTYPES[dtype]).removeprefix('torch.')}"
+
+
+def _compile_source(source: str, instance: ScenarioInstance) -> Callable[..., Any]:
+    namespace: dict[str, Any] = {"torch": torch, "F": F}
+    filename = f"<gemmconf program {instance.id}>"
+    code = compile(source, filename, "exec")
+    # Register the text so tracebacks and dynamo's graph-break messages can show the line.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(code, namespace)
+    (function,) = (v for k, v in namespace.items() if k.endswith(("_program", "_reference")))
+    function.gemmconf_source = source
+    return function
 
 
 @contextlib.contextmanager

@@ -103,6 +103,7 @@ def test_fp8_dequantizes_exactly(tmp_path, scaling):
     assert tuple(scale_a.shape) == expected_shape
     if scaling == "blockwise":
         assert tuple(tensors["scale_b"].shape) == (2, 1)
+        assert scale_a.stride() == (1, 32)
         scale_full = scale_a.double().repeat_interleave(128, dim=1)
     else:
         scale_full = scale_a.double()
