@@ -3,6 +3,9 @@
 Loaded by the repository's ``conftest.py`` (``pytest_plugins``) and, for outside users, through
 the ``pytest11`` entry point of the installed package. One item per (scenario instance, backend);
 its name is ``<scenario>[<axis ids>]@<backend>`` and its record id ``<suite>/<scenario>[...]``.
+
+Items run in a worker process by default (`harness.isolation`): a backend that crashes or hangs
+fails its item, not the run. `--no-isolate` runs them in this process, for debuggers.
 """
 
 from __future__ import annotations
@@ -10,18 +13,20 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness import capability, codecheck, expectations
-from harness.backends import Backend, RunOptions, UnknownBackendError, resolve
+from harness import capability, codecheck, expectations, isolation, shard
+from harness.backends import Backend, RunOptions, UnknownBackendError
 from harness.markers import MARKERS
 from harness.report.results import FAILING, ResultsWriter
-from harness.runner import SuiteBug, run_item
+from harness.runner import SuiteBug
 from harness.scenario import ScenarioError, ScenarioInstance, discover, implied_markers, load_suite
 
 DEFAULT_BACKEND = "reference"
@@ -45,10 +50,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="turn a skip for missing CLASS (cpu, sm80, sm89, sm90, sm100) into a "
                     "failure, so a run that should have had the hardware cannot pass by skipping; "
                     "repeatable")
+    group.addoption("--conformance-html", default=None, metavar="PATH",
+                    help="the self-contained conformance page written at the end of the run "
+                    "(default: conformance.html beside --results; 'none' skips it)")
     group.addoption("--target-arch", default=None, metavar="smXY",
                     help="code-check target (sm80, sm90, sm100) for backends that cross-compile "
                     "(the reference backend does): checks and items for that class run without "
                     "such a GPU")
+    group.addoption("--no-isolate", action="store_true", default=False,
+                    help="run items in the pytest process (for a debugger; implied by --pdb and "
+                    "--trace): no per-item timeout, and a backend that crashes ends the run. By "
+                    "default each item runs in a worker process that is replaced when a backend "
+                    "crashes, hangs or faults the GPU, so that costs only the item")
+    group.addoption("--item-timeout", default="auto", metavar="SECONDS",
+                    help="fail an item that takes longer (its worker is killed and replaced); "
+                    "0: no timeout; default 'auto': scaled to the item (shape sets, size) with "
+                    "room for a first compile; ignored with --no-isolate")
+    group.addoption("--shard", default=None, metavar="i/n",
+                    help="run only shard i of n (1-based) of the selected items: deterministic, "
+                    "disjoint and covering, so the n shards' merged results equal one run's")
     parser.addini("gemmconf_suites", "directory holding the suite files and expectations/",
                   default="suites")
 
@@ -63,6 +83,11 @@ class RunState:
         self.seed = _parse_seed(config.getoption("seed"))
         self.target_arch = _parse_target(config.getoption("target_arch"))
         self.required = _parse_required(config.getoption("require_hardware"))
+        # a debugger (--pdb, --trace) must see the backend's frames: that needs the item here
+        self.isolate = not (config.getoption("no_isolate") or config.getoption("usepdb", False)
+                            or config.getoption("trace", False))
+        self.timeouts = _parse_item_timeout(config.getoption("item_timeout"))
+        self.shard = _parse_shard(config.getoption("shard"))
         specs = config.getoption("backend") or DEFAULT_BACKEND
         self.backend_specs = [s.strip() for s in specs.split(",") if s.strip()]
         if not self.backend_specs:
@@ -77,23 +102,41 @@ class RunState:
         self.tables: dict[str, expectations.ExpectationTable] = {}
         self.writer: ResultsWriter | None = None
         self.results_path: Path | None = None
+        self.page_line: str | None = None
+        self._runner: isolation.IsolatedRunner | isolation.InProcessRunner | None = None
+
+    @property
+    def options(self) -> RunOptions:
+        return RunOptions(target_arch=self.target_arch, device=self.device)
 
     def resolve_backends(self) -> None:
         if self.backends:
             return
         for spec in self.backend_specs:
             try:
-                backend = resolve(spec)
+                backend = isolation.configured_backend(spec, self.options)
             except UnknownBackendError as exc:
                 raise pytest.UsageError(f"--backend: {exc}") from None
             except ValueError as exc:  # a built-in rejecting its option
                 raise pytest.UsageError(f"--backend {spec}: {exc}") from None
-            configure = getattr(backend, "configure", None)
-            if configure is not None:
-                configure(RunOptions(target_arch=self.target_arch, device=self.device))
             label = _label(spec, backend)
             self.backends[label] = backend
             self.specs[label] = spec
+
+    def runner(self) -> isolation.IsolatedRunner | isolation.InProcessRunner:
+        """Where items run: a worker process (started after collection), or here."""
+        if self._runner is None:
+            if self.isolate:
+                self._runner = isolation.IsolatedRunner(self.specs, self.options,
+                                                        timeouts=self.timeouts)
+            else:
+                self._runner = isolation.InProcessRunner(self.backends)
+        return self._runner
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
 
     @property
     def target(self) -> str | None:
@@ -133,6 +176,22 @@ def _parse_target(text: str | None) -> str | None:
     return text
 
 
+def _parse_item_timeout(text: str) -> isolation.TimeoutPolicy:
+    try:
+        return isolation.parse_timeout(text)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--item-timeout: {exc}") from None
+
+
+def _parse_shard(text: str | None) -> shard.Shard | None:
+    if text is None:
+        return None
+    try:
+        return shard.parse(text)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--shard: {exc}") from None
+
+
 def _parse_required(values: list[str]) -> set[str]:
     classes = {c.strip() for v in values for c in v.split(",") if c.strip()}
     unknown = classes - set(capability.HARDWARE_CLASSES)
@@ -153,6 +212,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(conflict)
     state = RunState(config)
     config.stash[STATE] = state
+    config.add_cleanup(state.close)
+    _handle_sigterm(config)
     if config.pluginmanager.hasplugin("html"):
         from harness.report.html import HtmlColumns
 
@@ -163,8 +224,28 @@ def pytest_configure(config: pytest.Config) -> None:
             "seed": state.seed, "backends": state.backend_specs,
             "target_arch": state.target_arch, "environment": state.capability.as_record(),
             "suite_version": suite_version(state.suites_dir),
+            "backend_specs": state.specs,
+            "shard": None if state.shard is None else str(state.shard),
+            "isolated": state.isolate, "item_timeout": state.timeouts.describe(),
         })
         config.pluginmanager.register(Recorder(state, state.writer), "gemmconf-recorder")
+
+
+def _handle_sigterm(config: pytest.Config) -> None:
+    """SIGTERM ends the run like Ctrl-C: pytest unwinds, and the results written so far are
+    kept, marked incomplete. A second SIGTERM gets the previous handler (by default: die)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous not in (signal.SIG_DFL, None):
+        return  # someone else handles it (an outer pytest, a wrapper): keep theirs
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, previous)
+        raise KeyboardInterrupt(f"{signal.Signals(signum).name}: the run was asked to stop")
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
 
 
 def suite_version(suites_dir: Path) -> str:
@@ -241,6 +322,29 @@ def _touches_suites(config: pytest.Config, state: RunState) -> bool:
         if path in state.suites_dir.parents or path.suffix in (".yaml", ".yml"):
             return True
     return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = config.stash[STATE]
+    if state.shard is None:
+        return
+    kept, dropped = shard.split(items, state.shard, _shard_key)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    state = session.config.stash[STATE]
+    if state.isolate and not session.config.option.collectonly and any(
+            isinstance(item, ScenarioItem) for item in session.items):
+        state.runner().prestart()  # the worker imports torch while pytest gets going
+
+
+def _shard_key(item: pytest.Item) -> str:
+    if isinstance(item, ScenarioItem):
+        return f"{item.instance.id}@{item.label}"
+    return item.nodeid
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -320,10 +424,11 @@ class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
         state = self.config.stash[STATE]
         repro = self.repro_command()
+        device = "cpu" if self.instance.requires.device == "cpu" else state.device
+        request = isolation.ItemRequest(self.instance, self.label, seed=state.seed,
+                                        device=device, target=state.target, repro=repro)
         try:
-            device = "cpu" if self.instance.requires.device == "cpu" else state.device
-            result = run_item(self.instance, self.backend, seed=state.seed, device=device,
-                              target=state.target, repro=repro)
+            result = state.runner().run(request)
         except SuiteBug as exc:
             raise ScenarioBug(f"{exc}\nThe scenario is wrong, not the backend "
                               f"({self.instance.source}).") from None
@@ -346,6 +451,8 @@ class ScenarioItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         if isinstance(excinfo.value, ConformanceFailure | ScenarioBug):
             return str(excinfo.value)
+        if isinstance(excinfo.value, isolation.WorkerError):
+            return f"The harness raised in the isolation worker:\n{excinfo.value}"
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -431,8 +538,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if exitstatus == pytest.ExitCode.USAGE_ERROR and not state.writer.records:
         state.writer.abandon()  # bad input: leave no results file at all
         return
-    complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or (
+        exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and state.shard is not None)
     state.results_path = state.writer.finish(complete=complete, exit_status=int(exitstatus))
+    from harness.report.page import page_for_run
+
+    state.page_line = page_for_run(state.results_path, session.config.getoption("conformance_html"))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -443,9 +554,25 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     for line in render_terminal_summary(state.writer.records, state.capability):
         terminalreporter.write_line(line)
+    for line in leak_warnings(state.writer.records):
+        terminalreporter.write_line(line, yellow=True)
     path = state.results_path
     if path is not None:
         terminalreporter.write_line(f"gemmconf: results in {path}")
+    if state.page_line:
+        terminalreporter.write_line(state.page_line)
+
+
+def leak_warnings(records: list[dict[str, Any]]) -> list[str]:
+    """One line per backend whose items left GPU memory allocated (metrics.leaked_bytes)."""
+    leaks: dict[str, list[int]] = {}
+    for record in records:
+        leaked = (record.get("metrics") or {}).get("leaked_bytes")
+        if leaked:
+            leaks.setdefault(record["backend"], []).append(leaked)
+    return [f"  warning: backend {backend} left GPU memory allocated after {len(sizes)} item(s) "
+            f"(up to {max(sizes) / 2**20:.1f} MiB, {sum(sizes) / 2**20:.1f} MiB in all); see "
+            "metrics.leaked_bytes in the results" for backend, sizes in sorted(leaks.items())]
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -455,4 +582,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     cap = state.capability
     return [f"gemmconf: backends {', '.join(state.backends)}; device {cap.name} "
             f"({cap.hardware_class}); seed {state.seed}; target "
-            f"{state.target or 'none (no GPU, no --target-arch)'}; python {sys.version.split()[0]}"]
+            f"{state.target or 'none (no GPU, no --target-arch)'}; python {sys.version.split()[0]}",
+            f"gemmconf: items run {'in a worker process' if state.isolate else 'in-process'}; "
+            f"item timeout {state.timeouts.describe() if state.isolate else 'none'}"
+            f"{'' if state.shard is None else f'; shard {state.shard}'}"]

@@ -1,0 +1,62 @@
+"""Ctrl-C or SIGTERM mid-run: the results so far are written, marked incomplete.
+
+A real pytest process (a subprocess in its own session) runs the small suite on a backend that
+takes a second an item; once two records are on disk, the test interrupts it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import faulty_backends
+import pytest
+
+
+def wait_for_records(partial: Path, count: int, process: subprocess.Popen, limit: float) -> list:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        if partial.exists():
+            lines = partial.read_text().splitlines()
+            if len(lines) >= count:
+                return [json.loads(line) for line in lines]
+        time.sleep(0.1)
+    process.kill()
+    raise AssertionError(f"fewer than {count} records after {limit} s: {process.communicate()}")
+
+
+@pytest.mark.parametrize(("sig", "to_group"), [(signal.SIGTERM, False), (signal.SIGINT, True)],
+                         ids=["SIGTERM", "ctrl-c"])
+def test_interrupt_writes_partial_results_marked_incomplete(tmp_path, sig, to_group):
+    faulty_backends.make_suite(tmp_path)
+    log = tmp_path / "calls.log"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "suites", "--backend", "faulty_backends:slow"],
+        cwd=tmp_path, env={**os.environ, faulty_backends.LOG_ENV: str(log)},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        before = wait_for_records(tmp_path / "reports" / "results.json.partial", 2, process, 120)
+        if to_group:  # what a terminal's Ctrl-C does: the whole foreground process group
+            os.killpg(process.pid, sig)
+        else:
+            process.send_signal(sig)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, output
+    document = json.loads((tmp_path / "reports" / "results.json").read_text())
+    assert document["complete"] is False and document["exit_status"] == 2
+    ids = [r["id"] for r in document["records"]]
+    assert {r["id"] for r in before} <= set(ids) and len(ids) < 6  # finished ones, not all
+    assert all(r["outcome"] in ("passed", "skipped") for r in document["records"])
+    assert not (tmp_path / "reports" / "results.json.partial").exists()
+    for pid in {pid for pid, _, _ in faulty_backends.logged_calls(log)}:  # no worker left over
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

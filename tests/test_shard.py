@@ -1,0 +1,93 @@
+"""--shard i/n: deterministic, disjoint and covering; bad values are usage errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import faulty_backends
+import pytest
+
+from harness import shard
+
+pytest_plugins = ["pytester"]
+
+
+def test_parse():
+    assert shard.parse("2/3") == shard.Shard(2, 3)
+    assert str(shard.parse(" 1 / 1 ")) == "1/1"
+    for bad in ("3/2", "0/2", "1/0", "x", "1/", "/2", "1/2/3", "-1/2", "1.0/2", ""):
+        with pytest.raises(ValueError, match=r"expected i/n"):
+            shard.parse(bad)
+
+
+def test_shards_are_disjoint_covering_and_about_even():
+    keys = [f"dense/mm[fp16-{m}x{n}x64]@eager" for m in range(60) for n in range(50)]
+    for count in (1, 2, 3, 5):
+        parts = [shard.split(keys, shard.Shard(i, count), key=str)[0]
+                 for i in range(1, count + 1)]
+        assert sorted(k for part in parts for k in part) == sorted(keys)  # each key once
+        sizes = [len(part) for part in parts]
+        assert max(sizes) - min(sizes) < 0.15 * len(keys) / count  # sampling noise: ~3 sd
+
+
+# Pinned: an item's shard must not depend on the machine, the Python version or PYTHONHASHSEED.
+GOLDEN = {"tiny/addmm@reference": [1, 3, 5], "tiny/mm[fp16-17x9x33]@eager": [2, 3, 4],
+          "dense/mm[fp16-128x256x64]@eager": [2, 1, 2]}
+
+
+def test_assignment_is_stable():
+    for key, expected in GOLDEN.items():
+        assert [shard.shard_of(key, n) for n in (2, 3, 5)] == expected
+    code = ("from harness.shard import shard_of; "
+            f"print([[shard_of(k, n) for n in (2, 3, 5)] for k in {list(GOLDEN)!r}])")
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", code], env={"PYTHONHASHSEED": seed},
+                             capture_output=True, text=True, check=True).stdout
+        assert json.loads(out) == list(GOLDEN.values())
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    faulty_backends.make_suite(pytester.path)
+    return pytester
+
+
+@pytest.mark.parametrize("value", ["3/2", "x", "0/4", "1/0"])
+def test_bad_shard_is_a_usage_error_naming_the_option(suite, value):
+    result = suite.runpytest("suites", "--backend", "eager", "--shard", value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--shard: expected i/n*got '{value}'*"])
+    assert not (suite.path / "reports" / "results.json").exists()
+
+
+def test_merged_shards_equal_one_unsharded_run(suite):
+    backends = ["--backend", "eager,faulty_backends:logs_only"]
+    assert suite.runpytest("suites", *backends, "--results", "all.json").ret == 0
+    whole = json.loads((suite.path / "all.json").read_text())
+    assert whole["shard"] is None and len(whole["records"]) == 12
+    merged: list[dict] = []
+    for i in (1, 2, 3):
+        result = suite.runpytest("suites", *backends, "--shard", f"{i}/3",
+                                 "--results", f"shard{i}.json")
+        assert result.ret == 0
+        part = json.loads((suite.path / f"shard{i}.json").read_text())
+        assert part["shard"] == f"{i}/3" and part["complete"] is True
+        assert part["records"], "a shard of this suite ran nothing: pick other ids"
+        result.stdout.fnmatch_lines([f"*{12 - len(part['records'])} deselected*"])
+        merged += part["records"]
+
+    def outcomes(records: list[dict]) -> Counter:
+        return Counter((r["id"], r["backend"], r["outcome"], r.get("reason")) for r in records)
+
+    assert outcomes(merged) == outcomes(whole["records"])  # disjoint and covering
+
+
+def test_an_empty_shard_is_a_complete_run_of_nothing(suite):
+    result = suite.runpytest("suites", "--backend", "eager", "-k", "addmm", "--shard", "1/2")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # tiny/addmm@eager is in shard 2
+    document = json.loads((suite.path / "reports" / "results.json").read_text())
+    assert document["complete"] is True and document["records"] == []
+    assert document["shard"] == "1/2"
