@@ -1,0 +1,98 @@
+"""Everything that differs between the torch/triton versions the backend supports, in one place.
+
+Supported: torch 2.11-2.13+, triton 3.6-3.7+ (DESIGN.md, "Versions to support"). The APIs used
+here exist in all of them; the guards below make a missing one fail with a clear message rather
+than deep inside a compile. Expected IR spellings (what a FileCheck looks for) live in
+`IR_MARKERS`, so a Triton upgrade that renames an op is one edit.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+
+TRITON_INTERPRET_ENV = "TRITON_INTERPRET"
+
+# Op names in Triton's IR and PTX that prove a code path was taken, per artifact kind. Seen with
+# triton 3.6 (GPU machine) and 3.7 (CPU machine); both spell them the same way.
+IR_MARKERS: dict[str, tuple[str, str]] = {
+    # name: (artifact kind, text)
+    "wgmma": ("ttgir", "ttng.warp_group_dot"),
+    "tma_load": ("ttgir", "ttng.async_tma_copy_global_to_local"),
+    "tensormap_create": ("ttgir", "ttng.tensormap_create"),
+    "tcgen05_mma": ("ttgir", "ttng.tc_gen5_mma"),
+    "mma_sync": ("ptx", "mma.sync"),
+    "wgmma_ptx": ("ptx", "wgmma.mma_async"),
+    "cp_async_bulk_tensor": ("ptx", "cp.async.bulk.tensor"),
+}
+
+# torch dtype -> the pointer element type Triton's launcher derives for it
+TRITON_POINTER_TYPES: dict[torch.dtype, str] = {
+    torch.float32: "fp32",
+    torch.float16: "fp16",
+    torch.bfloat16: "bf16",
+    torch.float8_e4m3fn: "fp8e4nv",
+    torch.float8_e5m2: "fp8e5",
+    torch.int8: "i8",
+    torch.uint8: "u8",
+    torch.int32: "i32",
+    torch.int64: "i64",
+}
+
+
+def interpreting() -> bool:
+    """True when @triton.jit kernels run in the Triton interpreter (TRITON_INTERPRET=1)."""
+    try:
+        from triton import knobs
+
+        return bool(knobs.runtime.interpret)
+    except (ImportError, AttributeError):
+        return os.environ.get(TRITON_INTERPRET_ENV, "0") not in ("", "0", "false", "False")
+
+
+def triton_version() -> str:
+    import triton
+
+    return triton.__version__
+
+
+def gpu_target(capability: int) -> Any:
+    """The `GPUTarget` Triton compiles for, e.g. capability 90 -> cuda sm_90."""
+    from triton.backends.compiler import GPUTarget
+
+    return GPUTarget("cuda", capability, 32)
+
+
+def ast_source(fn: Any, signature: dict[str, str], constexprs: dict[tuple[int, ...], Any],
+               attrs: dict[tuple[int, ...], list[list[Any]]]) -> Any:
+    """`triton.compiler.ASTSource` with constexprs and attrs keyed by argument-index paths."""
+    from triton.compiler import ASTSource
+
+    return ASTSource(fn, signature, constexprs, attrs)
+
+
+def set_tma_allocator() -> None:
+    """In-kernel tensor descriptors need global scratch memory from a host allocator."""
+    import triton
+
+    set_allocator = getattr(triton, "set_allocator", None)
+    if set_allocator is None:
+        raise RuntimeError(f"triton {triton.__version__} has no set_allocator: no in-kernel TMA")
+    set_allocator(_tma_scratch)
+
+
+def _tma_scratch(size: int, alignment: int, stream: Any) -> torch.Tensor:
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+def tf32_allowed() -> bool:
+    """The harness's "tf32" mode: torch.backends.cuda.matmul.allow_tf32 at compile time."""
+    return bool(torch.backends.cuda.matmul.allow_tf32)
+
+
+def has_tensor_descriptors() -> bool:
+    import triton.language as tl
+
+    return hasattr(tl, "make_tensor_descriptor")

@@ -1,0 +1,124 @@
+"""The torch.compile backend: aten capture, GEMM lowering, and the record artifacts come from.
+
+`ReferenceCompiler` is a dynamo backend (`torch.compile(fn, backend=ReferenceCompiler())`).
+Dynamo hands it a torch-level graph per (re)compile; `aot_autograd` turns that into a
+functional aten graph (linear and matmul arrive as mm/addmm/bmm with views), and the forward
+compiler rewrites it with `lowering.lower_graph`. Inference graphs are what the suite compiles;
+when inputs require grad, aot_autograd's forward and backward graphs (its backward compiler
+defaults to the forward one) are lowered the same way.
+
+The TF32 decision is read once per compile (`compat.tf32_allowed`, i.e.
+`torch.backends.cuda.matmul.allow_tf32`); dynamo guards on that flag, so flipping it recompiles.
+
+The compiler keeps every lowered graph: `artifacts()` renders the call plans (`python`), the
+Triton source of the kernel family (`triton`) and, lazily and cached, the TTIR/TTGIR/PTX of
+every distinct launch cross-compiled for the artifact target (`crosscompile`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from backend import compat, kernels
+from backend.crosscompile import ARTIFACT_KINDS, CROSS_COMPILER
+from backend.launcher import BackendOptions, LaunchRecord, Runtime, plan_launch
+from backend.lowering import LoweredGraph, lower_graph
+from backend.target import Target, detect, for_artifacts
+
+
+class ReferenceCompiler:
+    """A torch.compile backend bound to its own record of compiles, graphs and launches."""
+
+    def __init__(self, options: BackendOptions | None = None) -> None:
+        self.options = options or BackendOptions()
+        self.runtime = Runtime(detect(self.options.target_arch), self.options)
+        self.invocations = 0
+        self.graphs: list[LoweredGraph] = []
+
+    @property
+    def target(self) -> Target:
+        return self.runtime.target
+
+    def __call__(self, gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        from functorch.compile import make_boxed_func
+        from torch._dynamo.backends.common import aot_autograd
+
+        self.invocations += 1
+        precision = "tf32" if compat.tf32_allowed() else "ieee"
+
+        def graph_compiler(graph: fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
+            lowered = lower_graph(graph, self.runtime, index=len(self.graphs),
+                                  input_precision=precision)
+            self.graphs.append(lowered)
+            return make_boxed_func(lowered.gm)  # aot_autograd's calling convention
+
+        return aot_autograd(fw_compiler=graph_compiler)(gm, example_inputs)
+
+    def launches(self) -> list[LaunchRecord]:
+        """Distinct launches so far, in graph and call order."""
+        return [record for graph in self.graphs for call in graph.calls
+                for record in call.launches.values()]
+
+    def artifacts(self, target_arch: str | None = None) -> dict[str, str]:
+        """Generated code by kind; IR kinds only once a kernel was launched."""
+        if not self.graphs:
+            return {}
+        found: dict[str, str] = {
+            "python": "\n\n".join(graph.plan_text() for graph in self.graphs),
+        }
+        if any(graph.calls for graph in self.graphs):
+            found["triton"] = triton_source(self.launches())
+        found.update(self.compiled_ir(target_arch))
+        return found
+
+    def compiled_ir(self, target_arch: str | None = None) -> dict[str, str]:
+        """TTIR/TTGIR/PTX of every distinct launch, planned and compiled for the target arch."""
+        target = for_artifacts(self.target, target_arch or self.options.target_arch)
+        texts: dict[str, list[str]] = {kind: [] for kind in ARTIFACT_KINDS}
+        seen = set()
+        for record in self.launches():
+            plan = plan_launch(record.problem, target, self.options)
+            request = record.request(plan)
+            if request in seen:
+                continue
+            seen.add(request)
+            flags = ", ".join(f"{k}={v}" for k, v in plan.constexprs)
+            header = f"// {record.gemm}: {plan.kernel} for {target.arch}: {flags}"
+            if record.problem.dtype == torch.float8_e4m3fn and not target.has_fp8_mma:
+                # Triton has no e4m3 type before sm89 (nor does eager's _scaled_mm)
+                for kind in ARTIFACT_KINDS:
+                    texts[kind].append(f"{header}\n// not compiled: no fp8 e4m3 on {target.arch}")
+                continue
+            asm = CROSS_COMPILER.compile(request, target.capability)
+            for kind in ARTIFACT_KINDS:
+                if kind in asm:
+                    texts[kind].append(f"{header}\n{asm[kind]}")
+        return {kind: "\n".join(parts) for kind, parts in texts.items() if parts}
+
+
+def triton_source(launches: list[LaunchRecord]) -> str:
+    """The source text of the @triton.jit pieces, headed by the launches that used them."""
+    header = ["# Triton source of the reference GEMM kernels (backend/kernels.py)"]
+    for record in launches:
+        flags = ", ".join(f"{k}={v}" for k, v in record.plan.constexprs)
+        header.append(f"# {record.gemm} launched {record.plan.kernel}: {flags}")
+    sources = [_source_of(piece) for piece in kernels.PIECES]
+    return "\n".join(header) + "\n\n" + "\n\n".join(sources)
+
+
+def _source_of(piece: Any) -> str:
+    """The exact source of one @triton.jit function, decorator included."""
+    return inspect.getsource(getattr(piece, "fn", piece))
+
+
+def reference_backend(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+    """`torch.compile(fn, backend=backend.reference_backend)` with default options."""
+    return ReferenceCompiler()(gm, example_inputs)
+
+
+__all__ = ["BackendOptions", "ReferenceCompiler", "reference_backend"]

@@ -1,0 +1,142 @@
+"""Tile configurations: one documented table per (arch class, dtype class, size class).
+
+Why these numbers:
+- interpreter: the Triton interpreter's cost grows with programs x K iterations (NumPy per tile
+  op), not with tile area (FACTS.md: 512^3 takes 6 s with 32-wide tiles, 0.14 s with 128-wide),
+  so it always gets 128-wide tiles; masks make them correct for tiny problems.
+- sm80: mma.sync tiles of 128x128 with 4-stage cp.async pipelines (BLOCK_K 32 for 16-bit types,
+  64 for 8-bit); fp32 in IEEE precision runs on FMA units, so smaller 64x64 tiles.
+- sm90: warp-group MMA wants BLOCK_M 128 with 8 warps (two warp groups) for large problems and
+  BLOCK_K 64 (128 for 8-bit types) with 3-4 stages within 228 KB of shared memory.
+- sm100: tcgen05 MMA accumulates in tensor memory; 128x128/128x256 tiles, 3 stages.
+- size classes: "small" (at most 4 tiles of 128x128 per batch), "skinny" (M or N at most 128,
+  decode-like), "large" (at least 32 M outputs in all) and "medium" in between; small and skinny
+  problems use 64-row tiles on GPUs so more SMs get work.
+- fp8 blockwise scaling applies one scale per 128-wide K slab, so BLOCK_K must divide 128: every
+  entry here keeps BLOCK_K <= 128 and a power of two.
+
+Autotuning (GPU only, `BackendOptions.autotune`) benchmarks `candidates()` once per kernel
+signature (dtype, layouts, flags, size class) and caches the winner in `AutotuneCache`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    block_m: int
+    block_n: int
+    block_k: int
+    num_warps: int = 4
+    num_stages: int = 3
+    group_m: int = 8  # tile rows walked together by the persistent kernel (L2 reuse)
+
+    def describe(self) -> str:
+        return (f"BLOCK {self.block_m}x{self.block_n}x{self.block_k}, warps={self.num_warps}, "
+                f"stages={self.num_stages}")
+
+
+def dtype_class(dtype: torch.dtype) -> str:
+    if dtype == torch.float32:
+        return "fp32"
+    if dtype in (torch.float16, torch.bfloat16):
+        return "16bit"
+    if dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+        return "fp8"
+    if dtype == torch.int8:
+        return "int8"
+    raise ValueError(f"no tile configs for {dtype}")
+
+
+def size_class(batch: int, m: int, n: int) -> str:
+    outputs = batch * m * n
+    if m * n <= 4 * 128 * 128 and outputs <= 16 * 128 * 128:
+        return "small"
+    if min(m, n) <= 128:
+        return "skinny"
+    if outputs >= 32 * 1024 * 1024:
+        return "large"
+    return "medium"
+
+
+_T = TileConfig
+TABLE: dict[tuple[str, str, str], TileConfig] = {
+    # interpreter: one size fits all (see module docstring)
+    ("interpreter", "fp32", "*"): _T(128, 128, 64),
+    ("interpreter", "16bit", "*"): _T(128, 128, 64),
+    ("interpreter", "fp8", "*"): _T(128, 128, 128),
+    ("interpreter", "int8", "*"): _T(128, 128, 128),
+    # Ampere / Ada
+    ("sm80", "fp32", "small"): _T(64, 64, 32, 4, 3),
+    ("sm80", "fp32", "*"): _T(64, 64, 32, 4, 3),
+    ("sm80", "16bit", "small"): _T(64, 64, 32, 4, 4),
+    ("sm80", "16bit", "*"): _T(128, 128, 32, 4, 4),
+    ("sm80", "fp8", "small"): _T(64, 64, 64, 4, 4),
+    ("sm80", "fp8", "*"): _T(128, 128, 64, 4, 4),
+    ("sm80", "int8", "small"): _T(64, 64, 64, 4, 4),
+    ("sm80", "int8", "*"): _T(128, 128, 64, 4, 4),
+    # Hopper
+    ("sm90", "fp32", "small"): _T(64, 64, 32, 4, 3),
+    ("sm90", "fp32", "*"): _T(128, 128, 32, 8, 3),
+    ("sm90", "16bit", "small"): _T(64, 64, 64, 4, 3),
+    ("sm90", "16bit", "skinny"): _T(64, 128, 64, 4, 4),
+    ("sm90", "16bit", "medium"): _T(128, 128, 64, 8, 4),
+    ("sm90", "16bit", "large"): _T(128, 256, 64, 8, 3),
+    ("sm90", "fp8", "small"): _T(64, 64, 128, 4, 3),
+    ("sm90", "fp8", "skinny"): _T(64, 128, 128, 4, 4),
+    ("sm90", "fp8", "medium"): _T(128, 128, 128, 8, 4),
+    ("sm90", "fp8", "large"): _T(128, 256, 128, 8, 3),
+    ("sm90", "int8", "small"): _T(64, 64, 128, 4, 3),
+    ("sm90", "int8", "*"): _T(128, 128, 128, 8, 3),
+    # Blackwell
+    ("sm100", "fp32", "small"): _T(64, 64, 32, 4, 3),
+    ("sm100", "fp32", "*"): _T(128, 128, 32, 4, 3),
+    ("sm100", "16bit", "small"): _T(128, 64, 64, 4, 3),
+    ("sm100", "16bit", "*"): _T(128, 256, 64, 8, 3),
+    ("sm100", "fp8", "small"): _T(128, 64, 128, 4, 3),
+    ("sm100", "fp8", "*"): _T(128, 256, 128, 8, 3),
+    ("sm100", "int8", "small"): _T(128, 64, 128, 4, 3),
+    ("sm100", "int8", "*"): _T(128, 128, 128, 4, 3),
+}
+
+
+def lookup(arch_class: str, dtype: torch.dtype, size: str) -> TileConfig:
+    """The table entry for an exact size class, else the arch/dtype's "*" row."""
+    dclass = dtype_class(dtype)
+    for key in ((arch_class, dclass, size), (arch_class, dclass, "*")):
+        if key in TABLE:
+            return TABLE[key]
+    raise KeyError(f"no tile config for {(arch_class, dclass, size)}")
+
+
+def candidates(arch_class: str, dtype: torch.dtype) -> tuple[TileConfig, ...]:
+    """What autotuning tries: every table row for the arch and dtype class, deduplicated."""
+    dclass = dtype_class(dtype)
+    rows = [cfg for (arch, dc, _), cfg in TABLE.items() if arch == arch_class and dc == dclass]
+    return tuple(dict.fromkeys(rows))
+
+
+@dataclass
+class AutotuneCache:
+    """Best config per kernel signature, measured once on the GPU (`time_fn` -> ms)."""
+
+    best: dict[tuple[object, ...], TileConfig] = field(default_factory=dict)
+
+    def choose(self, key: tuple[object, ...], options: tuple[TileConfig, ...],
+               time_fn: Callable[[TileConfig], float]) -> TileConfig:
+        if key not in self.best:
+            timings = {}
+            for cfg in options:
+                try:
+                    timings[cfg] = time_fn(cfg)
+                except Exception: # a candidate may not fit (shared memory)
+                    continue
+            if not timings:
+                raise RuntimeError(f"no tile config compiled for {key}")
+            self.best[key] = min(timings, key=timings.__getitem__)
+        return self.best[key]

@@ -1,0 +1,420 @@
+"""The reference backend's Triton template: one GEMM kernel family built from named pieces.
+
+Every GEMM the backend lowers (mm, addmm, bmm, baddbmm, `_int_mm`, `_scaled_mm`) runs one of two
+entry points, `gemm_kernel` (one program per output tile, 3-D grid: tile row, tile column, batch)
+and `gemm_persistent_kernel` (a fixed number of programs walking all tiles, for large problems on
+a GPU). Both call `gemm_tile`, which is composed of the pieces below, each picked by constexpr
+flags the way Triton tutorial 03 plugs in its activation:
+
+- operand loads: `load_a` / `load_b` read a tile through masked pointers (`A_DESC == "none"`) or
+  through an in-kernel tensor descriptor (`"mk"`/`"km"` for A, `"kn"`/`"nk"` for B: the order of
+  the descriptor's dimensions, the last one contiguous). The host decides per call whether a
+  descriptor is legal (16-byte aligned base, 16-byte multiple leading strides, unit last stride).
+- `dot_operand`: the interpreter multiplies bf16 bit patterns as integers (triton#11584) and
+  converts fp8 NaN/Inf to finite numbers, so there bf16 and fp8 operands are upcast to fp32
+  first (`DOT_UPCAST == "fp32"`); targets without fp8 MMA get fp16 (`"fp16"`, exact for fp8).
+- the K loop accumulates in fp32 (int32 when `INT_ACC`), fp32 inputs at `INPUT_PRECISION`
+  ("ieee" unless the run allows TF32; TF32 inputs are rounded to nearest as cuBLAS does, where
+  tensor cores would truncate). fp8 without `FAST_ACCUM` adds the product of every `PROMOTE_EVERY`
+  K tiles into the fp32 accumulator, because Hopper's fp8 MMA accumulates with fewer bits than
+  fp32 (cuBLAS promotes likewise unless `use_fast_accum`).
+- fp8 scaling (`SCALING`): "tensorwise" (0-dim scales), "rowwise" ((M,1) and (1,N)), or
+  "blockwise" (1x128 activation scales and 128x128 weight scales, applied to each 128-wide K slab,
+  so BLOCK_K must divide 128).
+- the epilogue: up to `MAX_EPILOGUE_STEPS` slots, each an op name (`EPI0`..`EPI3`), two scalars and
+  one optional tensor broadcast to the output tile (`x0`..`x3`, any strides, 0 for broadcast dims).
+- the masked store, converting to the output's element type. The interpreter truncates fp32 to
+  bf16 (`.to(tl.bfloat16)`), so there `BF16_RNE` rounds to nearest even on the bits first, as
+  GPUs and eager do.
+
+This module imports only Triton: the cross-compiler imports it in a process without the
+interpreter. Helpers from Triton's own standard library (`tl.zeros`, `tl.cdiv`, `tl.sigmoid`)
+are not used, because they break in the interpreter when Triton was imported before
+TRITON_INTERPRET was set; the few needed are written out here.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+MAX_EPILOGUE_STEPS = 4
+
+EPILOGUE_OPS = (
+    "none",
+    "axpby",  # s0 * acc + s1 * x        (addmm/baddbmm C, bias, add/sub of a tensor)
+    "mul_tensor",  # acc * x
+    "div_tensor",  # acc / x
+    "affine",  # acc * s0 + s1           (scalar mul/add/sub, alpha)
+    "div_scalar",  # acc / s0
+    "relu",
+    "gelu_erf",
+    "gelu_tanh",
+    "silu",
+    "tanh",
+    "sigmoid",
+    "clamp",  # min(max(acc, s0), s1)
+    "clamp_min",  # max(acc, s0)
+    "clamp_max",  # min(acc, s0)
+    "round_bf16",  # acc.to(bf16).to(fp32): eager rounds here before a dtype change
+    "round_fp16",
+    "to_fp32",  # int32 accumulator to fp32 (int_mm followed by float ops)
+)
+
+
+@triton.jit
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+@triton.jit
+def tanh(x):
+    # exp-based tanh; a short odd polynomial near 0 avoids the 1 - exp(-2|x|) cancellation
+    ax = tl.abs(x)
+    t = tl.exp(-2.0 * ax)
+    big = (1.0 - t) / (1.0 + t)
+    x2 = x * x
+    small = ax * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0))))
+    r = tl.where(ax < 0.0625, small, big)
+    return tl.where(x < 0, -r, r)
+
+
+@triton.jit
+def sigmoid(x):
+    return 1.0 / (1.0 + tl.exp(-x))
+
+
+@triton.jit
+def round_to_bf16(x):
+    """fp32 -> the nearest bf16 value, ties to even, kept in fp32 (done on the bits)."""
+    bits = x.to(tl.uint32, bitcast=True)
+    bits = bits + (((bits >> 16) & 1) + 0x7FFF)
+    return ((bits >> 16) << 16).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def round_to_tf32(x):
+    """fp32 -> the nearest TF32 value, ties away from zero, as cuBLAS rounds (cvt.rna.tf32)."""
+    bits = x.to(tl.uint32, bitcast=True)
+    return (((bits + 0x1000) >> 13) << 13).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def load_a(a_ptr, M, K, stride_am, stride_ak, off_m, k0,
+           BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, A_DESC: tl.constexpr,
+           INDEX_64: tl.constexpr):
+    """A[off_m:off_m+BLOCK_M, k0:k0+BLOCK_K], zero outside the matrix."""
+    if A_DESC == "mk":
+        desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1],
+                                         block_shape=[BLOCK_M, BLOCK_K])
+        a = desc.load([off_m, k0])
+    elif A_DESC == "km":
+        desc = tl.make_tensor_descriptor(a_ptr, shape=[K, M], strides=[stride_ak, 1],
+                                         block_shape=[BLOCK_K, BLOCK_M])
+        a = desc.load([k0, off_m]).T
+    else:
+        offs_m = off_m + tl.arange(0, BLOCK_M)
+        offs_k = k0 + tl.arange(0, BLOCK_K)
+        if INDEX_64:
+            offs_k = offs_k.to(tl.int64)
+        ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+        a = tl.load(ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K), other=0.0)
+    return a
+
+
+@triton.jit
+def load_b(b_ptr, N, K, stride_bk, stride_bn, off_n, k0,
+           BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_DESC: tl.constexpr,
+           INDEX_64: tl.constexpr):
+    """B[k0:k0+BLOCK_K, off_n:off_n+BLOCK_N], zero outside the matrix."""
+    if B_DESC == "kn":
+        desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1],
+                                         block_shape=[BLOCK_K, BLOCK_N])
+        b = desc.load([k0, off_n])
+    elif B_DESC == "nk":
+        desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_bn, 1],
+                                         block_shape=[BLOCK_N, BLOCK_K])
+        b = desc.load([off_n, k0]).T
+    else:
+        offs_k = k0 + tl.arange(0, BLOCK_K)
+        if INDEX_64:
+            offs_k = offs_k.to(tl.int64)
+        offs_n = off_n + tl.arange(0, BLOCK_N)
+        ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+        b = tl.load(ptrs, mask=(offs_k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+    return b
+
+
+@triton.jit
+def fp8_to_fp32(x):
+    """fp8 -> fp32 keeping NaN (and e5m2's Inf), which the interpreter's conversion makes finite."""
+    bits = x.to(tl.uint8, bitcast=True).to(tl.int32)
+    magnitude = bits & 0x7F
+    y = x.to(tl.float32)
+    nan = tl.full(y.shape, 0x7FC00000, tl.int32).to(tl.float32, bitcast=True)
+    inf = tl.full(y.shape, 0x7F800000, tl.int32).to(tl.float32, bitcast=True)
+    if x.dtype == tl.float8e4nv:
+        y = tl.where(magnitude == 0x7F, nan, y)
+    else:
+        y = tl.where(magnitude > 0x7C, nan, y)
+        y = tl.where(magnitude == 0x7C, tl.where(bits > 0x7F, -inf, inf), y)
+    return y
+
+
+@triton.jit
+def dot_operand(x, DOT_UPCAST: tl.constexpr, INPUT_PRECISION: tl.constexpr):
+    if DOT_UPCAST == "fp32":
+        if x.dtype == tl.float8e4nv or x.dtype == tl.float8e5:
+            x = fp8_to_fp32(x)
+        else:
+            x = x.to(tl.float32)
+    elif DOT_UPCAST == "fp16":
+        x = x.to(tl.float16)
+    elif INPUT_PRECISION == "tf32" and x.dtype == tl.float32:
+        x = round_to_tf32(x)  # tensor cores would truncate the low mantissa bits instead
+    return x
+
+
+@triton.jit
+def load_row_scale(scale_ptr, offs, n, stride):
+    return tl.load(scale_ptr + offs * stride, mask=offs < n, other=0.0)
+
+
+@triton.jit
+def mainloop(a_ptr, b_ptr, a_scale_ptr, b_scale_ptr, M, N, K,
+             stride_am, stride_ak, stride_bk, stride_bn,
+             stride_sam, stride_sak, stride_sbk, stride_sbn, off_m, off_n,
+             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+             A_DESC: tl.constexpr, B_DESC: tl.constexpr, SCALING: tl.constexpr,
+             INT_ACC: tl.constexpr, DOT_UPCAST: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+             FAST_ACCUM: tl.constexpr, PROMOTE_EVERY: tl.constexpr, INDEX_64: tl.constexpr):
+    """The K loop: the BLOCK_M x BLOCK_N tile of A @ B (blockwise fp8 scales applied per slab)."""
+    if INT_ACC:
+        acc = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.int32)
+    else:
+        acc = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
+    if SCALING == "blockwise":
+        offs_m = off_m + tl.arange(0, BLOCK_M)
+        offs_n = off_n + tl.arange(0, BLOCK_N)
+    if not FAST_ACCUM:
+        part = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = dot_operand(load_a(a_ptr, M, K, stride_am, stride_ak, off_m, k0,
+                               BLOCK_M, BLOCK_K, A_DESC, INDEX_64), DOT_UPCAST, INPUT_PRECISION)
+        b = dot_operand(load_b(b_ptr, N, K, stride_bk, stride_bn, off_n, k0,
+                               BLOCK_N, BLOCK_K, B_DESC, INDEX_64), DOT_UPCAST, INPUT_PRECISION)
+        if INT_ACC:
+            acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+        elif SCALING == "blockwise":
+            # one scale per (row, 128-wide K slab) for A and per (128x128 block) for B
+            kb = k0 // 128
+            sa = load_row_scale(a_scale_ptr + kb * stride_sak, offs_m, M, stride_sam)
+            sb = load_row_scale(b_scale_ptr + kb * stride_sbk, offs_n // 128, cdiv(N, 128),
+                                stride_sbn)
+            acc += tl.dot(a, b) * sa[:, None] * sb[None, :]
+        elif FAST_ACCUM:
+            acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        else:
+            # fp8: Hopper's MMA accumulates with fewer bits than fp32, so the product of
+            # PROMOTE_EVERY K tiles is added into the fp32 accumulator, then restarted
+            part = tl.dot(a, b, part)
+            if (k0 // BLOCK_K) % PROMOTE_EVERY == PROMOTE_EVERY - 1:
+                acc += part
+                part = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
+    if not FAST_ACCUM:
+        acc += part
+    return acc
+
+
+@triton.jit
+def apply_scaling(acc, a_scale_ptr, b_scale_ptr, M, N, stride_sam, stride_sbn, offs_m, offs_n,
+                  SCALING: tl.constexpr):
+    """fp8 dequantisation of the accumulator (blockwise is applied inside the K loop)."""
+    if SCALING == "tensorwise":
+        acc = acc * tl.load(a_scale_ptr) * tl.load(b_scale_ptr)
+    elif SCALING == "rowwise":
+        sa = load_row_scale(a_scale_ptr, offs_m, M, stride_sam)
+        sb = load_row_scale(b_scale_ptr, offs_n, N, stride_sbn)
+        acc = acc * sa[:, None] * sb[None, :]
+    return acc
+
+
+@triton.jit
+def epilogue_step(acc, x_ptr, stride_xb, stride_xm, stride_xn, s0, s1, pid_b, offs_m, offs_n,
+                  mask, OP: tl.constexpr, BF16_RNE: tl.constexpr):
+    """One fused pointwise op on the accumulator tile; `x` is broadcast by its strides."""
+    if OP == "axpby" or OP == "mul_tensor" or OP == "div_tensor":
+        x_ptrs = (x_ptr + pid_b * stride_xb + offs_m[:, None] * stride_xm
+                  + offs_n[None, :] * stride_xn)
+        x = tl.load(x_ptrs, mask=mask, other=0.0)
+        x = x.to(acc.dtype)
+        if OP == "axpby":
+            acc = s0 * acc + s1 * x
+        elif OP == "mul_tensor":
+            acc = acc * x
+        else:
+            acc = acc / x
+    elif OP == "affine":
+        acc = acc * s0 + s1
+    elif OP == "div_scalar":
+        acc = acc / s0
+    elif OP == "relu":
+        acc = tl.where(acc < 0, 0, acc)  # keeps NaN, like torch.relu
+    elif OP == "gelu_erf":
+        acc = 0.5 * acc * (1.0 + tl.math.erf(acc * 0.7071067811865476))
+    elif OP == "gelu_tanh":
+        inner = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)
+        acc = 0.5 * acc * (1.0 + tanh(inner))
+    elif OP == "silu":
+        acc = acc * sigmoid(acc)
+    elif OP == "tanh":
+        acc = tanh(acc)
+    elif OP == "sigmoid":
+        acc = sigmoid(acc)
+    elif OP == "clamp":
+        acc = tl.where(acc < s0, s0, acc)
+        acc = tl.where(acc > s1, s1, acc)
+    elif OP == "clamp_min":
+        acc = tl.where(acc < s0, s0, acc)
+    elif OP == "clamp_max":
+        acc = tl.where(acc > s0, s0, acc)
+    elif OP == "round_bf16":
+        if BF16_RNE:
+            acc = round_to_bf16(acc)
+        else:
+            acc = acc.to(tl.bfloat16).to(tl.float32)
+    elif OP == "round_fp16":
+        acc = acc.to(tl.float16).to(tl.float32)
+    elif OP == "to_fp32":
+        acc = acc.to(tl.float32)
+    return acc
+
+
+@triton.jit
+def gemm_tile(pid_b, pid_m, pid_n,
+              a_ptr, b_ptr, c_ptr, a_scale_ptr, b_scale_ptr,
+              x0_ptr, x1_ptr, x2_ptr, x3_ptr,
+              M, N, K,
+              stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
+              stride_cb, stride_cm, stride_cn,
+              stride_sam, stride_sak, stride_sbk, stride_sbn,
+              stride_x0b, stride_x0m, stride_x0n, stride_x1b, stride_x1m, stride_x1n,
+              stride_x2b, stride_x2m, stride_x2n, stride_x3b, stride_x3m, stride_x3n,
+              e0s0, e0s1, e1s0, e1s1, e2s0, e2s1, e3s0, e3s1,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+              A_DESC: tl.constexpr, B_DESC: tl.constexpr, SCALING: tl.constexpr,
+              INT_ACC: tl.constexpr, DOT_UPCAST: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+              FAST_ACCUM: tl.constexpr, PROMOTE_EVERY: tl.constexpr,
+              EPI0: tl.constexpr, EPI1: tl.constexpr, EPI2: tl.constexpr, EPI3: tl.constexpr,
+              INDEX_64: tl.constexpr, BF16_RNE: tl.constexpr):
+    """Computes and stores output tile (pid_m, pid_n) of batch pid_b."""
+    if INDEX_64:
+        pid_b = pid_b.to(tl.int64)
+        pid_m = pid_m.to(tl.int64)
+        pid_n = pid_n.to(tl.int64)
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    offs_m = off_m + tl.arange(0, BLOCK_M)
+    offs_n = off_n + tl.arange(0, BLOCK_N)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+
+    acc = mainloop(a_ptr + pid_b * stride_ab, b_ptr + pid_b * stride_bb, a_scale_ptr, b_scale_ptr,
+                   M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                   stride_sam, stride_sak, stride_sbk, stride_sbn, off_m, off_n,
+                   BLOCK_M, BLOCK_N, BLOCK_K, A_DESC, B_DESC, SCALING,
+                   INT_ACC, DOT_UPCAST, INPUT_PRECISION, FAST_ACCUM, PROMOTE_EVERY, INDEX_64)
+    acc = apply_scaling(acc, a_scale_ptr, b_scale_ptr, M, N, stride_sam, stride_sbn,
+                        offs_m, offs_n, SCALING)
+    acc = epilogue_step(acc, x0_ptr, stride_x0b, stride_x0m, stride_x0n, e0s0, e0s1,
+                        pid_b, offs_m, offs_n, mask, EPI0, BF16_RNE)
+    acc = epilogue_step(acc, x1_ptr, stride_x1b, stride_x1m, stride_x1n, e1s0, e1s1,
+                        pid_b, offs_m, offs_n, mask, EPI1, BF16_RNE)
+    acc = epilogue_step(acc, x2_ptr, stride_x2b, stride_x2m, stride_x2n, e2s0, e2s1,
+                        pid_b, offs_m, offs_n, mask, EPI2, BF16_RNE)
+    acc = epilogue_step(acc, x3_ptr, stride_x3b, stride_x3m, stride_x3n, e3s0, e3s1,
+                        pid_b, offs_m, offs_n, mask, EPI3, BF16_RNE)
+
+    if BF16_RNE and c_ptr.dtype.element_ty == tl.bfloat16:
+        acc = round_to_bf16(acc)
+    c_ptrs = c_ptr + pid_b * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def gemm_kernel(a_ptr, b_ptr, c_ptr, a_scale_ptr, b_scale_ptr,
+                x0_ptr, x1_ptr, x2_ptr, x3_ptr,
+                M, N, K,
+                stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
+                stride_cb, stride_cm, stride_cn,
+                stride_sam, stride_sak, stride_sbk, stride_sbn,
+                stride_x0b, stride_x0m, stride_x0n, stride_x1b, stride_x1m, stride_x1n,
+                stride_x2b, stride_x2m, stride_x2n, stride_x3b, stride_x3m, stride_x3n,
+                e0s0, e0s1, e1s0, e1s1, e2s0, e2s1, e3s0, e3s1,
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                A_DESC: tl.constexpr, B_DESC: tl.constexpr, SCALING: tl.constexpr,
+                INT_ACC: tl.constexpr, DOT_UPCAST: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+                FAST_ACCUM: tl.constexpr, PROMOTE_EVERY: tl.constexpr,
+                EPI0: tl.constexpr, EPI1: tl.constexpr, EPI2: tl.constexpr, EPI3: tl.constexpr,
+                INDEX_64: tl.constexpr, BF16_RNE: tl.constexpr):
+    """One program per output tile; grid = (tiles along M, tiles along N, batch)."""
+    gemm_tile(tl.program_id(2), tl.program_id(0), tl.program_id(1),
+              a_ptr, b_ptr, c_ptr, a_scale_ptr, b_scale_ptr, x0_ptr, x1_ptr, x2_ptr, x3_ptr,
+              M, N, K, stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
+              stride_cb, stride_cm, stride_cn, stride_sam, stride_sak, stride_sbk, stride_sbn,
+              stride_x0b, stride_x0m, stride_x0n, stride_x1b, stride_x1m, stride_x1n,
+              stride_x2b, stride_x2m, stride_x2n, stride_x3b, stride_x3m, stride_x3n,
+              e0s0, e0s1, e1s0, e1s1, e2s0, e2s1, e3s0, e3s1,
+              BLOCK_M, BLOCK_N, BLOCK_K, A_DESC, B_DESC, SCALING, INT_ACC, DOT_UPCAST,
+              INPUT_PRECISION, FAST_ACCUM, PROMOTE_EVERY, EPI0, EPI1, EPI2, EPI3, INDEX_64,
+                  BF16_RNE)
+
+
+@triton.jit
+def gemm_persistent_kernel(a_ptr, b_ptr, c_ptr, a_scale_ptr, b_scale_ptr,
+                           x0_ptr, x1_ptr, x2_ptr, x3_ptr,
+                           M, N, K, BATCH,
+                           stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
+                           stride_cb, stride_cm, stride_cn,
+                           stride_sam, stride_sak, stride_sbk, stride_sbn,
+                           stride_x0b, stride_x0m, stride_x0n, stride_x1b, stride_x1m, stride_x1n,
+                           stride_x2b, stride_x2m, stride_x2n, stride_x3b, stride_x3m, stride_x3n,
+                           e0s0, e0s1, e1s0, e1s1, e2s0, e2s1, e3s0, e3s1,
+                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                           A_DESC: tl.constexpr, B_DESC: tl.constexpr, SCALING: tl.constexpr,
+                           INT_ACC: tl.constexpr, DOT_UPCAST: tl.constexpr,
+                           INPUT_PRECISION: tl.constexpr, FAST_ACCUM: tl.constexpr,
+                           PROMOTE_EVERY: tl.constexpr,
+                           EPI0: tl.constexpr, EPI1: tl.constexpr, EPI2: tl.constexpr,
+                           EPI3: tl.constexpr, INDEX_64: tl.constexpr, BF16_RNE: tl.constexpr,
+                           GROUP_M: tl.constexpr, NUM_PROGRAMS: tl.constexpr):
+    """NUM_PROGRAMS programs stride over all batch x tile ids, GROUP_M tile rows at a time."""
+    tiles_m = cdiv(M, BLOCK_M)
+    tiles_n = cdiv(N, BLOCK_N)
+    tiles_per_batch = tiles_m * tiles_n
+    tiles_per_group = GROUP_M * tiles_n
+    for tile in range(tl.program_id(0), BATCH * tiles_per_batch, NUM_PROGRAMS):
+        pid_b = tile // tiles_per_batch
+        t = tile % tiles_per_batch
+        first_m = (t // tiles_per_group) * GROUP_M
+        group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
+        pid_m = first_m + (t % tiles_per_group) % group_rows
+        pid_n = (t % tiles_per_group) // group_rows
+        gemm_tile(pid_b, pid_m, pid_n,
+                  a_ptr, b_ptr, c_ptr, a_scale_ptr, b_scale_ptr, x0_ptr, x1_ptr, x2_ptr, x3_ptr,
+                  M, N, K, stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
+                  stride_cb, stride_cm, stride_cn, stride_sam, stride_sak, stride_sbk,
+                  stride_sbn,
+                  stride_x0b, stride_x0m, stride_x0n, stride_x1b, stride_x1m, stride_x1n,
+                  stride_x2b, stride_x2m, stride_x2n, stride_x3b, stride_x3m, stride_x3n,
+                  e0s0, e0s1, e1s0, e1s1, e2s0, e2s1, e3s0, e3s1,
+                  BLOCK_M, BLOCK_N, BLOCK_K, A_DESC, B_DESC, SCALING, INT_ACC, DOT_UPCAST,
+                  INPUT_PRECISION, FAST_ACCUM, PROMOTE_EVERY, EPI0, EPI1, EPI2, EPI3, INDEX_64,
+                  BF16_RNE)
+
+
+KERNELS = {"gemm_kernel": gemm_kernel, "gemm_persistent_kernel": gemm_persistent_kernel}
+
+# every @triton.jit piece, in source order: what the "triton" artifact shows for a launch
+PIECES = (cdiv, tanh, sigmoid, round_to_bf16, round_to_tf32, load_a, load_b, fp8_to_fp32,
+          dot_operand, load_row_scale, mainloop, apply_scaling, epilogue_step, gemm_tile,
+          gemm_kernel, gemm_persistent_kernel)

@@ -1,0 +1,470 @@
+"""Running one lowered GEMM: from the tensors of one call to one kernel launch.
+
+A `GemmCall` is what the rewritten FX graph calls in place of a GEMM node and its fused epilogue.
+Everything that depends on the tensors is decided here, per call, so one compiled graph serves
+every shape set (dynamic shapes never recompile the graph):
+
+- sizes and strides are read from the tensors and passed as runtime kernel arguments;
+- zero-size outputs (M, N or batch 0) return an empty tensor without a launch; K = 0 launches
+  (the K loop runs zero times, so the epilogue sees zeros: bias, beta * C, ...);
+- the operand path: a tensor descriptor (TMA) for an operand when the target has TMA, K > 0,
+  its base is 16-byte aligned, its leading and batch strides are 16-byte multiples and its last
+  stride is 1 (row-major, or column-major read as the transpose); masked pointers otherwise;
+- the tile config from `configs` for (arch class, dtype, size class), or autotuned on a GPU;
+- the persistent kernel on a GPU when the problem has at least two tiles per SM;
+- TF32 for fp32 operands only when the run allows it and K >= TF32_MIN_K.
+
+Specialisation rules (what makes Triton compile a new kernel variant, never a new graph):
+constexpr flags (tiles, `A_DESC`/`B_DESC` path, `SCALING`, `DOT_UPCAST`, `INPUT_PRECISION`,
+`FAST_ACCUM`/`PROMOTE_EVERY`, epilogue ops, `INDEX_64` when an offset may pass 2**31,
+`BF16_RNE` in the interpreter) and Triton's own argument specialisation (16-divisibility of
+pointers and ints, ints equal to 1). The graph itself is specialised only by what dynamo
+guards on (dtypes, ranks, and sizes 0/1), by the TF32 flag, and by which nodes fuse.
+
+Validation: eager's meta functions reject bad shapes and dtypes while dynamo traces. The few
+checks eager makes only in its CUDA kernels are mirrored (`eager_checks`): the eager op is called
+so that it raises its own exception.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from backend import compat, configs, eager_checks, kernels
+from backend.crosscompile import CompileRequest, ParamSpec, specialize
+from backend.epilogue import EpilogueStep
+from backend.target import Target
+
+INT32_LIMIT = 2**31
+TF32_MIN_K = 16  # shorter K loops (under two TF32 MMA k-steps) stay IEEE fp32
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    """Knobs of the reference backend (the harness sets `target_arch`)."""
+
+    target_arch: str | None = None  # codegen arch without a GPU; artifacts' arch
+    persistent: str = "auto"  # "auto" (GPU, large problems), "always", "never"
+    autotune: bool = False  # benchmark `configs.candidates` per kernel signature (GPU only)
+    # CPU eager has no blockwise-scaled _scaled_mm and rejects it; True runs the interpreter's
+    # blockwise kernel anyway (to test it without a GPU) instead of raising eager's error
+    blockwise_on_cpu: bool = False
+    # fp8 without use_fast_accum: K tiles multiplied in the MMA accumulator before each addition
+    # into the fp32 one (1: every tile, the most accurate; more: faster on Hopper)
+    fp8_promote_every: int = 1
+
+
+@dataclass(frozen=True)
+class GemmSpec:
+    """What the lowering decided for one GEMM node, fixed for the graph's lifetime."""
+
+    name: str
+    op: str  # "mm", "addmm", "bmm", "baddbmm", "int_mm", "scaled_mm"
+    dtype: torch.dtype  # of A (B has the same, or another fp8 type for _scaled_mm)
+    steps: tuple[EpilogueStep, ...]
+    gemm_dtype: torch.dtype  # the GEMM node's own result (`out_dtype` of _scaled_mm)
+    out_dtype: torch.dtype  # after the fused epilogue
+    has_bias: bool  # _scaled_mm's bias, then the epilogue's operand 0
+    use_fast_accum: bool  # _scaled_mm's flag: chain fp8 MMAs (True) or promote per tile
+    input_precision: str  # "ieee" or "tf32" (fp32 operands only)
+    gemm_node: str
+    fused_nodes: tuple[str, ...]
+    operand_names: tuple[str, ...]  # FX names of the epilogue's tensor operands
+    input_names: tuple[str, ...]  # FX names of A, B (and the fp8 scales)
+
+    @property
+    def batched(self) -> bool:
+        return self.op in ("bmm", "baddbmm")
+
+    def epilogue_ops(self) -> tuple[str, ...]:
+        ops = [step.op for step in self.steps]
+        return tuple(ops + ["none"] * (kernels.MAX_EPILOGUE_STEPS - len(ops)))
+
+
+@dataclass(frozen=True)
+class OperandLayout:
+    """How a (batch, rows, cols) operand sits in memory, as the kernel paths care."""
+
+    major: str  # "row" (cols contiguous), "col" (rows contiguous) or "strided"
+    tma_ok: bool  # a tensor descriptor may read it (alignment rules in the module docstring)
+
+    @staticmethod
+    def of(t: torch.Tensor, batch_stride: int) -> OperandLayout:
+        """`t` is (batch, rows, cols); `batch_stride` is what the kernel steps between batches."""
+        _, row_stride, col_stride = t.stride()
+        size = t.element_size()
+        base_ok = t.data_ptr() % 16 == 0 and (batch_stride * size) % 16 == 0
+        if col_stride == 1 and row_stride > 0:
+            return OperandLayout("row", base_ok and (row_stride * size) % 16 == 0)
+        if row_stride == 1 and col_stride > 0:
+            return OperandLayout("col", base_ok and (col_stride * size) % 16 == 0)
+        return OperandLayout("strided", False)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The facts about one call that decide the kernel variant (no tensor references)."""
+
+    dtype: torch.dtype  # A and B element type
+    batch: int
+    m: int
+    n: int
+    k: int
+    a: OperandLayout
+    b: OperandLayout
+    scaling: str  # "none", "tensorwise", "rowwise", "blockwise"
+    int_acc: bool
+    input_precision: str
+    fast_accum: bool  # chain the MMA accumulator (False for fp8 without use_fast_accum)
+    epilogue: tuple[str, ...]
+    index_64: bool
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    kernel: str  # a name in kernels.KERNELS
+    config: configs.TileConfig
+    constexprs: tuple[tuple[str, Any], ...]
+    grid: tuple[int, ...]
+
+    def flags(self) -> dict[str, Any]:
+        return dict(self.constexprs)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def descriptor_paths(problem: Problem, target: Target) -> tuple[str, str]:
+    """(A_DESC, B_DESC): which operands a tensor descriptor reads, on this target."""
+    if not (target.has_tma and compat.has_tensor_descriptors()) or problem.k == 0 \
+            or problem.index_64:
+        return "none", "none"
+    a_desc = {"row": "mk", "col": "km"}.get(problem.a.major, "none") if problem.a.tma_ok else "none"
+    b_desc = {"row": "kn", "col": "nk"}.get(problem.b.major, "none") if problem.b.tma_ok else "none"
+    return a_desc, b_desc
+
+
+def dot_upcast(problem: Problem, target: Target) -> str:
+    fp8 = problem.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)
+    if target.interpreter and (problem.dtype == torch.bfloat16 or fp8):
+        # the interpreter's bf16 tl.dot is wrong (triton#11584); its fp8 conversion loses NaN
+        return "fp32"
+    if fp8 and not target.has_fp8_mma:
+        return "fp16"  # exact for fp8 values; pre-sm89 has no fp8 MMA
+    return "none"
+
+
+def input_precision(problem: Problem, target: Target) -> str:
+    """TF32 where the run allows it, the K loop is long enough to gain, and a GPU runs it."""
+    if target.interpreter:
+        return "ieee"  # eager on the CPU has no TF32 (and the interpreter ignores it)
+    if problem.k < TF32_MIN_K:
+        return "ieee"  # memory-bound anyway; cuBLAS also keeps such short reductions in fp32
+    return problem.input_precision
+
+
+def use_persistent(problem: Problem, config: configs.TileConfig, target: Target,
+                   options: BackendOptions) -> bool:
+    tiles = problem.batch * _cdiv(problem.m, config.block_m) * _cdiv(problem.n, config.block_n)
+    if options.persistent == "always":
+        return True
+    if options.persistent == "never" or target.interpreter:
+        return False
+    # CUDA limits grid y/z to 65535: larger batches or column counts need the persistent walk
+    too_big = problem.batch > 65535 or _cdiv(problem.n, config.block_n) > 65535
+    return too_big or tiles >= 2 * target.num_sms
+
+
+def plan_launch(problem: Problem, target: Target, options: BackendOptions,
+                config: configs.TileConfig | None = None) -> LaunchPlan:
+    """The kernel, constexprs and grid for `problem` on `target` (pure: artifacts reuse it)."""
+    if config is None:
+        size = configs.size_class(problem.batch, problem.m, problem.n)
+        config = configs.lookup(target.arch_class, problem.dtype, size)
+    a_desc, b_desc = descriptor_paths(problem, target)
+    flags: dict[str, Any] = {
+        "BLOCK_M": config.block_m,
+        "BLOCK_N": config.block_n,
+        "BLOCK_K": config.block_k,
+        "A_DESC": a_desc,
+        "B_DESC": b_desc,
+        "SCALING": problem.scaling,
+        "INT_ACC": problem.int_acc,
+        "DOT_UPCAST": dot_upcast(problem, target),
+        "INPUT_PRECISION": input_precision(problem, target),
+        "FAST_ACCUM": problem.fast_accum,
+        "PROMOTE_EVERY": options.fp8_promote_every,
+        **{f"EPI{i}": op for i, op in enumerate(problem.epilogue)},
+        "INDEX_64": problem.index_64,
+        "BF16_RNE": target.interpreter,  # the interpreter truncates fp32 -> bf16
+    }
+    if use_persistent(problem, config, target, options):
+        flags["GROUP_M"] = config.group_m
+        flags["NUM_PROGRAMS"] = target.num_sms
+        return LaunchPlan("gemm_persistent_kernel", config, tuple(flags.items()),
+                          (target.num_sms,))
+    grid = (_cdiv(problem.m, config.block_m), _cdiv(problem.n, config.block_n), problem.batch)
+    return LaunchPlan("gemm_kernel", config, tuple(flags.items()), grid)
+
+
+def _signature(kernel: str) -> list[tuple[str, bool]]:
+    """(name, is_constexpr) for each parameter of a kernel, jit wrapper or interpreter object."""
+    fn = kernels.KERNELS[kernel]
+    raw = getattr(fn, "fn", fn)
+    return [(p.name, "constexpr" in str(p.annotation))
+            for p in inspect.signature(raw).parameters.values()]
+
+
+KERNEL_SIGNATURES = {name: _signature(name) for name in kernels.KERNELS}
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    """One distinct launch, as data: enough to cross-compile it again for any arch."""
+
+    gemm: str
+    problem: Problem
+    runtime_params: tuple[ParamSpec, ...]  # every runtime argument, specialised
+    plan: LaunchPlan
+
+    def request(self, plan: LaunchPlan) -> CompileRequest:
+        """The compile request for `plan` (this call's plan re-derived for another target)."""
+        flags = plan.flags()
+        runtime = {p.name: p for p in self.runtime_params}
+        params = tuple(
+            ParamSpec(name, "constexpr", value=flags[name]) if is_constexpr else runtime[name]
+            for name, is_constexpr in KERNEL_SIGNATURES[plan.kernel]
+        )
+        return CompileRequest(plan.kernel, params, plan.config.num_warps, plan.config.num_stages)
+
+
+@dataclass
+class Runtime:
+    """State shared by the GemmCalls of one backend instance: target, options, tuning cache."""
+
+    target: Target
+    options: BackendOptions
+    autotune_cache: configs.AutotuneCache = field(default_factory=configs.AutotuneCache)
+
+
+def _as_batched(t: torch.Tensor) -> torch.Tensor:
+    return t if t.dim() == 3 else t.unsqueeze(0)
+
+
+def _batch_stride(t: torch.Tensor) -> int:
+    """The step between batches of a (batch, rows, cols) tensor; 0 when there is one batch."""
+    return t.stride(0) if t.shape[0] > 1 else 0
+
+
+def _resolve_shape(shape: list[int], numel: int) -> tuple[int, ...]:
+    """A view's size list with its -1 (if any) resolved."""
+    sizes = [int(s) for s in shape]
+    if -1 in sizes:
+        known = 1
+        for s in sizes:
+            if s != -1:
+                known *= s
+        sizes[sizes.index(-1)] = numel // known if known else 0
+    return tuple(sizes)
+
+
+def scaling_kind(scale_a: torch.Tensor, scale_b: torch.Tensor, m: int, n: int, k: int) -> str:
+    """The fp8 recipe these scales implement ("other": one the kernels do not)."""
+    if scale_a.numel() == 1 and scale_b.numel() == 1:
+        return "tensorwise"
+    if tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n):
+        return "rowwise"
+    kb = _cdiv(k, 128)
+    if tuple(scale_a.shape) == (m, kb) and tuple(scale_b.shape) == (kb, _cdiv(n, 128)):
+        return "blockwise"
+    return "other"
+
+
+class GemmCall:
+    """The callable a rewritten graph uses in place of one GEMM and its fused epilogue."""
+
+    def __init__(self, spec: GemmSpec, runtime: Runtime) -> None:
+        self.spec = spec
+        self.runtime = runtime
+        self.launches: dict[tuple[Any, ...], LaunchRecord] = {}
+        self.calls = 0
+        # FX names the call after these when it prints the graph's code
+        self.__name__ = self.__qualname__ = spec.name
+        self.__module__ = "reference"
+
+    def __repr__(self) -> str:
+        return f"GemmCall({self.spec.name})"
+
+    def describe(self, *, launches: bool = True) -> str:
+        """The plan text: what this call computes (and which kernels it has launched)."""
+        spec = self.spec
+        inputs = ", ".join(spec.input_names)
+        fused = ", ".join(spec.fused_nodes) or "nothing"
+        dtypes = f"{_short(spec.dtype)} -> {_short(spec.out_dtype)}"
+        lines = [f"{spec.name} <- aten.{spec.op} {spec.gemm_node}({inputs}): {dtypes}",
+                 f"  fused after it: {fused}"]
+        for i, step in enumerate(spec.steps):
+            lines.append(f"  EPI{i} = {step.describe(list(spec.operand_names))}")
+        if spec.dtype == torch.float32:
+            lines.append(f"  fp32 input precision: {spec.input_precision}")
+        for record in self.launches.values() if launches else ():
+            flags = ", ".join(f"{k}={v}" for k, v in record.plan.constexprs)
+            p = record.problem
+            lines.append(f"  launch {record.plan.kernel}[grid={record.plan.grid}] "
+                         f"B={p.batch} M={p.m} N={p.n} K={p.k} "
+                         f"warps={record.plan.config.num_warps} "
+                         f"stages={record.plan.config.num_stages}: {flags}")
+        return "\n".join(lines)
+
+    def __call__(self, a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor | None,
+                 scale_b: torch.Tensor | None, operands: list[torch.Tensor],
+                 stage_shapes: list[list[int]]) -> torch.Tensor:
+        spec = self.spec
+        self.calls += 1
+        a3, b3 = _as_batched(a), _as_batched(b)
+        batch = max(a3.shape[0], b3.shape[0])
+        m, k, n = a3.shape[1], a3.shape[2], b3.shape[2]
+        if spec.op == "int_mm" and a.is_cuda and eager_checks.int_mm_rejected(m, k, n):
+            eager_checks.raise_like_eager(lambda: torch._int_mm(a, b))
+        scaling = "none"
+        if spec.op == "scaled_mm":
+            assert scale_a is not None and scale_b is not None
+            scaling = scaling_kind(scale_a, scale_b, m, n, k)
+            self._check_scaled_mm(a, b, scale_a, scale_b, operands, scaling)
+            if scaling == "other":
+                raise RuntimeError(f"reference backend: unsupported _scaled_mm scales "
+                                   f"{tuple(scale_a.shape)} and {tuple(scale_b.shape)} for "
+                                   f"M={m}, N={n}, K={k}")
+        gemm_shape = (batch, m, n) if spec.batched else (m, n)
+        shapes = [gemm_shape] + [_resolve_shape(s, batch * m * n) for s in stage_shapes]
+        if batch == 0 or m == 0 or n == 0:
+            return torch.empty(shapes[-1], dtype=spec.out_dtype, device=a.device)
+
+        out = torch.empty((batch, m, n), dtype=spec.out_dtype, device=a.device)
+        xs = [self._broadcast_operand(x, shapes[step.stage], (batch, m, n), a.device)
+              for x, step in self._operand_steps(operands)]
+        tensors = [a3, b3, out, *xs]
+        problem = Problem(
+            dtype=a.dtype, batch=batch, m=m, n=n, k=k,
+            a=OperandLayout.of(a3, _batch_stride(a3)),
+            b=OperandLayout.of(b3, _batch_stride(b3)),
+            scaling=scaling, int_acc=spec.op == "int_mm", input_precision=spec.input_precision,
+            # blockwise scaling already adds each K tile's product into the fp32 accumulator
+            fast_accum=spec.op != "scaled_mm" or spec.use_fast_accum or scaling == "blockwise",
+            epilogue=spec.epilogue_ops(),
+            index_64=any(_max_offset(t) >= INT32_LIMIT for t in tensors),
+        )
+        args = self._runtime_args(a3, b3, out, scale_a, scale_b, xs, problem, batch)
+        plan = self._plan(problem, args)
+        self._launch(plan, args)
+        self._record(problem, plan, args)
+        return out.view(shapes[-1])
+
+    def _check_scaled_mm(self, a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
+                         scale_b: torch.Tensor, operands: list[torch.Tensor],
+                         scaling: str) -> None:
+        spec = self.spec
+        bias = operands[0] if spec.has_bias else None
+        if eager_checks.scaled_mm_rejected(
+                a, b, scale_a, scale_b, bias, spec.gemm_dtype, scaling, spec.use_fast_accum,
+                self.runtime.target.capability,
+                blockwise_on_cpu=self.runtime.options.blockwise_on_cpu):
+            eager_checks.raise_like_eager(lambda: torch._scaled_mm(
+                a, b, scale_a, scale_b, bias=bias, out_dtype=spec.gemm_dtype,
+                use_fast_accum=spec.use_fast_accum))
+
+    def _operand_steps(self, operands: list[torch.Tensor]) -> list[tuple[torch.Tensor,
+                                                                          EpilogueStep]]:
+        by_index = {s.operand: s for s in self.spec.steps if s.operand is not None}
+        return [(x, by_index[i]) for i, x in enumerate(operands)]
+
+    @staticmethod
+    def _broadcast_operand(x: torch.Tensor, stage_shape: tuple[int, ...],
+                           bmn: tuple[int, int, int], device: torch.device) -> torch.Tensor:
+        """The operand as (batch, M, N) strides over the kernel's output (0 where broadcast)."""
+        if x.device != device:
+            x = x.to(device)  # a 0-dim CPU scalar tensor, which eager accepts
+        return x.expand(stage_shape).reshape(bmn)  # a view where strides allow, else a copy
+
+    def _runtime_args(self, a3: torch.Tensor, b3: torch.Tensor, out: torch.Tensor,
+                      scale_a: torch.Tensor | None, scale_b: torch.Tensor | None,
+                      xs: list[torch.Tensor], problem: Problem, batch: int) -> dict[str, Any]:
+        """Every runtime argument of both kernels, by parameter name."""
+        args: dict[str, Any] = {
+            "a_ptr": a3, "b_ptr": b3, "c_ptr": out,
+            "a_scale_ptr": None, "b_scale_ptr": None,
+            "M": problem.m, "N": problem.n, "K": problem.k, "BATCH": batch,
+            "stride_ab": _batch_stride(a3),
+            "stride_am": a3.stride(1), "stride_ak": a3.stride(2),
+            "stride_bb": _batch_stride(b3),
+            "stride_bk": b3.stride(1), "stride_bn": b3.stride(2),
+            "stride_cb": out.stride(0), "stride_cm": out.stride(1), "stride_cn": out.stride(2),
+            "stride_sam": 0, "stride_sak": 0, "stride_sbk": 0, "stride_sbn": 0,
+        }
+        if problem.scaling != "none":
+            assert scale_a is not None and scale_b is not None
+            sa = scale_a.reshape(-1) if problem.scaling == "tensorwise" else scale_a
+            sb = scale_b.reshape(-1) if problem.scaling == "tensorwise" else scale_b
+            args["a_scale_ptr"], args["b_scale_ptr"] = sa, sb
+            if problem.scaling in ("rowwise", "blockwise"):
+                args["stride_sam"], args["stride_sak"] = scale_a.stride()
+                args["stride_sbk"], args["stride_sbn"] = scale_b.stride()
+        for i in range(kernels.MAX_EPILOGUE_STEPS):
+            step = self.spec.steps[i] if i < len(self.spec.steps) else None
+            x = xs[step.operand] if step is not None and step.operand is not None else None
+            args[f"x{i}_ptr"] = x
+            _, sm, sn = x.stride() if x is not None else (0, 0, 0)
+            args[f"stride_x{i}b"] = _batch_stride(x) if x is not None else 0
+            args[f"stride_x{i}m"], args[f"stride_x{i}n"] = sm, sn
+            args[f"e{i}s0"] = step.s0 if step is not None else 0
+            args[f"e{i}s1"] = step.s1 if step is not None else 0
+        return args
+
+    def _plan(self, problem: Problem, args: dict[str, Any]) -> LaunchPlan:
+        runtime = self.runtime
+        if not (runtime.options.autotune and not runtime.target.interpreter):
+            return plan_launch(problem, runtime.target, runtime.options)
+        key = (problem.dtype, problem.a, problem.b, problem.scaling, problem.epilogue,
+               problem.input_precision, problem.fast_accum,
+               configs.size_class(problem.batch, problem.m, problem.n))
+
+        def time_config(config: configs.TileConfig) -> float:
+            import triton.testing
+
+            plan = plan_launch(problem, runtime.target, runtime.options, config)
+            return float(triton.testing.do_bench(lambda: self._launch(plan, args)))
+
+        options = configs.candidates(runtime.target.arch_class, problem.dtype)
+        best = runtime.autotune_cache.choose(key, options, time_config)
+        return plan_launch(problem, runtime.target, runtime.options, best)
+
+    def _launch(self, plan: LaunchPlan, args: dict[str, Any]) -> None:
+        flags = plan.flags()
+        if (flags["A_DESC"] != "none" or flags["B_DESC"] != "none") \
+                and not self.runtime.target.interpreter:
+            compat.set_tma_allocator()
+        kernel = kernels.KERNELS[plan.kernel]
+        call_args = {name: args[name] for name, is_constexpr in KERNEL_SIGNATURES[plan.kernel]
+                     if not is_constexpr}
+        kernel[plan.grid](**call_args, **flags, num_warps=plan.config.num_warps,
+                          num_stages=plan.config.num_stages)
+
+    def _record(self, problem: Problem, plan: LaunchPlan, args: dict[str, Any]) -> None:
+        params = tuple(specialize(name, value) for name, value in args.items())
+        key = (plan.kernel, plan.constexprs, params)
+        self.launches[key] = LaunchRecord(self.spec.name, problem, params, plan)
+
+
+def _short(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _max_offset(t: torch.Tensor) -> int:
+    """The largest element offset a kernel may form for `t` (strides times sizes)."""
+    return sum(abs(stride) * max(size - 1, 0) for stride, size in zip(t.stride(), t.shape,
+                                                                       strict=True)) + 1
