@@ -47,7 +47,7 @@ run: $(STAMP)
 # Lint, the project's own tests (the browser test must find Chromium), then a CPU conformance run of the baseline backends.
 test: $(STAMP) lint browser
 	$(call run_pytest,tests -n $(JOBS) -q -rfE)
-	$(call run_pytest,suites --backend eager -n $(JOBS) -q -rfE \
+	$(call run_pytest,suites --backend eager,reference -n $(JOBS) -q -rfE \
 	  --results $(REPORTS)/ci-results.json --junitxml $(REPORTS)/ci-junit.xml)
 
 clean:

@@ -390,7 +390,8 @@ def _judge_exact(
     floating = any(t.is_floating_point() or t.is_complex() for t in (expected, actual))
     if floating:
         work = torch.complex128 if expected.is_complex() or actual.is_complex() else torch.float64
-        e, a = expected.to(work), actual.to(work)
+        # Values are compared on eager's device (a device mismatch is already a failed check).
+        e, a = expected.to(work), actual.to(device=expected.device, dtype=work)
         equal = (a == e) | (torch.isnan(a) & torch.isnan(e))
         diff = torch.where(equal, 0.0, (a - e).abs().nan_to_num(math.inf, math.inf, math.inf))
         guard = torch.finfo(expected.dtype).tiny if expected.is_floating_point() else 1.0
@@ -478,7 +479,10 @@ def _judge_against_reference(
 ) -> Verdict:
     path = common["output"]
     work = torch.complex128 if expected.is_complex() else torch.float64
-    e, a, r = expected.to(work), actual.to(work), reference.to(work)
+    # Values are compared on eager's device (a device mismatch is already a failed check).
+    e = expected.to(work)
+    a = actual.to(device=expected.device, dtype=work)
+    r = reference.to(device=expected.device, dtype=work)
     both, bad_specials, special_check = _specials(e, a, path)
     mask = both & torch.isfinite(r)
     err = torch.where(mask, (a - r).abs(), 0.0)
@@ -521,7 +525,8 @@ def _judge_against_eager(
 ) -> Verdict:
     path = common["output"]
     work = torch.complex128 if expected.is_complex() else torch.float64
-    e, a = expected.to(work), actual.to(work)
+    # Values are compared on eager's device (a device mismatch is already a failed check).
+    e, a = expected.to(work), actual.to(device=expected.device, dtype=work)
     mask, bad_specials, special_check = _specials(e, a, path)
     err = torch.where(mask, (a - e).abs(), 0.0)
     e_abs = torch.where(mask, e.abs(), 0.0)

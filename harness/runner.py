@@ -139,7 +139,8 @@ def _run(instance: ScenarioInstance, backend: Backend, *, seed: int, device: str
     for index, item_inputs in enumerate(eager_inputs):
         reference = None
         if reference_fn is not None and instance.checks.numeric == "auto":
-            reference = reference_fn(*item_inputs.reference)
+            # fp64 on the item's device: a 16384^2 reference takes a minute on a CPU.
+            reference = reference_fn(*(t.to(device) for t in item_inputs.reference))
         policy = _policy(instance, expected[index])
         if instance.checks.numeric == "none":
             continue
