@@ -14,12 +14,13 @@ import pytest
 import torch
 from torch.testing import FileCheck
 
+import harness.backends.dynamo as dynamo_support
 from harness.backends import inductor as inductor_module
 from harness.backends.base import Backend, Compiled
+from harness.backends.dynamo import RECOMPILE_LIMIT
 from harness.backends.eager import EagerBackend
 from harness.backends.inductor import (
     GEMM_BACKENDS,
-    RECOMPILE_LIMIT,
     InductorBackend,
     make_inductor,
     make_inductor_max_autotune,
@@ -145,7 +146,7 @@ def test_recompiles_past_dynamo_default_limit_are_counted() -> None:
 
 def test_hitting_the_recompile_limit_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
     # (monkeypatch would delete, not restore, a torch config entry: use the config's own patch)
-    monkeypatch.setattr(inductor_module, "RECOMPILE_LIMIT", 2)
+    monkeypatch.setattr(dynamo_support, "RECOMPILE_LIMIT", 2)
     with torch._dynamo.config.patch(recompile_limit=1):
         compiled = make_inductor().compile(_mm, [], dynamic=False)
         _run_shapes(compiled, _mm, [2, 3], k=8, n=4)

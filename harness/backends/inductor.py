@@ -29,21 +29,20 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
-import itertools
 import os
 import re
 import shutil
-import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from harness.backends.dynamo import isolated_entry, recompile_limit_patches
+
 if TYPE_CHECKING:
     from harness.backends.base import RunOptions
 
 # Recompiles one item may make before dynamo gives up (dynamo's default is 8).
-RECOMPILE_LIMIT = 64
 
 # How inductor's output module embeds kernel sources (torch 2.11-2.13):
 #   async_compile.triton('triton_poi_fused_relu_0', '''<source>''', device_str='cuda')
@@ -222,43 +221,6 @@ def parse_gemm_backends(option: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-_entry_serial = itertools.count(1)
-
-
-def _isolated_entry(fn: Callable[..., Any]) -> types.FunctionType:
-    """A function that runs `fn` with a code object and name no other compile has seen."""
-    serial = next(_entry_serial)
-    base = re.sub(r"\W", "_", getattr(fn, "__name__", type(fn).__name__))
-    name = f"{base}__gemmconf_{serial}"
-    if isinstance(fn, types.FunctionType):
-        template = fn
-    else:
-
-        def template(*args: Any, **kwargs: Any) -> Any:
-            return fn(*args, **kwargs)
-
-    entry = types.FunctionType(
-        template.__code__.replace(co_name=name, co_qualname=name),
-        template.__globals__,
-        name,
-        template.__defaults__,
-        template.__closure__,
-    )
-    entry.__kwdefaults__ = template.__kwdefaults__
-    return entry
-
-
-def _recompile_limit_patches() -> dict[str, Any]:
-    config = _dynamo_config()
-    limit_key = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
-    patches: dict[str, Any] = {limit_key: max(RECOMPILE_LIMIT, getattr(config, limit_key))}
-    for fail_key in ("fail_on_recompile_limit_hit", "fail_on_cache_limit_hit"):
-        if hasattr(config, fail_key):
-            patches[fail_key] = True
-            break
-    return patches
-
-
 @contextlib.contextmanager
 def _collecting_output_code(sink: list[str]) -> Iterator[None]:
     """Append each output module inductor writes meanwhile to `sink`, chaining any other hook."""
@@ -311,7 +273,7 @@ class InductorCompiled:
         self._modules: list[str] = []
         with self._scope():
             self._compiled = torch.compile(
-                _isolated_entry(fn), backend=self._compile_graph, dynamic=dynamic
+                isolated_entry(fn), backend=self._compile_graph, dynamic=dynamic
             )
 
     @contextlib.contextmanager
@@ -319,7 +281,7 @@ class InductorCompiled:
         with contextlib.ExitStack() as stack:
             if self._inductor_patches:
                 stack.enter_context(_inductor_config().patch(self._inductor_patches))
-            stack.enter_context(_dynamo_config().patch(_recompile_limit_patches()))
+            stack.enter_context(_dynamo_config().patch(recompile_limit_patches()))
             yield
 
     def _compile_graph(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Any:

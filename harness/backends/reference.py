@@ -23,53 +23,17 @@ fp32 GEMMs follows `torch.backends.cuda.matmul.allow_tf32` at compile time.
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import re
-import types
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from harness.backends.dynamo import isolated_entry, recompile_limit_patches
+
 if TYPE_CHECKING:
     from backend import BackendOptions, ReferenceCompiler
     from harness.backends.base import RunOptions
 
-# Recompiles one item may make before dynamo gives up (dynamo's default is 8); reaching it raises
-# instead of silently running eagerly.
-RECOMPILE_LIMIT = 64
-
-_serial = itertools.count(1)
-
-
-def _fresh_entry(fn: Callable[..., Any]) -> types.FunctionType:
-    """`fn` as a function with a code object and name no other compile has used."""
-    base = re.sub(r"\W", "_", getattr(fn, "__name__", type(fn).__name__))
-    name = f"{base}__ref_{next(_serial)}"
-    if isinstance(fn, types.FunctionType):
-        template = fn
-    else:
-
-        def template(*args: Any) -> Any:
-            return fn(*args)
-
-    entry = types.FunctionType(template.__code__.replace(co_name=name, co_qualname=name),
-                               template.__globals__, name, template.__defaults__,
-                               template.__closure__)
-    entry.__kwdefaults__ = template.__kwdefaults__
-    return entry
-
-
-def _dynamo_patches() -> dict[str, Any]:
-    import torch._dynamo.config as config
-
-    limit_key = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
-    patches: dict[str, Any] = {limit_key: max(RECOMPILE_LIMIT, getattr(config, limit_key))}
-    for fail_key in ("fail_on_recompile_limit_hit", "fail_on_cache_limit_hit"):
-        if hasattr(config, fail_key):
-            patches[fail_key] = True
-            break
-    return patches
 
 
 def _tracing_error(error: BaseException) -> bool:
@@ -90,9 +54,9 @@ class ReferenceCompiled:
         self._fn = fn
         self.compiler = compiler  # the dynamo backend: its lowered graphs and launches
         self._target_arch = target_arch
-        self._patches = _dynamo_patches()
+        self._patches = recompile_limit_patches()
         with dynamo_config.patch(self._patches):
-            self._compiled = torch.compile(_fresh_entry(fn), backend=compiler, dynamic=dynamic)
+            self._compiled = torch.compile(isolated_entry(fn), backend=compiler, dynamic=dynamic)
 
     def __call__(self, *args: Any) -> Any:
         import torch._dynamo.config as dynamo_config

@@ -1,0 +1,51 @@
+"""What every backend adapter built on torch.compile needs, in one place.
+
+- `isolated_entry(fn)`: dynamo caches compiled code on the code object and keeps its automatic-
+  dynamic state by (file, line, name); compiling a copy with a fresh code object and name keeps
+  one item's compiles and recompile counts from leaking into the next.
+- `recompile_limit_patches()`: dynamo's recompile limit raised to RECOMPILE_LIMIT and made to
+  raise when hit, so a backend that recompiles on every shape is counted, not silently run eagerly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import types
+from collections.abc import Callable
+from typing import Any
+
+RECOMPILE_LIMIT = 64
+
+_serial = itertools.count(1)
+
+
+def isolated_entry(fn: Callable[..., Any]) -> types.FunctionType:
+    """A function that runs `fn` with a code object and name no other compile has seen."""
+    base = re.sub(r"\W", "_", getattr(fn, "__name__", type(fn).__name__))
+    name = f"{base}__gemmconf_{next(_serial)}"
+    if isinstance(fn, types.FunctionType):
+        template = fn
+    else:
+
+        def template(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+    entry = types.FunctionType(template.__code__.replace(co_name=name, co_qualname=name),
+                               template.__globals__, name, template.__defaults__,
+                               template.__closure__)
+    entry.__kwdefaults__ = template.__kwdefaults__
+    return entry
+
+
+def recompile_limit_patches() -> dict[str, Any]:
+    """Patches for `torch._dynamo.config.patch` (key names differ between torch versions)."""
+    import torch._dynamo.config as config
+
+    limit_key = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
+    patches: dict[str, Any] = {limit_key: max(RECOMPILE_LIMIT, getattr(config, limit_key))}
+    for fail_key in ("fail_on_recompile_limit_hit", "fail_on_cache_limit_hit"):
+        if hasattr(config, fail_key):
+            patches[fail_key] = True
+            break
+    return patches
