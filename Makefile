@@ -30,6 +30,9 @@ $(STAMP): pyproject.toml constraints/cpu.txt
 	  grep -v -E '^(torch|triton)==' constraints/cpu.txt > $(VENV)/constraints.txt; \
 	else cp constraints/cpu.txt $(VENV)/constraints.txt; fi
 	$(PY) -m pip install -q -c $(VENV)/constraints.txt -e ".[dev]"
+	# The `cutlass` extra's headers and emitter; its dependencies (cuda-python, scipy, ...) are
+	# not needed for codegen and compile-only checks.
+	$(PY) -m pip install -q --no-deps nvidia-cutlass==4.2.0.0
 	touch $(STAMP)
 
 # Headless Chromium for the report's browser test (Debian's package; CI runs as root).

@@ -38,6 +38,7 @@ BUILTINS: dict[str, tuple[str, bool]] = {
     "eager": ("harness.backends.eager:EagerBackend", False),
     "inductor": ("harness.backends.inductor:make_inductor", False),
     "inductor-max-autotune": ("harness.backends.inductor:make_inductor_max_autotune", True),
+    "cutlass": ("harness.backends.cutlass:CutlassBackend", False),
 }
 
 
