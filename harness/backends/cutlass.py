@@ -61,7 +61,7 @@ import torch
 import torch.fx as fx
 
 from harness.backends import cutlass_codegen as codegen
-from harness.backends.dynamo import isolated_entry, recompile_limit_patches
+from harness.backends.dynamo import DynamoCompiled
 
 if TYPE_CHECKING:
     from harness.backends.base import RunOptions
@@ -852,47 +852,11 @@ class CutlassCompiler:
 _serial = itertools.count(1)
 
 
-def _tracing_error(error: BaseException) -> bool:
-    """An error dynamo raised while tracing (eager's meta checks), not one from the backend."""
-    from torch._dynamo import exc
-
-    return isinstance(error, exc.TorchDynamoException) and not isinstance(
-        error, exc.BackendCompilerFailed)
-
-
-class CutlassCompiled:
+class CutlassCompiled(DynamoCompiled):
     """One `torch.compile(fn, backend=CutlassCompiler)` with its compile count and artifacts."""
-
-    def __init__(self, fn: Callable[..., Any], compiler: CutlassCompiler, *,
-                 dynamic: bool | None) -> None:
-        import torch._dynamo.config as dynamo_config
-
-        self._fn = fn
-        self.compiler = compiler
-        self._patches = recompile_limit_patches()
-        with dynamo_config.patch(self._patches):
-            self._compiled = torch.compile(isolated_entry(fn), backend=compiler, dynamic=dynamic)
-
-    def __call__(self, *args: Any) -> Any:
-        import torch._dynamo.config as dynamo_config
-
-        try:
-            with dynamo_config.patch(self._patches):
-                return self._compiled(*args)
-        except Exception as error:
-            if not _tracing_error(error):
-                raise
-            try:  # eager rejects these inputs in its meta functions: raise eager's own error
-                self._fn(*args)
-            except Exception as eager_error:
-                raise eager_error from error
-            raise
 
     def artifacts(self) -> dict[str, str]:
         return self.compiler.artifacts()
-
-    def compiles(self) -> int:
-        return self.compiler.invocations
 
 
 class CutlassBackend:

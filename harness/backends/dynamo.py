@@ -49,3 +49,48 @@ def recompile_limit_patches() -> dict[str, Any]:
             patches[fail_key] = True
             break
     return patches
+
+
+def tracing_error(error: BaseException) -> bool:
+    """An error dynamo raised while tracing (eager's meta checks), not one from the backend."""
+    from torch._dynamo import exc
+
+    return isinstance(error, exc.TorchDynamoException) and not isinstance(
+        error, exc.BackendCompilerFailed)
+
+
+class DynamoCompiled:
+    """`torch.compile(fn, backend=compiler)` for an adapter whose compiler counts `invocations`.
+
+    Compiles an isolated copy of `fn` under the raised recompile limit. When dynamo fails while
+    tracing, `fn` runs eagerly once so the caller gets eager's own exception class (meta functions
+    sometimes raise another one), chained to dynamo's. Subclasses add `artifacts()`.
+    """
+
+    def __init__(self, fn: Callable[..., Any], compiler: Any, *, dynamic: bool | None) -> None:
+        import torch
+        import torch._dynamo.config as dynamo_config
+
+        self._fn = fn
+        self.compiler = compiler
+        self._patches = recompile_limit_patches()
+        with dynamo_config.patch(self._patches):
+            self._compiled = torch.compile(isolated_entry(fn), backend=compiler, dynamic=dynamic)
+
+    def __call__(self, *args: Any) -> Any:
+        import torch._dynamo.config as dynamo_config
+
+        try:
+            with dynamo_config.patch(self._patches):
+                return self._compiled(*args)
+        except Exception as error:
+            if not tracing_error(error):
+                raise
+            try:
+                self._fn(*args)
+            except Exception as eager_error:
+                raise eager_error from error
+            raise
+
+    def compiles(self) -> int:
+        return self.compiler.invocations

@@ -26,9 +26,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import torch
-
-from harness.backends.dynamo import isolated_entry, recompile_limit_patches
+from harness.backends.dynamo import DynamoCompiled
 
 if TYPE_CHECKING:
     from backend import BackendOptions, ReferenceCompiler
@@ -36,48 +34,16 @@ if TYPE_CHECKING:
 
 
 
-def _tracing_error(error: BaseException) -> bool:
-    """An error dynamo raised while tracing (not one from inside our backend)."""
-    from torch._dynamo import exc
-
-    return isinstance(error, exc.TorchDynamoException) and not isinstance(
-        error, exc.BackendCompilerFailed)
-
-
-class ReferenceCompiled:
+class ReferenceCompiled(DynamoCompiled):
     """One `torch.compile(fn, backend=ReferenceCompiler)` with its count and artifacts."""
 
     def __init__(self, fn: Callable[..., Any], compiler: ReferenceCompiler, *,
                  dynamic: bool | None, target_arch: str | None) -> None:
-        import torch._dynamo.config as dynamo_config
-
-        self._fn = fn
-        self.compiler = compiler  # the dynamo backend: its lowered graphs and launches
+        super().__init__(fn, compiler, dynamic=dynamic)  # the compiler: lowered graphs, launches
         self._target_arch = target_arch
-        self._patches = recompile_limit_patches()
-        with dynamo_config.patch(self._patches):
-            self._compiled = torch.compile(isolated_entry(fn), backend=compiler, dynamic=dynamic)
-
-    def __call__(self, *args: Any) -> Any:
-        import torch._dynamo.config as dynamo_config
-
-        try:
-            with dynamo_config.patch(self._patches):
-                return self._compiled(*args)
-        except Exception as error:
-            if not _tracing_error(error):
-                raise
-            try:
-                self._fn(*args)
-            except Exception as eager_error:
-                raise eager_error from error
-            raise
 
     def artifacts(self) -> dict[str, str]:
         return self.compiler.artifacts(self._target_arch)
-
-    def compiles(self) -> int:
-        return self.compiler.invocations
 
 
 class ReferenceBackend:
