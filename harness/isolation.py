@@ -141,16 +141,28 @@ def configured_backend(spec: str, options: RunOptions) -> Backend:
 
 @dataclass
 class MemoryWatch:
-    """GPU memory left allocated by one item (`leaked_since`), beyond `threshold` bytes."""
+    """GPU memory left allocated by one item (`leaked_since`), beyond `threshold` bytes.
+
+    Caches that come and go (cuBLAS workspaces) are dropped at both ends of the item, so the
+    baseline and the end state count the same things: an item that drops a workspace an earlier
+    item made cannot hide its own leak behind it. Garbage is collected only on suspicion, since a
+    collection per item would cost every item.
+    """
 
     allocated: Callable[[], int]
-    release: Callable[[], None]  # drops what is only cached (garbage, cuBLAS workspaces)
+    drop_caches: Callable[[], None]  # cheap: cached blocks the next kernel re-takes
+    collect: Callable[[], None]  # costly: garbage cycles still holding tensors
     threshold: int = LEAK_THRESHOLD_BYTES
 
+    def baseline(self) -> int:
+        self.drop_caches()
+        return self.allocated()
+
     def leaked_since(self, before: int) -> int | None:
+        self.drop_caches()
         if self.allocated() - before <= self.threshold:
             return None
-        self.release()  # only on suspicion: a collection per item would cost every item
+        self.collect()
         growth = self.allocated() - before
         return growth if growth > self.threshold else None
 
@@ -158,13 +170,12 @@ class MemoryWatch:
 def cuda_memory_watch(threshold: int = LEAK_THRESHOLD_BYTES) -> MemoryWatch:
     import torch
 
-    def release() -> None:
-        gc.collect()
+    def drop_caches() -> None:
         clear = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)  # private; may go away
         if clear is not None:
             clear()
 
-    return MemoryWatch(torch.cuda.memory_allocated, release, threshold)
+    return MemoryWatch(torch.cuda.memory_allocated, drop_caches, gc.collect, threshold)
 
 
 class LeakCheck:
@@ -184,7 +195,7 @@ class LeakCheck:
 def run_guarded(request: ItemRequest, backend: Backend, *,
                 watch: MemoryWatch | None = None) -> ItemResult:
     """`run_item`, plus the GPU leak check when watched (``metrics["leaked_bytes"]``)."""
-    before = watch.allocated() if watch is not None else 0
+    before = watch.baseline() if watch is not None else 0
     result = run_item(request.instance, backend, seed=request.seed, device=request.device,
                       target=request.target, repro=request.repro)
     if watch is not None:

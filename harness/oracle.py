@@ -32,6 +32,16 @@ and passes when `err_ratio <= max_ratio`. The terms of the denominator:
 
 Integer outputs (int32 from int8 GEMMs) and the `exact` policy must equal eager. NaN/Inf positions
 (and the signs of infinities) must equal eager's everywhere; a difference counts as a mismatch.
+
+Eager can be wrong (an H200 with torch 2.11 returned inf for half of a blockwise-scaled fp8 GEMM
+with fp16 output). Given `magnitude` (the fp64 reference of the inputs' absolute values, which
+bounds every partial sum of the GEMM), an eager NaN/Inf is *refuted* where the reference is finite
+and both it and the magnitude stay below half the output dtype's max: no summation order can
+overflow there. Refuted elements are judged against the fp64 reference rounded to the output
+dtype, and the verdict counts them (`eager_wrong`), so a right backend passes, eager run as a
+backend fails, and the report says eager was wrong. (With a subtracting epilogue, a negative
+alpha or beta, the magnitude can understate the GEMM's partial sums; no suite scenario pairs that
+with near-overflow operands.)
 fp8 outputs are upcast and judged like any float (torch.testing compares them bitwise). Without a
 reference the backend is compared with eager directly, within
 `max_ratio * floor(expected) + max(rtol, 2 * eps_out) * |expected_i|` (assert_close's rtol, with
@@ -51,7 +61,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["POLICIES", "Check", "Policy", "Verdict", "judge", "policy_for"]
+__all__ = ["POLICIES", "Check", "Policy", "Verdict", "judge", "policy_for", "without_eager"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,7 @@ class Policy:
     floor_eps: float  # epsilon of the accumulation a correct backend uses; scales the floor
     exact: bool  # values must equal eager's (integer outputs)
     rtol: float = 0.0  # used only without an fp64 reference (assert_close's value for the dtype)
+    trust_eager: bool = True  # False: eager's own error does not widen the tolerance (fp64 alone)
 
 
 _FP32_ACC = 2.0**-22  # two fp32 ulps per sqrt(K): see the measurements above POLICIES
@@ -129,6 +140,18 @@ _BY_DTYPE = {
 _REL_GUARD = 0.01
 
 
+def without_eager(policy: Policy) -> Policy:
+    """`policy` for `numeric: fp64`: eager's own error does not widen the tolerance, so the floor
+    must cover every accumulation a correct backend may use. For fp8 inputs that is Hopper's
+    tensor-core accumulation, which even without use_fast_accum keeps fewer than fp32's bits
+    inside a wgmma (an H200, 2026-11-22: eager and the reference backend both 2^-13 * sqrt(K) *
+    RMS(ref) from fp64 on blockwise GEMMs, 50-77x the fp32 floor): the fp8_fast_accum floor."""
+    floor_eps = policy.floor_eps
+    if policy.name == "fp8":
+        floor_eps = max(floor_eps, POLICIES["fp8_fast_accum"].floor_eps)
+    return replace(policy, trust_eager=False, floor_eps=floor_eps)
+
+
 def policy_for(
     out_dtype: torch.dtype, *, compute: str | None = None, fast_accum: bool = False
 ) -> Policy:
@@ -189,6 +212,7 @@ class Verdict:
     rel_index: tuple[int, ...] | None = None  # of the greatest relative difference
     output: tuple[Any, ...] = ()  # where this output sits in a multi-output result
     parts: tuple[Verdict, ...] = ()  # per-output verdicts of a multi-output result
+    eager_wrong: int = 0  # eager NaN/Inf elements the fp64 reference refuted (module docstring)
 
     def metrics(self) -> dict[str, float | None]:
         """The error metrics a result record carries."""
@@ -210,17 +234,19 @@ def judge(
     *,
     k: int,
     policy: Policy | None = None,
+    magnitude: Any = None,
 ) -> Verdict:
     """Judge `actual` (backend) against `expected` (eager) and the fp64 `reference`.
 
     Each may be a tensor, None, or a (nested) tuple/list/dict of them. `k` is the GEMM's
     reduction length (it scales the floor). `policy` overrides `policy_for(expected.dtype)`;
-    integer outputs are always judged exactly.
+    integer outputs are always judged exactly. `magnitude`, shaped like `reference`, lets the
+    fp64 reference refute eager's NaN/Inf values (module docstring).
     """
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
     leaves: list[Verdict] = []
-    _walk(expected, actual, reference, (), k, policy, leaves)
+    _walk(expected, actual, reference, magnitude, (), k, policy, leaves)
     if len(leaves) == 1 and leaves[0].output == ():
         return leaves[0]
     return _combine(tuple(leaves))
@@ -230,6 +256,7 @@ def _walk(
     expected: Any,
     actual: Any,
     reference: Any,
+    magnitude: Any,
     path: tuple[Any, ...],
     k: int,
     policy: Policy | None,
@@ -241,7 +268,7 @@ def _walk(
             return
         if reference is not None and not isinstance(reference, torch.Tensor):
             raise TypeError(f"reference for output {_where(path)} is {type(reference).__name__}")
-        leaves.append(_judge_tensor(expected, actual, reference, k, policy, path))
+        leaves.append(_judge_tensor(expected, actual, reference, k, policy, path, magnitude))
     elif expected is None or isinstance(expected, (bool, int, float, complex)):
         if type(actual) is not type(expected):
             leaves.append(_type_mismatch(expected, actual, path))
@@ -265,7 +292,8 @@ def _walk(
         for key in expected:
             if key in actual:
                 ref = None if reference is None else reference[key]
-                _walk(expected[key], actual[key], ref, (*path, key), k, policy, leaves)
+                mag = None if magnitude is None else magnitude[key]
+                _walk(expected[key], actual[key], ref, mag, (*path, key), k, policy, leaves)
     elif isinstance(expected, Sequence) and not isinstance(expected, (str, bytes)):
         if not isinstance(actual, Sequence) or isinstance(actual, (str, bytes)):
             leaves.append(_type_mismatch(expected, actual, path))
@@ -282,7 +310,8 @@ def _walk(
             leaves.append(_verdict_of((Check("length", False, message, path),), path))
         for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
             ref = None if reference is None else reference[i]
-            _walk(e, a, ref, (*path, i), k, policy, leaves)
+            mag = None if magnitude is None else magnitude[i]
+            _walk(e, a, ref, mag, (*path, i), k, policy, leaves)
     else:
         raise TypeError(f"cannot judge eager output of type {type(expected).__name__}")
 
@@ -333,6 +362,7 @@ def _judge_tensor(
     k: int,
     policy: Policy | None,
     path: tuple[Any, ...],
+    magnitude: torch.Tensor | None = None,
 ) -> Verdict:
     checks = [
         Check("type", True, "", path),
@@ -369,7 +399,8 @@ def _judge_tensor(
     if reference is None:
         return _judge_against_eager(expected, actual, policy, k, tuple(checks), common)
     reference = reference.detach().to(expected.device)
-    return _judge_against_reference(expected, actual, reference, policy, k, tuple(checks), common)
+    return _judge_against_reference(expected, actual, reference, policy, k, tuple(checks), common,
+                                    magnitude)
 
 
 def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
@@ -476,6 +507,7 @@ def _judge_against_reference(
     k: int,
     checks: tuple[Check, ...],
     common: dict[str, Any],
+    magnitude: torch.Tensor | None = None,
 ) -> Verdict:
     path = common["output"]
     work = torch.complex128 if expected.is_complex() else torch.float64
@@ -483,16 +515,23 @@ def _judge_against_reference(
     e = expected.to(work)
     a = actual.to(device=expected.device, dtype=work)
     r = reference.to(device=expected.device, dtype=work)
+    eager_wrong = 0
+    if magnitude is not None and not expected.is_complex():
+        e, eager_wrong, note = _refute_eager(e, r, magnitude, expected.dtype, path)
+        if note is not None:
+            checks = (*checks, note)
     both, bad_specials, special_check = _specials(e, a, path)
     mask = both & torch.isfinite(r)
     err = torch.where(mask, (a - r).abs(), 0.0)
     eager_err = float(torch.where(mask, (e - r).abs(), 0.0).max())
+    # Where eager itself is known to be wrong (`numeric: fp64`), the floor and the ulp decide.
+    trusted = eager_err if policy.trust_eager else 0.0
     ref_abs = torch.where(mask, r.abs(), 0.0)
     rms = _rms(r, mask)
     floor = policy.floor_eps * math.sqrt(max(k, 1)) * rms
     eps_out, tiny_out = _dtype_ulp(expected.dtype)
     ulp = eps_out * ref_abs.clamp_min(tiny_out)
-    denominator = (ulp / policy.max_ratio).clamp_min(max(eager_err, floor))
+    denominator = (ulp / policy.max_ratio).clamp_min(max(trusted, floor))
     ratio = err / denominator
     value_mismatches = int((mask & (ratio > policy.max_ratio)).sum())
     rel = err / ref_abs.clamp_min(max(_REL_GUARD * rms, tiny_out))
@@ -509,10 +548,35 @@ def _judge_against_reference(
         err_ratio=float(ratio.max()),
         eager_abs_err=eager_err,
         floor=floor,
-        allowed_abs_err=policy.max_ratio * max(eager_err, floor),
+        allowed_abs_err=policy.max_ratio * max(trusted, floor),
         mode="reference",
         max_ratio=policy.max_ratio,
+        eager_wrong=eager_wrong,
     )
+
+
+def _refute_eager(
+    e: torch.Tensor, r: torch.Tensor, magnitude: torch.Tensor, dtype: torch.dtype,
+    path: tuple[Any, ...],
+) -> tuple[torch.Tensor, int, Check | None]:
+    """Eager (`e`) with the NaN/Inf values the fp64 reference refutes replaced by the reference
+    rounded to `dtype`; how many there were, and the note saying so (module docstring)."""
+    limit = torch.finfo(dtype).max / 2
+    m = magnitude.detach().to(device=e.device, dtype=e.dtype).abs()
+    wrong = ~torch.isfinite(e) & torch.isfinite(r) & (r.abs() <= limit) & (m <= limit)
+    count = int(wrong.sum())
+    if not count:
+        return e, 0, None
+    first = int(wrong.reshape(-1).nonzero()[0])
+    index = _index(first, e.shape)
+    message = (
+        f"Eager is wrong at {count} element(s): NaN/Inf where the fp64 reference is finite and "
+        f"no partial sum can overflow {str(dtype).replace('torch.', '')}; first at index {index}: "
+        f"eager {e.reshape(-1)[first].item()}, fp64 {r.reshape(-1)[first].item():.6g}. "
+        "Judged against fp64 there."
+    )
+    fixed = torch.where(wrong, r.to(dtype).to(e.dtype), e)
+    return fixed, count, Check("eager", True, message, path)
 
 
 def _judge_against_eager(
@@ -634,6 +698,7 @@ def _combine(leaves: tuple[Verdict, ...]) -> Verdict:
         worst_allowed=worst.worst_allowed,
         rel_index=worst.rel_index,
         parts=leaves,
+        eager_wrong=sum(v.eager_wrong for v in leaves),
     )
 
 
@@ -693,9 +758,12 @@ def _body(v: Verdict, reported: Check | None) -> list[str]:
         lines.append(greatest)
         lines.append(f"Greatest relative difference: {_num(v.max_rel_err)} at index {v.rel_index}")
         if v.mode == "reference" and v.eager_abs_err is not None and v.floor is not None:
+            trusted = v.allowed_abs_err is None or v.allowed_abs_err >= (v.max_ratio or 0.0) * (
+                v.eager_abs_err)
+            of = "max of these" if trusted else "the floor (eager's error not trusted here)"
             lines.append(
                 f"Eager's own error against fp64: {_num(v.eager_abs_err)}; floor {_num(v.floor)}; "
-                f"allowed {_num(v.max_ratio or 0.0)} x max of these = "
+                f"allowed {_num(v.max_ratio or 0.0)} x {of} = "
                 f"{_num(v.allowed_abs_err or 0.0)} (or one output ulp, where larger)"
             )
         elif v.mode == "eager" and v.floor is not None:
@@ -708,6 +776,7 @@ def _body(v: Verdict, reported: Check | None) -> list[str]:
         for c in v.checks
         if not c.passed and c is not reported and c.name not in ("values", "nonfinite")
     ]
+    lines += [c.message for c in v.checks if c.name == "eager"]
     return lines
 
 

@@ -393,7 +393,7 @@ class ScenarioItem(pytest.Item):
         if expected is not None and expected.status == "skip":
             self.add_marker(pytest.mark.skip(reason=f"expected skip: {expected.text()}"))
         elif expected is not None:
-            self.add_marker(pytest.mark.xfail(reason=expected.text(), strict=True,
+            self.add_marker(pytest.mark.xfail(reason=expected.text(), strict=expected.strict,
                                               raises=ConformanceFailure))
         dims = instance.dims(0)
         self.record: dict[str, Any] = {
@@ -554,7 +554,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     for line in render_terminal_summary(state.writer.records, state.capability):
         terminalreporter.write_line(line)
-    for line in leak_warnings(state.writer.records):
+    for line in leak_warnings(state.writer.records) + eager_warnings(state.writer.records):
         terminalreporter.write_line(line, yellow=True)
     path = state.results_path
     if path is not None:
@@ -573,6 +573,18 @@ def leak_warnings(records: list[dict[str, Any]]) -> list[str]:
     return [f"  warning: backend {backend} left GPU memory allocated after {len(sizes)} item(s) "
             f"(up to {max(sizes) / 2**20:.1f} MiB, {sum(sizes) / 2**20:.1f} MiB in all); see "
             "metrics.leaked_bytes in the results" for backend, sizes in sorted(leaks.items())]
+
+
+def eager_warnings(records: list[dict[str, Any]]) -> list[str]:
+    """One line naming the items where the fp64 reference proved eager wrong (metrics.eager_wrong):
+    findings about PyTorch itself, whatever the backend under test did."""
+    ids = sorted({record["id"] for record in records
+                  if (record.get("metrics") or {}).get("eager_wrong")})
+    if not ids:
+        return []
+    shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    return [f"  warning: eager returned NaN/Inf that fp64 refutes on {len(ids)} item(s) ({shown});"
+            " those elements were judged against fp64; see metrics.eager_wrong in the results"]
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

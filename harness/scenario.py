@@ -34,7 +34,7 @@ LAYOUTS = ("row", "t", "col", "offset", "padded", "padded_odd", "expand", "alias
 SCALINGS = ("tensorwise", "rowwise", "blockwise")
 COMPILE_MODES = ("static", "dynamic", "mark_dynamic")
 VALUE_KINDS = ("default", "nan_in_c", "nan_in_a", "inf_in_a", "near_max", "integers")
-NUMERIC_POLICIES = ("auto", "exact", "none")
+NUMERIC_POLICIES = ("auto", "fp64", "exact", "none")
 UNARY_EPILOGUES = ("relu", "gelu", "gelu_tanh", "silu", "tanh", "sigmoid", "keep")
 PARAM_EPILOGUES = ("clamp", "mul", "add", "add_tensor", "cast")
 DIMS = ("B", "M", "N", "K")
@@ -95,7 +95,7 @@ class FileCheckSpec:
 
 @dataclass(frozen=True)
 class Checks:
-    numeric: str = "auto"  # auto | exact | none
+    numeric: str = "auto"  # auto | fp64 | exact | none
     raises: str | None = None  # exception class name eager raises (error scenarios)
     max_ratio: float | None = None  # overrides the tolerance table's ratio for this scenario
     filecheck: tuple[FileCheckSpec, ...] = ()

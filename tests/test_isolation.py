@@ -230,34 +230,54 @@ def test_parse_timeout():
 
 
 class FakeMemory:
-    def __init__(self, held_after_release: int):
-        self.now = 1000
-        self.held_after_release = held_after_release
-        self.released = 0
+    """Allocated GPU memory as live tensors + cached workspaces + garbage (freed by gc)."""
+
+    def __init__(self, live: int = 1000, cached: int = 0, garbage: int = 0):
+        self.live, self.cached, self.garbage = live, cached, garbage
+        self.collected = 0
 
     def allocated(self) -> int:
-        return self.now
+        return self.live + self.cached + self.garbage
 
-    def release(self) -> None:
-        self.released += 1
-        self.now = 1000 + self.held_after_release
+    def drop_caches(self) -> None:
+        self.cached = 0
+
+    def collect(self) -> None:
+        self.collected += 1
+        self.garbage = 0
+
+    def watch(self) -> isolation.MemoryWatch:
+        return isolation.MemoryWatch(self.allocated, self.drop_caches, self.collect,
+                                     threshold=1 << 20)
 
 
-def test_memory_watch_reports_growth_beyond_threshold_that_release_does_not_free():
-    memory = FakeMemory(held_after_release=3 << 20)
-    watch = isolation.MemoryWatch(memory.allocated, memory.release, threshold=1 << 20)
-    memory.now = 1000 + 512  # below the threshold: no release, nothing reported
-    assert watch.leaked_since(1000) is None and memory.released == 0
-    memory.now = 1000 + (8 << 20)  # cached workspaces (5 MiB) go on release, 3 MiB stay
-    assert watch.leaked_since(1000) == 3 << 20 and memory.released == 1
-    memory = FakeMemory(held_after_release=0)
-    watch = isolation.MemoryWatch(memory.allocated, memory.release, threshold=1 << 20)
-    memory.now = 1000 + (8 << 20)
-    assert watch.leaked_since(1000) is None  # all of it was only cached
+def test_memory_watch_reports_growth_beyond_threshold_that_gc_does_not_free():
+    memory = FakeMemory()
+    watch = memory.watch()
+    before = watch.baseline()
+    memory.live += 512  # below the threshold: no collection, nothing reported
+    assert watch.leaked_since(before) is None and memory.collected == 0
+    memory.garbage, memory.live = 5 << 20, memory.live + (3 << 20)  # 5 MiB garbage, 3 MiB kept
+    assert watch.leaked_since(before) == (3 << 20) + 512 and memory.collected == 1
+    memory = FakeMemory()
+    watch = memory.watch()
+    before = watch.baseline()
+    memory.cached, memory.garbage = 32 << 20, 8 << 20
+    assert watch.leaked_since(before) is None  # all of it was cached or garbage
+
+
+def test_memory_watch_sees_a_leak_in_the_item_that_drops_an_earlier_workspace():
+    # Seen on an H200: the first watched item began with the workspace an earlier item made; the
+    # workspace went during the check, and the item's own 4 MiB leak hid behind it.
+    memory = FakeMemory(cached=32 << 20)
+    watch = memory.watch()
+    before = watch.baseline()
+    memory.cached, memory.live = 32 << 20, memory.live + (4 << 20)  # workspace re-made; a leak
+    assert watch.leaked_since(before) == 4 << 20
 
 
 def test_run_guarded_records_leaked_bytes(instances):
-    memory = FakeMemory(held_after_release=2 << 20)
+    memory = FakeMemory()
 
     class Leaky:
         name = "leaky"
@@ -266,13 +286,12 @@ def test_run_guarded_records_leaked_bytes(instances):
             return None
 
         def compile(self, fn, example_inputs, *, dynamic):
-            memory.now += 4 << 20
+            memory.live, memory.garbage = memory.live + (2 << 20), 2 << 20
             return faulty_backends.logs_only.compile(fn, example_inputs, dynamic=dynamic)
 
     request = isolation.ItemRequest(instances["tiny/addmm"], "leaky", seed=0, device="cpu",
                                     target=None, repro="pytest x")
-    watch = isolation.MemoryWatch(memory.allocated, memory.release, threshold=1 << 20)
-    result = isolation.run_guarded(request, Leaky(), watch=watch)
+    result = isolation.run_guarded(request, Leaky(), watch=memory.watch())
     assert result.passed and result.metrics["leaked_bytes"] == 2 << 20
     clean = isolation.run_guarded(request, faulty_backends.logs_only)
     assert "leaked_bytes" not in clean.metrics

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness.oracle import POLICIES, Verdict, judge, policy_for
+from harness.oracle import POLICIES, Verdict, judge, policy_for, without_eager
 
 E4M3 = torch.float8_e4m3fn
 SEEDS = range(5)
@@ -205,6 +205,55 @@ def test_nan_where_eager_is_finite_is_a_mismatch():
 
     flipped = torch.tensor([1.0, float("nan"), 2.0, float("-inf")])
     assert judge(expected, flipped, reference, k=4).mismatches == 1
+
+
+def eager_with_inf_in_half(seed: int = 0) -> tuple[torch.Tensor, ...]:
+    """What an H200 gave for a blockwise fp8 GEMM with fp16 output (torch 2.11): the right
+    values in the first 128 columns, inf in the rest."""
+    a, b = gemm_inputs(torch.float16, 16, 256, 64, seed)
+    reference = fp64(a, b)
+    right = reference.to(torch.float16)
+    eager = right.clone()
+    eager[:, 128:] = float("inf")
+    magnitude = fp64(a.abs(), b.abs())
+    return eager, right, reference, magnitude
+
+
+def test_fp64_refutes_eager_nonfinite_values_that_cannot_overflow():
+    eager, right, reference, magnitude = eager_with_inf_in_half()
+    verdict = judge(eager, right, reference, k=64, magnitude=magnitude)
+    assert verdict.passed and verdict.eager_wrong == 16 * 128
+    assert "Eager is wrong at 2048 element(s)" in verdict.message()
+    assert "first at index (0, 128): eager inf" in verdict.message()
+    as_backend = judge(eager, eager.clone(), reference, k=64, magnitude=magnitude)
+    assert not as_backend.passed and as_backend.mismatches == 2048  # eager run as a backend
+    assert not judge(eager, right, reference, k=64).passed  # without the magnitude, eager rules
+
+
+def test_fp64_does_not_refute_eager_where_a_partial_sum_may_overflow():
+    eager, right, reference, magnitude = eager_with_inf_in_half()
+    near_max = magnitude.clone()
+    near_max[:, 128:] = torch.finfo(torch.float16).max  # |A|@|B| too large: inf may be honest
+    verdict = judge(eager, right, reference, k=64, magnitude=near_max)
+    assert not verdict.passed and verdict.eager_wrong == 0
+    too_big = reference.clone()
+    too_big[:, 128:] = 60000.0  # within fp16, but rounding may reach inf
+    assert judge(eager, right, too_big, k=64, magnitude=magnitude).eager_wrong == 0
+
+
+def test_untrusted_eager_does_not_widen_the_tolerance():
+    a, b = gemm_inputs(torch.bfloat16, 32, 256, 256, 0)
+    reference = fp64(a, b)
+    garbage = (reference + torch.linspace(0, 40, 256)).to(torch.bfloat16)  # eager off by <= 40
+    off_by_20 = (reference + 20).to(torch.bfloat16)  # a wrong backend, "better" than eager
+    assert judge(garbage, off_by_20, reference, k=256).passed  # eager's error widens it
+    fp64_only = without_eager(policy_for(torch.bfloat16))
+    verdict = judge(garbage, off_by_20, reference, k=256, policy=fp64_only)
+    assert not verdict.passed
+    assert "x the floor (eager's error not trusted here)" in verdict.message()
+    assert judge(garbage, reference.to(torch.bfloat16), reference, k=256, policy=fp64_only).passed
+    fp8 = without_eager(policy_for(torch.bfloat16, compute="e4m3fn"))
+    assert fp8.floor_eps == POLICIES["fp8_fast_accum"].floor_eps and not fp8.trust_eager
 
 
 def test_int_outputs_must_match_exactly():

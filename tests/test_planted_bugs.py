@@ -10,6 +10,7 @@ from pathlib import Path
 
 import planted_backends
 import pytest
+import torch
 
 from harness.runner import run_item
 from harness.scenario import load_suite
@@ -71,3 +72,40 @@ def test_eager_passes_all_of_them(instances):
     from harness.backends.eager import EagerBackend
 
     assert failing(EagerBackend(), instances) == set()
+
+
+def test_a_wrong_eager_is_refuted_by_fp64_and_named(instances, monkeypatch):
+    """Eager itself can be wrong (an H200 with torch 2.11: inf in half of a blockwise fp8 GEMM
+    with fp16 output). A right backend then passes with metrics.eager_wrong set, and eager run as
+    a backend fails."""
+    from harness import program
+    from harness.backends.eager import EagerBackend
+
+    instance = next(i for i in instances if i.op == "mm" and i.dtype == "fp16")
+    make_function = program.make_function
+
+    def broken_eager(inst):
+        fn = make_function(inst)
+
+        def eager(*args):
+            out = fn(*args)
+            return out.masked_fill(torch.arange(out.shape[-1]) % 2 == 1, float("inf"))
+        return eager
+
+    class RightBackend:
+        name = "right"
+
+        def availability(self):
+            return None
+
+        def compile(self, fn, example_inputs, *, dynamic):
+            return EagerBackend().compile(make_function(instance), example_inputs,
+                                          dynamic=dynamic)
+
+    monkeypatch.setattr(program, "make_function", broken_eager)
+    right = run_item(instance, RightBackend(), seed=0, device="cpu", target=None, repro="-")
+    assert right.passed, right.problems
+    dims = instance.dims()
+    assert right.metrics["eager_wrong"] == dims["M"] * (dims["N"] // 2)
+    wrong = run_item(instance, EagerBackend(), seed=0, device="cpu", target=None, repro="-")
+    assert not wrong.passed and "Eager is wrong at" in "\n".join(wrong.problems)

@@ -151,6 +151,25 @@ def test_expectations_xfail_skip_and_strict_xpass(suite):
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the strict xpasses
 
 
+def test_non_strict_xfail_passes_as_xpass_and_strict_must_be_a_bool(suite):
+    expectations(suite, "eager", """
+        - match: "tiny/mm[fp32-*]"
+          reason: wrong on some runs only
+          strict: false
+    """)
+    result = suite.runpytest("suites", "--backend", "eager")
+    assert outcomes(records(suite))[("tiny/mm[fp32-8x8x8]", "eager")] == "xpassed"
+    assert result.ret == pytest.ExitCode.OK
+    expectations(suite, "eager", """
+        - match: "tiny/mm[fp32-*]"
+          reason: wrong on some runs only
+          strict: sometimes
+    """)
+    result = suite.runpytest("suites", "--backend", "eager")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*expectations/eager.yaml:6: strict: expected true or false*"])
+
+
 def test_expectation_matching_nothing_is_an_error(suite):
     expectations(suite, "eager", """
         - match: "tiny/mm[fp64-*]"
