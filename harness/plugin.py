@@ -531,6 +531,7 @@ def _first_line(report: pytest.TestReport) -> str:
     return text.splitlines()[0][:500] if text else report.outcome
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist tears its nodes down: that may raise on SIGTERM
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STATE, None)
     if state is None or state.writer is None:

@@ -215,6 +215,19 @@ def test_gemm_backend_options_are_validated_and_normalized() -> None:
     assert make_inductor().inductor_patches() == {}
 
 
+def test_cutlass_profiling_is_capped_unless_told_otherwise(monkeypatch) -> None:
+    def capped(option: str) -> dict:
+        return {k: v for k, v in make_inductor_max_autotune(option).inductor_patches().items()
+                if k.endswith("cutlass_max_profiling_configs")}
+
+    assert list(capped("CUTLASS").values()) == [4]
+    assert capped("TRITON") == {}
+    monkeypatch.setenv("GEMMCONF_CUTLASS_MAX_CONFIGS", "0")
+    assert capped("ATEN,CUTLASS") == {}
+    monkeypatch.setenv("GEMMCONF_CUTLASS_MAX_CONFIGS", "2")
+    assert list(capped("ATEN,CUTLASS").values()) == [2]
+
+
 @needs_no_gpu
 def test_availability_without_gpu() -> None:
     assert make_inductor().availability() is None

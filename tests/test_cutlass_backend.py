@@ -477,9 +477,18 @@ def expected_outcome(instance: Any) -> str | None:
         return "xfail"
     if instance.op != "scaled_mm":
         return "xfail" if instance.dtype in ("fp32", "tf32") else None
-    if instance.scaling == "blockwise" or instance.out_dtype in ("e4m3fn", "e5m2"):
+    if instance.out_dtype in ("e4m3fn", "e5m2"):
+        return "xfail"
+    if instance.scaling == "blockwise" and not _one_block(instance):
         return "xfail"
     return None
+
+
+def _one_block(instance: Any) -> bool:
+    """Blockwise scaling of a single block (M = 1, K = N = 128): both scales have one element,
+    which eager, and so the backend, reads as tensorwise (passed on an H200)."""
+    return all(d["M"] == 1 and d["K"] == 128 and d["N"] == 128
+               for d in (instance.dims(i) for i in range(len(instance.shape_sets))))
 
 
 def test_expectations_match_the_backends_coverage() -> None:

@@ -60,3 +60,20 @@ def test_interrupt_writes_partial_results_marked_incomplete(tmp_path, sig, to_gr
     for pid in {pid for pid, _, _ in faulty_backends.logged_calls(log)}:  # no worker left over
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_results_are_written_even_when_another_plugins_sessionfinish_raises(tmp_path):
+    """Seen on an H200: SIGTERM at the very end of an xdist run made xdist's node teardown raise
+    ("cannot send (already closed?)") in pytest_sessionfinish, before gemmconf's turn, and the
+    run's 3,277 records stayed in results.json.partial. The writer now goes first."""
+    faulty_backends.make_suite(tmp_path)
+    (tmp_path / "conftest.py").write_text(
+        "def pytest_sessionfinish(session, exitstatus):\n"
+        "    raise OSError('cannot send (already closed?)')\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "suites", "--backend", "eager"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "cannot send" in result.stdout + result.stderr
+    document = json.loads((tmp_path / "reports" / "results.json").read_text())
+    assert len(document["records"]) == 6
+    assert not (tmp_path / "reports" / "results.json.partial").exists()

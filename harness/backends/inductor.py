@@ -91,6 +91,10 @@ def _dynamo_config() -> Any:
     return importlib.import_module("torch._dynamo.config")
 
 
+CUTLASS_CONFIGS_ENV = "GEMMCONF_CUTLASS_MAX_CONFIGS"
+DEFAULT_CUTLASS_CONFIGS = "4"
+
+
 def _cutlass_dir() -> str:
     config = _inductor_config()
     section = getattr(config, "cutlass", None) or config.cuda  # older torch: `cuda` only
@@ -332,6 +336,13 @@ class InductorBackend:
         patches = dict(list_mode_options("max-autotune-no-cudagraphs"))
         if self.gemm_backends is not None:
             patches["max_autotune_gemm_backends"] = ",".join(self.gemm_backends)
+        if "CUTLASS" in (self.gemm_backends or ()):
+            # Inductor compiles every CUTLASS candidate with nvcc (about a minute each); cap how
+            # many it profiles per GEMM so an item finishes in minutes. 0: inductor's default.
+            cap = int(os.environ.get(CUTLASS_CONFIGS_ENV, DEFAULT_CUTLASS_CONFIGS))
+            if cap > 0:
+                section = "cutlass" if hasattr(_inductor_config(), "cutlass") else "cuda"
+                patches[f"{section}.cutlass_max_profiling_configs"] = cap
         return patches
 
     def availability(self) -> str | None:
