@@ -36,15 +36,37 @@ def main(argv: list[str] | None = None) -> int:
     explain.add_argument("--run", action="store_true",
                          help="also run it on the backend here and print the verdict")
 
+    bench = commands.add_parser(
+        "bench", help="time backends against cuBLAS: runs pytest with --benchmark (default: "
+        "suites/bench on the reference backend, one item at a time) and prints the table")
+    bench.add_argument("paths", nargs="*", default=["suites/bench"],
+                       help="suite files or folders (default: suites/bench)")
+    bench.add_argument("--backend", default="reference", help="as pytest's --backend")
+    bench.add_argument("-k", dest="keyword", default=None, help="as pytest's -k")
+    bench.add_argument("--results", default="reports/bench.json",
+                       help="results file (default: reports/bench.json)")
+
     report_cli.add_subcommands(commands)
     args = parser.parse_args(argv)
     if args.command == "report":
         return report_cli.run(args)
+    if args.command == "bench":
+        return _bench(args)
     if args.command == "backends":
         return _backends()
     if args.command == "list":
         return _list(args.suites, args.pattern)
     return _explain(args)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import pytest
+
+    command = [*args.paths, "--backend", args.backend, "--benchmark", "--results", args.results,
+               "-p", "no:xdist", "-q", "-p", "no:cacheprovider"]
+    if args.keyword:
+        command += ["-k", args.keyword]
+    return int(pytest.main(command))
 
 
 def _backends() -> int:
@@ -56,7 +78,8 @@ def _backends() -> int:
         except Exception as exc:
             availability = f"cannot load: {exc}"
         print(f"{info.name:<26} {info.origin:<28} {availability}")
-    print("\nAlso: inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr")
+    print("\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N], "
+          "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr")
     return 0
 
 

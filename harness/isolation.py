@@ -55,6 +55,7 @@ LEAK_THRESHOLD_BYTES = 1 << 20  # GPU memory an item may leave allocated before 
 # a late one. On a loaded 2-core CPU the reference backend (Triton interpreter) takes at most ~9 s
 # an item and eager a few ms; a hang is still caught within a couple of minutes.
 BASE_S = 60.0  # inputs, eager, one compile, the oracle
+BENCH_S = 60.0  # --benchmark: input copies, warm-up and two do_bench runs
 PER_SHAPE_SET_S = 20.0  # each further shape set may compile again
 COLD_S = 300.0  # first item of a backend in a fresh worker: imports, toolchains, autotuning
 FLOPS_PER_S = {"cpu": 5e7, "cuda": 5e10}  # pessimistic rates (interpreted Triton on a CPU)
@@ -76,6 +77,7 @@ class ItemRequest:
     device: str
     target: str | None
     repro: str
+    benchmark: bool = False  # time the item after it passes (harness/bench.py)
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,14 @@ def run_guarded(request: ItemRequest, backend: Backend, *,
         leaked = watch.leaked_since(before)
         if leaked is not None:
             result.metrics["leaked_bytes"] = int(leaked)
+    if request.benchmark and result.passed:
+        from harness import bench
+
+        try:
+            result.metrics.update(bench.measure(request.instance, backend, seed=request.seed,
+                                                device=request.device))
+        except Exception as exc:  # a figure is missing; the verdict stands
+            result.metrics["bench_error"] = f"{type(exc).__name__}: {exc}"[:500]
     return result
 
 
@@ -503,6 +513,8 @@ class IsolatedRunner:
         timeout = self.timeouts.seconds(request.instance, request.device,
                                         cold=request.label not in worker.warm,
                                         slowest=self.slowest.get(request.label, 0.0))
+        if timeout is not None and request.benchmark and self.timeouts.fixed is None:
+            timeout += BENCH_S
         start = time.perf_counter()
         try:
             try:

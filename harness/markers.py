@@ -21,6 +21,7 @@ FEATURE_MARKERS = {
     "stress": "numerical stress: inf/NaN, near-max magnitudes, long K",
     "seed": "ported from a PyTorch test (the scenario names it)",
     "slow": "takes long on a CPU",
+    "bench": "a benchmark shape (suites/bench): run with --benchmark to time it against cuBLAS",
 }
 OP_MARKERS = {
     op: f"the {op} op" for op in

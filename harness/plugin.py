@@ -69,6 +69,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--shard", default=None, metavar="i/n",
                     help="run only shard i of n (1-based) of the selected items: deterministic, "
                     "disjoint and covering, so the n shards' merged results equal one run's")
+    group.addoption("--benchmark", action="store_true", default=False,
+                    help="after an item passes, time it with triton.testing.do_bench (median, "
+                    "warm-up, L2 flushed, inputs rotated) next to cuBLAS on the same inputs; "
+                    "records time_ms, tflops, cublas_tflops and vs_cublas in the results and "
+                    "prints a table. Needs a CUDA GPU and at most one xdist worker per GPU")
     parser.addini("gemmconf_suites", "directory holding the suite files and expectations/",
                   default="suites")
 
@@ -88,12 +93,15 @@ class RunState:
                             or config.getoption("trace", False))
         self.timeouts = _parse_item_timeout(config.getoption("item_timeout"))
         self.shard = _parse_shard(config.getoption("shard"))
+        self.benchmark = bool(config.getoption("benchmark"))
         specs = config.getoption("backend") or DEFAULT_BACKEND
         self.backend_specs = [s.strip() for s in specs.split(",") if s.strip()]
         if not self.backend_specs:
             raise pytest.UsageError("--backend: no backend named")
         self.capability = capability.detect()
         self.device = "cuda" if self.capability.device == "cuda" else "cpu"
+        if self.benchmark and not hasattr(config, "workerinput"):
+            _check_benchmark(self.device, _numprocesses(config))
         self.backends: dict[str, Backend] = {}
         self.specs: dict[str, str] = {}  # label -> the --backend text that named it
         if config.getoption("backend"):
@@ -256,6 +264,18 @@ def suite_version(suites_dir: Path) -> str:
     for path in sorted(suites_dir.rglob("*.yaml")):
         digest.update(str(path.relative_to(suites_dir)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _check_benchmark(device: str, workers: int | None) -> None:
+    """--benchmark: a GPU, and no two workers timing on one GPU."""
+    if device != "cuda":
+        raise pytest.UsageError("--benchmark needs a CUDA GPU: timings of the Triton interpreter "
+                                "or of CPU eager would say nothing about a GPU backend")
+    gpus = len(_gpu_ids()) or 1
+    if workers and workers > gpus:
+        raise pytest.UsageError(f"--benchmark with -n {workers} would time {workers} workers on "
+                                f"{gpus} GPU(s) at once: use -n {gpus} or fewer (each xdist "
+                                "worker is pinned to its own GPU)")
 
 
 def _numprocesses(config: pytest.Config) -> int | None:
@@ -426,7 +446,8 @@ class ScenarioItem(pytest.Item):
         repro = self.repro_command()
         device = "cpu" if self.instance.requires.device == "cpu" else state.device
         request = isolation.ItemRequest(self.instance, self.label, seed=state.seed,
-                                        device=device, target=state.target, repro=repro)
+                                        device=device, target=state.target, repro=repro,
+                                        benchmark=state.benchmark and device == "cuda")
         try:
             result = state.runner().run(request)
         except SuiteBug as exc:
@@ -557,6 +578,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(line)
     for line in leak_warnings(state.writer.records) + eager_warnings(state.writer.records):
         terminalreporter.write_line(line, yellow=True)
+    if state.benchmark:
+        from harness.bench import table
+
+        lines = table(state.writer.records)
+        terminalreporter.write_line("gemmconf benchmark (median ms; TFLOP/s of the GEMM; cuBLAS "
+                                    "on the same inputs)" if lines else
+                                    "gemmconf benchmark: no item passed, nothing was timed")
+        for line in lines:
+            terminalreporter.write_line(line)
     path = state.results_path
     if path is not None:
         terminalreporter.write_line(f"gemmconf: results in {path}")

@@ -276,3 +276,16 @@ def test_kernel_sources_are_split_by_kind() -> None:
     assert artifacts["python"].count("def call(") == 2
     assert artifacts["triton"].count("@triton.jit\ndef triton_poi_fused_relu_0(") == 2
     assert artifacts["cpp"].count('extern "C" void kernel()') == 2
+
+
+def test_reference_options_name_the_backend_and_bad_ones_are_refused() -> None:
+    from harness.backends import resolve
+
+    tuned = resolve("reference:autotune,persistent=never,promote=4")
+    assert tuned.name == "reference:autotune,persistent=never,promote=4"
+    assert (tuned.options.autotune, tuned.options.persistent,
+            tuned.options.fp8_promote_every) == (True, "never", 4)
+    assert resolve("reference").name == "reference" and resolve("reference").options is None
+    for bad in ("fast", "persistent=sometimes", "promote=0", "autotune=yes"):
+        with pytest.raises(ValueError, match="unknown reference option"):
+            resolve(f"reference:{bad}")

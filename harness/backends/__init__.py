@@ -34,7 +34,7 @@ ENTRY_POINT_GROUP = "gemmconf.backends"
 
 # name -> (import path of a factory taking an optional option string, whether options are taken)
 BUILTINS: dict[str, tuple[str, bool]] = {
-    "reference": ("harness.backends.reference:ReferenceBackend", False),
+    "reference": ("harness.backends.reference:make_reference", True),
     "eager": ("harness.backends.eager:EagerBackend", False),
     "inductor": ("harness.backends.inductor:make_inductor", False),
     "inductor-max-autotune": ("harness.backends.inductor:make_inductor_max_autotune", True),
@@ -133,5 +133,6 @@ def _checked(backend: Any, spec: str) -> Backend:
 def _unknown_message(spec: str, what: str) -> str:
     known = ", ".join(f"{b.name} ({b.origin})" for b in known_backends())
     return (f"{what}. Known backends: {known}; or an import path 'package.module:attr' naming a "
-            f"Backend or a factory. Built-ins with options: inductor-max-autotune:TRITON, "
+            f"Backend or a factory. Built-ins with options: reference:autotune (and persistent=, "
+            f"promote=), inductor-max-autotune:TRITON, "
             f":CUTLASS, :ATEN or a comma list.")

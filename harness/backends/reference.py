@@ -51,8 +51,9 @@ class ReferenceBackend:
 
     name = "reference"
 
-    def __init__(self, options: BackendOptions | None = None) -> None:
+    def __init__(self, options: BackendOptions | None = None, name: str = "reference") -> None:
         self.options = options
+        self.name = name
         self.target_arch: str | None = None
 
     def availability(self) -> str | None:
@@ -79,6 +80,29 @@ class ReferenceBackend:
 
 def make() -> ReferenceBackend:
     return ReferenceBackend()
+
+
+def make_reference(option: str | None = None) -> ReferenceBackend:
+    """Registry factory: `reference` or `reference:OPTIONS`, comma-separated: `autotune`
+    (benchmark the tile table's candidates per kernel signature, GPU only), `persistent=auto|
+    always|never`, `promote=N` (fp8 without fast accumulation: MMA K tiles per fp32 addition)."""
+    from backend import BackendOptions
+
+    if option is None:
+        return ReferenceBackend()
+    fields: dict[str, Any] = {}
+    for part in (p.strip() for p in option.split(",")):
+        key, _, value = part.partition("=")
+        if key == "autotune" and not value:
+            fields["autotune"] = True
+        elif key == "persistent" and value in ("auto", "always", "never"):
+            fields["persistent"] = value
+        elif key == "promote" and value.isdigit() and int(value) >= 1:
+            fields["fp8_promote_every"] = int(value)
+        else:
+            raise ValueError(f"unknown reference option {part!r}; known: autotune, "
+                             "persistent=auto|always|never, promote=N (N >= 1)")
+    return ReferenceBackend(BackendOptions(**fields), name=f"reference:{option}")
 
 
 BACKEND = ReferenceBackend()
