@@ -7,6 +7,8 @@ C++ kernel; addmm+relu needs one, shared by a module-scoped fixture).
 from __future__ import annotations
 
 import importlib
+import importlib.util
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -289,3 +291,24 @@ def test_reference_options_name_the_backend_and_bad_ones_are_refused() -> None:
     for bad in ("fast", "persistent=sometimes", "promote=0", "autotune=yes"):
         with pytest.raises(ValueError, match="unknown reference option"):
             resolve(f"reference:{bad}")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cutlass_library") is None,
+                    reason="needs the nvidia-cutlass wheel (the `cutlass` extra)")
+def test_the_cutlass_wheel_stands_in_for_inductors_checkout(tmp_path, monkeypatch) -> None:
+    from harness.backends import inductor
+
+    monkeypatch.setenv("GEMMCONF_CACHE", str(tmp_path))
+    root = Path(inductor.wheel_cutlass_dir())
+    assert root == tmp_path / "inductor-cutlass"
+    assert (root / "include" / "cutlass" / "cutlass.h").is_file()
+    assert (root / "tools" / "util" / "include").is_dir()
+    assert all((root / "python" / name).is_dir()
+               for name in ("cutlass_library", "cutlass_cppgen", "pycute"))
+    assert inductor.wheel_cutlass_dir() == str(root)  # a second call finds the links in place
+    patches = make_inductor_max_autotune("CUTLASS").inductor_patches()
+    assert str(root) in patches.values()
+    assert inductor._inductor_finds_cutlass()  # torch's own try_import_cutlass accepts it
+    monkeypatch.setattr(inductor, "wheel_cutlass_dir", lambda: None)
+    assert not any(k.endswith("cutlass_dir")
+                   for k in make_inductor_max_autotune("CUTLASS").inductor_patches())

@@ -95,14 +95,73 @@ CUTLASS_CONFIGS_ENV = "GEMMCONF_CUTLASS_MAX_CONFIGS"
 DEFAULT_CUTLASS_CONFIGS = "4"
 
 
+def _cutlass_section() -> str:
+    return "cutlass" if hasattr(_inductor_config(), "cutlass") else "cuda"  # older torch: cuda
+
+
 def _cutlass_dir() -> str:
-    config = _inductor_config()
-    section = getattr(config, "cutlass", None) or config.cuda  # older torch: `cuda` only
-    return str(section.cutlass_dir)
+    return str(getattr(_inductor_config(), _cutlass_section()).cutlass_dir)
+
+
+def _has_checkout(directory: str) -> bool:
+    return os.path.isdir(os.path.join(directory, "python", "cutlass_library"))
+
+
+def wheel_cutlass_dir() -> str | None:
+    """A CUTLASS checkout's layout made of the installed nvidia-cutlass wheel, for inductor.
+
+    Inductor wants `cutlass_dir` with include/, tools/ and python/{cutlass_library,
+    cutlass_cppgen, pycute}; torch's pip wheels ship no third_party/cutlass, but the nvidia-cutlass
+    wheel (the `cutlass` extra) holds all of it. The layout is symlinks under
+    `$GEMMCONF_CACHE/inductor-cutlass` (default ~/.cache/gemmconf). None when the wheel is absent.
+    """
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is None or not spec.origin:
+        return None
+    site = os.path.dirname(os.path.dirname(spec.origin))
+    source = os.path.join(site, "cutlass_library", "source")
+    base = os.environ.get("GEMMCONF_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                            "gemmconf")
+    root = os.path.join(base, "inductor-cutlass")
+    links = {
+        "include": os.path.join(source, "include"),
+        "tools": os.path.join(source, "tools"),
+        os.path.join("python", "cutlass_library"): os.path.join(site, "cutlass_library"),
+        os.path.join("python", "cutlass_cppgen"): os.path.join(site, "cutlass_cppgen"),
+        os.path.join("python", "pycute"): os.path.join(site, "pycute"),
+    }
+    if not all(os.path.isdir(target) for target in links.values()):
+        return None
+    for name, target in links.items():
+        link = os.path.join(root, name)
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        if os.path.realpath(link) == os.path.realpath(target):
+            continue
+        if os.path.lexists(link):
+            os.unlink(link)
+        try:
+            os.symlink(target, link)
+        except FileExistsError:  # another worker made it meanwhile
+            if os.path.realpath(link) != os.path.realpath(target):
+                raise
+    return root
+
+
+def _cutlass_dir_patch() -> dict[str, Any]:
+    """Point inductor at the wheel's layout when its configured cutlass_dir has no checkout."""
+    if _has_checkout(_cutlass_dir()):
+        return {}
+    directory = wheel_cutlass_dir()
+    return {f"{_cutlass_section()}.cutlass_dir": directory} if directory else {}
 
 
 def _inductor_finds_cutlass() -> bool:
     """Ask inductor itself: it reads `cutlass_dir`/python, not an installed nvidia-cutlass."""
+    with _inductor_config().patch(_cutlass_dir_patch()):
+        return _try_import_cutlass()
+
+
+def _try_import_cutlass() -> bool:
     for module in (
         "torch._inductor.codegen.cutlass.utils",  # torch 2.11-2.13
         "torch._inductor.codegen.cuda.cutlass_utils",  # older torch
@@ -111,7 +170,7 @@ def _inductor_finds_cutlass() -> bool:
             return bool(importlib.import_module(module).try_import_cutlass())
         except (ImportError, AttributeError):
             continue
-    return os.path.isdir(os.path.join(_cutlass_dir(), "python", "cutlass_library"))
+    return _has_checkout(_cutlass_dir())
 
 
 def _nvcc_found() -> bool:
@@ -165,7 +224,9 @@ def _cutlass_reason() -> str | None:
         return (
             "inductor CUTLASS templates need a CUTLASS checkout: "
             f"torch._inductor.config.cuda.cutlass_dir (TORCHINDUCTOR_CUTLASS_DIR) = "
-            f"{_cutlass_dir()!r} has no importable python/cutlass_library"
+            f"{_cutlass_dir()!r} has no importable python/cutlass_library, and the "
+            "nvidia-cutlass wheel that could stand in is not installed (pip install -e "
+            "'.[cutlass]')"
         )
     if not _nvcc_found():
         return "inductor CUTLASS templates need nvcc (not in cuda_cxx, CUDACXX, CUDA_HOME or PATH)"
@@ -341,8 +402,8 @@ class InductorBackend:
             # many it profiles per GEMM so an item finishes in minutes. 0: inductor's default.
             cap = int(os.environ.get(CUTLASS_CONFIGS_ENV, DEFAULT_CUTLASS_CONFIGS))
             if cap > 0:
-                section = "cutlass" if hasattr(_inductor_config(), "cutlass") else "cuda"
-                patches[f"{section}.cutlass_max_profiling_configs"] = cap
+                patches[f"{_cutlass_section()}.cutlass_max_profiling_configs"] = cap
+            patches.update(_cutlass_dir_patch())
         return patches
 
     def availability(self) -> str | None:
