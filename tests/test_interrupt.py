@@ -23,7 +23,7 @@ def wait_for_records(partial: Path, count: int, process: subprocess.Popen, limit
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
         if partial.exists():
-            lines = partial.read_text().splitlines()
+            lines = partial.read_text().splitlines()[1:]  # after the run's header line
             if len(lines) >= count:
                 return [json.loads(line) for line in lines]
         time.sleep(0.1)

@@ -22,7 +22,8 @@ def test_records_stream_to_partial_then_finish_atomically(tmp_path):
     writer.add(record(2))
     writer.add(record(1, "failed"))
     lines = writer.partial.read_text().splitlines()
-    assert [json.loads(line)["id"] for line in lines] == ["s/x[2]", "s/x[1]"]
+    assert json.loads(lines[0])["gemmconf_partial_run"]["seed"] == 3  # the run's header first
+    assert [json.loads(line)["id"] for line in lines[1:]] == ["s/x[2]", "s/x[1]"]
     writer.finish(complete=True, exit_status=1)
     document = read(path)
     assert document["complete"] is True and document["seed"] == 3
@@ -37,6 +38,26 @@ def test_interrupted_run_is_marked_incomplete(tmp_path):
     writer.add(record(1))
     writer.finish(complete=False, exit_status=2)
     assert read(tmp_path / "r.json")["complete"] is False
+
+
+def test_a_killed_runs_partial_file_reads_as_an_incomplete_run(tmp_path):
+    """SIGKILL (or a machine going away) leaves only results.json.partial: every report command
+    takes it, as an incomplete run; a last line cut short by the kill is dropped."""
+    writer = ResultsWriter(tmp_path / "r.json", run={"seed": 7, "backends": ["eager"]})
+    writer.start()
+    writer.add(record(2))
+    writer.add(record(1, "failed"))
+    writer._stream.write('{"id": "s/x[3]", "back')  # the kill came mid-line
+    writer._stream.flush()
+    document = read(writer.partial)
+    assert document["complete"] is False and document["from_partial"] is True
+    assert document["seed"] == 7 and document["dropped_lines"] == 1
+    assert [r["id"] for r in document["records"]] == ["s/x[1]", "s/x[2]"]
+    assert document["counts"]["failed"] == 1
+    lines = writer.partial.read_text().splitlines()
+    writer.partial.write_text("\n".join([lines[0], "garbage", *lines[1:]]) + "\n")
+    with pytest.raises(ResultsError, match=r"r.json.partial:2: not a JSON line"):
+        read(writer.partial)
 
 
 def test_abandon_leaves_nothing(tmp_path):

@@ -1,11 +1,14 @@
 """results.json: one record per item, written incrementally and finished atomically.
 
-While a run goes, records are appended to ``<results>.partial`` (JSON lines), so a crash or an
-interrupt still leaves every finished item on disk. At the end the records are written to
-``<results>`` through a temporary file and a rename, with ``"complete": true`` only when the run
-finished normally. A results file is therefore either absent, or whole and honest about itself.
-Records from xdist workers reach the controller through pytest's reports, so one file holds them
-all; separate runs (shards, machines) are joined by ``gemmconf report merge``.
+While a run goes, records are appended to ``<results>.partial`` (JSON lines: a header line
+with the run's fields, then one record a line), so a crash or an interrupt still leaves every
+finished item on disk, and `read` (so every ``gemmconf report`` command) takes that file too, as
+an incomplete run, when the run was killed before it could finish its results file. At the end
+the records are written to ``<results>`` through a temporary file and a rename, with
+``"complete": true`` only when the run finished normally. A results file is therefore either
+absent, or whole and honest about itself. Records from xdist workers reach the controller
+through pytest's reports, so one file holds them all; separate runs (shards, machines) are
+joined by ``gemmconf report merge``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ FORMAT = "gemmconf-results"
 VERSION = 1
 OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
 FAILING = ("failed", "xpassed", "error")
+PARTIAL_HEADER = "gemmconf_partial_run"  # the key of a .partial file's first line
 
 
 class ResultsError(ValueError):
@@ -40,6 +44,9 @@ class ResultsWriter:
         for stale in (self.path, self.partial):
             stale.unlink(missing_ok=True)  # an old run's file must not pass for this run's
         self._stream = self.partial.open("w")
+        header = {"format": FORMAT, "version": VERSION, **self.run}
+        self._stream.write(json.dumps({PARTIAL_HEADER: header}, sort_keys=True) + "\n")
+        self._stream.flush()
 
     def add(self, record: dict[str, Any]) -> None:
         self.records.append(record)
@@ -79,14 +86,22 @@ def count(records: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def read(path: str | Path) -> dict[str, Any]:
-    """Load and check a results file; errors name the file and what is wrong."""
+    """Load and check a results file (or a killed run's ``.partial``); errors name the file and
+    what is wrong."""
     path = Path(path)
     try:
-        document = json.loads(path.read_text())
+        text = path.read_text()
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise ResultsError(f"{path}: not JSON (truncated?): {exc}") from None
+    if text.startswith(f'{{"{PARTIAL_HEADER}"'):
+        document = _read_partial(path, text)
+    else:
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if path.name.endswith(".partial"):  # written before partial files had a header
+                return _read_partial(path, f'{{"{PARTIAL_HEADER}": {{}}}}\n' + text)
+            raise ResultsError(f"{path}: not JSON (truncated?): {exc}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ResultsError(f"{path}: not a gemmconf results file (no 'format': '{FORMAT}')")
     if document.get("version") != VERSION:
@@ -95,3 +110,26 @@ def read(path: str | Path) -> dict[str, Any]:
     if not isinstance(document.get("records"), list):
         raise ResultsError(f"{path}: 'records' is missing or not a list")
     return document
+
+
+def _read_partial(path: Path, text: str) -> dict[str, Any]:
+    """A ``.partial`` stream as an incomplete results document. A last line cut short by the kill
+    is dropped (and counted in ``dropped_lines``); a bad line before it is an error."""
+    lines = text.splitlines()
+    rows: list[dict[str, Any]] = []
+    dropped = 0
+    for number, line in enumerate(lines, 1):
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number == len(lines):
+                dropped = 1
+                break
+            raise ResultsError(
+                f"{path}:{number}: not a JSON line in a partial results file") from None
+    header = rows[0][PARTIAL_HEADER]
+    records = rows[1:]
+    return {"format": FORMAT, "version": VERSION, **header, "complete": False,
+            "exit_status": None, "finished": None, "from_partial": True,
+            "dropped_lines": dropped, "counts": count(records),
+            "records": sorted(records, key=lambda r: (r["id"], r["backend"]))}
