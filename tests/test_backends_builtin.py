@@ -299,6 +299,8 @@ def test_the_cutlass_wheel_stands_in_for_inductors_checkout(tmp_path, monkeypatc
     from harness.backends import inductor
 
     monkeypatch.setenv("GEMMCONF_CACHE", str(tmp_path))
+    # try_import_cutlass links into inductor's cache dir; links of another venv there trip it
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor-cache"))
     root = Path(inductor.wheel_cutlass_dir())
     assert root == tmp_path / "inductor-cutlass"
     assert (root / "include" / "cutlass" / "cutlass.h").is_file()
@@ -312,3 +314,16 @@ def test_the_cutlass_wheel_stands_in_for_inductors_checkout(tmp_path, monkeypatc
     monkeypatch.setattr(inductor, "wheel_cutlass_dir", lambda: None)
     assert not any(k.endswith("cutlass_dir")
                    for k in make_inductor_max_autotune("CUTLASS").inductor_patches())
+
+
+def test_a_foreign_cutlass_link_in_inductors_cache_is_a_reason_not_a_crash(monkeypatch) -> None:
+    from harness.backends import inductor
+
+    utils = pytest.importorskip("torch._inductor.codegen.cutlass.utils")
+
+    def foreign_link() -> bool:
+        raise AssertionError("Symlink at /tmp/x/torch_cutlass/cuda does not point to /venv2/...")
+
+    monkeypatch.setattr(utils, "try_import_cutlass", foreign_link)
+    problem = inductor._cutlass_import_problem()
+    assert "does not point to" in problem and "TORCHINDUCTOR_CACHE_DIR" in problem

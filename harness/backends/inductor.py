@@ -156,21 +156,36 @@ def _cutlass_dir_patch() -> dict[str, Any]:
 
 
 def _inductor_finds_cutlass() -> bool:
-    """Ask inductor itself: it reads `cutlass_dir`/python, not an installed nvidia-cutlass."""
+    return _cutlass_import_problem() is None
+
+
+def _cutlass_import_problem() -> str | None:
+    """Ask inductor itself (it reads `cutlass_dir`/python, not an installed nvidia-cutlass):
+    None when it imports CUTLASS, else why not."""
     with _inductor_config().patch(_cutlass_dir_patch()):
-        return _try_import_cutlass()
+        for module in (
+            "torch._inductor.codegen.cutlass.utils",  # torch 2.11-2.13
+            "torch._inductor.codegen.cuda.cutlass_utils",  # older torch
+        ):
+            try:
+                found = importlib.import_module(module).try_import_cutlass()
+            except (ImportError, AttributeError):
+                continue
+            except AssertionError as exc:
+                # It symlinks the CUTLASS packages into its cache dir and asserts that links left
+                # there by another environment (another venv) point where it would point them.
+                return (f"inductor's try_import_cutlass failed: {exc} (set "
+                        "TORCHINDUCTOR_CACHE_DIR per environment, or remove that link)")
+            return None if found else _no_checkout()
+        return None if _has_checkout(_cutlass_dir()) else _no_checkout()
 
 
-def _try_import_cutlass() -> bool:
-    for module in (
-        "torch._inductor.codegen.cutlass.utils",  # torch 2.11-2.13
-        "torch._inductor.codegen.cuda.cutlass_utils",  # older torch
-    ):
-        try:
-            return bool(importlib.import_module(module).try_import_cutlass())
-        except (ImportError, AttributeError):
-            continue
-    return _has_checkout(_cutlass_dir())
+def _no_checkout() -> str:
+    return ("inductor CUTLASS templates need a CUTLASS checkout: "
+            f"torch._inductor.config.cuda.cutlass_dir (TORCHINDUCTOR_CUTLASS_DIR) = "
+            f"{_cutlass_dir()!r} has no importable python/cutlass_library, and the "
+            "nvidia-cutlass wheel that could stand in is not installed (pip install -e "
+            "'.[cutlass]')")
 
 
 def _nvcc_found() -> bool:
@@ -220,14 +235,9 @@ def _triton_reason() -> str | None:
 def _cutlass_reason() -> str | None:
     if not _cuda_gpu():
         return "inductor CUTLASS templates need a CUDA GPU (none found)"
-    if not _inductor_finds_cutlass():
-        return (
-            "inductor CUTLASS templates need a CUTLASS checkout: "
-            f"torch._inductor.config.cuda.cutlass_dir (TORCHINDUCTOR_CUTLASS_DIR) = "
-            f"{_cutlass_dir()!r} has no importable python/cutlass_library, and the "
-            "nvidia-cutlass wheel that could stand in is not installed (pip install -e "
-            "'.[cutlass]')"
-        )
+    problem = _cutlass_import_problem()
+    if problem is not None:
+        return problem
     if not _nvcc_found():
         return "inductor CUTLASS templates need nvcc (not in cuda_cxx, CUDACXX, CUDA_HOME or PATH)"
     return None
