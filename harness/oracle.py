@@ -32,6 +32,10 @@ and passes when `err_ratio <= max_ratio`. The terms of the denominator:
 
 Integer outputs (int32 from int8 GEMMs) and the `exact` policy must equal eager. NaN/Inf positions
 (and the signs of infinities) must equal eager's everywhere; a difference counts as a mismatch.
+fp8 outputs are upcast and judged like any float (torch.testing compares them bitwise). Without a
+reference the backend is compared with eager directly, within
+`max_ratio * floor(expected) + max(rtol, 2 * eps_out) * |expected_i|` (assert_close's rtol, with
+the absolute part made K- and scale-aware).
 
 Eager can be wrong (an H200 with torch 2.11 returned inf for half of a blockwise-scaled fp8 GEMM
 with fp16 output). Given `magnitude` (the fp64 reference of the inputs' absolute values, which
@@ -42,10 +46,6 @@ dtype, and the verdict counts them (`eager_wrong`), so a right backend passes, e
 backend fails, and the report says eager was wrong. (With a subtracting epilogue, a negative
 alpha or beta, the magnitude can understate the GEMM's partial sums; no suite scenario pairs that
 with near-overflow operands.)
-fp8 outputs are upcast and judged like any float (torch.testing compares them bitwise). Without a
-reference the backend is compared with eager directly, within
-`max_ratio * floor(expected) + max(rtol, 2 * eps_out) * |expected_i|` (assert_close's rtol, with
-the absolute part made K- and scale-aware).
 
 `judge` walks nested tuples/lists/dicts of outputs pairwise like `torch.testing.assert_close`, makes
 every check it can (attributes first, then values) and returns a `Verdict` that keeps its numbers;

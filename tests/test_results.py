@@ -60,6 +60,15 @@ def test_a_killed_runs_partial_file_reads_as_an_incomplete_run(tmp_path):
         read(writer.partial)
 
 
+def test_partial_files_without_a_header_or_records_read_too(tmp_path):
+    old = tmp_path / "old.json.partial"  # written before partial files had a header line
+    old.write_text("\n".join(json.dumps(record(i)) for i in (2, 1)) + "\n")
+    assert [r["id"] for r in read(old)["records"]] == ["s/x[1]", "s/x[2]"]
+    empty = tmp_path / "empty.json.partial"
+    empty.write_text("")
+    assert read(empty)["records"] == [] and read(empty)["complete"] is False
+
+
 def test_abandon_leaves_nothing(tmp_path):
     writer = ResultsWriter(tmp_path / "r.json", run={})
     writer.start()

@@ -93,14 +93,12 @@ def read(path: str | Path) -> dict[str, Any]:
         text = path.read_text()
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file") from None
-    if text.startswith(f'{{"{PARTIAL_HEADER}"'):
+    if path.name.endswith(".partial") or text.startswith(f'{{"{PARTIAL_HEADER}"'):
         document = _read_partial(path, text)
     else:
         try:
             document = json.loads(text)
         except json.JSONDecodeError as exc:
-            if path.name.endswith(".partial"):  # written before partial files had a header
-                return _read_partial(path, f'{{"{PARTIAL_HEADER}": {{}}}}\n' + text)
             raise ResultsError(f"{path}: not JSON (truncated?): {exc}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ResultsError(f"{path}: not a gemmconf results file (no 'format': '{FORMAT}')")
@@ -114,7 +112,8 @@ def read(path: str | Path) -> dict[str, Any]:
 
 def _read_partial(path: Path, text: str) -> dict[str, Any]:
     """A ``.partial`` stream as an incomplete results document. A last line cut short by the kill
-    is dropped (and counted in ``dropped_lines``); a bad line before it is an error."""
+    is dropped (and counted in ``dropped_lines``); a bad line before it is an error. Files written
+    before partial files had a header line hold records alone."""
     lines = text.splitlines()
     rows: list[dict[str, Any]] = []
     dropped = 0
@@ -127,8 +126,9 @@ def _read_partial(path: Path, text: str) -> dict[str, Any]:
                 break
             raise ResultsError(
                 f"{path}:{number}: not a JSON line in a partial results file") from None
-    header = rows[0][PARTIAL_HEADER]
-    records = rows[1:]
+    has_header = bool(rows) and PARTIAL_HEADER in rows[0]
+    header = rows[0][PARTIAL_HEADER] if has_header else {}
+    records = rows[1:] if has_header else rows
     return {"format": FORMAT, "version": VERSION, **header, "complete": False,
             "exit_status": None, "finished": None, "from_partial": True,
             "dropped_lines": dropped, "counts": count(records),
