@@ -31,6 +31,7 @@ from harness.scenario import ScenarioError, ScenarioInstance, discover, implied_
 
 DEFAULT_BACKEND = "reference"
 TARGETS = ("sm80", "sm90", "sm100")
+DETAILS_CHARS = 8000  # a failed record's `details`: every failed check, tracebacks included
 STATE = pytest.StashKey["RunState"]()
 
 
@@ -241,19 +242,24 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _handle_sigterm(config: pytest.Config) -> None:
     """SIGTERM ends the run like Ctrl-C: pytest unwinds, and the results written so far are
-    kept, marked incomplete. A second SIGTERM gets the previous handler (by default: die)."""
+    kept, marked incomplete. A second SIGTERM gets the previous handler (by default: die).
+
+    Ours goes first even where a handler is already installed (a plugin or a site hook of the
+    environment that exits at once would otherwise lose the run's final results file); only an
+    ignored SIGTERM stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         return
     previous = signal.getsignal(signal.SIGTERM)
-    if previous not in (signal.SIG_DFL, None):
-        return  # someone else handles it (an outer pytest, a wrapper): keep theirs
+    if previous is signal.SIG_IGN:
+        return
 
     def on_sigterm(signum: int, frame: Any) -> None:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         raise KeyboardInterrupt(f"{signal.Signals(signum).name}: the run was asked to stop")
 
     signal.signal(signal.SIGTERM, on_sigterm)
-    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
+    config.add_cleanup(lambda: signal.signal(signal.SIGTERM,
+                                             signal.SIG_DFL if previous is None else previous))
 
 
 def suite_version(suites_dir: Path) -> str:
@@ -457,6 +463,9 @@ class ScenarioItem(pytest.Item):
         self.record["duration_s"] = round(result.duration_s, 4)
         if not result.passed:
             self.record["reason"] = result.summary
+            details = "\n\n".join(result.problems)
+            if details.strip() != result.summary.strip():
+                self.record["details"] = _capped(details, DETAILS_CHARS)
             if result.code_excerpt:
                 self.record["code_excerpt"] = result.code_excerpt
             raise ConformanceFailure("\n".join(result.problems))
@@ -479,6 +488,12 @@ class ScenarioItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = int(self.instance.source.rsplit(":", 1)[1]) - 1
         return self.path, line, f"{self.instance.id} on {self.label}"
+
+
+def _capped(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n... ({len(text) - limit} more characters in pytest's output)"
 
 
 class ScenarioBug(Exception):

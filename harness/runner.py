@@ -145,7 +145,8 @@ def _run(instance: ScenarioInstance, backend: Backend, *, seed: int, device: str
         if instance.checks.numeric == "none":
             continue
         magnitude = None
-        if reference is not None and _eager_suspect(expected[index], reference):
+        wants_bound = policy is not None and policy.input_rounding > 0
+        if reference is not None and (wants_bound or _eager_suspect(expected[index], reference)):
             magnitude = reference_fn(*(t.to(device).abs() for t in item_inputs.reference))
         verdict = oracle.judge(expected[index], actual[index], reference, k=item_inputs.k,
                                policy=policy, magnitude=magnitude)

@@ -77,3 +77,27 @@ def test_results_are_written_even_when_another_plugins_sessionfinish_raises(tmp_
     document = json.loads((tmp_path / "reports" / "results.json").read_text())
     assert len(document["records"]) == 6
     assert not (tmp_path / "reports" / "results.json.partial").exists()
+
+
+def test_sigterm_finalizes_results_where_another_handler_was_installed(tmp_path):
+    """On the GPU machine, a `timeout`-stopped run left only results.json.partial: something there
+    had installed a SIGTERM handler first and gemmconf deferred to it. Here a conftest installs
+    one that exits at once; gemmconf's must still go first and write the final results."""
+    faulty_backends.make_suite(tmp_path)
+    (tmp_path / "conftest.py").write_text(
+        "import os, signal\n"
+        "signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(143))\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "suites", "--backend", "faulty_backends:slow"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    try:
+        wait_for_records(tmp_path / "reports" / "results.json.partial", 2, process, 120)
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, output
+    document = json.loads((tmp_path / "reports" / "results.json").read_text())
+    assert document["complete"] is False and len(document["records"]) >= 2

@@ -96,7 +96,11 @@ def test_cuda_error_replaces_the_worker(suite):
     """The CPU stand-in for a GPU fault: after a CUDA error the worker's context is lost."""
     result = suite.runpytest("suites", "--backend", "faulty_backends:cuda_error")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert_costs_only_the_trigger(document(suite), "cuda-error", "CUDA error: an illegal memory")
+    doc = document(suite)
+    assert_costs_only_the_trigger(doc, "cuda-error", "CUDA error: an illegal memory")
+    # the record keeps what the one-line reason leaves out: where the backend raised
+    details = by_backend(doc, "cuda-error")[TRIGGER]["details"]
+    assert "Traceback" in details and "_fake_cuda_fault" in details
     log = calls(suite)
     at = next(i for i, (_, _, trigger) in enumerate(log) if trigger)
     assert {pid for pid, _, _ in log[:at + 1]} == {log[at][0]}  # one worker up to the fault

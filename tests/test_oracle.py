@@ -105,6 +105,51 @@ def test_tf32_rounded_inputs_fail_fp32_and_pass_tf32(k):
     assert as_tf32.policy == "tf32"
 
 
+def truncate_to_tf32(x: torch.Tensor) -> torch.Tensor:
+    """What tensor cores read from fp32 registers: the low 13 mantissa bits dropped."""
+    return (x.contiguous().view(torch.int32) & ~0x1FFF).view(torch.float32)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("k", [1, 2, 16])
+def test_truncated_tf32_passes_at_small_k_where_the_largest_product_dwarfs_the_rms(k, seed):
+    """Inductor's TRITON addmm at K=1 on an H200 was off by exactly the truncation error, 4.8x
+    the floor alone (eager, cuBLAS, was fp32-exact there). The per-element input-rounding bound
+    (`magnitude`) admits it; without the magnitude the same result fails for some seeds."""
+    a, b = gemm_inputs(torch.float32, 64, 48, k, seed)
+    c = torch.randn(64, 48, generator=torch.Generator().manual_seed(seed))
+    reference = c.double() + fp64(a, b)
+    truncated = c + (truncate_to_tf32(a).double() @ truncate_to_tf32(b).double()).float()
+    magnitude = c.double().abs() + a.double().abs() @ b.double().abs()
+    policy = policy_for(torch.float32, compute="tf32")
+    verdict = judge(reference.float(), truncated, reference, k=k, policy=policy,
+                    magnitude=magnitude)
+    assert verdict.passed, verdict.message()
+
+
+def test_the_tf32_bound_still_catches_a_wrong_product():
+    """The input-rounding bound is 2^-9 of each |a||b| sum: a dropped K term is far beyond it."""
+    a, b = gemm_inputs(torch.float32, 64, 48, 2, seed=3)
+    reference = fp64(a, b)
+    dropped = (a[:, :1] @ b[:1, :])  # the second K term lost
+    magnitude = a.double().abs() @ b.double().abs()
+    verdict = judge(reference.float(), dropped, reference, k=2,
+                    policy=policy_for(torch.float32, compute="tf32"), magnitude=magnitude)
+    assert not verdict.passed and verdict.err_ratio > 50
+
+
+def test_without_the_magnitude_truncated_tf32_at_k1_can_fail():
+    """The floor alone (sqrt(K) * RMS) is too tight at K=1: seeds exist where it fails."""
+    policy = policy_for(torch.float32, compute="tf32")
+    failed = 0
+    for seed in range(30):
+        a, b = gemm_inputs(torch.float32, 64, 48, 1, seed)
+        reference = fp64(a, b)
+        truncated = truncate_to_tf32(a) @ truncate_to_tf32(b)
+        failed += not judge(reference.float(), truncated, reference, k=1, policy=policy).passed
+    assert failed > 0
+
+
 @pytest.mark.parametrize("k", [1024, 4096])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
 def test_low_precision_accumulation_is_caught(dtype, k):

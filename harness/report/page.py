@@ -30,10 +30,11 @@ from harness.report.merge import device_of, load
 TEMPLATES = Path(__file__).with_name("templates")
 FIELDS = ("id", "backend", "device", "suite", "scenario", "op", "dtype", "shape", "dims",
           "axes", "markers", "source", "nodeid", "outcome", "reason", "metrics", "duration_s",
-          "excerpt", "skip_class", "seed", "target_arch")
+          "excerpt", "skip_class", "seed", "target_arch", "details")
 EXCERPT_CHARS = 2000
 EXCERPT_BUDGET = 1_500_000
 REASON_CHARS = 2000
+DETAILS_CHARS = 4000
 
 
 class _Table:
@@ -122,6 +123,9 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
         reason = record.get("reason")
         if reason is not None and len(str(reason)) > REASON_CHARS:
             reason = str(reason)[:REASON_CHARS] + " ..."
+        details = record.get("details")
+        if details is not None and len(str(details)) > DETAILS_CHARS:
+            details = str(details)[:DETAILS_CHARS] + " ..."
         nodeid = record.get("nodeid")
         values = {
             "id": strings.ref(record.get("id")), "backend": strings.ref(record.get("backend")),
@@ -142,6 +146,7 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
             "excerpt": excerpts.ref(excerpt or None),
             "skip_class": strings.ref(record.get("skip_class")),
             "seed": record.get("seed"), "target_arch": strings.ref(record.get("target_arch")),
+            "details": strings.ref(details),
         }
         row = [values[f] for f in FIELDS]
         while row and row[-1] is None:  # trailing empties cost bytes at 8,000 records

@@ -74,7 +74,7 @@
       axes: field(row, "axes") === null ? {} : DATA.axes[field(row, "axes")],
       markers: field(row, "markers") === null ? [] : DATA.markers[field(row, "markers")],
       source: str(field(row, "source")), outcome: DATA.outcomes[field(row, "outcome")],
-      reason: str(field(row, "reason")), metrics: field(row, "metrics") || {},
+      reason: str(field(row, "reason")), details: str(field(row, "details")), metrics: field(row, "metrics") || {},
       duration: field(row, "duration_s"),
       excerpt: field(row, "excerpt") === null ? null : DATA.excerpts[field(row, "excerpt")],
       skipClass: str(field(row, "skip_class")), seed: field(row, "seed"),
@@ -341,6 +341,10 @@
     if (r.reason) {
       detailBody.appendChild(el("h4", { text: "reason" }));
       detailBody.appendChild(el("pre", { class: "reason", text: r.reason }));
+    }
+    if (r.details) {
+      detailBody.appendChild(el("h4", { text: "details" }));
+      detailBody.appendChild(el("pre", { class: "reason", text: r.details }));
     }
     detailBody.appendChild(el("h4", { text: "reproduce" }));
     const command = reproCommand(r);
