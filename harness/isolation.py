@@ -44,7 +44,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from harness.backends import Backend, RunOptions, resolve
-from harness.runner import ItemResult, SuiteBug, run_item
+from harness.runner import ItemResult, SuiteBug, compile_budget, run_item
 from harness.scenario import ScenarioInstance
 
 TERM_GRACE_S = 2.0  # between SIGTERM and SIGKILL for a worker that overran its timeout
@@ -78,6 +78,7 @@ class ItemRequest:
     target: str | None
     repro: str
     benchmark: bool = False  # time the item after it passes (harness/bench.py)
+    compile_s: float = 0.0  # the backend's `compile_timeout_s`: extra seconds per compile
 
 
 @dataclass(frozen=True)
@@ -88,12 +89,15 @@ class TimeoutPolicy:
     fixed: float | None = None
 
     def seconds(self, instance: ScenarioInstance, device: str, *, cold: bool,
-                slowest: float = 0.0) -> float | None:
+                slowest: float = 0.0, compile_s: float = 0.0) -> float | None:
         """`slowest`: the longest item of this backend so far (slow backends such as
-        max-autotune get a longer default, learnt from their own pace)."""
+        max-autotune get a longer default, learnt from their own pace). `compile_s`: what the
+        backend says one compile may take (`compile_timeout_s`), added per compile allowed."""
         if self.fixed is not None:
             return self.fixed or None
-        return max(scaled_timeout(instance, device, cold=cold), round(PACE_FACTOR * slowest, 1))
+        scaled = scaled_timeout(instance, device, cold=cold)
+        scaled += round(max(compile_s, 0.0) * compile_budget(instance), 1)
+        return max(scaled, round(PACE_FACTOR * slowest, 1))
 
     def describe(self) -> str:
         if self.fixed is None:
@@ -512,7 +516,8 @@ class IsolatedRunner:
             return worker
         timeout = self.timeouts.seconds(request.instance, request.device,
                                         cold=request.label not in worker.warm,
-                                        slowest=self.slowest.get(request.label, 0.0))
+                                        slowest=self.slowest.get(request.label, 0.0),
+                                        compile_s=request.compile_s)
         if timeout is not None and request.benchmark and self.timeouts.fixed is None:
             timeout += BENCH_S
         start = time.perf_counter()

@@ -66,7 +66,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--item-timeout", default="auto", metavar="SECONDS",
                     help="fail an item that takes longer (its worker is killed and replaced); "
                     "0: no timeout; default 'auto': scaled to the item (shape sets, size) with "
-                    "room for a first compile; ignored with --no-isolate")
+                    "room for a first compile, plus the backend's compile_timeout_s per compile; "
+                    "ignored with --no-isolate")
     group.addoption("--shard", default=None, metavar="i/n",
                     help="run only shard i of n (1-based) of the selected items: deterministic, "
                     "disjoint and covering, so the n shards' merged results equal one run's")
@@ -453,7 +454,8 @@ class ScenarioItem(pytest.Item):
         device = "cpu" if self.instance.requires.device == "cpu" else state.device
         request = isolation.ItemRequest(self.instance, self.label, seed=state.seed,
                                         device=device, target=state.target, repro=repro,
-                                        benchmark=state.benchmark and device == "cuda")
+                                        benchmark=state.benchmark and device == "cuda",
+                                        compile_s=_compile_allowance(self.backend))
         try:
             result = state.runner().run(request)
         except SuiteBug as exc:
@@ -488,6 +490,15 @@ class ScenarioItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = int(self.instance.source.rsplit(":", 1)[1]) - 1
         return self.path, line, f"{self.instance.id} on {self.label}"
+
+
+def _compile_allowance(backend: Any) -> float:
+    """The backend's optional `compile_timeout_s` (harness/backends/base.py), 0 if absent/bad."""
+    value = getattr(backend, "compile_timeout_s", 0.0)
+    try:
+        return max(float(value or 0.0), 0.0)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _capped(text: str, limit: int) -> str:

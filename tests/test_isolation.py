@@ -224,6 +224,36 @@ def test_default_timeout_scales_with_the_item(instances):
     assert isolation.TimeoutPolicy(fixed=0).seconds(big, "cpu", cold=True) is None
 
 
+def test_a_backends_compile_allowance_is_added_per_compile_under_auto_only(instances):
+    """nvcc-compiling backends (inductor's CUTLASS templates, the cutlass backend) declare
+    `compile_timeout_s`; auto adds it once per compile the item may make."""
+    static, dyn = instances["tiny/addmm"], instances["tiny/dyn"]
+    auto = isolation.TimeoutPolicy()
+    base = auto.seconds(static, "cuda", cold=False)
+    assert auto.seconds(static, "cuda", cold=False, compile_s=600.0) == base + 600.0
+    # tiny/dyn: three shape sets through one dynamic compile, so one allowance
+    assert auto.seconds(dyn, "cuda", cold=False, compile_s=600.0) == auto.seconds(
+        dyn, "cuda", cold=False) + 600.0
+    assert isolation.TimeoutPolicy(fixed=7).seconds(static, "cuda", cold=False,
+                                                    compile_s=600.0) == 7
+
+
+def test_compile_allowance_is_read_from_the_backend_and_never_negative():
+    from harness.backends import resolve
+    from harness.plugin import _compile_allowance
+
+    assert _compile_allowance(resolve("inductor-max-autotune:CUTLASS")) == 600.0
+    assert _compile_allowance(resolve("inductor-max-autotune:TRITON")) == 180.0
+    assert _compile_allowance(resolve("inductor")) == 0.0
+    assert _compile_allowance(resolve("cutlass")) > 0
+    assert _compile_allowance(resolve("eager")) == 0.0
+
+    class Odd:
+        compile_timeout_s = "soon"
+
+    assert _compile_allowance(Odd()) == 0.0
+
+
 def test_parse_timeout():
     assert isolation.parse_timeout("auto") == isolation.TimeoutPolicy()
     assert isolation.parse_timeout("2.5").fixed == 2.5

@@ -3,6 +3,10 @@
 A backend turns a Python function over tensors into a `Compiled` callable. The harness never looks
 inside: it calls `compile`, calls the result once per shape set, reads `artifacts()` for the code
 checks and `compiles()` for the recompile budget.
+
+Optional: `compile_timeout_s` (a number), the seconds one compile may take on this backend beyond
+what the harness allows any item (nvcc, autotuning). `--item-timeout auto` adds it once per
+compile the item may make; a fixed `--item-timeout` ignores it.
 """
 
 from __future__ import annotations

@@ -40,8 +40,9 @@ path runs in tests/test_cutlass_backend.py. `CutlassCompiler(launcher=emulate_la
 whole graph rewrite and launch planning on CPU tensors and computes each planned launch with
 torch from the exact pointers-and-strides view the kernel would get (tests only).
 
-Building a kernel takes nvcc about a minute, longer than an item's timeout. Before a suite run on
-a GPU, build what it needs in parallel (planning runs on the CPU; kernels land in the cache):
+Building a kernel takes nvcc about a minute (the backend's `compile_timeout_s` gives items the
+time for it under `--item-timeout auto`). Before a suite run on a GPU, build what it needs in
+parallel, which is much faster (planning runs on the CPU; kernels land in the cache):
 
     python -m harness.backends.cutlass 'fp8/*' 'first/*' --build --jobs 16
 
@@ -863,6 +864,9 @@ class CutlassBackend:
     """CUTLASS 3.x sm90 kernels (cutlass_library + nvcc) behind torch.compile."""
 
     name = "cutlass"
+    # Seconds a compile may take (harness/backends/base.py): each kernel missing from the cache
+    # is one nvcc run, about a minute, several on a loaded machine.
+    compile_timeout_s = 300.0
 
     def __init__(self) -> None:
         self.target_arch: str | None = None

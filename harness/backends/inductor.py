@@ -92,6 +92,9 @@ def _dynamo_config() -> Any:
 
 
 CUTLASS_CONFIGS_ENV = "GEMMCONF_CUTLASS_MAX_CONFIGS"
+# Seconds per compile for --item-timeout auto (InductorBackend.compile_timeout_s).
+CUTLASS_COMPILE_S = 600.0
+AUTOTUNE_COMPILE_S = 180.0
 DEFAULT_CUTLASS_CONFIGS = "4"
 
 
@@ -415,6 +418,15 @@ class InductorBackend:
                 patches[f"{_cutlass_section()}.cutlass_max_profiling_configs"] = cap
             patches.update(_cutlass_dir_patch())
         return patches
+
+    @property
+    def compile_timeout_s(self) -> float:
+        """Seconds one compile may need beyond the harness's default (base.py): CUTLASS
+        candidates each take an nvcc run (items measured 40-230 s on an H200 with six workers);
+        Triton autotuning compiles and times every config (items measured up to 93 s)."""
+        if "CUTLASS" in (self.gemm_backends or ()):
+            return CUTLASS_COMPILE_S
+        return AUTOTUNE_COMPILE_S if self.max_autotune else 0.0
 
     def availability(self) -> str | None:
         for gemm_backend in self.gemm_backends or ():
