@@ -31,14 +31,13 @@ def wait_for_records(partial: Path, count: int, process: subprocess.Popen, limit
     raise AssertionError(f"fewer than {count} records after {limit} s: {process.communicate()}")
 
 
-@pytest.mark.parametrize(("sig", "to_group"), [(signal.SIGTERM, False), (signal.SIGINT, True)],
-                         ids=["SIGTERM", "ctrl-c"])
-def test_interrupt_writes_partial_results_marked_incomplete(tmp_path, sig, to_group):
-    faulty_backends.make_suite(tmp_path)
-    log = tmp_path / "calls.log"
+def interrupt_the_slow_run(tmp_path: Path, sig: int, *, to_group: bool = False,
+                           env: dict[str, str] | None = None):
+    """Start the suite on the one-second backend, send `sig` once two records are on disk; the
+    finished process, the records seen before the signal and the run's output."""
     process = subprocess.Popen(
         [sys.executable, "-m", "pytest", "suites", "--backend", "faulty_backends:slow"],
-        cwd=tmp_path, env={**os.environ, faulty_backends.LOG_ENV: str(log)},
+        cwd=tmp_path, env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         before = wait_for_records(tmp_path / "reports" / "results.json.partial", 2, process, 120)
@@ -50,6 +49,16 @@ def test_interrupt_writes_partial_results_marked_incomplete(tmp_path, sig, to_gr
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
+    return process, before, output
+
+
+@pytest.mark.parametrize(("sig", "to_group"), [(signal.SIGTERM, False), (signal.SIGINT, True)],
+                         ids=["SIGTERM", "ctrl-c"])
+def test_interrupt_writes_partial_results_marked_incomplete(tmp_path, sig, to_group):
+    faulty_backends.make_suite(tmp_path)
+    log = tmp_path / "calls.log"
+    process, before, output = interrupt_the_slow_run(
+        tmp_path, sig, to_group=to_group, env={faulty_backends.LOG_ENV: str(log)})
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     document = json.loads((tmp_path / "reports" / "results.json").read_text())
     assert document["complete"] is False and document["exit_status"] == 2
@@ -87,17 +96,7 @@ def test_sigterm_finalizes_results_where_another_handler_was_installed(tmp_path)
     (tmp_path / "conftest.py").write_text(
         "import os, signal\n"
         "signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(143))\n")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "suites", "--backend", "faulty_backends:slow"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True)
-    try:
-        wait_for_records(tmp_path / "reports" / "results.json.partial", 2, process, 120)
-        process.send_signal(signal.SIGTERM)
-        output, _ = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
+    process, _, output = interrupt_the_slow_run(tmp_path, signal.SIGTERM)
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     document = json.loads((tmp_path / "reports" / "results.json").read_text())
     assert document["complete"] is False and len(document["records"]) >= 2
