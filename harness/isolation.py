@@ -625,5 +625,6 @@ def _timed_out(request: ItemRequest, timeout: float | None, elapsed: float) -> I
     return ItemResult(passed=False, summary=summary, duration_s=elapsed, problems=[
         f"{summary}: no result came back, so the worker was stopped (SIGTERM, SIGKILL after "
         f"{TERM_GRACE_S:g} s) and the run goes on in a fresh one. --item-timeout SECONDS sets "
-        "the limit (0: none; default: scaled to the item).",
+        "the limit (0: none; default: scaled to the item, plus the backend's compile_timeout_s "
+        "per compile).",
         f"Reproduce: {request.repro}"])

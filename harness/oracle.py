@@ -19,9 +19,10 @@ and passes when `err_ratio <= max_ratio`. The terms of the denominator:
   fp32, fp16, bf16 and fp8 inputs; 2^-10 for TF32, whose products each carry two input roundings
   of 2^-11), not by the output's epsilon: with eps_out in it, the floor would swallow the bugs.
   `POLICIES` records the measurements behind each number.
-- `bound_i = input_rounding * magnitude_i` (TF32 only): the most rounding the inputs of element
-  i's products can cost, from the reference GEMM of the inputs' absolute values. Like the ulp it
-  is a bound, added to the ulp and not multiplied by max_ratio.
+- `bound_i = input_rounding * rounding_i` (TF32 only): the most rounding the inputs of element
+  i's products can cost, `rounding` being |alpha| * (|A| @ |B|) in fp64 (the GEMM alone: C and
+  the bias are not rounded to TF32; the harness gives it only where the output is that GEMM, no
+  epilogue). Like the ulp it is a bound, added to the ulp and not multiplied by max_ratio.
 - `ulp_i = eps_out * max(|ref_i|, tiny_out)`: one unit of the output dtype's rounding at that
   element. A correct backend is off by its accumulation error plus half an ulp of output rounding,
   or a full ulp where it rounds twice (an unfused epilogue: mm rounded to bf16, then + bias).
@@ -78,7 +79,7 @@ class Policy:
     rtol: float = 0.0  # used only without an fp64 reference (assert_close's value for the dtype)
     trust_eager: bool = True  # False: eager's own error does not widen the tolerance (fp64 alone)
     # Relative error each product may carry from rounding its inputs (TF32), bounded per element
-    # by input_rounding * magnitude_i, magnitude being the reference GEMM of |inputs|.
+    # by input_rounding * rounding_i, rounding being |alpha| * (|A| @ |B|) (judge's `rounding`).
     input_rounding: float = 0.0
 
 
@@ -249,18 +250,21 @@ def judge(
     k: int,
     policy: Policy | None = None,
     magnitude: Any = None,
+    rounding: torch.Tensor | None = None,
 ) -> Verdict:
     """Judge `actual` (backend) against `expected` (eager) and the fp64 `reference`.
 
     Each may be a tensor, None, or a (nested) tuple/list/dict of them. `k` is the GEMM's
     reduction length (it scales the floor). `policy` overrides `policy_for(expected.dtype)`;
     integer outputs are always judged exactly. `magnitude`, shaped like `reference`, lets the
-    fp64 reference refute eager's NaN/Inf values (module docstring).
+    fp64 reference refute eager's NaN/Inf values (module docstring). `rounding`, for a single
+    tensor output, is |alpha| * (|A| @ |B|): with a policy's `input_rounding` it bounds each
+    element's input-rounding error (module docstring).
     """
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
     leaves: list[Verdict] = []
-    _walk(expected, actual, reference, magnitude, (), k, policy, leaves)
+    _walk(expected, actual, reference, magnitude, (), k, policy, leaves, rounding)
     if len(leaves) == 1 and leaves[0].output == ():
         return leaves[0]
     return _combine(tuple(leaves))
@@ -275,6 +279,7 @@ def _walk(
     k: int,
     policy: Policy | None,
     leaves: list[Verdict],
+    rounding: torch.Tensor | None = None,  # a single tensor output's (judge's docstring)
 ) -> None:
     if isinstance(expected, torch.Tensor):
         if not isinstance(actual, torch.Tensor):
@@ -282,7 +287,8 @@ def _walk(
             return
         if reference is not None and not isinstance(reference, torch.Tensor):
             raise TypeError(f"reference for output {_where(path)} is {type(reference).__name__}")
-        leaves.append(_judge_tensor(expected, actual, reference, k, policy, path, magnitude))
+        leaves.append(_judge_tensor(expected, actual, reference, k, policy, path, magnitude,
+                                    rounding))
     elif expected is None or isinstance(expected, (bool, int, float, complex)):
         if type(actual) is not type(expected):
             leaves.append(_type_mismatch(expected, actual, path))
@@ -377,6 +383,7 @@ def _judge_tensor(
     policy: Policy | None,
     path: tuple[Any, ...],
     magnitude: torch.Tensor | None = None,
+    rounding: torch.Tensor | None = None,
 ) -> Verdict:
     checks = [
         Check("type", True, "", path),
@@ -414,7 +421,7 @@ def _judge_tensor(
         return _judge_against_eager(expected, actual, policy, k, tuple(checks), common)
     reference = reference.detach().to(expected.device)
     return _judge_against_reference(expected, actual, reference, policy, k, tuple(checks), common,
-                                    magnitude)
+                                    magnitude, rounding)
 
 
 def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
@@ -522,6 +529,7 @@ def _judge_against_reference(
     checks: tuple[Check, ...],
     common: dict[str, Any],
     magnitude: torch.Tensor | None = None,
+    rounding: torch.Tensor | None = None,
 ) -> Verdict:
     path = common["output"]
     work = torch.complex128 if expected.is_complex() else torch.float64
@@ -545,9 +553,9 @@ def _judge_against_reference(
     floor = policy.floor_eps * math.sqrt(max(k, 1)) * rms
     eps_out, tiny_out = _dtype_ulp(expected.dtype)
     ulp = eps_out * ref_abs.clamp_min(tiny_out)
-    if policy.input_rounding and magnitude is not None:
-        bound = policy.input_rounding * torch.where(mask, magnitude.to(r).abs(), 0.0)
-        ulp = ulp + bound
+    if policy.input_rounding and rounding is not None and rounding.shape == r.shape:
+        bound = policy.input_rounding * torch.where(mask, rounding.to(r).abs(), 0.0)
+        ulp = ulp + bound.nan_to_num(0.0, 0.0, 0.0)
     denominator = (ulp / policy.max_ratio).clamp_min(max(trusted, floor))
     ratio = err / denominator
     value_mismatches = int((mask & (ratio > policy.max_ratio)).sum())

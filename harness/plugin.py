@@ -10,6 +10,7 @@ fails its item, not the run. `--no-isolate` runs them in this process, for debug
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -465,8 +466,8 @@ class ScenarioItem(pytest.Item):
         self.record["duration_s"] = round(result.duration_s, 4)
         if not result.passed:
             self.record["reason"] = result.summary
-            details = "\n\n".join(result.problems)
-            if details.strip() != result.summary.strip():
+            details = _details(result.problems)
+            if details and details != result.summary.strip():
                 self.record["details"] = _capped(details, DETAILS_CHARS)
             if result.code_excerpt:
                 self.record["code_excerpt"] = result.code_excerpt
@@ -493,12 +494,20 @@ class ScenarioItem(pytest.Item):
 
 
 def _compile_allowance(backend: Any) -> float:
-    """The backend's optional `compile_timeout_s` (harness/backends/base.py), 0 if absent/bad."""
-    value = getattr(backend, "compile_timeout_s", 0.0)
+    """The backend's optional `compile_timeout_s` (harness/backends/base.py); 0 unless it is a
+    positive finite number."""
     try:
-        return max(float(value or 0.0), 0.0)
+        value = float(getattr(backend, "compile_timeout_s", 0.0) or 0.0)
     except (TypeError, ValueError):
         return 0.0
+    return value if math.isfinite(value) and value > 0 else 0.0
+
+
+def _details(problems: list[str]) -> str:
+    """Every failed check of an item, tracebacks included; the `Reproduce:` line is left out
+    (the record's nodeid and the page's repro command say it)."""
+    kept = [p for p in problems if not p.startswith("Reproduce: ")]
+    return "\n\n".join(kept).strip()
 
 
 def _capped(text: str, limit: int) -> str:

@@ -57,6 +57,30 @@ def make_reference(instance: ScenarioInstance) -> Callable[..., Any] | None:
     return _compile_source(program_source(instance, reference=True), instance)
 
 
+# Ops whose output is alpha * (A @ B) (+ beta * C or a bias): the ones a TF32 run rounds.
+_ROUNDED_GEMMS = ("mm", "bmm", "matmul", "addmm", "baddbmm", "linear")
+
+
+def make_rounding_magnitude(instance: ScenarioInstance) -> Callable[..., Any] | None:
+    """|alpha| * (|A| @ |B|) over the reference inputs (same parameters as the program): per
+    element, what rounding the GEMM's inputs can cost, up to the oracle's relative bound
+    (`Policy.input_rounding`). C and the bias take no part (they are not rounded to TF32). None
+    where the output is not that GEMM (an epilogue follows) or the op is not a float GEMM."""
+    if instance.epilogue or instance.op not in _ROUNDED_GEMMS:
+        return None
+    names = input_names(instance)
+    lines = [f"def {instance.name.replace('.', '_')}_reference({', '.join(names)}):"]
+    for operand in instance.operands:
+        if operand.layout == "t" and operand.name in names:
+            lines.append(f"    {operand.name} = {operand.name}.transpose(-2, -1)")
+    if instance.op == "linear":
+        lines.append("    return F.linear(a.abs(), b.abs())")
+    else:
+        scale = abs(instance.alpha) if instance.op in ("addmm", "baddbmm") else 1.0
+        lines.append(f"    return {scale!r} * torch.matmul(a.abs(), b.abs())")
+    return _compile_source("\n".join(lines) + "\n", instance)
+
+
 def program_source(instance: ScenarioInstance, *, reference: bool = False) -> str:
     """The program as Python source.
 

@@ -144,12 +144,15 @@ def _run(instance: ScenarioInstance, backend: Backend, *, seed: int, device: str
         policy = _policy(instance, expected[index])
         if instance.checks.numeric == "none":
             continue
-        magnitude = None
-        wants_bound = policy is not None and policy.input_rounding > 0
-        if reference is not None and (wants_bound or _eager_suspect(expected[index], reference)):
+        magnitude = rounding = None
+        if reference is not None and _eager_suspect(expected[index], reference):
             magnitude = reference_fn(*(t.to(device).abs() for t in item_inputs.reference))
+        if reference is not None and policy is not None and policy.input_rounding > 0:
+            rounding_fn = program.make_rounding_magnitude(instance)
+            if rounding_fn is not None:
+                rounding = rounding_fn(*(t.to(device) for t in item_inputs.reference))
         verdict = oracle.judge(expected[index], actual[index], reference, k=item_inputs.k,
-                               policy=policy, magnitude=magnitude)
+                               policy=policy, magnitude=magnitude, rounding=rounding)
         verdicts.append(verdict)
         if not verdict.passed:
             result.passed = False

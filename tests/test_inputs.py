@@ -132,3 +132,43 @@ def test_tf32_context_is_scoped(tmp_path):
         assert torch.backends.cuda.matmul.allow_tf32
     assert torch.get_float32_matmul_precision() == before
     assert not torch.backends.cuda.matmul.allow_tf32
+
+
+@pytest.mark.parametrize(("op", "extra", "scale"), [
+    ("addmm", "alpha: -2.0\nbeta: 0.5\nbias: [M, N]\n", 2.0),
+    ("linear", "bias: [N]\n", 1.0),
+    ("mm", "layout: {a: t}\n", 1.0),
+    ("baddbmm", "shape: {B: 2, M: 7, N: 5, K: 3}\nalpha: 3.0\nbias: [B, M, N]\n", 3.0),
+])
+def test_rounding_magnitude_is_the_gemm_of_absolute_values_alone(tmp_path, op, extra, scale):
+    """What TF32 input rounding can cost per element: |alpha| * (|A| @ |B|), no C, no bias."""
+    body = f"op: {op}\ndtype: tf32\n" + (extra if "shape:" in extra
+                                         else "shape: {M: 7, N: 5, K: 3}\n" + extra)
+    item = instance(tmp_path, body)
+    built = inputs.build(item, 0, run_seed=0)
+    rounding = program.make_rounding_magnitude(item)(*built.reference)
+    named = dict(zip(built.names, built.reference, strict=True))
+    a, b = named["a"], named["b"]
+    if item.operands[0].layout == "t":
+        a = a.transpose(-2, -1)
+    b = b.transpose(-2, -1) if op == "linear" else b
+    assert torch.allclose(rounding, scale * (a.abs() @ b.abs()))
+    assert (rounding >= 0).all()
+
+
+def test_no_rounding_magnitude_after_an_epilogue_or_for_fp8(tmp_path):
+    with_epilogue = instance(tmp_path, """
+        op: mm
+        dtype: tf32
+        shape: {M: 4, N: 4, K: 4}
+        epilogue: [tanh]
+    """)
+    assert program.make_rounding_magnitude(with_epilogue) is None
+    fp8 = instance(tmp_path, """
+        op: scaled_mm
+        dtype: e4m3fn
+        scaling: tensorwise
+        shape: {M: 16, N: 16, K: 16}
+        layout: {b: col}
+    """)
+    assert program.make_rounding_magnitude(fp8) is None

@@ -110,20 +110,24 @@ def truncate_to_tf32(x: torch.Tensor) -> torch.Tensor:
     return (x.contiguous().view(torch.int32) & ~0x1FFF).view(torch.float32)
 
 
+@pytest.mark.parametrize(("alpha", "beta"), [(1.0, 1.0), (2.0, -1.0)], ids=["plain", "a2_b-1"])
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("k", [1, 2, 16])
-def test_truncated_tf32_passes_at_small_k_where_the_largest_product_dwarfs_the_rms(k, seed):
+def test_truncated_tf32_passes_at_small_k_where_the_largest_product_dwarfs_the_rms(
+        k, seed, alpha, beta):
     """Inductor's TRITON addmm at K=1 on an H200 was off by exactly the truncation error, 4.8x
     the floor alone (eager, cuBLAS, was fp32-exact there). The per-element input-rounding bound
-    (`magnitude`) admits it; without the magnitude the same result fails for some seeds."""
+    (`rounding`) admits it; without it the same result fails for some seeds."""
     a, b = gemm_inputs(torch.float32, 64, 48, k, seed)
-    c = torch.randn(64, 48, generator=torch.Generator().manual_seed(seed))
-    reference = c.double() + fp64(a, b)
-    truncated = c + (truncate_to_tf32(a).double() @ truncate_to_tf32(b).double()).float()
-    magnitude = c.double().abs() + a.double().abs() @ b.double().abs()
+    c = 2 * torch.randn(64, 48, generator=torch.Generator().manual_seed(seed))
+    reference = beta * c.double() + alpha * fp64(a, b)
+    truncated = beta * c + alpha * (truncate_to_tf32(a).double()
+                                    @ truncate_to_tf32(b).double()).float()
+    # |alpha| * (|A| @ |B|), as program.make_rounding_magnitude builds it: C is not rounded
+    rounding = abs(alpha) * (a.double().abs() @ b.double().abs())
     policy = policy_for(torch.float32, compute="tf32")
     verdict = judge(reference.float(), truncated, reference, k=k, policy=policy,
-                    magnitude=magnitude)
+                    rounding=rounding)
     assert verdict.passed, verdict.message()
 
 
@@ -132,13 +136,13 @@ def test_the_tf32_bound_still_catches_a_wrong_product():
     a, b = gemm_inputs(torch.float32, 64, 48, 2, seed=3)
     reference = fp64(a, b)
     dropped = (a[:, :1] @ b[:1, :])  # the second K term lost
-    magnitude = a.double().abs() @ b.double().abs()
+    rounding = a.double().abs() @ b.double().abs()
     verdict = judge(reference.float(), dropped, reference, k=2,
-                    policy=policy_for(torch.float32, compute="tf32"), magnitude=magnitude)
+                    policy=policy_for(torch.float32, compute="tf32"), rounding=rounding)
     assert not verdict.passed and verdict.err_ratio > 50
 
 
-def test_without_the_magnitude_truncated_tf32_at_k1_can_fail():
+def test_without_the_rounding_bound_truncated_tf32_at_k1_can_fail():
     """The floor alone (sqrt(K) * RMS) is too tight at K=1: seeds exist where it fails."""
     policy = policy_for(torch.float32, compute="tf32")
     failed = 0

@@ -191,6 +191,19 @@ def test_excerpt_budget_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     assert any("left out" in e for e in data["excerpts"])
 
 
+def test_details_are_shown_capped_and_within_a_page_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(page, "DETAILS_BUDGET", 20_000)
+    doc = large_document(50)
+    for i, r in enumerate(doc["records"]):
+        r["outcome"], r["details"] = "failed", f"Traceback {i}\n" + "x" * 9000
+    data = blob(page.render(doc))
+    column = data["fields"].index("details")
+    shown = [data["strings"][row[column]] for row in data["rows"]]
+    assert shown[0].startswith("Traceback 0") and len(shown[0]) <= page.DETAILS_CHARS + 4
+    assert sum(len(d) for d in shown) < 20_000 + page.DETAILS_CHARS + 100
+    assert shown[-1].startswith("(left out")
+
+
 def test_write_page_rejects_bad_files_by_name(tmp_path: Path) -> None:
     bad = tmp_path / "junit.json"
     bad.write_text('{"testsuites": []}')
