@@ -69,15 +69,26 @@ def _bench(args: argparse.Namespace) -> int:
     return int(pytest.main(command))
 
 
+# Template families of inductor-max-autotune listed with their own availability (each needs
+# different things: a GPU and Triton, a CUTLASS checkout and nvcc, nothing).
+_INDUCTOR_VARIANTS = ("TRITON", "CUTLASS", "ATEN")
+
+
 def _backends() -> int:
     from harness.backends import known_backends, resolve
 
-    for info in known_backends():
+    def availability(spec: str) -> str:
         try:
-            availability = resolve(info.name).availability() or "available"
+            return resolve(spec).availability() or "available"
         except Exception as exc:
-            availability = f"cannot load: {exc}"
-        print(f"{info.name:<26} {info.origin:<28} {availability}")
+            return f"cannot load: {exc}"
+
+    for info in known_backends():
+        print(f"{info.name:<26} {info.origin:<28} {availability(info.name)}")
+        if info.name == "inductor-max-autotune":
+            for variant in _INDUCTOR_VARIANTS:
+                spec = f"{info.name}:{variant}"
+                print(f"  {spec:<32} {'':<20} {availability(spec)}")
     print("\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N], "
           "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr")
     return 0

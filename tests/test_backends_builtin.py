@@ -327,3 +327,17 @@ def test_a_foreign_cutlass_link_in_inductors_cache_is_a_reason_not_a_crash(monke
     monkeypatch.setattr(utils, "try_import_cutlass", foreign_link)
     problem = inductor._cutlass_import_problem()
     assert "does not point to" in problem and "TORCHINDUCTOR_CACHE_DIR" in problem
+
+
+def test_gemmconf_backends_lists_the_inductor_template_families_with_availability(capsys) -> None:
+    from harness import cli
+    from harness.backends import resolve
+
+    assert cli.main(["backends"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for variant in ("TRITON", "CUTLASS", "ATEN"):
+        (line,) = [x for x in lines if x.strip().startswith(f"inductor-max-autotune:{variant} ")]
+        expected = resolve(f"inductor-max-autotune:{variant}").availability() or "available"
+        assert line.rstrip().endswith(expected)
+    if not torch.cuda.is_available():
+        assert any("TRITON GEMM templates need a GPU" in x for x in lines)
