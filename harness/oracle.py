@@ -100,12 +100,13 @@ _FP32_ACC = 2.0**-22  # two fp32 ulps per sqrt(K): see the measurements above PO
 #   K=16..16384, so fp32 stays tight and "tf32" is its own row (floor: two input roundings of
 #   2^-11 per product; TF32 results measure 0.02-0.4 under it). Tensor cores fed fp32 *truncate*
 #   to TF32 (Triton's tl.dot, so inductor's templates), twice cuBLAS's round-to-nearest error,
-#   and eager may skip TF32 altogether (cuBLAS at K=1 on an H200 was fp32-exact). At small K the
+#   and eager may skip TF32 altogether (at K=1 on an H200 its error stayed under the floor, as an
+#   fp32 result's would; the same inputs with CPU fp32 as eager gave the GPU's 4.8x). At small K the
 #   largest product dwarfs RMS(ref), so the floor alone failed a correct truncating backend
 #   (inductor's TRITON addmm at K=1: 4.8x; over 30 seeds up to 3.2x even with 2^-9): each
-#   element may also be off by its own input-rounding bound, (2^-10 + 2^-10 + 2^-20) * (|A|@|B|)_i
-#   (`input_rounding`). At large K the floor is larger than that bound, so it loosens nothing
-#   there.
+#   element may also be off by its own input-rounding bound, (2^-10 + 2^-10 + 2^-20) * |alpha| *
+#   (|A|@|B|)_i (`input_rounding`). At large K the floor is larger than that bound, so it loosens
+#   nothing there.
 # - fp8 inputs with use_fast_accum=False accumulate in fp32 (cuBLAS, and a Triton kernel adding
 #   each K tile into an fp32 accumulator: 1.00-1.04). With use_fast_accum=True, Hopper
 #   accumulates in the tensor core's reduced precision: cuBLAS and Triton measured

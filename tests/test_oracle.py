@@ -116,8 +116,8 @@ def truncate_to_tf32(x: torch.Tensor) -> torch.Tensor:
 def test_truncated_tf32_passes_at_small_k_where_the_largest_product_dwarfs_the_rms(
         k, seed, alpha, beta):
     """Inductor's TRITON addmm at K=1 on an H200 was off by exactly the truncation error, 4.8x
-    the floor alone (eager, cuBLAS, was fp32-exact there). The per-element input-rounding bound
-    (`rounding`) admits it; without it the same result fails for some seeds."""
+    the floor alone (eager's own error there was under the floor). The per-element input-rounding
+    bound (`rounding`) admits it; without it the same result fails for some seeds."""
     a, b = gemm_inputs(torch.float32, 64, 48, k, seed)
     c = 2 * torch.randn(64, 48, generator=torch.Generator().manual_seed(seed))
     reference = beta * c.double() + alpha * fp64(a, b)
