@@ -398,6 +398,11 @@ def _judge_tensor(
             f"reference shape {tuple(reference.shape)} != eager shape {tuple(expected.shape)} "
             f"for output {_where(path)}: the harness built a wrong reference"
         )
+    if rounding is not None and rounding.shape != expected.shape:
+        raise ValueError(
+            f"rounding shape {tuple(rounding.shape)} != eager shape {tuple(expected.shape)} "
+            f"for output {_where(path)}: the harness built a wrong input-rounding bound"
+        )
     is_float = expected.is_floating_point() or expected.is_complex()
     if policy is None:
         policy = policy_for(expected.dtype)
@@ -554,7 +559,7 @@ def _judge_against_reference(
     floor = policy.floor_eps * math.sqrt(max(k, 1)) * rms
     eps_out, tiny_out = _dtype_ulp(expected.dtype)
     ulp = eps_out * ref_abs.clamp_min(tiny_out)
-    if policy.input_rounding and rounding is not None and rounding.shape == r.shape:
+    if policy.input_rounding and rounding is not None:
         bound = policy.input_rounding * torch.where(mask, rounding.to(r).abs(), 0.0)
         ulp = ulp + bound.nan_to_num(0.0, 0.0, 0.0)
     denominator = (ulp / policy.max_ratio).clamp_min(max(trusted, floor))

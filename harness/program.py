@@ -69,10 +69,8 @@ def make_rounding_magnitude(instance: ScenarioInstance) -> Callable[..., Any] | 
     if instance.epilogue or instance.op not in _ROUNDED_GEMMS:
         return None
     names = input_names(instance)
-    lines = [f"def {instance.name.replace('.', '_')}_reference({', '.join(names)}):"]
-    for operand in instance.operands:
-        if operand.layout == "t" and operand.name in names:
-            lines.append(f"    {operand.name} = {operand.name}.transpose(-2, -1)")
+    lines = [f"def {instance.name.replace('.', '_')}_reference({', '.join(names)}):",
+             *_transposes(instance, names)]
     if instance.op == "linear":
         lines.append("    return F.linear(a.abs(), b.abs())")
     else:
@@ -90,10 +88,7 @@ def program_source(instance: ScenarioInstance, *, reference: bool = False) -> st
     """
     names = input_names(instance)
     name = f"{instance.name.replace('.', '_')}_{'reference' if reference else 'program'}"
-    lines = [f"def {name}({', '.join(names)}):"]
-    for operand in instance.operands:
-        if operand.layout == "t" and operand.name in names:  # stored transposed
-            lines.append(f"    {operand.name} = {operand.name}.transpose(-2, -1)")
+    lines = [f"def {name}({', '.join(names)}):", *_transposes(instance, names)]
     lines.append(f"    out = {_gemm_expression(instance, reference=reference)}")
     kept = []
     others = iter(n for n in names if n.startswith("other"))
@@ -107,6 +102,12 @@ def program_source(instance: ScenarioInstance, *, reference: bool = False) -> st
             lines.append(f"    out = {_epilogue_expression(step, others)}")
     lines.append(f"    return {', '.join([*kept, 'out'])}" if kept else "    return out")
     return "\n".join(lines) + "\n"
+
+
+def _transposes(instance: ScenarioInstance, names: tuple[str, ...]) -> list[str]:
+    """Source lines giving operands stored transposed (layout `t`) their logical shape."""
+    return [f"    {o.name} = {o.name}.transpose(-2, -1)"
+            for o in instance.operands if o.layout == "t" and o.name in names]
 
 
 def _gemm_expression(instance: ScenarioInstance, *, reference: bool) -> str:

@@ -101,6 +101,7 @@ def _run(instance: ScenarioInstance, backend: Backend, *, seed: int, device: str
          target: str | None) -> ItemResult:
     fn = program.make_function(instance)
     reference_fn = program.make_reference(instance)
+    rounding_fn = program.make_rounding_magnitude(instance)  # used only by input-rounding policies
     n_sets = len(instance.shape_sets)
     with program.numerics(instance):
         eager_inputs = [inputs.build(instance, i, seed, device) for i in range(n_sets)]
@@ -147,10 +148,9 @@ def _run(instance: ScenarioInstance, backend: Backend, *, seed: int, device: str
         magnitude = rounding = None
         if reference is not None and _eager_suspect(expected[index], reference):
             magnitude = reference_fn(*(t.to(device).abs() for t in item_inputs.reference))
-        if reference is not None and policy is not None and policy.input_rounding > 0:
-            rounding_fn = program.make_rounding_magnitude(instance)
-            if rounding_fn is not None:
-                rounding = rounding_fn(*(t.to(device) for t in item_inputs.reference))
+        if (reference is not None and rounding_fn is not None and policy is not None
+                and policy.input_rounding > 0):
+            rounding = rounding_fn(*(t.to(device) for t in item_inputs.reference))
         verdict = oracle.judge(expected[index], actual[index], reference, k=item_inputs.k,
                                policy=policy, magnitude=magnitude, rounding=rounding)
         verdicts.append(verdict)

@@ -564,10 +564,14 @@ def nvcc_version(nvcc: str) -> str:
     return release[-1].strip() if release else out.strip()
 
 
-def cache_root() -> Path:
+def gemmconf_cache(name: str) -> Path:
+    """`name` under gemmconf's cache: $GEMMCONF_CACHE, else ~/.cache/gemmconf."""
     base = os.environ.get("GEMMCONF_CACHE")
-    root = Path(base) if base else Path.home() / ".cache" / "gemmconf"
-    return root / "cutlass"
+    return (Path(base) if base else Path.home() / ".cache" / "gemmconf") / name
+
+
+def cache_root() -> Path:
+    return gemmconf_cache("cutlass")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -118,14 +118,14 @@ def wheel_cutlass_dir() -> str | None:
     wheel (the `cutlass` extra) holds all of it. The layout is symlinks under
     `$GEMMCONF_CACHE/inductor-cutlass` (default ~/.cache/gemmconf). None when the wheel is absent.
     """
+    from harness.backends.cutlass_codegen import gemmconf_cache
+
     spec = importlib.util.find_spec("cutlass_library")
     if spec is None or not spec.origin:
         return None
     site = os.path.dirname(os.path.dirname(spec.origin))
     source = os.path.join(site, "cutlass_library", "source")
-    base = os.environ.get("GEMMCONF_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                            "gemmconf")
-    root = os.path.join(base, "inductor-cutlass")
+    root = str(gemmconf_cache("inductor-cutlass"))
     links = {
         "include": os.path.join(source, "include"),
         "tools": os.path.join(source, "tools"),
@@ -156,10 +156,6 @@ def _cutlass_dir_patch() -> dict[str, Any]:
         return {}
     directory = wheel_cutlass_dir()
     return {f"{_cutlass_section()}.cutlass_dir": directory} if directory else {}
-
-
-def _inductor_finds_cutlass() -> bool:
-    return _cutlass_import_problem() is None
 
 
 def _cutlass_import_problem() -> str | None:

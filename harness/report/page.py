@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -106,32 +107,44 @@ def _derived_nodeid(record: dict[str, Any]) -> str:
     return f"{source}::{name}@{record.get('backend')}"
 
 
+@dataclass
+class _Budget:
+    """Long texts on the page: each cut to `chars` (ending in `cut`, which may say how many
+    characters were cut as {more}), all of them together held to `total`, past which each is
+    replaced by `left_out`."""
+
+    chars: int
+    total: int
+    cut: str
+    left_out: str
+    spent: int = 0
+
+    def fit(self, text: str) -> str:
+        if len(text) > self.chars:
+            text = text[:self.chars] + self.cut.format(more=len(text) - self.chars)
+        if self.spent + len(text) > self.total:
+            text = self.left_out
+        self.spent += len(text)
+        return text
+
+
 def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
     """The JSON blob the page's script reads: run metadata and the compact records."""
     strings, axes, markers, excerpts, dims = _Table(), _Table(), _Table(), _Table(), _Table()
-    spent = spent_details = 0
+    excerpt_budget = _Budget(EXCERPT_CHARS, EXCERPT_BUDGET,
+                             "\n... ({more} more characters in the results file)",
+                             "(excerpt left out to keep the page small; see the results file)")
+    details_budget = _Budget(DETAILS_CHARS, DETAILS_BUDGET, " ...",
+                             "(left out to keep the page small; see the results file)")
     rows = []
     for record in document["records"]:
         excerpt = record.get("code_excerpt")
-        if excerpt:
-            excerpt = str(excerpt)
-            if len(excerpt) > EXCERPT_CHARS:
-                excerpt = (excerpt[:EXCERPT_CHARS] + f"\n... ({len(excerpt) - EXCERPT_CHARS} "
-                           "more characters in the results file)")
-            if spent + len(excerpt) > EXCERPT_BUDGET:
-                excerpt = "(excerpt left out to keep the page small; see the results file)"
-            spent += len(excerpt)
+        excerpt = excerpt_budget.fit(str(excerpt)) if excerpt else None
         reason = record.get("reason")
         if reason is not None and len(str(reason)) > REASON_CHARS:
             reason = str(reason)[:REASON_CHARS] + " ..."
         details = record.get("details")
-        if details is not None:
-            details = str(details)
-            if len(details) > DETAILS_CHARS:
-                details = details[:DETAILS_CHARS] + " ..."
-            if spent_details + len(details) > DETAILS_BUDGET:
-                details = "(left out to keep the page small; see the results file)"
-            spent_details += len(details)
+        details = None if details is None else details_budget.fit(str(details))
         nodeid = record.get("nodeid")
         values = {
             "id": strings.ref(record.get("id")), "backend": strings.ref(record.get("backend")),
