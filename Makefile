@@ -39,8 +39,11 @@ $(STAMP): pyproject.toml constraints/cpu.txt
 browser:
 	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium)
 
+# Lint, formatting and the import layers (pyproject's [tool.importlinter] contracts).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 # The conformance suite on the default backend; reports under reports/.
 run: $(STAMP)

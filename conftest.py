@@ -1,4 +1,3 @@
-"""In-repository runs load the gemmconf plugin from the source tree (installed users get it
-through the package's pytest11 entry point under the same name, so it is never loaded twice)."""
-
-pytest_plugins = ["harness.plugin"]
+"""The repository's pytest configuration. The gemmconf plugin itself comes from the installed
+package's pytest11 entry point (`make setup` installs the checkout in editable mode), under the
+plugin name `gemmconf`, so it is loaded once however pytest is started."""

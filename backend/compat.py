@@ -65,8 +65,12 @@ def gpu_target(capability: int) -> Any:
     return GPUTarget("cuda", capability, 32)
 
 
-def ast_source(fn: Any, signature: dict[str, str], constexprs: dict[tuple[int, ...], Any],
-               attrs: dict[tuple[int, ...], list[list[Any]]]) -> Any:
+def ast_source(
+    fn: Any,
+    signature: dict[str, str],
+    constexprs: dict[tuple[int, ...], Any],
+    attrs: dict[tuple[int, ...], list[list[Any]]],
+) -> Any:
     """`triton.compiler.ASTSource` with constexprs and attrs keyed by argument-index paths."""
     from triton.compiler import ASTSource
 

@@ -23,12 +23,11 @@ from typing import Any
 
 import torch
 import torch.fx as fx
-
-from backend import compat, kernels
-from backend.crosscompile import ARTIFACT_KINDS, CROSS_COMPILER
-from backend.launcher import BackendOptions, LaunchRecord, Runtime, plan_launch
-from backend.lowering import LoweredGraph, lower_graph
-from backend.target import Target, detect, for_artifacts
+from gemmconf_reference import compat, kernels
+from gemmconf_reference.crosscompile import ARTIFACT_KINDS, CROSS_COMPILER
+from gemmconf_reference.launcher import BackendOptions, LaunchRecord, Runtime, plan_launch
+from gemmconf_reference.lowering import LoweredGraph, lower_graph
+from gemmconf_reference.target import Target, detect, for_artifacts
 
 
 class ReferenceCompiler:
@@ -52,8 +51,9 @@ class ReferenceCompiler:
         precision = "tf32" if compat.tf32_allowed() else "ieee"
 
         def graph_compiler(graph: fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
-            lowered = lower_graph(graph, self.runtime, index=len(self.graphs),
-                                  input_precision=precision)
+            lowered = lower_graph(
+                graph, self.runtime, index=len(self.graphs), input_precision=precision
+            )
             self.graphs.append(lowered)
             return make_boxed_func(lowered.gm)  # aot_autograd's calling convention
 
@@ -61,8 +61,12 @@ class ReferenceCompiler:
 
     def launches(self) -> list[LaunchRecord]:
         """Distinct launches so far, in graph and call order."""
-        return [record for graph in self.graphs for call in graph.calls
-                for record in call.launches.values()]
+        return [
+            record
+            for graph in self.graphs
+            for call in graph.calls
+            for record in call.launches.values()
+        ]
 
     def artifacts(self, target_arch: str | None = None) -> dict[str, str]:
         """Generated code by kind; IR kinds only once a kernel was launched."""

@@ -37,8 +37,10 @@ class TileConfig:
     group_m: int = 8  # tile rows walked together by the persistent kernel (L2 reuse)
 
     def describe(self) -> str:
-        return (f"BLOCK {self.block_m}x{self.block_n}x{self.block_k}, warps={self.num_warps}, "
-                f"stages={self.num_stages}")
+        return (
+            f"BLOCK {self.block_m}x{self.block_n}x{self.block_k}, warps={self.num_warps}, "
+            f"stages={self.num_stages}"
+        )
 
 
 def dtype_class(dtype: torch.dtype) -> str:
@@ -127,14 +129,18 @@ class AutotuneCache:
 
     best: dict[tuple[object, ...], TileConfig] = field(default_factory=dict)
 
-    def choose(self, key: tuple[object, ...], options: tuple[TileConfig, ...],
-               time_fn: Callable[[TileConfig], float]) -> TileConfig:
+    def choose(
+        self,
+        key: tuple[object, ...],
+        options: tuple[TileConfig, ...],
+        time_fn: Callable[[TileConfig], float],
+    ) -> TileConfig:
         if key not in self.best:
             timings = {}
             for cfg in options:
                 try:
                     timings[cfg] = time_fn(cfg)
-                except Exception: # a candidate may not fit (shared memory)
+                except Exception:  # a candidate may not fit (shared memory)
                     continue
             if not timings:
                 raise RuntimeError(f"no tile config compiled for {key}")

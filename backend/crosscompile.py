@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-from backend import compat
+from gemmconf_reference import compat
 
 ARTIFACT_KINDS = ("ttir", "ttgir", "ptx")
 
@@ -86,14 +85,16 @@ class CompileRequest:
 def compile_in_process(request: CompileRequest, capability: int) -> dict[str, str]:
     """The IR texts of one kernel for sm_<capability>; needs real JITFunctions (no interpreter)."""
     import triton
-
-    from backend import kernels
+    from gemmconf_reference import kernels
 
     fn = kernels.KERNELS[request.kernel]
     signature = {p.name: p.type for p in request.params}
     constexprs = {(i,): p.value for i, p in enumerate(request.params) if p.type == "constexpr"}
-    attrs = {(i,): [["tt.divisibility", 16]] for i, p in enumerate(request.params)
-             if p.divisible_16 and p.type != "constexpr"}
+    attrs = {
+        (i,): [["tt.divisibility", 16]]
+        for i, p in enumerate(request.params)
+        if p.divisible_16 and p.type != "constexpr"
+    }
     compiled = triton.compile(
         compat.ast_source(fn, signature, constexprs, attrs),
         target=compat.gpu_target(capability),
@@ -111,8 +112,12 @@ class _Worker:
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from backend.crosscompile import serve; serve()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=root, text=True,
+            [sys.executable, "-c", "from gemmconf_reference.crosscompile import serve; serve()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            cwd=root,
+            text=True,
         )
 
     def compile(self, request: CompileRequest, capability: int) -> dict[str, str]:
@@ -125,8 +130,9 @@ class _Worker:
             raise RuntimeError(f"cross-compile worker exited (status {self.proc.poll()})")
         result = json.loads(reply)
         if "error" in result:
-            raise RuntimeError(f"cross-compiling {request.kernel} for sm{capability} failed:\n"
-                               f"{result['error']}")
+            raise RuntimeError(
+                f"cross-compiling {request.kernel} for sm{capability} failed:\n{result['error']}"
+            )
         return result["asm"]
 
     def close(self) -> None:
@@ -177,8 +183,7 @@ def serve() -> None:
         try:
             request = CompileRequest.from_json(message["request"])
             reply: dict[str, Any] = {"asm": compile_in_process(request, message["capability"])}
-        except Exception: # every failure goes back to the parent as text
+        except Exception:  # every failure goes back to the parent as text
             reply = {"error": traceback.format_exc()}
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
-

@@ -28,10 +28,19 @@ def _outer_dim_major(scale: torch.Tensor) -> bool:
     return scale.shape[0] <= 1 or scale.stride(0) == 1
 
 
-def scaled_mm_rejected(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
-                       scale_b: torch.Tensor, bias: torch.Tensor | None, out_dtype: torch.dtype,
-                       scaling: str, use_fast_accum: bool, capability: int, *,
-                       blockwise_on_cpu: bool = False) -> bool:
+def scaled_mm_rejected(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    scale_a: torch.Tensor,
+    scale_b: torch.Tensor,
+    bias: torch.Tensor | None,
+    out_dtype: torch.dtype,
+    scaling: str,
+    use_fast_accum: bool,
+    capability: int,
+    *,
+    blockwise_on_cpu: bool = False,
+) -> bool:
     """Whether eager's `_scaled_mm` on these tensors' device raises (meta lets these through)."""
     if a.shape[1] != b.shape[0]:
         return True  # the meta function never compares K

@@ -25,8 +25,7 @@ from typing import Any
 
 import torch
 import torch.fx as fx
-
-from backend.kernels import EPILOGUE_OPS, MAX_EPILOGUE_STEPS
+from gemmconf_reference.kernels import EPILOGUE_OPS, MAX_EPILOGUE_STEPS
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -160,26 +159,34 @@ def _binary(node: fx.Node, value: fx.Node, shape: Any) -> _Op | None:
     name = target.overloadpacket  # type: ignore[union-attr]
     if name is aten.add:
         if is_tensor:
-            return _Op((("axpby", 1, alpha, other),) if value_first
-                       else (("axpby", alpha, 1, other),))
-        return _Op((("affine", 1, alpha * other, None),) if value_first
-                   else (("affine", alpha, other, None),))
+            return _Op(
+                (("axpby", 1, alpha, other),) if value_first else (("axpby", alpha, 1, other),)
+            )
+        return _Op(
+            (("affine", 1, alpha * other, None),)
+            if value_first
+            else (("affine", alpha, other, None),)
+        )
     if name is aten.sub:
         if is_tensor:
-            return _Op((("axpby", 1, -alpha, other),) if value_first
-                       else (("axpby", -alpha, 1, other),))
-        return _Op((("affine", 1, -alpha * other, None),) if value_first
-                   else (("affine", -alpha, other, None),))
+            return _Op(
+                (("axpby", 1, -alpha, other),) if value_first else (("axpby", -alpha, 1, other),)
+            )
+        return _Op(
+            (("affine", 1, -alpha * other, None),)
+            if value_first
+            else (("affine", -alpha, other, None),)
+        )
     if name is aten.mul:
-        return _Op((("mul_tensor", 0, 0, other),) if is_tensor
-                   else (("affine", other, 0, None),))
+        return _Op((("mul_tensor", 0, 0, other),) if is_tensor else (("affine", other, 0, None),))
     if name is aten.rsub and value_first:  # other - alpha * value
         if is_tensor:
             return _Op((("axpby", -alpha, 1, other),))
         return _Op((("affine", -alpha, other, None),))
     if name is aten.div and value_first and "rounding_mode" not in node.kwargs:
-        return _Op((("div_tensor", 0, 0, other),) if is_tensor
-                   else (("div_scalar", other, 0, None),))
+        return _Op(
+            (("div_tensor", 0, 0, other),) if is_tensor else (("div_scalar", other, 0, None),)
+        )
     return None
 
 
@@ -240,8 +247,11 @@ def _plain_cast(node: fx.Node) -> bool:
         return False
     layout = node.kwargs.get("layout")
     memory_format = node.kwargs.get("memory_format")
-    return (layout in (None, torch.strided)
-            and memory_format in (None, torch.preserve_format, torch.contiguous_format))
+    return layout in (None, torch.strided) and memory_format in (
+        None,
+        torch.preserve_format,
+        torch.contiguous_format,
+    )
 
 
 UNARY = {
@@ -251,9 +261,16 @@ UNARY = {
     aten.sigmoid.default: "sigmoid",
 }
 BINARY = {
-    aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar,
-    aten.mul.Tensor, aten.mul.Scalar, aten.div.Tensor, aten.div.Scalar,
-    aten.rsub.Tensor, aten.rsub.Scalar,
+    aten.add.Tensor,
+    aten.add.Scalar,
+    aten.sub.Tensor,
+    aten.sub.Scalar,
+    aten.mul.Tensor,
+    aten.mul.Scalar,
+    aten.div.Tensor,
+    aten.div.Scalar,
+    aten.rsub.Tensor,
+    aten.rsub.Scalar,
 }
 CASTS = {aten._to_copy.default, prims.convert_element_type.default}
 VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
@@ -286,8 +303,9 @@ def fuse_chain(gemm: fx.Node, chain: FusedChain) -> FusedChain:
     return chain
 
 
-def _node_steps(node: fx.Node, translated: _Op, chain: FusedChain,
-                dtype: torch.dtype) -> tuple[list[EpilogueStep], list[fx.Node]] | None:
+def _node_steps(
+    node: fx.Node, translated: _Op, chain: FusedChain, dtype: torch.dtype
+) -> tuple[list[EpilogueStep], list[fx.Node]] | None:
     """The steps (dtype transition first) and new tensor operands for one fused node."""
     transition = dtype_transition(chain.dtype, dtype)
     if transition is None:

@@ -33,11 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-
-from backend import compat, configs, eager_checks, kernels
-from backend.crosscompile import CompileRequest, ParamSpec, specialize
-from backend.epilogue import EpilogueStep
-from backend.target import Target
+from gemmconf_reference import compat, configs, eager_checks, kernels
+from gemmconf_reference.crosscompile import CompileRequest, ParamSpec, specialize
+from gemmconf_reference.epilogue import EpilogueStep
+from gemmconf_reference.target import Target
 
 INT32_LIMIT = 2**31
 TF32_MIN_K = 16  # shorter K loops (under two TF32 MMA k-steps) stay IEEE fp32
@@ -141,8 +140,11 @@ def _cdiv(a: int, b: int) -> int:
 
 def descriptor_paths(problem: Problem, target: Target) -> tuple[str, str]:
     """(A_DESC, B_DESC): which operands a tensor descriptor reads, on this target."""
-    if not (target.has_tma and compat.has_tensor_descriptors()) or problem.k == 0 \
-            or problem.index_64:
+    if (
+        not (target.has_tma and compat.has_tensor_descriptors())
+        or problem.k == 0
+        or problem.index_64
+    ):
         return "none", "none"
     a_desc = {"row": "mk", "col": "km"}.get(problem.a.major, "none") if problem.a.tma_ok else "none"
     b_desc = {"row": "kn", "col": "nk"}.get(problem.b.major, "none") if problem.b.tma_ok else "none"
@@ -168,8 +170,9 @@ def input_precision(problem: Problem, target: Target) -> str:
     return problem.input_precision
 
 
-def use_persistent(problem: Problem, config: configs.TileConfig, target: Target,
-                   options: BackendOptions) -> bool:
+def use_persistent(
+    problem: Problem, config: configs.TileConfig, target: Target, options: BackendOptions
+) -> bool:
     tiles = problem.batch * _cdiv(problem.m, config.block_m) * _cdiv(problem.n, config.block_n)
     if options.persistent == "always":
         return True
@@ -180,8 +183,12 @@ def use_persistent(problem: Problem, config: configs.TileConfig, target: Target,
     return too_big or tiles >= 2 * target.num_sms
 
 
-def plan_launch(problem: Problem, target: Target, options: BackendOptions,
-                config: configs.TileConfig | None = None) -> LaunchPlan:
+def plan_launch(
+    problem: Problem,
+    target: Target,
+    options: BackendOptions,
+    config: configs.TileConfig | None = None,
+) -> LaunchPlan:
     """The kernel, constexprs and grid for `problem` on `target` (pure: artifacts reuse it)."""
     if config is None:
         size = configs.size_class(problem.batch, problem.m, problem.n)
@@ -206,8 +213,7 @@ def plan_launch(problem: Problem, target: Target, options: BackendOptions,
     if use_persistent(problem, config, target, options):
         flags["GROUP_M"] = config.group_m
         flags["NUM_PROGRAMS"] = target.num_sms
-        return LaunchPlan("gemm_persistent_kernel", config, tuple(flags.items()),
-                          (target.num_sms,))
+        return LaunchPlan("gemm_persistent_kernel", config, tuple(flags.items()), (target.num_sms,))
     grid = (_cdiv(problem.m, config.block_m), _cdiv(problem.n, config.block_n), problem.batch)
     return LaunchPlan("gemm_kernel", config, tuple(flags.items()), grid)
 
@@ -216,8 +222,10 @@ def _signature(kernel: str) -> list[tuple[str, bool]]:
     """(name, is_constexpr) for each parameter of a kernel, jit wrapper or interpreter object."""
     fn = kernels.KERNELS[kernel]
     raw = getattr(fn, "fn", fn)
-    return [(p.name, "constexpr" in str(p.annotation))
-            for p in inspect.signature(raw).parameters.values()]
+    return [
+        (p.name, "constexpr" in str(p.annotation))
+        for p in inspect.signature(raw).parameters.values()
+    ]
 
 
 KERNEL_SIGNATURES = {name: _signature(name) for name in kernels.KERNELS}
@@ -307,8 +315,10 @@ class GemmCall:
         inputs = ", ".join(spec.input_names)
         fused = ", ".join(spec.fused_nodes) or "nothing"
         dtypes = f"{_short(spec.dtype)} -> {_short(spec.out_dtype)}"
-        lines = [f"{spec.name} <- aten.{spec.op} {spec.gemm_node}({inputs}): {dtypes}",
-                 f"  fused after it: {fused}"]
+        lines = [
+            f"{spec.name} <- aten.{spec.op} {spec.gemm_node}({inputs}): {dtypes}",
+            f"  fused after it: {fused}",
+        ]
         for i, step in enumerate(spec.steps):
             lines.append(f"  EPI{i} = {step.describe(list(spec.operand_names))}")
         if spec.dtype == torch.float32:
@@ -316,15 +326,23 @@ class GemmCall:
         for record in self.launches.values() if launches else ():
             flags = ", ".join(f"{k}={v}" for k, v in record.plan.constexprs)
             p = record.problem
-            lines.append(f"  launch {record.plan.kernel}[grid={record.plan.grid}] "
-                         f"B={p.batch} M={p.m} N={p.n} K={p.k} "
-                         f"warps={record.plan.config.num_warps} "
-                         f"stages={record.plan.config.num_stages}: {flags}")
+            lines.append(
+                f"  launch {record.plan.kernel}[grid={record.plan.grid}] "
+                f"B={p.batch} M={p.m} N={p.n} K={p.k} "
+                f"warps={record.plan.config.num_warps} "
+                f"stages={record.plan.config.num_stages}: {flags}"
+            )
         return "\n".join(lines)
 
-    def __call__(self, a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor | None,
-                 scale_b: torch.Tensor | None, operands: list[torch.Tensor],
-                 stage_shapes: list[list[int]]) -> torch.Tensor:
+    def __call__(
+        self,
+        a: torch.Tensor,
+        b: torch.Tensor,
+        scale_a: torch.Tensor | None,
+        scale_b: torch.Tensor | None,
+        operands: list[torch.Tensor],
+        stage_shapes: list[list[int]],
+    ) -> torch.Tensor:
         spec = self.spec
         self.calls += 1
         a3, b3 = _as_batched(a), _as_batched(b)
@@ -338,23 +356,33 @@ class GemmCall:
             scaling = scaling_kind(scale_a, scale_b, m, n, k)
             self._check_scaled_mm(a, b, scale_a, scale_b, operands, scaling)
             if scaling == "other":
-                raise RuntimeError(f"reference backend: unsupported _scaled_mm scales "
-                                   f"{tuple(scale_a.shape)} and {tuple(scale_b.shape)} for "
-                                   f"M={m}, N={n}, K={k}")
+                raise RuntimeError(
+                    f"reference backend: unsupported _scaled_mm scales "
+                    f"{tuple(scale_a.shape)} and {tuple(scale_b.shape)} for "
+                    f"M={m}, N={n}, K={k}"
+                )
         gemm_shape = (batch, m, n) if spec.batched else (m, n)
         shapes = [gemm_shape] + [_resolve_shape(s, batch * m * n) for s in stage_shapes]
         if batch == 0 or m == 0 or n == 0:
             return torch.empty(shapes[-1], dtype=spec.out_dtype, device=a.device)
 
         out = torch.empty((batch, m, n), dtype=spec.out_dtype, device=a.device)
-        xs = [self._broadcast_operand(x, shapes[step.stage], (batch, m, n), a.device)
-              for x, step in self._operand_steps(operands)]
+        xs = [
+            self._broadcast_operand(x, shapes[step.stage], (batch, m, n), a.device)
+            for x, step in self._operand_steps(operands)
+        ]
         tensors = [a3, b3, out, *xs]
         problem = Problem(
-            dtype=a.dtype, batch=batch, m=m, n=n, k=k,
+            dtype=a.dtype,
+            batch=batch,
+            m=m,
+            n=n,
+            k=k,
             a=OperandLayout.of(a3, _batch_stride(a3)),
             b=OperandLayout.of(b3, _batch_stride(b3)),
-            scaling=scaling, int_acc=spec.op == "int_mm", input_precision=spec.input_precision,
+            scaling=scaling,
+            int_acc=spec.op == "int_mm",
+            input_precision=spec.input_precision,
             # blockwise scaling already adds each K tile's product into the fp32 accumulator
             fast_accum=spec.op != "scaled_mm" or spec.use_fast_accum or scaling == "blockwise",
             epilogue=spec.epilogue_ops(),
@@ -366,46 +394,94 @@ class GemmCall:
         self._record(problem, plan, args)
         return out.view(shapes[-1])
 
-    def _check_scaled_mm(self, a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
-                         scale_b: torch.Tensor, operands: list[torch.Tensor],
-                         scaling: str) -> None:
+    def _check_scaled_mm(
+        self,
+        a: torch.Tensor,
+        b: torch.Tensor,
+        scale_a: torch.Tensor,
+        scale_b: torch.Tensor,
+        operands: list[torch.Tensor],
+        scaling: str,
+    ) -> None:
         spec = self.spec
         bias = operands[0] if spec.has_bias else None
         if eager_checks.scaled_mm_rejected(
-                a, b, scale_a, scale_b, bias, spec.gemm_dtype, scaling, spec.use_fast_accum,
-                self.runtime.target.capability,
-                blockwise_on_cpu=self.runtime.options.blockwise_on_cpu):
-            eager_checks.raise_like_eager(lambda: torch._scaled_mm(
-                a, b, scale_a, scale_b, bias=bias, out_dtype=spec.gemm_dtype,
-                use_fast_accum=spec.use_fast_accum))
+            a,
+            b,
+            scale_a,
+            scale_b,
+            bias,
+            spec.gemm_dtype,
+            scaling,
+            spec.use_fast_accum,
+            self.runtime.target.capability,
+            blockwise_on_cpu=self.runtime.options.blockwise_on_cpu,
+        ):
+            eager_checks.raise_like_eager(
+                lambda: torch._scaled_mm(
+                    a,
+                    b,
+                    scale_a,
+                    scale_b,
+                    bias=bias,
+                    out_dtype=spec.gemm_dtype,
+                    use_fast_accum=spec.use_fast_accum,
+                )
+            )
 
-    def _operand_steps(self, operands: list[torch.Tensor]) -> list[tuple[torch.Tensor,
-                                                                          EpilogueStep]]:
+    def _operand_steps(
+        self, operands: list[torch.Tensor]
+    ) -> list[tuple[torch.Tensor, EpilogueStep]]:
         by_index = {s.operand: s for s in self.spec.steps if s.operand is not None}
         return [(x, by_index[i]) for i, x in enumerate(operands)]
 
     @staticmethod
-    def _broadcast_operand(x: torch.Tensor, stage_shape: tuple[int, ...],
-                           bmn: tuple[int, int, int], device: torch.device) -> torch.Tensor:
+    def _broadcast_operand(
+        x: torch.Tensor,
+        stage_shape: tuple[int, ...],
+        bmn: tuple[int, int, int],
+        device: torch.device,
+    ) -> torch.Tensor:
         """The operand as (batch, M, N) strides over the kernel's output (0 where broadcast)."""
         if x.device != device:
             x = x.to(device)  # a 0-dim CPU scalar tensor, which eager accepts
         return x.expand(stage_shape).reshape(bmn)  # a view where strides allow, else a copy
 
-    def _runtime_args(self, a3: torch.Tensor, b3: torch.Tensor, out: torch.Tensor,
-                      scale_a: torch.Tensor | None, scale_b: torch.Tensor | None,
-                      xs: list[torch.Tensor], problem: Problem, batch: int) -> dict[str, Any]:
+    def _runtime_args(
+        self,
+        a3: torch.Tensor,
+        b3: torch.Tensor,
+        out: torch.Tensor,
+        scale_a: torch.Tensor | None,
+        scale_b: torch.Tensor | None,
+        xs: list[torch.Tensor],
+        problem: Problem,
+        batch: int,
+    ) -> dict[str, Any]:
         """Every runtime argument of both kernels, by parameter name."""
         args: dict[str, Any] = {
-            "a_ptr": a3, "b_ptr": b3, "c_ptr": out,
-            "a_scale_ptr": None, "b_scale_ptr": None,
-            "M": problem.m, "N": problem.n, "K": problem.k, "BATCH": batch,
+            "a_ptr": a3,
+            "b_ptr": b3,
+            "c_ptr": out,
+            "a_scale_ptr": None,
+            "b_scale_ptr": None,
+            "M": problem.m,
+            "N": problem.n,
+            "K": problem.k,
+            "BATCH": batch,
             "stride_ab": _batch_stride(a3),
-            "stride_am": a3.stride(1), "stride_ak": a3.stride(2),
+            "stride_am": a3.stride(1),
+            "stride_ak": a3.stride(2),
             "stride_bb": _batch_stride(b3),
-            "stride_bk": b3.stride(1), "stride_bn": b3.stride(2),
-            "stride_cb": out.stride(0), "stride_cm": out.stride(1), "stride_cn": out.stride(2),
-            "stride_sam": 0, "stride_sak": 0, "stride_sbk": 0, "stride_sbn": 0,
+            "stride_bk": b3.stride(1),
+            "stride_bn": b3.stride(2),
+            "stride_cb": out.stride(0),
+            "stride_cm": out.stride(1),
+            "stride_cn": out.stride(2),
+            "stride_sam": 0,
+            "stride_sak": 0,
+            "stride_sbk": 0,
+            "stride_sbn": 0,
         }
         if problem.scaling != "none":
             assert scale_a is not None and scale_b is not None
@@ -430,9 +506,16 @@ class GemmCall:
         runtime = self.runtime
         if not (runtime.options.autotune and not runtime.target.interpreter):
             return plan_launch(problem, runtime.target, runtime.options)
-        key = (problem.dtype, problem.a, problem.b, problem.scaling, problem.epilogue,
-               problem.input_precision, problem.fast_accum,
-               configs.size_class(problem.batch, problem.m, problem.n))
+        key = (
+            problem.dtype,
+            problem.a,
+            problem.b,
+            problem.scaling,
+            problem.epilogue,
+            problem.input_precision,
+            problem.fast_accum,
+            configs.size_class(problem.batch, problem.m, problem.n),
+        )
 
         def time_config(config: configs.TileConfig) -> float:
             import triton.testing
@@ -446,22 +529,33 @@ class GemmCall:
 
     def _launch(self, plan: LaunchPlan, args: dict[str, Any]) -> None:
         flags = plan.flags()
-        if (flags["A_DESC"] != "none" or flags["B_DESC"] != "none") \
-                and not self.runtime.target.interpreter:
+        if (
+            flags["A_DESC"] != "none" or flags["B_DESC"] != "none"
+        ) and not self.runtime.target.interpreter:
             compat.set_tma_allocator()
         kernel = kernels.KERNELS[plan.kernel]
-        call_args = {name: args[name] for name, is_constexpr in KERNEL_SIGNATURES[plan.kernel]
-                     if not is_constexpr}
-        kernel[plan.grid](**call_args, **flags, num_warps=plan.config.num_warps,
-                          num_stages=plan.config.num_stages)
+        call_args = {
+            name: args[name]
+            for name, is_constexpr in KERNEL_SIGNATURES[plan.kernel]
+            if not is_constexpr
+        }
+        kernel[plan.grid](
+            **call_args, **flags, num_warps=plan.config.num_warps, num_stages=plan.config.num_stages
+        )
 
     def _record(self, problem: Problem, plan: LaunchPlan, args: dict[str, Any]) -> None:
         # Specialising every argument cost two thirds of a call's host time (~200 us of 300 on a
         # CPU): a repeated launch, same plan and problem with the same integers and pointer
         # alignments, has the same specialisation, so it is recorded once.
-        seen = (plan.kernel, plan.constexprs, problem,
-                tuple((v.dtype, v.data_ptr() % 16 == 0) if isinstance(v, torch.Tensor) else v
-                      for v in args.values()))
+        seen = (
+            plan.kernel,
+            plan.constexprs,
+            problem,
+            tuple(
+                (v.dtype, v.data_ptr() % 16 == 0) if isinstance(v, torch.Tensor) else v
+                for v in args.values()
+            ),
+        )
         if seen in self._recorded:
             return
         self._recorded.add(seen)
@@ -476,5 +570,9 @@ def _short(dtype: torch.dtype) -> str:
 
 def _max_offset(t: torch.Tensor) -> int:
     """The largest element offset a kernel may form for `t` (strides times sizes)."""
-    return sum(abs(stride) * max(size - 1, 0) for stride, size in zip(t.stride(), t.shape,
-                                                                       strict=True)) + 1
+    return (
+        sum(
+            abs(stride) * max(size - 1, 0) for stride, size in zip(t.stride(), t.shape, strict=True)
+        )
+        + 1
+    )

@@ -20,10 +20,9 @@ from typing import Any
 
 import torch
 import torch.fx as fx
-
-from backend import compat
-from backend.epilogue import EpilogueStep, FusedChain, fuse_chain, meta_val
-from backend.launcher import GemmCall, GemmSpec, Runtime
+from gemmconf_reference import compat
+from gemmconf_reference.epilogue import EpilogueStep, FusedChain, fuse_chain, meta_val
+from gemmconf_reference.launcher import GemmCall, GemmSpec, Runtime
 
 aten = torch.ops.aten
 
@@ -39,8 +38,12 @@ FLOAT_GEMM_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 FP8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
 SCALED_OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 # schema names of the two matrices, per floating-point op
-OPERAND_NAMES = {"mm": ("self", "mat2"), "addmm": ("mat1", "mat2"), "bmm": ("self", "mat2"),
-                 "baddbmm": ("batch1", "batch2")}
+OPERAND_NAMES = {
+    "mm": ("self", "mat2"),
+    "addmm": ("mat1", "mat2"),
+    "bmm": ("self", "mat2"),
+    "baddbmm": ("batch1", "batch2"),
+}
 
 
 @dataclass
@@ -127,8 +130,9 @@ def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | s
             c = args["self"]
             if beta != 0:
                 chain.operands.append(c)
-                chain.steps.append(EpilogueStep("axpby", float(alpha), float(beta), 0, 0,
-                                                node.name))
+                chain.steps.append(
+                    EpilogueStep("axpby", float(alpha), float(beta), 0, 0, node.name)
+                )
             elif alpha != 1:
                 chain.steps.append(EpilogueStep("affine", float(alpha), 0.0, None, 0, node.name))
         return op, chain, {"a": first, "b": second}
@@ -145,8 +149,7 @@ def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | s
         return f"{node.name}: _scaled_mm with scale_result is left to eager"
     if out.dtype not in SCALED_OUT_DTYPES:
         return f"{node.name}: _scaled_mm to {out.dtype} is left to eager"
-    scaling = _static_scaling(args["scale_a"], args["scale_b"], a.shape[0], b.shape[1],
-                              a.shape[1])
+    scaling = _static_scaling(args["scale_a"], args["scale_b"], a.shape[0], b.shape[1], a.shape[1])
     if scaling is None:
         return f"{node.name}: _scaled_mm scale layout is left to eager"
     chain = FusedChain([], [], dtype=out.dtype)
@@ -154,13 +157,18 @@ def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | s
     if bias is not None:
         chain.operands.append(bias)
         chain.steps.append(EpilogueStep("axpby", 1.0, 1.0, 0, 0, node.name))
-    operands = {"a": args["self"], "b": args["mat2"], "scale_a": args["scale_a"],
-                "scale_b": args["scale_b"]}
+    operands = {
+        "a": args["self"],
+        "b": args["mat2"],
+        "scale_a": args["scale_a"],
+        "scale_b": args["scale_b"],
+    }
     return op, chain, operands
 
 
-def lower_graph(gm: fx.GraphModule, runtime: Runtime, *, index: int,
-                input_precision: str) -> LoweredGraph:
+def lower_graph(
+    gm: fx.GraphModule, runtime: Runtime, *, index: int, input_precision: str
+) -> LoweredGraph:
     """Replaces each supported GEMM (and its fused epilogue) with a `GemmCall` node."""
     graph = gm.graph
     calls: list[GemmCall] = []
@@ -194,8 +202,14 @@ def lower_graph(gm: fx.GraphModule, runtime: Runtime, *, index: int,
         with graph.inserting_before(end):
             replacement = graph.call_function(
                 call,
-                (operands["a"], operands["b"], operands.get("scale_a"), operands.get("scale_b"),
-                 list(chain.operands), list(chain.stage_shapes)),
+                (
+                    operands["a"],
+                    operands["b"],
+                    operands.get("scale_a"),
+                    operands.get("scale_b"),
+                    list(chain.operands),
+                    list(chain.stage_shapes),
+                ),
             )
         replacement.meta.update(end.meta)
         end.replace_all_uses_with(replacement)

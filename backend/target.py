@@ -13,8 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 import torch
-
-from backend import compat
+from gemmconf_reference import compat
 
 DEFAULT_ARCH = "sm90"
 INTERPRETER_PROGRAMS = 4  # "SM count" the persistent kernel uses in the interpreter
@@ -55,7 +54,7 @@ class Target:
 
 
 def parse_arch(arch: str) -> int:
-    """"sm90" / "sm_90a" / "90" -> 90."""
+    """ "sm90" / "sm_90a" / "90" -> 90."""
     match = re.fullmatch(r"(?:sm_?)?(\d+)[a-z]?", arch.strip().lower())
     if match is None:
         raise ValueError(f"unknown target arch {arch!r}: expected e.g. 'sm80', 'sm90', 'sm100'")

@@ -24,8 +24,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness import inputs, program
-from harness.scenario import ScenarioInstance
+from gemmconf import inputs, program
+from gemmconf.scenario import ScenarioInstance
 
 Timer = Callable[[Callable[[], Any]], float]  # calls the function, returns milliseconds
 
@@ -64,15 +64,18 @@ def _rotating(fn: Callable[..., Any], sets: Sequence[Sequence[Any]]) -> Callable
     return call
 
 
-def measure(instance: ScenarioInstance, backend: Any, *, seed: int, device: str,
-            timer: Timer | None = None) -> dict[str, float]:
+def measure(
+    instance: ScenarioInstance, backend: Any, *, seed: int, device: str, timer: Timer | None = None
+) -> dict[str, float]:
     """Time the backend and cuBLAS on the first shape set; the metrics described above."""
     timer = timer or default_timer
     fn = program.make_function(instance)
     first = inputs.build(instance, 0, seed, device)
     size = sum(t.numel() * t.element_size() for t in first.tensors if hasattr(t, "numel"))
-    sets = [first.tensors] + [inputs.build(instance, 0, seed + 1000 * n, device).tensors
-                              for n in range(1, copies_for(size))]
+    sets = [first.tensors] + [
+        inputs.build(instance, 0, seed + 1000 * n, device).tensors
+        for n in range(1, copies_for(size))
+    ]
     with program.numerics(instance):
         compiled = backend.compile(fn, sets[0], dynamic=instance.compile.dynamic)
         for args in sets:  # compile, autotune and load every kernel before the clock starts
@@ -97,10 +100,14 @@ def table(records: Sequence[dict[str, Any]]) -> list[str]:
     if not rows:
         return []
     width = max(len(r["id"]) for r in rows)
-    lines = [f"  {'item':<{width}}  {'backend':<12} {'ms':>9} {'TFLOP/s':>9} "
-             f"{'cuBLAS':>9} {'vs cuBLAS':>9}"]
+    lines = [
+        f"  {'item':<{width}}  {'backend':<12} {'ms':>9} {'TFLOP/s':>9} "
+        f"{'cuBLAS':>9} {'vs cuBLAS':>9}"
+    ]
     for r in sorted(rows, key=lambda r: (r["id"], r["backend"])):
         m = r["metrics"]
-        lines.append(f"  {r['id']:<{width}}  {r['backend']:<12} {m['time_ms']:>9.4f} "
-                     f"{m['tflops']:>9.1f} {m['cublas_tflops']:>9.1f} {m['vs_cublas']:>8.2f}x")
+        lines.append(
+            f"  {r['id']:<{width}}  {r['backend']:<12} {m['time_ms']:>9.4f} "
+            f"{m['tflops']:>9.1f} {m['cublas_tflops']:>9.1f} {m['vs_cublas']:>8.2f}x"
+        )
     return lines

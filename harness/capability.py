@@ -159,8 +159,9 @@ def _cpu_fp8_gemm_works() -> bool:
         b = torch.ones(16, 32).to(torch.float8_e4m3fn).t()  # column-major, as _scaled_mm needs
         one = torch.tensor(1.0)
         tensorwise = torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-        rowwise = torch._scaled_mm(a, b, scale_a=torch.ones(16, 1), scale_b=torch.ones(1, 16),
-                                   out_dtype=torch.bfloat16)
+        rowwise = torch._scaled_mm(
+            a, b, scale_a=torch.ones(16, 1), scale_b=torch.ones(1, 16), out_dtype=torch.bfloat16
+        )
     except (AttributeError, NotImplementedError, RuntimeError, TypeError):
         return False
     return bool((tensorwise.float() == 32).all() and (rowwise.float() == 32).all())
@@ -270,8 +271,9 @@ def unmet(req: Requirements, cap: Capability, *, target_arch: str | None = None)
     if req.device == "cpu" and cap.is_gpu:
         # the item runs on this GPU machine's CPU: the GPU's features and memory do not apply
         if "fp8" in req.features and cap.cpu_fp8 is False:
-            return Unmet(f"needs fp8 GEMM support on the CPU (torch {cap.torch_version} has "
-                         "none)", None)
+            return Unmet(
+                f"needs fp8 GEMM support on the CPU (torch {cap.torch_version} has none)", None
+            )
         return None
     for feature in req.features:
         if not getattr(cap, feature):
@@ -288,8 +290,11 @@ def unmet(req: Requirements, cap: Capability, *, target_arch: str | None = None)
         target = target_class(cap, target_arch)
         if target != req.target:
             where = f"target is {target}" if target_arch else cap.describe()
-            return Unmet(f"code checks for {req.target} need an {req.target} GPU or "
-                         f"--target-arch {req.target} (found {where})", req.target)
+            return Unmet(
+                f"code checks for {req.target} need an {req.target} GPU or "
+                f"--target-arch {req.target} (found {where})",
+                req.target,
+            )
     return None
 
 
@@ -328,8 +333,9 @@ def parse_required_hardware(values: Iterable[str]) -> frozenset[str]:
     classes = {c.strip() for v in values for c in v.split(",") if c.strip()}
     unknown = sorted(classes - set(HARDWARE_CLASSES))
     if unknown:
-        raise ValueError(f"unknown hardware class {', '.join(unknown)}; "
-                         f"known: {', '.join(HARDWARE_CLASSES)}")
+        raise ValueError(
+            f"unknown hardware class {', '.join(unknown)}; known: {', '.join(HARDWARE_CLASSES)}"
+        )
     return frozenset(classes)
 
 

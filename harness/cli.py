@@ -10,41 +10,57 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.expectations import compile_pattern
-from harness.report import cli as report_cli
+from gemmconf.expectations import compile_pattern
+from gemmconf.report import cli as report_cli
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="gemmconf", description="GEMM backend conformance suite: helpers around a pytest run "
-        "(run the suite itself with `pytest suites --backend NAME`).")
+        prog="gemmconf",
+        description="GEMM backend conformance suite: helpers around a pytest run "
+        "(run the suite itself with `pytest suites --backend NAME`).",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     commands.add_parser("backends", help="list known backends and whether they run here")
 
     listing = commands.add_parser("list", help="list scenario instance ids")
-    listing.add_argument("pattern", nargs="?", default="*",
-                         help="id pattern (* and ? wildcards; brackets are literal)")
+    listing.add_argument(
+        "pattern",
+        nargs="?",
+        default="*",
+        help="id pattern (* and ? wildcards; brackets are literal)",
+    )
     listing.add_argument("--suites", default="suites", help="suite directory (default: suites)")
 
-    explain = commands.add_parser("explain", help="show one scenario instance: its fields, "
-                                  "inputs, and the command that runs it")
+    explain = commands.add_parser(
+        "explain",
+        help="show one scenario instance: its fields, inputs, and the command that runs it",
+    )
     explain.add_argument("id", help="instance id, e.g. 'first/mm[bf16-127x65x33-nt]'")
     explain.add_argument("--suites", default="suites")
     explain.add_argument("--backend", default="reference")
     explain.add_argument("--seed", type=int, default=0)
-    explain.add_argument("--run", action="store_true",
-                         help="also run it on the backend here and print the verdict")
+    explain.add_argument(
+        "--run", action="store_true", help="also run it on the backend here and print the verdict"
+    )
 
     bench = commands.add_parser(
-        "bench", help="time backends against cuBLAS: runs pytest with --benchmark (default: "
-        "suites/bench on the reference backend, one item at a time) and prints the table")
-    bench.add_argument("paths", nargs="*", default=["suites/bench"],
-                       help="suite files or folders (default: suites/bench)")
+        "bench",
+        help="time backends against cuBLAS: runs pytest with --benchmark (default: "
+        "suites/bench on the reference backend, one item at a time) and prints the table",
+    )
+    bench.add_argument(
+        "paths",
+        nargs="*",
+        default=["suites/bench"],
+        help="suite files or folders (default: suites/bench)",
+    )
     bench.add_argument("--backend", default="reference", help="as pytest's --backend")
     bench.add_argument("-k", dest="keyword", default=None, help="as pytest's -k")
-    bench.add_argument("--results", default="reports/bench.json",
-                       help="results file (default: reports/bench.json)")
+    bench.add_argument(
+        "--results", default="reports/bench.json", help="results file (default: reports/bench.json)"
+    )
 
     report_cli.add_subcommands(commands)
     args = parser.parse_args(argv)
@@ -62,8 +78,19 @@ def main(argv: list[str] | None = None) -> int:
 def _bench(args: argparse.Namespace) -> int:
     import pytest
 
-    command = [*args.paths, "--backend", args.backend, "--benchmark", "--results", args.results,
-               "-p", "no:xdist", "-q", "-p", "no:cacheprovider"]
+    command = [
+        *args.paths,
+        "--backend",
+        args.backend,
+        "--benchmark",
+        "--results",
+        args.results,
+        "-p",
+        "no:xdist",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+    ]
     if args.keyword:
         command += ["-k", args.keyword]
     return int(pytest.main(command))
@@ -75,7 +102,7 @@ _INDUCTOR_VARIANTS = ("TRITON", "CUTLASS", "ATEN")
 
 
 def _backends() -> int:
-    from harness.backends import known_backends, resolve
+    from gemmconf.backends import known_backends, resolve
 
     def availability(spec: str) -> str:
         try:
@@ -89,13 +116,15 @@ def _backends() -> int:
             for variant in _INDUCTOR_VARIANTS:
                 spec = f"{info.name}:{variant}"
                 print(f"  {spec:<32} {'':<20} {availability(spec)}")
-    print("\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N], "
-          "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr")
+    print(
+        "\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N], "
+        "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr"
+    )
     return 0
 
 
 def _instances(suites: str):
-    from harness.scenario import ScenarioError, discover, load_suite
+    from gemmconf.scenario import ScenarioError, discover, load_suite
 
     root = Path.cwd()
     try:
@@ -118,14 +147,15 @@ def _list(suites: str, pattern: str) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from harness import inputs
-    from harness.runner import compile_budget
-    from harness.scenario import implied_markers
+    from gemmconf import inputs
+    from gemmconf.runner import compile_budget
+    from gemmconf.scenario import implied_markers
 
     match = next((i for i in _instances(args.suites) if i.id == args.id), None)
     if match is None:
-        print(f"gemmconf: no instance {args.id!r} (try `gemmconf list '*pattern*'`)",
-              file=sys.stderr)
+        print(
+            f"gemmconf: no instance {args.id!r} (try `gemmconf list '*pattern*'`)", file=sys.stderr
+        )
         return 2
     i = match
     print(f"{i.id}  ({i.source})")
@@ -135,17 +165,22 @@ def _explain(args: argparse.Namespace) -> int:
         print(f"  ported from: {i.seed_test}")
     print(f"  op {i.op}, dtype {i.dtype}, axes {dict(i.axes)}")
     for operand in i.operands:
-        print(f"  operand {operand.name}: shape {list(operand.shape)} {operand.dtype} "
-              f"layout {operand.layout}")
+        print(
+            f"  operand {operand.name}: shape {list(operand.shape)} {operand.dtype} "
+            f"layout {operand.layout}"
+        )
     if i.bias:
         print(f"  bias {list(i.bias)} alpha {i.alpha:g} beta {i.beta:g}")
     if i.epilogue:
         print(f"  epilogue {[e.kind if e.arg is None else {e.kind: e.arg} for e in i.epilogue]}")
     if i.scaling:
-        print(f"  fp8 scaling {i.scaling}, use_fast_accum {i.use_fast_accum}, "
-              f"out_dtype {i.out_dtype}")
-    print(f"  compile {i.compile.mode} over {len(i.shape_sets)} shape set(s), "
-          f"at most {compile_budget(i)} compile(s)")
+        print(
+            f"  fp8 scaling {i.scaling}, use_fast_accum {i.use_fast_accum}, out_dtype {i.out_dtype}"
+        )
+    print(
+        f"  compile {i.compile.mode} over {len(i.shape_sets)} shape set(s), "
+        f"at most {compile_budget(i)} compile(s)"
+    )
     for index in range(len(i.shape_sets)):
         built = inputs.build(i, index, args.seed)
         print(f"  shape set {index}: {built.describe()} (seed {built.seed})")
@@ -162,9 +197,9 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _run_one(instance, args: argparse.Namespace) -> int:
-    from harness.backends import resolve
-    from harness.capability import detect, target_class
-    from harness.runner import run_item
+    from gemmconf.backends import resolve
+    from gemmconf.capability import detect, target_class
+    from gemmconf.runner import run_item
 
     cap = detect()
     backend = resolve(args.backend)
@@ -172,10 +207,20 @@ def _run_one(instance, args: argparse.Namespace) -> int:
     if reason:
         print(f"  not run: backend {args.backend} unavailable: {reason}")
         return 1
-    result = run_item(instance, backend, seed=args.seed, device=cap.device,
-                      target=target_class(cap, None), repro="(this command)")
-    print("  verdict: PASSED" if result.passed else "  verdict: FAILED\n" + "\n".join(
-        "    " + line for p in result.problems for line in p.splitlines()))
+    result = run_item(
+        instance,
+        backend,
+        seed=args.seed,
+        device=cap.device,
+        target=target_class(cap, None),
+        repro="(this command)",
+    )
+    print(
+        "  verdict: PASSED"
+        if result.passed
+        else "  verdict: FAILED\n"
+        + "\n".join("    " + line for p in result.problems for line in p.splitlines())
+    )
     return 0 if result.passed else 1
 
 

@@ -41,8 +41,16 @@ from filecheck.parser import Parser, pattern_for_opts
 from filecheck.preprocess import Preprocessor
 
 PREFIX = "CHECK"
-DIRECTIVES = ("CHECK:", "CHECK-NEXT:", "CHECK-SAME:", "CHECK-NOT:", "CHECK-DAG:", "CHECK-LABEL:",
-              "CHECK-EMPTY:", "CHECK-COUNT-<n>:")
+DIRECTIVES = (
+    "CHECK:",
+    "CHECK-NEXT:",
+    "CHECK-SAME:",
+    "CHECK-NOT:",
+    "CHECK-DAG:",
+    "CHECK-LABEL:",
+    "CHECK-EMPTY:",
+    "CHECK-COUNT-<n>:",
+)
 
 # "COM:" (not filecheck's default "COM,RUN") so that a pattern such as `COMPUTE_CHECK` is not
 # mistaken for a comment line.
@@ -81,8 +89,11 @@ def run_filecheck(
     content = FInput.canonicalize_line_ends(artifact_text)
     if not content.strip():
         return CodeCheckResult(
-            block, False, f"{where.path}:{where.line}:{where.col}: error: {artifact_name} is "
-            f"empty: the backend generated no {block.artifact} code to check")
+            block,
+            False,
+            f"{where.path}:{where.line}:{where.col}: error: {artifact_name} is "
+            f"empty: the backend generated no {block.artifact} code to check",
+        )
     if not content.endswith("\n"):
         content += "\n"  # filecheck 1.0.6 leaves a final unterminated character out of CHECK-NOT
     diagnostic = _match(parsed, content, where, artifact_name)
@@ -105,9 +116,14 @@ def check_artifacts(
         if text is None:
             where = _Source.parse(block.source)
             given = ", ".join(sorted(artifacts)) or "none"
-            results.append(CodeCheckResult(
-                block, False, f"{where.path}:{where.line}:{where.col}: error: no "
-                f"'{block.artifact}' artifact to check (the backend gave: {given})"))
+            results.append(
+                CodeCheckResult(
+                    block,
+                    False,
+                    f"{where.path}:{where.line}:{where.col}: error: no "
+                    f"'{block.artifact}' artifact to check (the backend gave: {given})",
+                )
+            )
             continue
         results.append(run_filecheck(block, text, artifact_name=f"<{block.artifact}>"))
     return results
@@ -148,9 +164,11 @@ def expecttest_accept_conflict(
     mode = dist if dist not in (None, "no") else "load"
     if mode == "loadfile":
         return None
-    return (f"EXPECTTEST_ACCEPT={env['EXPECTTEST_ACCEPT']} with pytest-xdist (-n {numprocesses}, "
-            f"--dist {mode}) lets several workers rewrite the same test file and corrupts it; "
-            "accept with -n 0 or --dist loadfile")
+    return (
+        f"EXPECTTEST_ACCEPT={env['EXPECTTEST_ACCEPT']} with pytest-xdist (-n {numprocesses}, "
+        f"--dist {mode}) lets several workers rewrite the same test file and corrupts it; "
+        "accept with -n 0 or --dist loadfile"
+    )
 
 
 @dataclass(frozen=True)
@@ -200,16 +218,24 @@ def _parse(text: str) -> _Parsed:
         directive = _CHECK_LINE.search(line)
         if message.startswith("found empty check string") and directive:
             # filecheck names the prefix only ('CHECK:' for an empty 'CHECK-NOT:')
-            message = f"found empty check string with prefix '{directive.group(2)}" \
-                      f"{directive.group(3) or ''}:'"
+            message = (
+                f"found empty check string with prefix '{directive.group(2)}"
+                f"{directive.group(3) or ''}:'"
+            )
         problems.append(_Problem(ex.line_no, _parse_error_col(ex, line), message))
     except ValueError as ex:  # posix class translation, e.g. [[:foo:]]
         line_no = parser.line_no
         problems.append(_Problem(line_no, _pattern_col(lines[line_no - 1]), str(ex)))
     problems += _op_problems(ops, lines)
     if not ops and not problems:
-        problems.append(_Problem(1, 1, f"no check strings found with prefix '{PREFIX}:' "
-                                       f"(a block needs at least one of {', '.join(DIRECTIVES)})"))
+        problems.append(
+            _Problem(
+                1,
+                1,
+                f"no check strings found with prefix '{PREFIX}:' "
+                f"(a block needs at least one of {', '.join(DIRECTIVES)})",
+            )
+        )
     problem = min(problems, key=lambda p: (p.line, p.col)) if problems else None
     return _Parsed(lines, tuple(ops), problem)
 
@@ -224,12 +250,18 @@ def _line_problems(lines: tuple[str, ...]) -> Iterator[_Problem]:
             continue
         token = re.search(r"CHECK\S*", line)
         if token:
-            yield _Problem(n, token.start() + 1, f"unknown FileCheck directive "
-                           f"'{token.group(0)}' (known: {', '.join(DIRECTIVES)})")
+            yield _Problem(
+                n,
+                token.start() + 1,
+                f"unknown FileCheck directive '{token.group(0)}' (known: {', '.join(DIRECTIVES)})",
+            )
         else:
-            yield _Problem(n, len(line) - len(line.lstrip()) + 1,
-                           "not a FileCheck directive (write CHECK:, CHECK-NEXT:, ...; "
-                           "comments start with COM: or #)")
+            yield _Problem(
+                n,
+                len(line) - len(line.lstrip()) + 1,
+                "not a FileCheck directive (write CHECK:, CHECK-NEXT:, ...; "
+                "comments start with COM: or #)",
+            )
 
 
 def _op_problems(ops: list[CheckOp], lines: tuple[str, ...]) -> Iterator[_Problem]:
@@ -240,12 +272,18 @@ def _op_problems(ops: list[CheckOp], lines: tuple[str, ...]) -> Iterator[_Proble
         line = lines[op.source_line - 1]
         name = _directive(op)
         if op.name in ("NEXT", "SAME", "EMPTY") and not seen_positive:
-            yield _Problem(op.source_line, _directive_col(line),
-                           f"found '{name}' without previous '{PREFIX}:' line")
+            yield _Problem(
+                op.source_line,
+                _directive_col(line),
+                f"found '{name}' without previous '{PREFIX}:' line",
+            )
         seen_positive = seen_positive or op.name in _POSITIVE
         if op.name == "LABEL" and any(isinstance(u, Capture | Subst) for u in op.uops):
-            yield _Problem(op.source_line, _pattern_col(line),
-                           f"found '{name}:' with variable definition or use")
+            yield _Problem(
+                op.source_line,
+                _pattern_col(line),
+                f"found '{name}:' with variable definition or use",
+            )
             continue
         problem = _uop_problem(op, line, defined)
         if problem is not None:
@@ -272,15 +310,19 @@ def _uop_problem(op: CheckOp, line: str, defined: set[str]) -> _Problem | None:
             try:
                 inner = re.compile(uop.pattern).groups
             except re.error as ex:
-                return _Problem(op.source_line, col,
-                                f"invalid regex in [[{uop.name}:{uop.pattern}]]: {ex}")
+                return _Problem(
+                    op.source_line, col, f"invalid regex in [[{uop.name}:{uop.pattern}]]: {ex}"
+                )
             expected[uop.name] = (groups + 1, col)
             groups += 1 + inner
             local.add(uop.name)
         elif isinstance(uop, NumSubst):
-            return _Problem(op.source_line, _find_col(line, f"[[#{uop.variable}"),
-                            f"numeric expressions ([[#{uop.variable}{uop.expr}]]) are not "
-                            "supported by the filecheck package")
+            return _Problem(
+                op.source_line,
+                _find_col(line, f"[[#{uop.variable}"),
+                f"numeric expressions ([[#{uop.variable}{uop.expr}]]) are not "
+                "supported by the filecheck package",
+            )
         elif isinstance(uop, Subst) and uop.variable not in defined | local:
             col = _find_col(line, f"[[{uop.variable}]]", f"[[#{uop.variable}")
             return _Problem(op.source_line, col, f"undefined variable: {uop.variable}")
@@ -290,10 +332,15 @@ def _uop_problem(op: CheckOp, line: str, defined: set[str]) -> _Problem | None:
         return _Problem(op.source_line, _pattern_col(line), ex.message)
     for name, (group, col) in expected.items():
         if captures[name][0] != group:
-            return _Problem(op.source_line, col, (
-                f"filecheck would capture the wrong text into {name}: it miscounts the groups of "
-                "the regex before it (nested groups, '(?...)' or '(' in a character class); use "
-                "plain, non-nested (...) groups there"))
+            return _Problem(
+                op.source_line,
+                col,
+                (
+                    f"filecheck would capture the wrong text into {name}: it miscounts the "
+                    "groups of the regex before it (nested groups, '(?...)' or '(' in a "
+                    "character class); use plain, non-nested (...) groups there"
+                ),
+            )
     return None
 
 
@@ -376,8 +423,11 @@ class _Run:
         if op.name == "SAME":
             return self._misplaced(op, "is not on the same line as the previous match")
         if op.name == "EMPTY":
-            return self._error(op, "is not on the line after the previous match", [
-                self._note(self.prev_end, "previous match ended here")])
+            return self._error(
+                op,
+                "is not on the line after the previous match",
+                [self._note(self.prev_end, "previous match ended here")],
+            )
         return self._not_found(op)
 
     def _not_found(self, op: CheckOp) -> str:
@@ -400,14 +450,25 @@ class _Run:
             return self._not_found(op)
         if op.name == "NEXT" and self._line_of(found.start()) == self._line_of(self.prev_end):
             what = "is on the same line as previous match"
-        return self._error(op, what, [
-            self._note(found.start(), f"'{_directive(op).lower()[len(PREFIX) + 1:]}' match was "
-                       "here", found.end() - found.start()),
-            self._note(self.prev_end, "previous match ended here")])
+        return self._error(
+            op,
+            what,
+            [
+                self._note(
+                    found.start(),
+                    f"'{_directive(op).lower()[len(PREFIX) + 1 :]}' match was here",
+                    found.end() - found.start(),
+                ),
+                self._note(self.prev_end, "previous match ended here"),
+            ],
+        )
 
     def _excluded(self, op: CheckOp, found: re.Match[str]) -> str:
-        return self._error(op, "excluded string found in input", [
-            self._note(found.start(), "found here", found.end() - found.start())])
+        return self._error(
+            op,
+            "excluded string found in input",
+            [self._note(found.start(), "found here", found.end() - found.start())],
+        )
 
     def _error(self, op: CheckOp, message: str, notes: Iterable[str] = ()) -> str:
         line = self.parsed.lines[op.source_line - 1]
@@ -423,8 +484,10 @@ class _Run:
         end = len(self.content) if end < 0 else end
         text = self.content[start:end]
         col = pos - start + 1
-        return (f"{self.artifact_name}:{self._line_of(pos)}:{col}: note: {note}\n"
-                f"{text}\n{_caret(text, col, min(length, end - pos))}")
+        return (
+            f"{self.artifact_name}:{self._line_of(pos)}:{col}: note: {note}\n"
+            f"{text}\n{_caret(text, col, min(length, end - pos))}"
+        )
 
     def _possible_match(self, op: CheckOp) -> tuple[int, int] | None:
         """Like LLVM's "possible intended match": the line that best contains the literal text."""
@@ -433,7 +496,7 @@ class _Run:
             return None
         end = min(self.file.range.end, len(self.content))
         best: tuple[float, int, int] | None = None
-        trigrams = {needle[i:i + 3] for i in range(len(needle) - 2)}
+        trigrams = {needle[i : i + 3] for i in range(len(needle) - 2)}
         pos = self.scan_start
         for _ in range(_FUZZY_MAX_LINES):
             if pos >= end:
@@ -461,8 +524,10 @@ def _located_error(where: _Source, parsed: _Parsed, problem: _Problem) -> str:
     text = parsed.lines[problem.line - 1] if problem.line <= len(parsed.lines) else ""
     shown = " " * (where.col - 1) + text
     col = where.col - 1 + problem.col
-    return (f"{where.path}:{where.line + problem.line - 1}:{col}: error: {problem.message}\n"
-            f"{shown}\n{_caret(shown, col)}")
+    return (
+        f"{where.path}:{where.line + problem.line - 1}:{col}: error: {problem.message}\n"
+        f"{shown}\n{_caret(shown, col)}"
+    )
 
 
 def _caret(text: str, col: int, length: int = 1) -> str:

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-
-from harness.scenario import ScenarioError, _LineLoader, _Node
+from gemmconf.scenario import ScenarioError, _LineLoader, _Node
 
 STATUSES = ("xfail", "skip")
 ENTRY_FIELDS = ("match", "status", "reason", "issue", "strict")
@@ -63,8 +62,9 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
-def load(directory: Path, backend: str, all_ids: Iterable[str], root: Path | None = None
-         ) -> ExpectationTable:
+def load(
+    directory: Path, backend: str, all_ids: Iterable[str], root: Path | None = None
+) -> ExpectationTable:
     """The backend's table (empty when it has no file); validates every entry against `all_ids`."""
     path = path_for(directory, backend)
     if not path.exists():
@@ -74,18 +74,24 @@ def load(directory: Path, backend: str, all_ids: Iterable[str], root: Path | Non
         document = yaml.load(path.read_text(), Loader=_LineLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
-        raise ScenarioError(f"{shown}:{mark.line + 1 if mark else '?'}", "yaml",
-                            str(exc.problem)) from None
+        raise ScenarioError(
+            f"{shown}:{mark.line + 1 if mark else '?'}", "yaml", str(exc.problem)
+        ) from None
     if not isinstance(document, _Node):
         raise ScenarioError(shown, "file", "expected a mapping with 'backend' and 'expectations'")
     for key in document:
         if key not in ("backend", "expectations"):
-            raise ScenarioError(f"{shown}:{document.key_lines[key]}", key,
-                                "unknown key; known: backend, expectations")
+            raise ScenarioError(
+                f"{shown}:{document.key_lines[key]}",
+                key,
+                "unknown key; known: backend, expectations",
+            )
     if document.get("backend") != backend:
-        raise ScenarioError(f"{shown}:{document.line}", "backend",
-                            f"the file is for backend {backend!r} but says "
-                            f"{document.get('backend')!r}")
+        raise ScenarioError(
+            f"{shown}:{document.line}",
+            "backend",
+            f"the file is for backend {backend!r} but says {document.get('backend')!r}",
+        )
     raw_entries = document.get("expectations") or []
     if not isinstance(raw_entries, list):
         raise ScenarioError(f"{shown}:{document.line}", "expectations", "expected a list")
@@ -98,8 +104,11 @@ def load(directory: Path, backend: str, all_ids: Iterable[str], root: Path | Non
             raise ScenarioError(where, "expectations", "each entry is a mapping")
         for key in raw:
             if key not in ENTRY_FIELDS:
-                raise ScenarioError(f"{shown}:{raw.key_lines[key]}", key,
-                                    f"unknown key; known: {', '.join(ENTRY_FIELDS)}")
+                raise ScenarioError(
+                    f"{shown}:{raw.key_lines[key]}",
+                    key,
+                    f"unknown key; known: {', '.join(ENTRY_FIELDS)}",
+                )
         pattern, status, reason = raw.get("match"), raw.get("status", "xfail"), raw.get("reason")
         if not isinstance(pattern, str) or not pattern:
             raise ScenarioError(where, "match", "needs an id pattern, e.g. 'dense/mm[*-fp16-*]'")
@@ -109,12 +118,20 @@ def load(directory: Path, backend: str, all_ids: Iterable[str], root: Path | Non
             raise ScenarioError(where, "reason", "every expectation needs a reason")
         strict = raw.get("strict", True)
         if not isinstance(strict, bool):
-            raise ScenarioError(f"{shown}:{raw.key_lines['strict']}", "strict",
-                                f"expected true or false, got {strict!r}")
+            raise ScenarioError(
+                f"{shown}:{raw.key_lines['strict']}",
+                "strict",
+                f"expected true or false, got {strict!r}",
+            )
         regex = compile_pattern(pattern)
         if not any(regex.fullmatch(i) for i in ids):
-            raise ScenarioError(where, "match", f"pattern {pattern!r} matches no scenario "
-                                "instance of the suite (remove it or fix the id)")
-        entries.append((Expectation(pattern, status, reason.strip(), raw.get("issue"), where,
-                                    strict), regex))
+            raise ScenarioError(
+                where,
+                "match",
+                f"pattern {pattern!r} matches no scenario "
+                "instance of the suite (remove it or fix the id)",
+            )
+        entries.append(
+            (Expectation(pattern, status, reason.strip(), raw.get("issue"), where, strict), regex)
+        )
     return ExpectationTable(backend, tuple(entries))

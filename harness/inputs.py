@@ -16,9 +16,8 @@ import math
 from dataclasses import dataclass
 
 import torch
-
-from harness.program import FP8_DTYPES, TORCH_DTYPES, input_names
-from harness.scenario import Operand, ScenarioInstance, eval_dim
+from gemmconf.program import FP8_DTYPES, TORCH_DTYPES, input_names
+from gemmconf.scenario import Operand, ScenarioInstance, eval_dim
 
 BLOCK = 128  # blockwise fp8: 1x128 activation scales, 128x128 weight scales
 
@@ -52,13 +51,16 @@ class Inputs:
                 lines.append(f"{name}: same tensor as {seen[id(t)]}")
                 continue
             seen[id(t)] = name
-            lines.append(f"{name}: {tuple(t.shape)} stride {tuple(t.stride())} offset "
-                         f"{t.storage_offset()} {str(t.dtype).removeprefix('torch.')}")
+            lines.append(
+                f"{name}: {tuple(t.shape)} stride {tuple(t.stride())} offset "
+                f"{t.storage_offset()} {str(t.dtype).removeprefix('torch.')}"
+            )
         return "; ".join(lines)
 
 
-def build(instance: ScenarioInstance, shape_index: int, run_seed: int,
-          device: str | torch.device = "cpu") -> Inputs:
+def build(
+    instance: ScenarioInstance, shape_index: int, run_seed: int, device: str | torch.device = "cpu"
+) -> Inputs:
     """Tensors for one shape set of an instance, on `device`."""
     dims = instance.dims(shape_index)
     seed = item_seed(instance.id, shape_index, run_seed)
@@ -130,8 +132,9 @@ def _default_bias_dtype(instance: ScenarioInstance) -> str:
     return "fp32" if dtype == "tf32" else dtype
 
 
-def _draw(operand: Operand, shape: list[int], k: int, kind: str,
-          gen: torch.Generator) -> torch.Tensor:
+def _draw(
+    operand: Operand, shape: list[int], k: int, kind: str, gen: torch.Generator
+) -> torch.Tensor:
     if operand.dtype == "int8":
         return torch.randint(-8, 9, shape, generator=gen, dtype=torch.int8)
     if kind == "integers":
@@ -144,8 +147,9 @@ def _draw(operand: Operand, shape: list[int], k: int, kind: str,
     return torch.randn(shape, generator=gen) / max(k, 1) ** 0.25
 
 
-def _quantize(source: torch.Tensor, operand: Operand, scaling: str
-              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _quantize(
+    source: torch.Tensor, operand: Operand, scaling: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """fp8 values, the dequantization scale `_scaled_mm` takes, and the exact dequantized values.
 
     Scales are float32 `amax / fp8_max` over the recipe's groups: the whole tensor (0-dim), each
@@ -161,8 +165,11 @@ def _quantize(source: torch.Tensor, operand: Operand, scaling: str
         expanded = scale
     elif scaling == "rowwise":
         dim = -1 if is_a else -2  # a: per row (M,1); b: per column (1,N)
-        amax = x.abs().amax(dim=dim, keepdim=True) if x.shape[dim] else torch.ones(
-            [s if i != len(x.shape) + dim else 1 for i, s in enumerate(x.shape)])
+        amax = (
+            x.abs().amax(dim=dim, keepdim=True)
+            if x.shape[dim]
+            else torch.ones([s if i != len(x.shape) + dim else 1 for i, s in enumerate(x.shape)])
+        )
         scale = _safe(amax) / fp8_max
         expanded = scale
     else:  # blockwise
@@ -187,8 +194,9 @@ def _safe(amax: torch.Tensor) -> torch.Tensor:
     return torch.where(amax > 0, amax, torch.ones_like(amax))
 
 
-def _lay_out(value: torch.Tensor, layout: str, shape: list[int],
-             device: str | torch.device) -> torch.Tensor:
+def _lay_out(
+    value: torch.Tensor, layout: str, shape: list[int], device: str | torch.device
+) -> torch.Tensor:
     """Place a row-major logical value in the operand's layout (see suites/README.md)."""
     value = value.to(device)
     if layout == "row":
@@ -214,8 +222,9 @@ def _lay_out(value: torch.Tensor, layout: str, shape: list[int],
     raise AssertionError(layout)
 
 
-def _reference_value(name: str, ref: dict[str, torch.Tensor],
-                     instance: ScenarioInstance) -> torch.Tensor:
+def _reference_value(
+    name: str, ref: dict[str, torch.Tensor], instance: ScenarioInstance
+) -> torch.Tensor:
     if name.startswith("scale_"):
         return torch.ones((), dtype=torch.float64)  # folded into the dequantized operand
     value = ref[name]

@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from harness.backends import Backend, RunOptions, resolve
-from harness.runner import ItemResult, SuiteBug, compile_budget, run_item
-from harness.scenario import ScenarioInstance
+from gemmconf.backends import Backend, RunOptions, resolve
+from gemmconf.runner import ItemResult, SuiteBug, compile_budget, run_item
+from gemmconf.scenario import ScenarioInstance
 
 TERM_GRACE_S = 2.0  # between SIGTERM and SIGKILL for a worker that overran its timeout
 START_TIMEOUT_S = 600.0  # a worker's start: importing torch and the backends, on a loaded machine
@@ -88,8 +88,15 @@ class TimeoutPolicy:
 
     fixed: float | None = None
 
-    def seconds(self, instance: ScenarioInstance, device: str, *, cold: bool,
-                slowest: float = 0.0, compile_s: float = 0.0) -> float | None:
+    def seconds(
+        self,
+        instance: ScenarioInstance,
+        device: str,
+        *,
+        cold: bool,
+        slowest: float = 0.0,
+        compile_s: float = 0.0,
+    ) -> float | None:
         """`slowest`: the longest item of this backend so far (slow backends such as
         max-autotune get a longer default, learnt from their own pace). `compile_s`: what the
         backend says one compile may take (`compile_timeout_s`), added per compile allowed."""
@@ -114,8 +121,9 @@ def parse_timeout(text: str) -> TimeoutPolicy:
     except ValueError:
         seconds = math.nan
     if not math.isfinite(seconds) or seconds < 0:
-        raise ValueError(f"expected a number of seconds >= 0 (0: no timeout) or 'auto', "
-                         f"got {text!r}")
+        raise ValueError(
+            f"expected a number of seconds >= 0 (0: no timeout) or 'auto', got {text!r}"
+        )
     return TimeoutPolicy(fixed=seconds)
 
 
@@ -131,8 +139,9 @@ def item_flops(instance: ScenarioInstance) -> int:
 def scaled_timeout(instance: ScenarioInstance, device: str, *, cold: bool) -> float:
     """Base + per extra shape set + the item's FLOPs at a pessimistic rate (+ a cold start)."""
     rate = FLOPS_PER_S.get(device, FLOPS_PER_S["cpu"])
-    seconds = (BASE_S + PER_SHAPE_SET_S * (len(instance.shape_sets) - 1)
-               + item_flops(instance) / rate)
+    seconds = (
+        BASE_S + PER_SHAPE_SET_S * (len(instance.shape_sets) - 1) + item_flops(instance) / rate
+    )
     return round(seconds + (COLD_S if cold else 0.0), 1)
 
 
@@ -198,22 +207,30 @@ class LeakCheck:
         return None if first or request.device != "cuda" else cuda_memory_watch(self.threshold)
 
 
-def run_guarded(request: ItemRequest, backend: Backend, *,
-                watch: MemoryWatch | None = None) -> ItemResult:
+def run_guarded(
+    request: ItemRequest, backend: Backend, *, watch: MemoryWatch | None = None
+) -> ItemResult:
     """`run_item`, plus the GPU leak check when watched (``metrics["leaked_bytes"]``)."""
     before = watch.baseline() if watch is not None else 0
-    result = run_item(request.instance, backend, seed=request.seed, device=request.device,
-                      target=request.target, repro=request.repro)
+    result = run_item(
+        request.instance,
+        backend,
+        seed=request.seed,
+        device=request.device,
+        target=request.target,
+        repro=request.repro,
+    )
     if watch is not None:
         leaked = watch.leaked_since(before)
         if leaked is not None:
             result.metrics["leaked_bytes"] = int(leaked)
     if request.benchmark and result.passed:
-        from harness import bench
+        from gemmconf import bench
 
         try:
-            result.metrics.update(bench.measure(request.instance, backend, seed=request.seed,
-                                                device=request.device))
+            result.metrics.update(
+                bench.measure(request.instance, backend, seed=request.seed, device=request.device)
+            )
         except Exception as exc:  # a figure is missing; the verdict stands
             result.metrics["bench_error"] = f"{type(exc).__name__}: {exc}"[:500]
     return result
@@ -223,14 +240,16 @@ class InProcessRunner:
     """``--no-isolate``: items run in this process (a debugger sees the backend; no timeout,
     and a crash ends the run)."""
 
-    def __init__(self, backends: Mapping[str, Backend], *,
-                 leak_threshold: int = LEAK_THRESHOLD_BYTES):
+    def __init__(
+        self, backends: Mapping[str, Backend], *, leak_threshold: int = LEAK_THRESHOLD_BYTES
+    ):
         self.backends = backends
         self.leaks = LeakCheck(leak_threshold)
 
     def run(self, request: ItemRequest) -> ItemResult:
-        return run_guarded(request, self.backends[request.label],
-                           watch=self.leaks.watch_for(request))
+        return run_guarded(
+            request, self.backends[request.label], watch=self.leaks.watch_for(request)
+        )
 
     def close(self) -> None:
         pass
@@ -263,7 +282,7 @@ BOOT = (
     "from multiprocessing.connection import Connection\n"
     "conn = Connection(int(sys.argv[1]))\n"
     "sys.path[:] = conn.recv()\n"
-    "from harness.isolation import worker_main\n"
+    "from gemmconf.isolation import worker_main\n"
     "worker_main(conn)\n"
 )
 
@@ -273,8 +292,9 @@ def worker_main(conn: Connection) -> None:
     _die_with_parent()
     config: WorkerConfig = conn.recv()
     try:
-        backends = {label: configured_backend(spec, config.options)
-                    for label, spec in config.specs.items()}
+        backends = {
+            label: configured_backend(spec, config.options) for label, spec in config.specs.items()
+        }
     except BaseException:
         conn.send(Reply("start_failed", message=traceback.format_exc()))
         return
@@ -291,8 +311,13 @@ def worker_main(conn: Connection) -> None:
         try:
             conn.send(reply)
         except Exception as exc:  # an unpicklable result: say so rather than die
-            conn.send(Reply("error", message=f"the worker could not send the item's result: "
-                                             f"{type(exc).__name__}: {exc}"))
+            conn.send(
+                Reply(
+                    "error",
+                    message=f"the worker could not send the item's result: "
+                    f"{type(exc).__name__}: {exc}",
+                )
+            )
         if reply.restart:
             return
 
@@ -306,18 +331,29 @@ def serve(request: ItemRequest, backend: Backend, watch: MemoryWatch | None = No
     except Exception as exc:
         if not is_cuda_fault(exc):
             return Reply("error", message="".join(traceback.format_exception(exc)))
-        result = ItemResult(passed=False, summary=_first_line(exc), problems=[
-            "The GPU faulted during this item, outside the backend's own calls (the error "
-            "surfaced at a later synchronisation); the worker's CUDA context is lost and it is "
-            "replaced.\n" + "".join(traceback.format_exception(exc)[-4:]),
-            f"Reproduce: {request.repro}"])
+        result = ItemResult(
+            passed=False,
+            summary=_first_line(exc),
+            problems=[
+                "The GPU faulted during this item, outside the backend's own calls (the error "
+                "surfaced at a later synchronisation); the worker's CUDA context is lost and it is "
+                "replaced.\n" + "".join(traceback.format_exception(exc)[-4:]),
+                f"Reproduce: {request.repro}",
+            ],
+        )
         return Reply("result", result=result, restart=True)
     fault = _cuda_fault_after(result)
     if fault is not None and result.passed:
-        result = ItemResult(passed=False, summary=fault, metrics=result.metrics,
-                            duration_s=result.duration_s, problems=[
-                                f"The GPU faulted after the item's checks: {fault}",
-                                f"Reproduce: {request.repro}"])
+        result = ItemResult(
+            passed=False,
+            summary=fault,
+            metrics=result.metrics,
+            duration_s=result.duration_s,
+            problems=[
+                f"The GPU faulted after the item's checks: {fault}",
+                f"Reproduce: {request.repro}",
+            ],
+        )
     return Reply("result", result=_plain_result(result), restart=fault is not None)
 
 
@@ -425,8 +461,11 @@ class _Worker:
         with child_end:
             self.process = subprocess.Popen(  # -u: nothing is lost in a buffer at a crash
                 [sys.executable, "-u", "-c", BOOT, str(child_end.fileno())],
-                pass_fds=[child_end.fileno()], stdin=subprocess.DEVNULL,
-                stdout=self.spools[0].write_fd, stderr=self.spools[1].write_fd)
+                pass_fds=[child_end.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=self.spools[0].write_fd,
+                stderr=self.spools[1].write_fd,
+            )
         for spool in self.spools:
             os.close(spool.write_fd)
         self.conn = Connection(parent_end.detach())
@@ -500,9 +539,14 @@ def _pidfd(pid: int) -> int | None:
 class IsolatedRunner:
     """Runs items in a worker process that is replaced after a crash, hang or CUDA fault."""
 
-    def __init__(self, specs: Mapping[str, str], options: RunOptions, *,
-                 timeouts: TimeoutPolicy | None = None,
-                 leak_threshold: int = LEAK_THRESHOLD_BYTES):
+    def __init__(
+        self,
+        specs: Mapping[str, str],
+        options: RunOptions,
+        *,
+        timeouts: TimeoutPolicy | None = None,
+        leak_threshold: int = LEAK_THRESHOLD_BYTES,
+    ):
         self.config = WorkerConfig(dict(specs), options, leak_threshold)
         self.timeouts = timeouts or TimeoutPolicy()
         self.starts = 0  # workers started; a crash, timeout or CUDA fault costs one more
@@ -514,10 +558,13 @@ class IsolatedRunner:
         worker = self._ready_worker()
         if isinstance(worker, ItemResult):
             return worker
-        timeout = self.timeouts.seconds(request.instance, request.device,
-                                        cold=request.label not in worker.warm,
-                                        slowest=self.slowest.get(request.label, 0.0),
-                                        compile_s=request.compile_s)
+        timeout = self.timeouts.seconds(
+            request.instance,
+            request.device,
+            cold=request.label not in worker.warm,
+            slowest=self.slowest.get(request.label, 0.0),
+            compile_s=request.compile_s,
+        )
         if timeout is not None and request.benchmark and self.timeouts.fixed is None:
             timeout += BENCH_S
         start = time.perf_counter()
@@ -596,8 +643,11 @@ class IsolatedRunner:
             reply = Reply("start_failed", message=f"it {_exit_text(worker.returncode())[1]}")
         self._discard()
         last = reply.message.strip().splitlines()[-1] if reply.message.strip() else "?"
-        return ItemResult(passed=False, summary=f"isolation worker failed to start: {last}",
-                          problems=[f"The isolation worker failed to start:\n{reply.message}"])
+        return ItemResult(
+            passed=False,
+            summary=f"isolation worker failed to start: {last}",
+            problems=[f"The isolation worker failed to start:\n{reply.message}"],
+        )
 
 
 def _exit_text(returncode: int) -> tuple[str, str]:
@@ -613,18 +663,31 @@ def _exit_text(returncode: int) -> tuple[str, str]:
 
 def _crashed(request: ItemRequest, returncode: int, elapsed: float) -> ItemResult:
     summary, text = _exit_text(returncode)
-    return ItemResult(passed=False, summary=summary, duration_s=elapsed, problems=[
-        f"{summary}: the worker process running this item {text}. The run goes on in a fresh "
-        "worker. What the worker printed (for a fatal signal, faulthandler's Python stack) is "
-        "in this item's captured stderr; --no-isolate runs the item in-process, for a debugger.",
-        f"Reproduce: {request.repro}"])
+    return ItemResult(
+        passed=False,
+        summary=summary,
+        duration_s=elapsed,
+        problems=[
+            f"{summary}: the worker process running this item {text}. The run goes on in a fresh "
+            "worker. What the worker printed (for a fatal signal, faulthandler's Python stack) "
+            "is in this item's captured stderr; --no-isolate runs the item in-process, for a "
+            "debugger.",
+            f"Reproduce: {request.repro}",
+        ],
+    )
 
 
 def _timed_out(request: ItemRequest, timeout: float | None, elapsed: float) -> ItemResult:
     summary = f"timed out after {timeout:g} s"
-    return ItemResult(passed=False, summary=summary, duration_s=elapsed, problems=[
-        f"{summary}: no result came back, so the worker was stopped (SIGTERM, SIGKILL after "
-        f"{TERM_GRACE_S:g} s) and the run goes on in a fresh one. --item-timeout SECONDS sets "
-        "the limit (0: none; default: scaled to the item, plus the backend's compile_timeout_s "
-        "per compile).",
-        f"Reproduce: {request.repro}"])
+    return ItemResult(
+        passed=False,
+        summary=summary,
+        duration_s=elapsed,
+        problems=[
+            f"{summary}: no result came back, so the worker was stopped (SIGTERM, SIGKILL after "
+            f"{TERM_GRACE_S:g} s) and the run goes on in a fresh one. --item-timeout SECONDS sets "
+            "the limit (0: none; default: scaled to the item, plus the backend's compile_timeout_s "
+            "per compile).",
+            f"Reproduce: {request.repro}",
+        ],
+    )

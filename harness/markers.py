@@ -24,7 +24,7 @@ FEATURE_MARKERS = {
     "bench": "a benchmark shape (suites/bench): run with --benchmark to time it against cuBLAS",
 }
 OP_MARKERS = {
-    op: f"the {op} op" for op in
-    ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")
+    op: f"the {op} op"
+    for op in ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")
 }
 MARKERS: dict[str, str] = {**HARDWARE_MARKERS, **FEATURE_MARKERS, **OP_MARKERS}

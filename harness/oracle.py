@@ -118,8 +118,14 @@ POLICIES: dict[str, Policy] = {
     for p in (
         Policy("fp64", max_ratio=3.0, floor_eps=2.0**-51, exact=False, rtol=1e-7),
         Policy("fp32", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1.3e-6),
-        Policy("tf32", max_ratio=3.0, floor_eps=2.0**-10, exact=False, rtol=1e-3,
-               input_rounding=(1 + 2.0**-10) ** 2 - 1),
+        Policy(
+            "tf32",
+            max_ratio=3.0,
+            floor_eps=2.0**-10,
+            exact=False,
+            rtol=1e-3,
+            input_rounding=(1 + 2.0**-10) ** 2 - 1,
+        ),
         Policy("fp16", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1e-3),
         Policy("bf16", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1.6e-2),
         Policy("fp8", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1.6e-2),
@@ -288,8 +294,9 @@ def _walk(
             return
         if reference is not None and not isinstance(reference, torch.Tensor):
             raise TypeError(f"reference for output {_where(path)} is {type(reference).__name__}")
-        leaves.append(_judge_tensor(expected, actual, reference, k, policy, path, magnitude,
-                                    rounding))
+        leaves.append(
+            _judge_tensor(expected, actual, reference, k, policy, path, magnitude, rounding)
+        )
     elif expected is None or isinstance(expected, (bool, int, float, complex)):
         if type(actual) is not type(expected):
             leaves.append(_type_mismatch(expected, actual, path))
@@ -426,8 +433,9 @@ def _judge_tensor(
     if reference is None:
         return _judge_against_eager(expected, actual, policy, k, tuple(checks), common)
     reference = reference.detach().to(expected.device)
-    return _judge_against_reference(expected, actual, reference, policy, k, tuple(checks), common,
-                                    magnitude, rounding)
+    return _judge_against_reference(
+        expected, actual, reference, policy, k, tuple(checks), common, magnitude, rounding
+    )
 
 
 def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
@@ -587,7 +595,10 @@ def _judge_against_reference(
 
 
 def _refute_eager(
-    e: torch.Tensor, r: torch.Tensor, magnitude: torch.Tensor, dtype: torch.dtype,
+    e: torch.Tensor,
+    r: torch.Tensor,
+    magnitude: torch.Tensor,
+    dtype: torch.dtype,
     path: tuple[Any, ...],
 ) -> tuple[torch.Tensor, int, Check | None]:
     """Eager (`e`) with the NaN/Inf values the fp64 reference refutes replaced by the reference
@@ -790,7 +801,8 @@ def _body(v: Verdict, reported: Check | None) -> list[str]:
         lines.append(f"Greatest relative difference: {_num(v.max_rel_err)} at index {v.rel_index}")
         if v.mode == "reference" and v.eager_abs_err is not None and v.floor is not None:
             trusted = v.allowed_abs_err is None or v.allowed_abs_err >= (v.max_ratio or 0.0) * (
-                v.eager_abs_err)
+                v.eager_abs_err
+            )
             of = "max of these" if trusted else "the floor (eager's error not trusted here)"
             lines.append(
                 f"Eager's own error against fp64: {_num(v.eager_abs_err)}; floor {_num(v.floor)}; "

@@ -4,7 +4,7 @@ Loaded by the repository's ``conftest.py`` (``pytest_plugins``) and, for outside
 the ``pytest11`` entry point of the installed package. One item per (scenario instance, backend);
 its name is ``<scenario>[<axis ids>]@<backend>`` and its record id ``<suite>/<scenario>[...]``.
 
-Items run in a worker process by default (`harness.isolation`): a backend that crashes or hangs
+Items run in a worker process by default (`gemmconf.isolation`): a backend that crashes or hangs
 fails its item, not the run. `--no-isolate` runs them in this process, for debuggers.
 """
 
@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from harness import capability, codecheck, expectations, isolation, shard
-from harness.backends import Backend, RunOptions, UnknownBackendError
-from harness.markers import MARKERS
-from harness.report.results import FAILING, ResultsWriter
-from harness.runner import SuiteBug
-from harness.scenario import ScenarioError, ScenarioInstance, discover, implied_markers, load_suite
+from gemmconf import capability, codecheck, expectations, isolation, shard
+from gemmconf.backends import Backend, RunOptions, UnknownBackendError
+from gemmconf.markers import MARKERS
+from gemmconf.report.results import FAILING, ResultsWriter
+from gemmconf.runner import SuiteBug
+from gemmconf.scenario import ScenarioError, ScenarioInstance, discover, implied_markers, load_suite
 
 DEFAULT_BACKEND = "reference"
 TARGETS = ("sm80", "sm90", "sm100")
@@ -38,47 +37,89 @@ STATE = pytest.StashKey["RunState"]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gemmconf", "gemmconf conformance suite")
-    group.addoption("--backend", default=None, metavar="NAME[,NAME...]",
-                    help="systems under test: built-ins (reference, eager, inductor, "
-                    "inductor-max-autotune[:TRITON|CUTLASS|ATEN,...]), names registered under the "
-                    "entry-point group gemmconf.backends, or package.module:attr. "
-                    f"Default: {DEFAULT_BACKEND}.")
-    group.addoption("--results", default="reports/results.json", metavar="PATH",
-                    help="where to write the results records (default: reports/results.json)")
-    group.addoption("--seed", default="0", metavar="N",
-                    help="run seed; each item's inputs are drawn from a seed derived from its id "
-                    "and this (default: 0)")
-    group.addoption("--require-hardware", action="append", default=[], metavar="CLASS",
-                    help="turn a skip for missing CLASS (cpu, sm80, sm89, sm90, sm100) into a "
-                    "failure, so a run that should have had the hardware cannot pass by skipping; "
-                    "repeatable")
-    group.addoption("--conformance-html", default=None, metavar="PATH",
-                    help="the self-contained conformance page written at the end of the run "
-                    "(default: conformance.html beside --results; 'none' skips it)")
-    group.addoption("--target-arch", default=None, metavar="smXY",
-                    help="code-check target (sm80, sm90, sm100) for backends that cross-compile "
-                    "(the reference backend does): checks and items for that class run without "
-                    "such a GPU")
-    group.addoption("--no-isolate", action="store_true", default=False,
-                    help="run items in the pytest process (for a debugger; implied by --pdb and "
-                    "--trace): no per-item timeout, and a backend that crashes ends the run. By "
-                    "default each item runs in a worker process that is replaced when a backend "
-                    "crashes, hangs or faults the GPU, so that costs only the item")
-    group.addoption("--item-timeout", default="auto", metavar="SECONDS",
-                    help="fail an item that takes longer (its worker is killed and replaced); "
-                    "0: no timeout; default 'auto': scaled to the item (shape sets, size) with "
-                    "room for a first compile, plus the backend's compile_timeout_s per compile; "
-                    "ignored with --no-isolate")
-    group.addoption("--shard", default=None, metavar="i/n",
-                    help="run only shard i of n (1-based) of the selected items: deterministic, "
-                    "disjoint and covering, so the n shards' merged results equal one run's")
-    group.addoption("--benchmark", action="store_true", default=False,
-                    help="after an item passes, time it with triton.testing.do_bench (median, "
-                    "warm-up, L2 flushed, inputs rotated) next to cuBLAS on the same inputs; "
-                    "records time_ms, tflops, cublas_tflops and vs_cublas in the results and "
-                    "prints a table. Needs a CUDA GPU and at most one xdist worker per GPU")
-    parser.addini("gemmconf_suites", "directory holding the suite files and expectations/",
-                  default="suites")
+    group.addoption(
+        "--backend",
+        default=None,
+        metavar="NAME[,NAME...]",
+        help="systems under test: built-ins (reference, eager, inductor, "
+        "inductor-max-autotune[:TRITON|CUTLASS|ATEN,...]), names registered under the "
+        "entry-point group gemmconf.backends, or package.module:attr. "
+        f"Default: {DEFAULT_BACKEND}.",
+    )
+    group.addoption(
+        "--results",
+        default="reports/results.json",
+        metavar="PATH",
+        help="where to write the results records (default: reports/results.json)",
+    )
+    group.addoption(
+        "--seed",
+        default="0",
+        metavar="N",
+        help="run seed; each item's inputs are drawn from a seed derived from its id "
+        "and this (default: 0)",
+    )
+    group.addoption(
+        "--require-hardware",
+        action="append",
+        default=[],
+        metavar="CLASS",
+        help="turn a skip for missing CLASS (cpu, sm80, sm89, sm90, sm100) into a "
+        "failure, so a run that should have had the hardware cannot pass by skipping; "
+        "repeatable",
+    )
+    group.addoption(
+        "--conformance-html",
+        default=None,
+        metavar="PATH",
+        help="the self-contained conformance page written at the end of the run "
+        "(default: conformance.html beside --results; 'none' skips it)",
+    )
+    group.addoption(
+        "--target-arch",
+        default=None,
+        metavar="smXY",
+        help="code-check target (sm80, sm90, sm100) for backends that cross-compile "
+        "(the reference backend does): checks and items for that class run without "
+        "such a GPU",
+    )
+    group.addoption(
+        "--no-isolate",
+        action="store_true",
+        default=False,
+        help="run items in the pytest process (for a debugger; implied by --pdb and "
+        "--trace): no per-item timeout, and a backend that crashes ends the run. By "
+        "default each item runs in a worker process that is replaced when a backend "
+        "crashes, hangs or faults the GPU, so that costs only the item",
+    )
+    group.addoption(
+        "--item-timeout",
+        default="auto",
+        metavar="SECONDS",
+        help="fail an item that takes longer (its worker is killed and replaced); "
+        "0: no timeout; default 'auto': scaled to the item (shape sets, size) with "
+        "room for a first compile, plus the backend's compile_timeout_s per compile; "
+        "ignored with --no-isolate",
+    )
+    group.addoption(
+        "--shard",
+        default=None,
+        metavar="i/n",
+        help="run only shard i of n (1-based) of the selected items: deterministic, "
+        "disjoint and covering, so the n shards' merged results equal one run's",
+    )
+    group.addoption(
+        "--benchmark",
+        action="store_true",
+        default=False,
+        help="after an item passes, time it with triton.testing.do_bench (median, "
+        "warm-up, L2 flushed, inputs rotated) next to cuBLAS on the same inputs; "
+        "records time_ms, tflops, cublas_tflops and vs_cublas in the results and "
+        "prints a table. Needs a CUDA GPU and at most one xdist worker per GPU",
+    )
+    parser.addini(
+        "gemmconf_suites", "directory holding the suite files and expectations/", default="suites"
+    )
 
 
 class RunState:
@@ -92,8 +133,11 @@ class RunState:
         self.target_arch = _parse_target(config.getoption("target_arch"))
         self.required = _parse_required(config.getoption("require_hardware"))
         # a debugger (--pdb, --trace) must see the backend's frames: that needs the item here
-        self.isolate = not (config.getoption("no_isolate") or config.getoption("usepdb", False)
-                            or config.getoption("trace", False))
+        self.isolate = not (
+            config.getoption("no_isolate")
+            or config.getoption("usepdb", False)
+            or config.getoption("trace", False)
+        )
         self.timeouts = _parse_item_timeout(config.getoption("item_timeout"))
         self.shard = _parse_shard(config.getoption("shard"))
         self.benchmark = bool(config.getoption("benchmark"))
@@ -138,8 +182,9 @@ class RunState:
         """Where items run: a worker process (started after collection), or here."""
         if self._runner is None:
             if self.isolate:
-                self._runner = isolation.IsolatedRunner(self.specs, self.options,
-                                                        timeouts=self.timeouts)
+                self._runner = isolation.IsolatedRunner(
+                    self.specs, self.options, timeouts=self.timeouts
+                )
             else:
                 self._runner = isolation.InProcessRunner(self.backends)
         return self._runner
@@ -161,8 +206,7 @@ class RunState:
 
     def load_expectations(self) -> None:
         """Validate every backend's expectations against every instance of the whole suite."""
-        all_ids = [i.id for path in discover([self.suites_dir], self.root)
-                   for i in self.load(path)]
+        all_ids = [i.id for path in discover([self.suites_dir], self.root) for i in self.load(path)]
         directory = self.suites_dir / "expectations"
         for label in self.backends:
             self.tables[label] = expectations.load(directory, label, all_ids, root=self.root)
@@ -207,8 +251,10 @@ def _parse_required(values: list[str]) -> set[str]:
     classes = {c.strip() for v in values for c in v.split(",") if c.strip()}
     unknown = classes - set(capability.HARDWARE_CLASSES)
     if unknown:
-        raise pytest.UsageError(f"--require-hardware: {', '.join(sorted(unknown))} is not one of "
-                                f"{', '.join(capability.HARDWARE_CLASSES)}")
+        raise pytest.UsageError(
+            f"--require-hardware: {', '.join(sorted(unknown))} is not one of "
+            f"{', '.join(capability.HARDWARE_CLASSES)}"
+        )
     return classes
 
 
@@ -218,7 +264,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: {help_text}")
     _pin_worker(config)
     conflict = codecheck.expecttest_accept_conflict(
-        os.environ, _numprocesses(config), getattr(config.option, "dist", None))
+        os.environ, _numprocesses(config), getattr(config.option, "dist", None)
+    )
     if conflict:
         raise pytest.UsageError(conflict)
     state = RunState(config)
@@ -226,19 +273,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(state.close)
     _handle_sigterm(config)
     if config.pluginmanager.hasplugin("html"):
-        from harness.report.html import HtmlColumns
+        from gemmconf.report.html import HtmlColumns
 
         config.pluginmanager.register(HtmlColumns(), "gemmconf-html")
     if not hasattr(config, "workerinput") and not config.option.collectonly:
-        state.writer = ResultsWriter(Path(config.getoption("results")), run={
-            "command": shlex.join(["pytest", *config.invocation_params.args]),
-            "seed": state.seed, "backends": state.backend_specs,
-            "target_arch": state.target_arch, "environment": state.capability.as_record(),
-            "suite_version": suite_version(state.suites_dir),
-            "backend_specs": state.specs,
-            "shard": None if state.shard is None else str(state.shard),
-            "isolated": state.isolate, "item_timeout": state.timeouts.describe(),
-        })
+        state.writer = ResultsWriter(
+            Path(config.getoption("results")),
+            run={
+                "command": shlex.join(["pytest", *config.invocation_params.args]),
+                "seed": state.seed,
+                "backends": state.backend_specs,
+                "target_arch": state.target_arch,
+                "environment": state.capability.as_record(),
+                "suite_version": suite_version(state.suites_dir),
+                "backend_specs": state.specs,
+                "shard": None if state.shard is None else str(state.shard),
+                "isolated": state.isolate,
+                "item_timeout": state.timeouts.describe(),
+            },
+        )
         config.pluginmanager.register(Recorder(state, state.writer), "gemmconf-recorder")
 
 
@@ -260,8 +313,9 @@ def _handle_sigterm(config: pytest.Config) -> None:
         raise KeyboardInterrupt(f"{signal.Signals(signum).name}: the run was asked to stop")
 
     signal.signal(signal.SIGTERM, on_sigterm)
-    config.add_cleanup(lambda: signal.signal(signal.SIGTERM,
-                                             signal.SIG_DFL if previous is None else previous))
+    config.add_cleanup(
+        lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+    )
 
 
 def suite_version(suites_dir: Path) -> str:
@@ -277,13 +331,17 @@ def suite_version(suites_dir: Path) -> str:
 def _check_benchmark(device: str, workers: int | None) -> None:
     """--benchmark: a GPU, and no two workers timing on one GPU."""
     if device != "cuda":
-        raise pytest.UsageError("--benchmark needs a CUDA GPU: timings of the Triton interpreter "
-                                "or of CPU eager would say nothing about a GPU backend")
+        raise pytest.UsageError(
+            "--benchmark needs a CUDA GPU: timings of the Triton interpreter "
+            "or of CPU eager would say nothing about a GPU backend"
+        )
     gpus = len(_gpu_ids()) or 1
     if workers and workers > gpus:
-        raise pytest.UsageError(f"--benchmark with -n {workers} would time {workers} workers on "
-                                f"{gpus} GPU(s) at once: use -n {gpus} or fewer (each xdist "
-                                "worker is pinned to its own GPU)")
+        raise pytest.UsageError(
+            f"--benchmark with -n {workers} would time {workers} workers on "
+            f"{gpus} GPU(s) at once: use -n {gpus} or fewer (each xdist "
+            "worker is pinned to its own GPU)"
+        )
 
 
 def _numprocesses(config: pytest.Config) -> int | None:
@@ -316,8 +374,13 @@ def _gpu_ids() -> list[str]:
     if shutil.which("nvidia-smi") is None:
         return []
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20, check=True).stdout
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     return [line.strip() for line in out.splitlines() if line.strip()]
@@ -364,8 +427,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     state = session.config.stash[STATE]
-    if state.isolate and not session.config.option.collectonly and any(
-            isinstance(item, ScenarioItem) for item in session.items):
+    if (
+        state.isolate
+        and not session.config.option.collectonly
+        and any(isinstance(item, ScenarioItem) for item in session.items)
+    ):
         state.runner().prestart()  # the worker imports torch while pytest gets going
 
 
@@ -396,8 +462,13 @@ class SuiteFile(pytest.File):
             state.load_expectations()
         for instance in instances:
             for label, backend in state.backends.items():
-                yield ScenarioItem.from_parent(self, name=_item_name(instance, label),
-                                               instance=instance, backend=backend, label=label)
+                yield ScenarioItem.from_parent(
+                    self,
+                    name=_item_name(instance, label),
+                    instance=instance,
+                    backend=backend,
+                    label=label,
+                )
 
 
 def _item_name(instance: ScenarioInstance, label: str) -> str:
@@ -421,15 +492,25 @@ class ScenarioItem(pytest.Item):
         if expected is not None and expected.status == "skip":
             self.add_marker(pytest.mark.skip(reason=f"expected skip: {expected.text()}"))
         elif expected is not None:
-            self.add_marker(pytest.mark.xfail(reason=expected.text(), strict=expected.strict,
-                                              raises=ConformanceFailure))
+            self.add_marker(
+                pytest.mark.xfail(
+                    reason=expected.text(), strict=expected.strict, raises=ConformanceFailure
+                )
+            )
         dims = instance.dims(0)
         self.record: dict[str, Any] = {
-            "id": instance.id, "suite": instance.suite, "backend": label,
-            "scenario": instance.name, "op": instance.op, "dtype": instance.dtype,
-            "shape": "x".join(str(v) for v in dims.values()), "dims": dims,
-            "axes": instance.axis_record(), "markers": implied_markers(instance),
-            "source": instance.source, "nodeid": self.nodeid,
+            "id": instance.id,
+            "suite": instance.suite,
+            "backend": label,
+            "scenario": instance.name,
+            "op": instance.op,
+            "dtype": instance.dtype,
+            "shape": "x".join(str(v) for v in dims.values()),
+            "dims": dims,
+            "axes": instance.axis_record(),
+            "markers": implied_markers(instance),
+            "source": instance.source,
+            "nodeid": self.nodeid,
         }
         self.user_properties.append(("gemmconf", self.record))
 
@@ -438,14 +519,17 @@ class ScenarioItem(pytest.Item):
         reason = self.backend.availability()
         if reason:
             pytest.skip(f"backend {self.label} unavailable: {reason}")
-        unmet = capability.unmet(self.instance.requires, state.capability,
-                                 target_arch=state.target_arch)
+        unmet = capability.unmet(
+            self.instance.requires, state.capability, target_arch=state.target_arch
+        )
         if unmet is not None:
             missing = getattr(unmet, "missing_class", None)
             text = getattr(unmet, "reason", str(unmet))
             if missing in state.required:
-                pytest.fail(f"--require-hardware {missing}: this item would be skipped: {text}",
-                            pytrace=False)
+                pytest.fail(
+                    f"--require-hardware {missing}: this item would be skipped: {text}",
+                    pytrace=False,
+                )
             self.record["skip_class"] = missing
             pytest.skip(text)
 
@@ -453,15 +537,22 @@ class ScenarioItem(pytest.Item):
         state = self.config.stash[STATE]
         repro = self.repro_command()
         device = "cpu" if self.instance.requires.device == "cpu" else state.device
-        request = isolation.ItemRequest(self.instance, self.label, seed=state.seed,
-                                        device=device, target=state.target, repro=repro,
-                                        benchmark=state.benchmark and device == "cuda",
-                                        compile_s=_compile_allowance(self.backend))
+        request = isolation.ItemRequest(
+            self.instance,
+            self.label,
+            seed=state.seed,
+            device=device,
+            target=state.target,
+            repro=repro,
+            benchmark=state.benchmark and device == "cuda",
+            compile_s=_compile_allowance(self.backend),
+        )
         try:
             result = state.runner().run(request)
         except SuiteBug as exc:
-            raise ScenarioBug(f"{exc}\nThe scenario is wrong, not the backend "
-                              f"({self.instance.source}).") from None
+            raise ScenarioBug(
+                f"{exc}\nThe scenario is wrong, not the backend ({self.instance.source})."
+            ) from None
         self.record["metrics"] = result.metrics
         self.record["duration_s"] = round(result.duration_s, 4)
         if not result.passed:
@@ -475,8 +566,14 @@ class ScenarioItem(pytest.Item):
 
     def repro_command(self) -> str:
         state = self.config.stash[STATE]
-        command = ["pytest", self.nodeid, "--backend", state.specs[self.label],
-                   "--seed", str(state.seed)]
+        command = [
+            "pytest",
+            self.nodeid,
+            "--backend",
+            state.specs[self.label],
+            "--seed",
+            str(state.seed),
+        ]
         if state.target_arch:
             command += ["--target-arch", state.target_arch]
         return shlex.join(command)
@@ -521,8 +618,11 @@ class ScenarioBug(Exception):
 
 
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> None:
-    if isinstance(item, ScenarioItem) and call.excinfo is not None and isinstance(
-            call.excinfo.value, ScenarioBug):
+    if (
+        isinstance(item, ScenarioItem)
+        and call.excinfo is not None
+        and isinstance(call.excinfo.value, ScenarioBug)
+    ):
         item.record["suite_error"] = True
 
 
@@ -596,9 +696,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.writer.abandon()  # bad input: leave no results file at all
         return
     complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or (
-        exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and state.shard is not None)
+        exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and state.shard is not None
+    )
     state.results_path = state.writer.finish(complete=complete, exit_status=int(exitstatus))
-    from harness.report.page import page_for_run
+    from gemmconf.report.page import page_for_run
 
     state.page_line = page_for_run(state.results_path, session.config.getoption("conformance_html"))
 
@@ -607,19 +708,21 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = config.stash.get(STATE, None)
     if state is None or state.writer is None or not state.writer.records:
         return
-    from harness.report.summary import render_terminal_summary
+    from gemmconf.report.summary import render_terminal_summary
 
     for line in render_terminal_summary(state.writer.records, state.capability):
         terminalreporter.write_line(line)
     for line in leak_warnings(state.writer.records) + eager_warnings(state.writer.records):
         terminalreporter.write_line(line, yellow=True)
     if state.benchmark:
-        from harness.bench import table
+        from gemmconf.bench import table
 
         lines = table(state.writer.records)
-        terminalreporter.write_line("gemmconf benchmark (median ms; TFLOP/s of the GEMM; cuBLAS "
-                                    "on the same inputs)" if lines else
-                                    "gemmconf benchmark: no item passed, nothing was timed")
+        terminalreporter.write_line(
+            "gemmconf benchmark (median ms; TFLOP/s of the GEMM; cuBLAS on the same inputs)"
+            if lines
+            else "gemmconf benchmark: no item passed, nothing was timed"
+        )
         for line in lines:
             terminalreporter.write_line(line)
     path = state.results_path
@@ -636,21 +739,27 @@ def leak_warnings(records: list[dict[str, Any]]) -> list[str]:
         leaked = (record.get("metrics") or {}).get("leaked_bytes")
         if leaked:
             leaks.setdefault(record["backend"], []).append(leaked)
-    return [f"  warning: backend {backend} left GPU memory allocated after {len(sizes)} item(s) "
-            f"(up to {max(sizes) / 2**20:.1f} MiB, {sum(sizes) / 2**20:.1f} MiB in all); see "
-            "metrics.leaked_bytes in the results" for backend, sizes in sorted(leaks.items())]
+    return [
+        f"  warning: backend {backend} left GPU memory allocated after {len(sizes)} item(s) "
+        f"(up to {max(sizes) / 2**20:.1f} MiB, {sum(sizes) / 2**20:.1f} MiB in all); see "
+        "metrics.leaked_bytes in the results"
+        for backend, sizes in sorted(leaks.items())
+    ]
 
 
 def eager_warnings(records: list[dict[str, Any]]) -> list[str]:
     """One line naming the items where the fp64 reference proved eager wrong (metrics.eager_wrong):
     findings about PyTorch itself, whatever the backend under test did."""
-    ids = sorted({record["id"] for record in records
-                  if (record.get("metrics") or {}).get("eager_wrong")})
+    ids = sorted(
+        {record["id"] for record in records if (record.get("metrics") or {}).get("eager_wrong")}
+    )
     if not ids:
         return []
     shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
-    return [f"  warning: eager returned NaN/Inf that fp64 refutes on {len(ids)} item(s) ({shown});"
-            " those elements were judged against fp64; see metrics.eager_wrong in the results"]
+    return [
+        f"  warning: eager returned NaN/Inf that fp64 refutes on {len(ids)} item(s) ({shown});"
+        " those elements were judged against fp64; see metrics.eager_wrong in the results"
+    ]
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -658,9 +767,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if state is None:
         return []
     cap = state.capability
-    return [f"gemmconf: backends {', '.join(state.backends)}; device {cap.name} "
-            f"({cap.hardware_class}); seed {state.seed}; target "
-            f"{state.target or 'none (no GPU, no --target-arch)'}; python {sys.version.split()[0]}",
-            f"gemmconf: items run {'in a worker process' if state.isolate else 'in-process'}; "
-            f"item timeout {state.timeouts.describe() if state.isolate else 'none'}"
-            f"{'' if state.shard is None else f'; shard {state.shard}'}"]
+    return [
+        f"gemmconf: backends {', '.join(state.backends)}; device {cap.name} "
+        f"({cap.hardware_class}); seed {state.seed}; target "
+        f"{state.target or 'none (no GPU, no --target-arch)'}; python {sys.version.split()[0]}",
+        f"gemmconf: items run {'in a worker process' if state.isolate else 'in-process'}; "
+        f"item timeout {state.timeouts.describe() if state.isolate else 'none'}"
+        f"{'' if state.shard is None else f'; shard {state.shard}'}",
+    ]

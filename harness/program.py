@@ -15,13 +15,18 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-
-from harness.scenario import Epilogue, ScenarioInstance
+from gemmconf.scenario import Epilogue, ScenarioInstance
 
 TORCH_DTYPES: dict[str, torch.dtype] = {
-    "fp64": torch.float64, "fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
-    "bf16": torch.bfloat16, "e4m3fn": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
-    "int8": torch.int8, "int32": torch.int32,
+    "fp64": torch.float64,
+    "fp32": torch.float32,
+    "tf32": torch.float32,
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+    "e4m3fn": torch.float8_e4m3fn,
+    "e5m2": torch.float8_e5m2,
+    "int8": torch.int8,
+    "int32": torch.int32,
 }
 FP8_DTYPES = ("e4m3fn", "e5m2")
 
@@ -69,8 +74,10 @@ def make_rounding_magnitude(instance: ScenarioInstance) -> Callable[..., Any] | 
     if instance.epilogue or instance.op not in _ROUNDED_GEMMS:
         return None
     names = input_names(instance)
-    lines = [f"def {instance.name.replace('.', '_')}_reference({', '.join(names)}):",
-             *_transposes(instance, names)]
+    lines = [
+        f"def {instance.name.replace('.', '_')}_reference({', '.join(names)}):",
+        *_transposes(instance, names),
+    ]
     if instance.op == "linear":
         lines.append("    return F.linear(a.abs(), b.abs())")
     else:
@@ -106,8 +113,11 @@ def program_source(instance: ScenarioInstance, *, reference: bool = False) -> st
 
 def _transposes(instance: ScenarioInstance, names: tuple[str, ...]) -> list[str]:
     """Source lines giving operands stored transposed (layout `t`) their logical shape."""
-    return [f"    {o.name} = {o.name}.transpose(-2, -1)"
-            for o in instance.operands if o.layout == "t" and o.name in names]
+    return [
+        f"    {o.name} = {o.name}.transpose(-2, -1)"
+        for o in instance.operands
+        if o.layout == "t" and o.name in names
+    ]
 
 
 def _gemm_expression(instance: ScenarioInstance, *, reference: bool) -> str:
@@ -132,16 +142,23 @@ def _gemm_expression(instance: ScenarioInstance, *, reference: bool) -> str:
         if reference:  # operands arrive dequantized, scales folded in (inputs.reference_inputs)
             return f"a @ b{bias}"
         out_dtype = _torch_name(instance.out_dtype or "bf16")
-        return (f"torch._scaled_mm(a, b, scale_a, scale_b, bias={'bias' if instance.bias else None}"
-                f", out_dtype={out_dtype}, use_fast_accum={instance.use_fast_accum!r})")
+        return (
+            f"torch._scaled_mm(a, b, scale_a, scale_b, bias={'bias' if instance.bias else None}"
+            f", out_dtype={out_dtype}, use_fast_accum={instance.use_fast_accum!r})"
+        )
     raise AssertionError(op)
 
 
 def _epilogue_expression(step: Epilogue, others: Iterator[str]) -> str:
     kind, arg = step.kind, step.arg
-    simple = {"relu": "torch.relu(out)", "gelu": "F.gelu(out)",
-              "gelu_tanh": "F.gelu(out, approximate='tanh')", "silu": "F.silu(out)",
-              "tanh": "torch.tanh(out)", "sigmoid": "torch.sigmoid(out)"}
+    simple = {
+        "relu": "torch.relu(out)",
+        "gelu": "F.gelu(out)",
+        "gelu_tanh": "F.gelu(out, approximate='tanh')",
+        "silu": "F.silu(out)",
+        "tanh": "torch.tanh(out)",
+        "sigmoid": "torch.sigmoid(out)",
+    }
     if kind in simple:
         return simple[kind]
     if kind == "clamp":
@@ -177,8 +194,11 @@ def _compile_source(source: str, instance: ScenarioInstance) -> Callable[..., An
 def numerics(instance: ScenarioInstance) -> Iterator[None]:
     """Matmul precision settings for one item: TF32 allowed only for `tf32` scenarios."""
     allow = instance.dtype == "tf32"
-    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
-             torch.get_float32_matmul_precision())
+    saved = (
+        torch.backends.cuda.matmul.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+        torch.get_float32_matmul_precision(),
+    )
     torch.backends.cuda.matmul.allow_tf32 = allow
     torch.backends.cudnn.allow_tf32 = allow
     torch.set_float32_matmul_precision("high" if allow else "highest")

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-
-from harness import codecheck, inputs, oracle, program
-from harness.backends.base import Backend
-from harness.scenario import ScenarioInstance
+from gemmconf import codecheck, inputs, oracle, program
+from gemmconf.backends.base import Backend
+from gemmconf.scenario import ScenarioInstance
 
 
 @dataclass
@@ -57,8 +56,9 @@ def mark_dynamic_dims(instance: ScenarioInstance, item_inputs: inputs.Inputs) ->
                 torch._dynamo.mark_dynamic(tensor, index)
 
 
-def applicable_checks(instance: ScenarioInstance, backend_name: str, target: str | None
-                      ) -> list[codecheck.CheckBlock]:
+def applicable_checks(
+    instance: ScenarioInstance, backend_name: str, target: str | None
+) -> list[codecheck.CheckBlock]:
     axes = instance.axis_record()
     base_name = backend_name.split(":")[0]
     blocks = []
@@ -85,8 +85,15 @@ def _is_class(error: BaseException, name: str) -> bool:
     return any(cls.__name__ == name for cls in type(error).__mro__)
 
 
-def run_item(instance: ScenarioInstance, backend: Backend, *, seed: int, device: str,
-             target: str | None, repro: str) -> ItemResult:
+def run_item(
+    instance: ScenarioInstance,
+    backend: Backend,
+    *,
+    seed: int,
+    device: str,
+    target: str | None,
+    repro: str,
+) -> ItemResult:
     start = time.perf_counter()
     result = _run(instance, backend, seed=seed, device=device, target=target)
     result.duration_s = time.perf_counter() - start
@@ -97,8 +104,9 @@ def run_item(instance: ScenarioInstance, backend: Backend, *, seed: int, device:
     return result
 
 
-def _run(instance: ScenarioInstance, backend: Backend, *, seed: int, device: str,
-         target: str | None) -> ItemResult:
+def _run(
+    instance: ScenarioInstance, backend: Backend, *, seed: int, device: str, target: str | None
+) -> ItemResult:
     fn = program.make_function(instance)
     reference_fn = program.make_reference(instance)
     rounding_fn = program.make_rounding_magnitude(instance)  # used only by input-rounding policies
@@ -117,16 +125,19 @@ def _run(instance: ScenarioInstance, backend: Backend, *, seed: int, device: str
             return _run_error_case(instance, backend, fn, eager_errors, seed, device)
         for item_inputs, error in zip(eager_inputs, eager_errors, strict=True):
             if error is not None:
-                raise SuiteBug(f"eager rejected the inputs of {instance.id} "
-                               f"({item_inputs.describe()}): {type(error).__name__}: {error}")
+                raise SuiteBug(
+                    f"eager rejected the inputs of {instance.id} "
+                    f"({item_inputs.describe()}): {type(error).__name__}: {error}"
+                )
 
         backend_inputs = [inputs.build(instance, i, seed, device) for i in range(n_sets)]
         if instance.compile.mode == "mark_dynamic":
             mark_dynamic_dims(instance, backend_inputs[0])
         result = ItemResult(passed=True)
         try:
-            compiled = backend.compile(fn, backend_inputs[0].tensors,
-                                       dynamic=instance.compile.dynamic)
+            compiled = backend.compile(
+                fn, backend_inputs[0].tensors, dynamic=instance.compile.dynamic
+            )
         except Exception as exc:
             return _crashed(result, "compile", exc)
         actual = []
@@ -148,11 +159,22 @@ def _run(instance: ScenarioInstance, backend: Backend, *, seed: int, device: str
         magnitude = rounding = None
         if reference is not None and _eager_suspect(expected[index], reference):
             magnitude = reference_fn(*(t.to(device).abs() for t in item_inputs.reference))
-        if (reference is not None and rounding_fn is not None and policy is not None
-                and policy.input_rounding > 0):
+        if (
+            reference is not None
+            and rounding_fn is not None
+            and policy is not None
+            and policy.input_rounding > 0
+        ):
             rounding = rounding_fn(*(t.to(device) for t in item_inputs.reference))
-        verdict = oracle.judge(expected[index], actual[index], reference, k=item_inputs.k,
-                               policy=policy, magnitude=magnitude, rounding=rounding)
+        verdict = oracle.judge(
+            expected[index],
+            actual[index],
+            reference,
+            k=item_inputs.k,
+            policy=policy,
+            magnitude=magnitude,
+            rounding=rounding,
+        )
         verdicts.append(verdict)
         if not verdict.passed:
             result.passed = False
@@ -169,7 +191,8 @@ def _run(instance: ScenarioInstance, backend: Backend, *, seed: int, device: str
         result.problems.append(
             f"Recompiled: {compiles} compiles over {n_sets} shape set(s) "
             f"({', '.join(_shape_text(s) for s in instance.shape_sets)}); the scenario allows "
-            f"{budget} (compile mode {instance.compile.mode}).")
+            f"{budget} (compile mode {instance.compile.mode})."
+        )
 
     blocks = applicable_checks(instance, backend.name, target)
     if blocks:
@@ -177,8 +200,9 @@ def _run(instance: ScenarioInstance, backend: Backend, *, seed: int, device: str
         for check in codecheck.check_artifacts(blocks, artifacts, target=target):
             if not check.passed:
                 result.passed = False
-                result.problems.append(f"Code check failed on '{check.block.artifact}':\n"
-                                       f"{check.diagnostic}")
+                result.problems.append(
+                    f"Code check failed on '{check.block.artifact}':\n{check.diagnostic}"
+                )
                 text = artifacts.get(check.block.artifact)
                 if text and result.code_excerpt is None:
                     result.code_excerpt = text[:4000]
@@ -193,8 +217,9 @@ def _run_error_case(instance, backend, fn, eager_errors, seed, device) -> ItemRe
     error = eager_errors[0]
     if error is None or not _is_class(error, wanted):
         got = "returned normally" if error is None else f"raised {type(error).__name__}: {error}"
-        raise SuiteBug(f"{instance.id} expects eager to raise {wanted}, but eager {got} "
-                       f"on {device}")
+        raise SuiteBug(
+            f"{instance.id} expects eager to raise {wanted}, but eager {got} on {device}"
+        )
     backend_inputs = inputs.build(instance, 0, seed, device)
     result = ItemResult(passed=True)
     try:
@@ -208,13 +233,15 @@ def _run_error_case(instance, backend, fn, eager_errors, seed, device) -> ItemRe
         result.passed = False
         result.problems.append(
             f"Wrong exception: eager raises {type(error).__name__} ({_first_line(error)}), the "
-            f"backend raised {type(raised).__name__}: {_first_line(raised)}")
+            f"backend raised {type(raised).__name__}: {_first_line(raised)}"
+        )
         return result
     result.passed = False
     shape = getattr(value, "shape", None)
     result.problems.append(
         f"No exception: eager raises {type(error).__name__} ({_first_line(error)}), the backend "
-        f"returned {type(value).__name__}{'' if shape is None else f' of shape {tuple(shape)}'}")
+        f"returned {type(value).__name__}{'' if shape is None else f' of shape {tuple(shape)}'}"
+    )
     return result
 
 
@@ -222,8 +249,9 @@ def _crashed(result: ItemResult, stage: str, exc: BaseException) -> ItemResult:
     error = _unwrap(exc)
     result.passed = False
     frames = "".join(traceback.format_exception(type(error), error, error.__traceback__)[-6:])
-    result.problems.append(f"Backend raised during {stage}: {type(error).__name__}: "
-                           f"{_first_line(error)}\n{frames}")
+    result.problems.append(
+        f"Backend raised during {stage}: {type(error).__name__}: {_first_line(error)}\n{frames}"
+    )
     return result
 
 
@@ -233,8 +261,9 @@ def _policy(instance: ScenarioInstance, expected: Any) -> oracle.Policy | None:
         return None
     if instance.checks.numeric == "exact":
         return oracle.POLICIES["exact"]
-    policy = oracle.policy_for(first.dtype, compute=instance.dtype,
-                               fast_accum=instance.use_fast_accum)
+    policy = oracle.policy_for(
+        first.dtype, compute=instance.dtype, fast_accum=instance.use_fast_accum
+    )
     if instance.checks.max_ratio is not None:
         policy = dataclasses.replace(policy, max_ratio=instance.checks.max_ratio)
     if instance.checks.numeric == "fp64":
@@ -260,8 +289,11 @@ def _metrics(verdicts: list[oracle.Verdict]) -> dict[str, Any]:
         values = [getattr(v, attr) for v in verdicts if getattr(v, attr) is not None]
         return max(values) if values else None
 
-    metrics = {"max_abs_err": worst("max_abs_err"), "max_rel_err": worst("max_rel_err"),
-               "err_ratio": worst("err_ratio")}
+    metrics = {
+        "max_abs_err": worst("max_abs_err"),
+        "max_rel_err": worst("max_rel_err"),
+        "err_ratio": worst("err_ratio"),
+    }
     eager_wrong = sum(v.eager_wrong for v in verdicts)
     if eager_wrong:
         metrics["eager_wrong"] = eager_wrong  # eager NaN/Inf elements fp64 refuted (oracle.py)

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from harness.capability import Requirements
-from harness.markers import MARKERS
+from gemmconf.capability import Requirements
+from gemmconf.markers import MARKERS
 
 OPS = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")
 INPUT_DTYPES = ("fp32", "tf32", "fp16", "bf16", "e4m3fn", "e5m2", "int8", "fp64", "int32")
@@ -216,8 +215,12 @@ class _Where:
 
 # --- shape expressions ------------------------------------------------------------------------
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.FloorDiv: operator.floordiv}
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+}
 
 
 def eval_dim(expr: str | int, dims: Mapping[str, int]) -> int:
@@ -293,9 +296,30 @@ def _shape_id(dims: Mapping[str, Any]) -> str:
 # --- the field schema -----------------------------------------------------------------------
 
 SCENARIO_FIELDS = (
-    "name", "op", "doc", "seed", "axes", "exclude", "dtype", "operands", "layout", "shape",
-    "shapes", "bias", "bias_dtype", "alpha", "beta", "epilogue", "scaling", "use_fast_accum",
-    "out_dtype", "compile", "values", "checks", "requires", "markers",
+    "name",
+    "op",
+    "doc",
+    "seed",
+    "axes",
+    "exclude",
+    "dtype",
+    "operands",
+    "layout",
+    "shape",
+    "shapes",
+    "bias",
+    "bias_dtype",
+    "alpha",
+    "beta",
+    "epilogue",
+    "scaling",
+    "use_fast_accum",
+    "out_dtype",
+    "compile",
+    "values",
+    "checks",
+    "requires",
+    "markers",
 )
 AXIS_FIELDS = tuple(f for f in SCENARIO_FIELDS if f not in ("name", "axes", "exclude", "doc"))
 FILE_FIELDS = ("suite", "doc", "defaults", "scenarios")
@@ -304,8 +328,14 @@ FILECHECK_FIELDS = ("artifact", "check", "target", "backends", "when")
 REQUIRES_FIELDS = ("device", "min_class", "features", "memory_gb", "target")
 COMPILE_FIELDS = ("mode", "dims", "max_compiles")
 OPERAND_FIELDS = ("shape", "dtype", "layout")
-KNOWN_EXCEPTIONS = ("RuntimeError", "ValueError", "TypeError", "IndexError", "NotImplementedError",
-                    "AssertionError")
+KNOWN_EXCEPTIONS = (
+    "RuntimeError",
+    "ValueError",
+    "TypeError",
+    "IndexError",
+    "NotImplementedError",
+    "AssertionError",
+)
 HARDWARE = ("sm80", "sm89", "sm90", "sm100")
 FEATURES = ("fp8", "tma")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
@@ -349,19 +379,24 @@ def load_suite(path: str | Path, root: str | Path | None = None) -> list[Scenari
     seen_names: set[str] = set()
     for scenario in scenarios:
         if not isinstance(scenario, _Node):
-            raise ScenarioError(where.at(document, "scenarios"), "scenarios",
-                                "each scenario is a mapping")
+            raise ScenarioError(
+                where.at(document, "scenarios"), "scenarios", "each scenario is a mapping"
+            )
         name = scenario.get("name")
         if not isinstance(name, str) or not NAME_RE.match(name):
-            raise where.error(scenario, "name",
-                              f"expected a lower-case name ([a-z0-9_.]), got {name!r}")
+            raise where.error(
+                scenario, "name", f"expected a lower-case name ([a-z0-9_.]), got {name!r}"
+            )
         if name in seen_names:
             raise where.error(scenario, "name", f"duplicate scenario name {name!r}")
         seen_names.add(name)
         for instance in _expand(suite, scenario, defaults, where):
             if instance.id in seen_ids:
-                raise ScenarioError(instance.source, "axes",
-                                    f"duplicate id {instance.id} (also at {seen_ids[instance.id]})")
+                raise ScenarioError(
+                    instance.source,
+                    "axes",
+                    f"duplicate id {instance.id} (also at {seen_ids[instance.id]})",
+                )
             seen_ids[instance.id] = instance.source
             instances.append(instance)
     return instances
@@ -372,8 +407,9 @@ def _reject_unknown(node: Mapping, allowed: Sequence[str], where: _Where, what: 
         if key not in allowed:
             close = _closest(str(key), allowed)
             hint = f" (did you mean {close!r}?)" if close else ""
-            raise where.error(node, key, f"unknown key in {what}{hint}; known: "
-                              f"{', '.join(allowed)}")
+            raise where.error(
+                node, key, f"unknown key in {what}{hint}; known: {', '.join(allowed)}"
+            )
 
 
 def _closest(word: str, options: Sequence[str]) -> str | None:
@@ -383,8 +419,9 @@ def _closest(word: str, options: Sequence[str]) -> str | None:
     return match[0] if match else None
 
 
-def _expand(suite: str, scenario: _Node, defaults: Mapping, where: _Where
-            ) -> Iterator[ScenarioInstance]:
+def _expand(
+    suite: str, scenario: _Node, defaults: Mapping, where: _Where
+) -> Iterator[ScenarioInstance]:
     _reject_unknown(scenario, SCENARIO_FIELDS, where, f"scenario {scenario['name']!r}")
     axes = scenario.get("axes", _Node())
     if not isinstance(axes, Mapping):
@@ -397,14 +434,21 @@ def _expand(suite: str, scenario: _Node, defaults: Mapping, where: _Where
             # A named case axis: each value is a mapping of fields (with an optional id).
             for value in values:
                 if not isinstance(value, Mapping):
-                    raise where.error(axes, axis, f"{axis!r} is not a scenario field, so each "
-                                      "value must be a mapping of fields (a named case axis)")
+                    raise where.error(
+                        axes,
+                        axis,
+                        f"{axis!r} is not a scenario field, so each "
+                        "value must be a mapping of fields (a named case axis)",
+                    )
                 _reject_unknown(value, (*AXIS_FIELDS, "id"), where, f"axis {axis!r}")
         ids = [value_id(v, axis) for v in values]
         duplicated = {i for i in ids if ids.count(i) > 1}
         if duplicated:
-            raise where.error(axes, axis, f"values give the same id {sorted(duplicated)}: give "
-                              "them distinct 'id's")
+            raise where.error(
+                axes,
+                axis,
+                f"values give the same id {sorted(duplicated)}: give them distinct 'id's",
+            )
         axis_values.append((axis, values))
 
     excludes = scenario.get("exclude", [])
@@ -416,8 +460,13 @@ def _expand(suite: str, scenario: _Node, defaults: Mapping, where: _Where
             raise where.error(scenario, "exclude", "each rule is a mapping of axis to value(s)")
         for axis in rule:
             if axis not in axis_names:
-                raise where.error(rule, axis, f"exclude names an axis the scenario does not "
-                                  f"have; axes: {', '.join(axis_names) or 'none'}", "exclude")
+                raise where.error(
+                    rule,
+                    axis,
+                    f"exclude names an axis the scenario does not "
+                    f"have; axes: {', '.join(axis_names) or 'none'}",
+                    "exclude",
+                )
 
     used_rules: set[int] = set()
     for combo in itertools.product(*(values for _, values in axis_values)):
@@ -450,8 +499,12 @@ def _expand(suite: str, scenario: _Node, defaults: Mapping, where: _Where
         yield _build(suite, instance_id, axes_ids, _Raw(fields, nodes), scenario, where)
     for index, rule in enumerate(excludes):
         if index not in used_rules:
-            raise where.error(rule, next(iter(rule)), "this exclude rule matches no combination "
-                              "of the axes (a typo in a value?)", "exclude")
+            raise where.error(
+                rule,
+                next(iter(rule)),
+                "this exclude rule matches no combination of the axes (a typo in a value?)",
+                "exclude",
+            )
 
 
 def _as_ids(value: Any, axis: str | None = None) -> set[str]:
@@ -460,14 +513,21 @@ def _as_ids(value: Any, axis: str | None = None) -> set[str]:
     return {v if isinstance(v, str) else value_id(v, axis) for v in values}
 
 
-def _build(suite: str, instance_id: str, axes: tuple[tuple[str, str], ...], raw: _Raw,
-           scenario: _Node, where: _Where) -> ScenarioInstance:
+def _build(
+    suite: str,
+    instance_id: str,
+    axes: tuple[tuple[str, str], ...],
+    raw: _Raw,
+    scenario: _Node,
+    where: _Where,
+) -> ScenarioInstance:
     f = raw.fields
 
     def fail(key: str, message: str) -> ScenarioError:
         node = raw.nodes.get(key, scenario)
-        return ScenarioError(where.at(node, key if key in node else None), key,
-                             f"{message} (in {instance_id})")
+        return ScenarioError(
+            where.at(node, key if key in node else None), key, f"{message} (in {instance_id})"
+        )
 
     def pick(key: str, options: Sequence[str], default: Any = None) -> Any:
         value = f.get(key, default)
@@ -549,18 +609,38 @@ def _build(suite: str, instance_id: str, axes: tuple[tuple[str, str], ...], raw:
         known = dict(shape_set)
         missing = sorted(dims_used - set(known))
         if missing:
-            raise fail("shape" if len(shape_sets) == 1 else "shapes",
-                       f"shape set {index} does not set {', '.join(missing)}")
+            raise fail(
+                "shape" if len(shape_sets) == 1 else "shapes",
+                f"shape set {index} does not set {', '.join(missing)}",
+            )
         if checks.raises is None:
             _check_consistent(op, operands, bias, known, scaling, fail)
 
     instance = ScenarioInstance(
-        suite=suite, name=scenario["name"], id=instance_id, axes=axes,
-        source=where.at(scenario), op=op, dtype=dtype, operands=operands,
-        shape_sets=shape_sets, bias=bias, bias_dtype=bias_dtype, alpha=alpha, beta=beta,
-        epilogue=epilogue, scaling=scaling, use_fast_accum=use_fast_accum, out_dtype=out_dtype,
-        compile=compile_spec, values=values, checks=checks, requires=requires,
-        markers=tuple(markers), seed_test=f.get("seed"), doc=f.get("doc"),
+        suite=suite,
+        name=scenario["name"],
+        id=instance_id,
+        axes=axes,
+        source=where.at(scenario),
+        op=op,
+        dtype=dtype,
+        operands=operands,
+        shape_sets=shape_sets,
+        bias=bias,
+        bias_dtype=bias_dtype,
+        alpha=alpha,
+        beta=beta,
+        epilogue=epilogue,
+        scaling=scaling,
+        use_fast_accum=use_fast_accum,
+        out_dtype=out_dtype,
+        compile=compile_spec,
+        values=values,
+        checks=checks,
+        requires=requires,
+        markers=tuple(markers),
+        seed_test=f.get("seed"),
+        doc=f.get("doc"),
     )
     return replace(instance, requires=_implied_requirements(instance))
 
@@ -602,11 +682,14 @@ def _operands(op: str, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
             raise fail("operands", f"operand {name!r}: expected a mapping")
         for key in spec:
             if key not in OPERAND_FIELDS:
-                raise fail("operands", f"operand {name!r}: unknown key {key!r}; known: "
-                           f"{', '.join(OPERAND_FIELDS)}")
+                raise fail(
+                    "operands",
+                    f"operand {name!r}: unknown key {key!r}; known: {', '.join(OPERAND_FIELDS)}",
+                )
     layouts = _layouts(f.get("layout", "row"), names, fail)
     batched = "B" in (f.get("shape") or {}) or any(
-        "B" in s for s in (f.get("shapes") or []) if isinstance(s, Mapping))
+        "B" in s for s in (f.get("shapes") or []) if isinstance(s, Mapping)
+    )
     operands = []
     for name, default_shape in OP_OPERANDS[op]:
         spec = overrides.get(name, {})
@@ -625,15 +708,22 @@ def _operands(op: str, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
             shape = tuple(shape)
         operand_dtype = spec.get("dtype", dtype)
         if operand_dtype not in INPUT_DTYPES:
-            raise fail("operands", f"operand {name!r}: dtype {operand_dtype!r} is not one of "
-                       f"{', '.join(INPUT_DTYPES)}")
+            raise fail(
+                "operands",
+                f"operand {name!r}: dtype {operand_dtype!r} is not one of "
+                f"{', '.join(INPUT_DTYPES)}",
+            )
         layout = spec.get("layout", layouts[name])
         if layout not in LAYOUTS:
-            raise fail("operands", f"operand {name!r}: layout {layout!r} is not one of "
-                       f"{', '.join(LAYOUTS)}")
+            raise fail(
+                "operands",
+                f"operand {name!r}: layout {layout!r} is not one of {', '.join(LAYOUTS)}",
+            )
         if layout == "expand" and len(shape) < 3:
-            raise fail("layout", f"operand {name!r} is {len(shape)}-D; 'expand' (stride-0 batch) "
-                       "needs a batch dim")
+            raise fail(
+                "layout",
+                f"operand {name!r} is {len(shape)}-D; 'expand' (stride-0 batch) needs a batch dim",
+            )
         operands.append(Operand(name, tuple(shape), operand_dtype, layout))
     if any(o.layout == "alias" for o in operands) and operands[1].layout != "alias":
         raise fail("layout", "'alias' passes a's tensor as b too: give it to operand 'b'")
@@ -645,8 +735,11 @@ def _layouts(value: Any, names: list[str], fail) -> dict[str, str]:
         return {n: ("t" if c == "t" else "row") for n, c in zip(names, value, strict=True)}
     if isinstance(value, str):
         if value not in LAYOUTS:
-            raise fail("layout", f"{value!r} is not a layout ({', '.join(LAYOUTS)}) nor a "
-                       "two-letter n/t code such as 'nt'")
+            raise fail(
+                "layout",
+                f"{value!r} is not a layout ({', '.join(LAYOUTS)}) nor a "
+                "two-letter n/t code such as 'nt'",
+            )
         if value == "alias":
             return {names[0]: "row", names[1]: "alias"}
         return dict.fromkeys(names, value)
@@ -669,16 +762,20 @@ def _epilogue(steps: Any, fail) -> tuple[Epilogue, ...]:
     for step in steps:
         if isinstance(step, str):
             if step not in UNARY_EPILOGUES:
-                raise fail("epilogue", f"unknown step {step!r}; steps: "
-                           f"{', '.join(UNARY_EPILOGUES + PARAM_EPILOGUES)}")
+                raise fail(
+                    "epilogue",
+                    f"unknown step {step!r}; steps: {', '.join(UNARY_EPILOGUES + PARAM_EPILOGUES)}",
+                )
             chain.append(Epilogue(step))
             continue
         if not isinstance(step, Mapping) or len(step) != 1:
             raise fail("epilogue", f"a step is a name or a one-key mapping, got {step!r}")
-        (kind, arg), = step.items()
+        ((kind, arg),) = step.items()
         if kind not in PARAM_EPILOGUES:
-            raise fail("epilogue", f"unknown step {kind!r}; steps with an argument: "
-                       f"{', '.join(PARAM_EPILOGUES)}")
+            raise fail(
+                "epilogue",
+                f"unknown step {kind!r}; steps with an argument: {', '.join(PARAM_EPILOGUES)}",
+            )
         if kind == "clamp" and not (isinstance(arg, list) and len(arg) == 2):
             raise fail("epilogue", f"clamp takes [min, max], got {arg!r}")
         if kind in ("mul", "add") and (isinstance(arg, bool) or not isinstance(arg, int | float)):
@@ -710,8 +807,9 @@ def _compile(value: Any, shape_sets, fail) -> CompileSpec:
     if mode != "mark_dynamic" and dims:
         raise fail("compile", "dims only apply to mode mark_dynamic")
     max_compiles = value.get("max_compiles")
-    if max_compiles is not None and (isinstance(max_compiles, bool)
-                                     or not isinstance(max_compiles, int) or max_compiles < 1):
+    if max_compiles is not None and (
+        isinstance(max_compiles, bool) or not isinstance(max_compiles, int) or max_compiles < 1
+    ):
         raise fail("compile", f"max_compiles must be an integer >= 1, got {max_compiles!r}")
     if mode != "static" and len(shape_sets) < 2:
         raise fail("compile", f"mode {mode} needs 'shapes' with at least 2 shape sets")
@@ -719,7 +817,7 @@ def _compile(value: Any, shape_sets, fail) -> CompileSpec:
 
 
 def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
-    from harness.codecheck import validate_block
+    from gemmconf.codecheck import validate_block
 
     if not isinstance(value, Mapping):
         raise fail("checks", f"expected a mapping ({', '.join(CHECK_FIELDS)})")
@@ -735,8 +833,9 @@ def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
     if raises is not None and raises not in KNOWN_EXCEPTIONS:
         raise fail("checks", f"raises {raises!r} is not one of {', '.join(KNOWN_EXCEPTIONS)}")
     max_ratio = value.get("max_ratio")
-    if max_ratio is not None and (isinstance(max_ratio, bool)
-                                  or not isinstance(max_ratio, int | float) or max_ratio <= 0):
+    if max_ratio is not None and (
+        isinstance(max_ratio, bool) or not isinstance(max_ratio, int | float) or max_ratio <= 0
+    ):
         raise fail("checks", f"max_ratio must be a positive number, got {max_ratio!r}")
     blocks = value.get("filecheck", [])
     if not isinstance(blocks, list):
@@ -747,15 +846,24 @@ def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
             raise fail("checks", "each filecheck entry is a mapping")
         for key in block:
             if key not in FILECHECK_FIELDS:
-                raise ScenarioError(where.at(block, key), "checks.filecheck",
-                                    f"unknown key {key!r}; known: {', '.join(FILECHECK_FIELDS)}")
+                raise ScenarioError(
+                    where.at(block, key),
+                    "checks.filecheck",
+                    f"unknown key {key!r}; known: {', '.join(FILECHECK_FIELDS)}",
+                )
         if not isinstance(block.get("artifact"), str) or not isinstance(block.get("check"), str):
-            raise ScenarioError(where.at(block), "checks.filecheck",
-                                "needs 'artifact' (e.g. ttgir) and 'check' (FileCheck text)")
+            raise ScenarioError(
+                where.at(block),
+                "checks.filecheck",
+                "needs 'artifact' (e.g. ttgir) and 'check' (FileCheck text)",
+            )
         target = block.get("target")
         if target is not None and target not in HARDWARE:
-            raise ScenarioError(where.at(block, "target"), "checks.filecheck.target",
-                                f"{target!r} is not one of {', '.join(HARDWARE)}")
+            raise ScenarioError(
+                where.at(block, "target"),
+                "checks.filecheck.target",
+                f"{target!r} is not one of {', '.join(HARDWARE)}",
+            )
         text_line = _line_of(block, "check@text") or _line_of(block, "check")
         source = f"{where.path}:{text_line}"
         problem = validate_block(block["check"])
@@ -763,17 +871,28 @@ def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
             raise ScenarioError(where.at(block, "check"), "checks.filecheck.check", problem)
         backends = block.get("backends", [])
         if not isinstance(backends, list):
-            raise ScenarioError(where.at(block, "backends"), "checks.filecheck.backends",
-                                "expected a list of backend names")
+            raise ScenarioError(
+                where.at(block, "backends"),
+                "checks.filecheck.backends",
+                "expected a list of backend names",
+            )
         when = block.get("when", {})
         if not isinstance(when, Mapping):
-            raise ScenarioError(where.at(block, "when"), "checks.filecheck.when",
-                                "expected a mapping of axis to value id(s)")
-        specs.append(FileCheckSpec(
-            artifact=block["artifact"], text=block["check"], source=source, target=target,
-            backends=tuple(backends),
-            when=tuple((axis, tuple(sorted(_as_ids(v, axis)))) for axis, v in when.items()),
-        ))
+            raise ScenarioError(
+                where.at(block, "when"),
+                "checks.filecheck.when",
+                "expected a mapping of axis to value id(s)",
+            )
+        specs.append(
+            FileCheckSpec(
+                artifact=block["artifact"],
+                text=block["check"],
+                source=source,
+                target=target,
+                backends=tuple(backends),
+                when=tuple((axis, tuple(sorted(_as_ids(v, axis)))) for axis, v in when.items()),
+            )
+        )
     if raises and specs:
         raise fail("checks", "an error scenario (raises) has no generated code to check")
     return Checks(numeric, raises, None if max_ratio is None else float(max_ratio), tuple(specs))
@@ -801,8 +920,13 @@ def _requires(value: Any, fail) -> Requirements:
     if memory is not None and (isinstance(memory, bool) or not isinstance(memory, int | float)):
         raise fail("requires", f"memory_gb must be a number, got {memory!r}")
     try:
-        return Requirements(device=device, min_class=min_class, features=tuple(features),
-                            memory_gb=memory, target=target)
+        return Requirements(
+            device=device,
+            min_class=min_class,
+            features=tuple(features),
+            memory_gb=memory,
+            target=target,
+        )
     except ValueError as exc:  # contradictions, e.g. device cpu with min_class sm90
         raise fail("requires", str(exc)) from None
 
@@ -816,17 +940,26 @@ def _check_consistent(op, operands, bias, dims, scaling, fail) -> None:
         raise fail("operands", str(exc)) from None
     a, b = shapes["a"], shapes["b"]
     if operands[1].layout == "alias" and a != b:
-        raise fail("layout", f"'alias' passes one tensor as both operands, so a and b need equal "
-                   f"shapes (a is {a}, b is {b})")
+        raise fail(
+            "layout",
+            f"'alias' passes one tensor as both operands, so a and b need equal "
+            f"shapes (a is {a}, b is {b})",
+        )
     k_b = b[-1] if op == "linear" else b[-2]
     if a[-1] != k_b:
-        raise fail("shape", f"inner dimensions differ: a is {a}, b is {b} (K {a[-1]} != {k_b}); "
-                   "an error scenario says so with checks.raises")
+        raise fail(
+            "shape",
+            f"inner dimensions differ: a is {a}, b is {b} (K {a[-1]} != {k_b}); "
+            "an error scenario says so with checks.raises",
+        )
     if op in ("bmm", "baddbmm") and a[0] != b[0]:
         raise fail("shape", f"batch sizes differ: a is {a}, b is {b}")
     if op == "scaled_mm" and a[-1] % 16 and a[-1] != 0:
-        raise fail("shape", f"scaled_mm needs K % 16 == 0 (K = {a[-1]}); an error scenario says "
-                   "so with checks.raises")
+        raise fail(
+            "shape",
+            f"scaled_mm needs K % 16 == 0 (K = {a[-1]}); an error scenario says "
+            "so with checks.raises",
+        )
     if op == "scaled_mm" and scaling == "blockwise" and (a[-1] % 128 or b[-1] % 128):
         raise fail("shape", "blockwise scaling needs K and N to be multiples of 128")
     if bias_shape is not None:
@@ -854,7 +987,7 @@ def _implied_requirements(instance: ScenarioInstance) -> Requirements:
 
 def implied_markers(instance: ScenarioInstance) -> list[str]:
     """Markers of an item: its op, hardware class, features and the file's extra markers."""
-    from harness.capability import hardware_class_of
+    from gemmconf.capability import hardware_class_of
 
     markers = [instance.op, hardware_class_of(instance.requires)]
     markers += list(instance.requires.features)
@@ -881,4 +1014,3 @@ def discover(paths: Sequence[str | Path], root: str | Path) -> list[Path]:
         elif p.suffix in (".yaml", ".yml"):
             found.append(p)
     return found
-

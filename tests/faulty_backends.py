@@ -55,7 +55,8 @@ def make_suite(directory: Path, suite: str = SUITE) -> None:
     (directory / "suites").mkdir(exist_ok=True)
     (directory / "suites" / "tiny.yaml").write_text(suite)
     (directory / "pytest.ini").write_text(
-        f"[pytest]\naddopts = -p harness.plugin -p no:cacheprovider\npythonpath = {TESTS}\n")
+        f"[pytest]\naddopts = -p no:cacheprovider\npythonpath = {TESTS}\n"
+    )
 
 
 def logged_calls(path: Path) -> list[tuple[int, str, bool]]:
@@ -67,8 +68,10 @@ def logged_calls(path: Path) -> list[tuple[int, str, bool]]:
 
 
 def is_trigger(args: Sequence[Any]) -> bool:
-    return any(isinstance(a, torch.Tensor) and tuple(a.shape) == TRIGGER_SHAPE
-               and a.dtype == torch.float16 for a in args)
+    return any(
+        isinstance(a, torch.Tensor) and tuple(a.shape) == TRIGGER_SHAPE and a.dtype == torch.float16
+        for a in args
+    )
 
 
 def _log(name: str, trigger: bool) -> None:
@@ -98,8 +101,10 @@ def _hang() -> None:
 
 def _fake_cuda_fault() -> None:
     # What torch raises once a kernel wrote out of bounds; the CPU stand-in for oob_write.
-    raise RuntimeError("CUDA error: an illegal memory access was encountered\n"
-                       "CUDA kernel errors might be asynchronously reported at some other API call")
+    raise RuntimeError(
+        "CUDA error: an illegal memory access was encountered\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call"
+    )
 
 
 def _sleep_1s() -> None:
@@ -127,8 +132,14 @@ class FaultyCompiled:
 
 
 class FaultyBackend:
-    def __init__(self, name: str, fault: Callable[..., None], *, every_item: bool = False,
-                 needs_cuda: bool = False):
+    def __init__(
+        self,
+        name: str,
+        fault: Callable[..., None],
+        *,
+        every_item: bool = False,
+        needs_cuda: bool = False,
+    ):
         self.name = name
         self.fault = fault
         self.every_item = every_item
@@ -184,6 +195,7 @@ cuda_error = FaultyBackend("cuda-error", _fake_cuda_fault)
 slow = FaultyBackend("slow", _sleep_1s, every_item=True)
 logs_only = FaultyBackend("logs-only", lambda: None)
 oob_write = FaultyBackend("oob-write", _oob_write, needs_cuda=True)
-leaks_gpu_memory = FaultyBackend("leaks-gpu-memory", _leak_gpu_memory, every_item=True,
-                                 needs_cuda=True)
+leaks_gpu_memory = FaultyBackend(
+    "leaks-gpu-memory", _leak_gpu_memory, every_item=True, needs_cuda=True
+)
 broken_protocol = _BrokenProtocol("broken-protocol", lambda: None)

@@ -13,8 +13,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-GEMMS = {torch.mm, torch.addmm, torch.bmm, torch.baddbmm, torch.matmul,
-         torch.nn.functional.linear}
+GEMMS = {torch.mm, torch.addmm, torch.bmm, torch.baddbmm, torch.matmul, torch.nn.functional.linear}
 
 
 class _Intercept(TorchFunctionMode):
@@ -87,7 +86,9 @@ def _low_precision_accumulation(func, args, kwargs):
     k = a.shape[-1]
     acc = None
     for start in range(0, k, 32):
-        part = torch.matmul(a[..., start:start + 32].float(), b[..., start:start + 32, :].float())
+        part = torch.matmul(
+            a[..., start : start + 32].float(), b[..., start : start + 32, :].float()
+        )
         part = part.to(a.dtype)
         acc = part if acc is None else (acc + part)  # rounded to the input dtype every chunk
     if acc is None:

@@ -12,21 +12,20 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import gemmconf.backends.dynamo as dynamo_support
 import pytest
 import torch
-from torch.testing import FileCheck
-
-import harness.backends.dynamo as dynamo_support
-from harness.backends import inductor as inductor_module
-from harness.backends.base import Backend, Compiled
-from harness.backends.dynamo import RECOMPILE_LIMIT
-from harness.backends.eager import EagerBackend
-from harness.backends.inductor import (
+from gemmconf.backends import inductor as inductor_module
+from gemmconf.backends.base import Backend, Compiled
+from gemmconf.backends.dynamo import RECOMPILE_LIMIT
+from gemmconf.backends.eager import EagerBackend
+from gemmconf.backends.inductor import (
     GEMM_BACKENDS,
     InductorBackend,
     make_inductor,
     make_inductor_max_autotune,
 )
+from torch.testing import FileCheck
 
 # What inductor's output module shows for addmm+relu on a CPU (torch 2.11-2.13), in order.
 CPU_ADDMM_RELU_CODE = ("def call(", "extern_kernels.addmm(", "cpp_fused_relu")
@@ -219,8 +218,11 @@ def test_gemm_backend_options_are_validated_and_normalized() -> None:
 
 def test_cutlass_profiling_is_capped_unless_told_otherwise(monkeypatch) -> None:
     def capped(option: str) -> dict:
-        return {k: v for k, v in make_inductor_max_autotune(option).inductor_patches().items()
-                if k.endswith("cutlass_max_profiling_configs")}
+        return {
+            k: v
+            for k, v in make_inductor_max_autotune(option).inductor_patches().items()
+            if k.endswith("cutlass_max_profiling_configs")
+        }
 
     assert list(capped("CUTLASS").values()) == [4]
     assert capped("TRITON") == {}
@@ -281,22 +283,27 @@ def test_kernel_sources_are_split_by_kind() -> None:
 
 
 def test_reference_options_name_the_backend_and_bad_ones_are_refused() -> None:
-    from harness.backends import resolve
+    from gemmconf.backends import resolve
 
     tuned = resolve("reference:autotune,persistent=never,promote=4")
     assert tuned.name == "reference:autotune,persistent=never,promote=4"
-    assert (tuned.options.autotune, tuned.options.persistent,
-            tuned.options.fp8_promote_every) == (True, "never", 4)
+    assert (tuned.options.autotune, tuned.options.persistent, tuned.options.fp8_promote_every) == (
+        True,
+        "never",
+        4,
+    )
     assert resolve("reference").name == "reference" and resolve("reference").options is None
     for bad in ("fast", "persistent=sometimes", "promote=0", "autotune=yes"):
         with pytest.raises(ValueError, match="unknown reference option"):
             resolve(f"reference:{bad}")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("cutlass_library") is None,
-                    reason="needs the nvidia-cutlass wheel (the `cutlass` extra)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("cutlass_library") is None,
+    reason="needs the nvidia-cutlass wheel (the `cutlass` extra)",
+)
 def test_the_cutlass_wheel_stands_in_for_inductors_checkout(tmp_path, monkeypatch) -> None:
-    from harness.backends import inductor
+    from gemmconf.backends import inductor
 
     monkeypatch.setenv("GEMMCONF_CACHE", str(tmp_path))
     # try_import_cutlass links into inductor's cache dir; links of another venv there trip it
@@ -305,19 +312,22 @@ def test_the_cutlass_wheel_stands_in_for_inductors_checkout(tmp_path, monkeypatc
     assert root == tmp_path / "inductor-cutlass"
     assert (root / "include" / "cutlass" / "cutlass.h").is_file()
     assert (root / "tools" / "util" / "include").is_dir()
-    assert all((root / "python" / name).is_dir()
-               for name in ("cutlass_library", "cutlass_cppgen", "pycute"))
+    assert all(
+        (root / "python" / name).is_dir()
+        for name in ("cutlass_library", "cutlass_cppgen", "pycute")
+    )
     assert inductor.wheel_cutlass_dir() == str(root)  # a second call finds the links in place
     patches = make_inductor_max_autotune("CUTLASS").inductor_patches()
     assert str(root) in patches.values()
     assert inductor._cutlass_import_problem() is None  # torch's try_import_cutlass accepts it
     monkeypatch.setattr(inductor, "wheel_cutlass_dir", lambda: None)
-    assert not any(k.endswith("cutlass_dir")
-                   for k in make_inductor_max_autotune("CUTLASS").inductor_patches())
+    assert not any(
+        k.endswith("cutlass_dir") for k in make_inductor_max_autotune("CUTLASS").inductor_patches()
+    )
 
 
 def test_a_foreign_cutlass_link_in_inductors_cache_is_a_reason_not_a_crash(monkeypatch) -> None:
-    from harness.backends import inductor
+    from gemmconf.backends import inductor
 
     utils = pytest.importorskip("torch._inductor.codegen.cutlass.utils")
 
@@ -330,8 +340,8 @@ def test_a_foreign_cutlass_link_in_inductors_cache_is_a_reason_not_a_crash(monke
 
 
 def test_gemmconf_backends_lists_the_inductor_template_families_with_availability(capsys) -> None:
-    from harness import cli
-    from harness.backends import resolve
+    from gemmconf import cli
+    from gemmconf.backends import resolve
 
     assert cli.main(["backends"]) == 0
     lines = capsys.readouterr().out.splitlines()

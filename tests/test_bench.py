@@ -11,10 +11,9 @@ import faulty_backends
 import planted_backends
 import pytest
 import torch
-
-from harness import bench, isolation, plugin
-from harness.backends.eager import EagerBackend
-from harness.scenario import load_suite
+from gemmconf import bench, isolation, plugin
+from gemmconf.backends.eager import EagerBackend
+from gemmconf.scenario import load_suite
 
 SUITE = """
 suite: b
@@ -55,6 +54,7 @@ class CountingBackend:
         def call(*args):
             self.seen.append(args[0].data_ptr())
             return fn(*args)
+
         return call
 
 
@@ -65,6 +65,7 @@ def fake_timer(ms: dict[str, float], log: list[str]):
         name = "backend" if len(log) == 0 else "cublas"
         log.append(name)
         return ms[name]
+
     return timer
 
 
@@ -82,8 +83,13 @@ def test_copies_overflow_l2_twice_and_stay_bounded():
 
 def test_measure_times_backend_and_cublas_on_rotated_copies(instances):
     backend, log = CountingBackend(), []
-    metrics = bench.measure(instances["b/mm"], backend, seed=0, device="cpu",
-                            timer=fake_timer({"backend": 2.0, "cublas": 1.0}, log))
+    metrics = bench.measure(
+        instances["b/mm"],
+        backend,
+        seed=0,
+        device="cpu",
+        timer=fake_timer({"backend": 2.0, "cublas": 1.0}, log),
+    )
     assert log == ["backend", "cublas"] and backend.compiles == 1
     copies = int(metrics["bench_copies"])
     assert copies == bench.MAX_COPIES  # 12 KiB of operands
@@ -108,8 +114,15 @@ def test_run_guarded_benchmarks_only_passing_items_and_keeps_the_verdict(instanc
     monkeypatch.setattr(bench, "measure", measure)
 
     def request(name: str, benchmark: bool = True) -> isolation.ItemRequest:
-        return isolation.ItemRequest(instances[name], "eager", seed=0, device="cpu", target=None,
-                                     repro="-", benchmark=benchmark)
+        return isolation.ItemRequest(
+            instances[name],
+            "eager",
+            seed=0,
+            device="cpu",
+            target=None,
+            repro="-",
+            benchmark=benchmark,
+        )
 
     assert isolation.run_guarded(request("b/mm"), EagerBackend()).metrics["tflops"] == 1.0
     failed = isolation.run_guarded(request("b/bmm"), EagerBackend())
@@ -122,9 +135,16 @@ def test_run_guarded_benchmarks_only_passing_items_and_keeps_the_verdict(instanc
 
 def test_table_prints_each_benchmarked_record():
     records = [
-        {"id": "bench/square[bf16]", "backend": "reference",
-         "metrics": {"time_ms": 1.5, "tflops": 733.0, "cublas_tflops": 790.0,
-                     "vs_cublas": 0.928}},
+        {
+            "id": "bench/square[bf16]",
+            "backend": "reference",
+            "metrics": {
+                "time_ms": 1.5,
+                "tflops": 733.0,
+                "cublas_tflops": 790.0,
+                "vs_cublas": 0.928,
+            },
+        },
         {"id": "bench/square[fp16]", "backend": "reference", "metrics": {"err_ratio": 1.0}},
     ]
     lines = bench.table(records)

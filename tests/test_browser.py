@@ -25,19 +25,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gemmconf.report import page
 from test_report_page import sample_document
-
-from harness.report import page
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOT = ROOT / "reports" / "conformance.png"
 DETAIL_SCREENSHOT = ROOT / "reports" / "conformance-detail.png"
 CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 READY = "document.documentElement?.getAttribute('data-ready') === 'true'"
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio",
-         "--remote-debugging-pipe")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--remote-debugging-pipe",
+)
 
 
 def find_chromium() -> str | None:
@@ -76,15 +85,20 @@ class Chromium:
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                preexec_fn=wire_fds, close_fds=False)
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                preexec_fn=wire_fds,
+                close_fds=False,
+            )
         os.close(child_in)
         os.close(child_out)
         self.write_fd, self.read_fd = to_browser_w, from_browser_r
         self.session: str | None = None
 
-    def send(self, method: str, params: dict[str, Any] | None = None, *,
-             session: bool = True) -> dict[str, Any]:
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, *, session: bool = True
+    ) -> dict[str, Any]:
         self.next_id += 1
         message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
         if session and self.session:
@@ -116,20 +130,27 @@ class Chromium:
 
     def open(self, url: str, width: int = 1400, height: int = 1000) -> None:
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)
-        attached = self.send("Target.attachToTarget",
-                             {"targetId": target["targetId"], "flatten": True}, session=False)
+        attached = self.send(
+            "Target.attachToTarget",
+            {"targetId": target["targetId"], "flatten": True},
+            session=False,
+        )
         self.session = attached["sessionId"]
         self.send("Runtime.enable")
         self.send("Log.enable")
         self.send("Page.enable")
         self.send("Network.enable")
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
         self.send("Page.navigate", {"url": url})
 
     def evaluate(self, expression: str) -> Any:
-        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                                "awaitPromise": True})
+        result = self.send(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
+        )
         if "exceptionDetails" in result:
             raise BrowserError(f"{expression!r} raised: {result['exceptionDetails']}")
         return result["result"].get("value")
@@ -148,20 +169,32 @@ class Chromium:
         for event in self.events:
             if event.get("method") == "Runtime.exceptionThrown":
                 details = event["params"]["exceptionDetails"]
-                found.append(str(details.get("exception", {}).get("description")
-                                 or details.get("text")))
-            elif event.get("method") == "Log.entryAdded" and \
-                    event["params"]["entry"].get("level") == "error":
+                found.append(
+                    str(details.get("exception", {}).get("description") or details.get("text"))
+                )
+            elif (
+                event.get("method") == "Log.entryAdded"
+                and event["params"]["entry"].get("level") == "error"
+            ):
                 found.append(event["params"]["entry"].get("text", ""))
-            elif event.get("method") == "Runtime.consoleAPICalled" and \
-                    event["params"].get("type") == "error":
-                found.append(" ".join(str(a.get("value", a.get("description")))
-                                      for a in event["params"].get("args", [])))
+            elif (
+                event.get("method") == "Runtime.consoleAPICalled"
+                and event["params"].get("type") == "error"
+            ):
+                found.append(
+                    " ".join(
+                        str(a.get("value", a.get("description")))
+                        for a in event["params"].get("args", [])
+                    )
+                )
         return found
 
     def requests(self) -> list[str]:
-        return [e["params"]["request"]["url"] for e in self.events
-                if e.get("method") == "Network.requestWillBeSent"]
+        return [
+            e["params"]["request"]["url"]
+            for e in self.events
+            if e.get("method") == "Network.requestWillBeSent"
+        ]
 
     def screenshot(self, path: Path) -> None:
         shot = self.send("Page.captureScreenshot", {"format": "png"})
@@ -187,8 +220,10 @@ class Chromium:
 def browser(tmp_path: Path):
     binary = find_chromium()
     if binary is None:
-        message = ("Chromium is not installed (apt-get install -y chromium); the page was not "
-                   "checked in a browser")
+        message = (
+            "Chromium is not installed (apt-get install -y chromium); the page was not "
+            "checked in a browser"
+        )
         if os.environ.get("GEMMCONF_REQUIRE_BROWSER") == "1":
             pytest.fail(message + " and GEMMCONF_REQUIRE_BROWSER=1 asks for it")
         pytest.skip(message)
@@ -210,23 +245,28 @@ def test_page_works_in_chromium(browser: Chromium, tmp_path: Path) -> None:
 
     # the matrix: a row per scenario, a column per backend, coloured cells with counts
     headers = browser.evaluate(
-        "Array.from(document.querySelectorAll('#matrix thead th')).map(th => th.textContent)")
+        "Array.from(document.querySelectorAll('#matrix thead th')).map(th => th.textContent)"
+    )
     assert headers[2:] == ["eager", "planted"], headers
     rows = browser.evaluate("document.querySelectorAll('#matrix tbody tr.group-row').length")
     assert rows == 4
     failing_cell = browser.evaluate(
-        "document.querySelector('#matrix tr[data-key=\"dense \u203a mm\"] "
-        "td[data-column=\"planted\"]').className")
+        'document.querySelector(\'#matrix tr[data-key="dense \u203a mm"] '
+        'td[data-column="planted"]\').className'
+    )
     assert "worst-failing" in failing_cell
     assert browser.evaluate("document.querySelectorAll('#plot-k svg .pt').length") > 0
     assert "no benchmark data" not in browser.evaluate(
-        "document.querySelector('#plot-perf').textContent")
+        "document.querySelector('#plot-perf').textContent"
+    )
 
     # a filter hides rows: only failing items leave only the scenario that has them
     browser.evaluate("""(() => { const s = document.getElementById('f-outcome');
         s.value = 'failing'; s.dispatchEvent(new Event('change')); })()""")
-    keys = browser.evaluate("Array.from(document.querySelectorAll('#matrix tbody tr.group-row'))"
-                            ".map(tr => tr.dataset.key)")
+    keys = browser.evaluate(
+        "Array.from(document.querySelectorAll('#matrix tbody tr.group-row'))"
+        ".map(tr => tr.dataset.key)"
+    )
     assert keys == ["dense \u203a mm"], keys
     assert "showing 3 of" in browser.evaluate("document.getElementById('f-status').textContent")
 
@@ -234,8 +274,7 @@ def test_page_works_in_chromium(browser: Chromium, tmp_path: Path) -> None:
     browser.evaluate("document.querySelector('#matrix tr.group-row').click()")
     browser.wait_for("document.querySelectorAll('#matrix tr.items-row button.chip').length > 0")
     assert browser.evaluate("document.getElementById('detail').hidden") is True
-    browser.evaluate("document.querySelector('#matrix tr.items-row button.chip.o-failed')"
-                     ".click()")
+    browser.evaluate("document.querySelector('#matrix tr.items-row button.chip.o-failed').click()")
     browser.wait_for("!document.getElementById('detail').hidden")
     panel = browser.evaluate("document.getElementById('detail').innerText")
     assert "err_ratio" in panel and "generated code" in panel
@@ -255,12 +294,15 @@ def test_page_works_in_chromium(browser: Chromium, tmp_path: Path) -> None:
     # another grouping: one row per dtype
     browser.evaluate("""(() => { const s = document.getElementById('f-group');
         s.value = 'dtype'; s.dispatchEvent(new Event('change')); })()""")
-    keys = browser.evaluate("Array.from(document.querySelectorAll('#matrix tbody tr.group-row'))"
-                            ".map(tr => tr.dataset.key)")
+    keys = browser.evaluate(
+        "Array.from(document.querySelectorAll('#matrix tbody tr.group-row'))"
+        ".map(tr => tr.dataset.key)"
+    )
     assert keys == ["bf16", "e4m3fn", "fp16", "fp32"], keys
     browser.evaluate("document.getElementById('f-reset').click()")
-    browser.evaluate("document.querySelector('#matrix tr.group-row[data-key=\"dense \u203a mm\"]')"
-                     ".click()")
+    browser.evaluate(
+        "document.querySelector('#matrix tr.group-row[data-key=\"dense \u203a mm\"]').click()"
+    )
     assert browser.errors() == []
     browser.screenshot(SCREENSHOT)
     assert SCREENSHOT.stat().st_size > 10_000 and DETAIL_SCREENSHOT.stat().st_size > 10_000
@@ -280,5 +322,6 @@ def test_large_page_stays_usable(browser: Chromium, tmp_path: Path) -> None:
     browser.evaluate("""(() => { const s = document.getElementById('f-backend');
         s.value = s.options[1].value; s.dispatchEvent(new Event('change')); })()""")
     assert "showing 4000 of 8000" in browser.evaluate(
-        "document.getElementById('f-status').textContent")
+        "document.getElementById('f-status').textContent"
+    )
     assert browser.errors() == []

@@ -31,9 +31,8 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
-
-from harness.backends import cutlass_codegen as codegen
-from harness.backends.cutlass import (
+from gemmconf.backends import cutlass_codegen as codegen
+from gemmconf.backends.cutlass import (
     NO_GPU,
     CutlassBackend,
     CutlassCompiled,
@@ -44,7 +43,7 @@ from harness.backends.cutlass import (
     emulate_launch,
     plan_gemm,
 )
-from harness.codecheck import CheckBlock, run_filecheck
+from gemmconf.codecheck import CheckBlock, run_filecheck
 
 ROOT = Path(__file__).resolve().parent.parent
 E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
@@ -53,16 +52,21 @@ HAVE_CUTLASS_LIBRARY = importlib.util.find_spec("cutlass_library") is not None
 needs_cutlass_library = pytest.mark.skipif(
     not HAVE_CUTLASS_LIBRARY,
     reason="cutlass_library is not installed: pip install -e '.[cutlass]' "
-           "(nvidia-cutlass==4.2.0.0)")
+    "(nvidia-cutlass==4.2.0.0)",
+)
 
 
 def _sm90_gpu() -> bool:
-    return (torch.cuda.is_available() and torch.version.hip is None
-            and torch.cuda.get_device_capability() == (9, 0))
+    return (
+        torch.cuda.is_available()
+        and torch.version.hip is None
+        and torch.cuda.get_device_capability() == (9, 0)
+    )
 
 
 needs_sm90 = pytest.mark.skipif(
-    not _sm90_gpu(), reason="needs an sm90 CUDA GPU (H100/H200): the kernels are sm_90a")
+    not _sm90_gpu(), reason="needs an sm90 CUDA GPU (H100/H200): the kernels are sm_90a"
+)
 
 
 def _cpu_rowwise_scaled_mm() -> bool:
@@ -77,13 +81,18 @@ def _cpu_rowwise_scaled_mm() -> bool:
 
 CPU_ROWWISE = _cpu_rowwise_scaled_mm()
 needs_cpu_rowwise = pytest.mark.skipif(
-    not CPU_ROWWISE, reason=f"torch {torch.__version__} has no rowwise fp8 _scaled_mm on the CPU "
-                            "to emulate against (torch 2.13 has)")
+    not CPU_ROWWISE,
+    reason=f"torch {torch.__version__} has no rowwise fp8 _scaled_mm on the CPU "
+    "to emulate against (torch 2.13 has)",
+)
 
 
 def filecheck(checks: str, text: str, what: str) -> None:
-    result = run_filecheck(CheckBlock(what, checks, f"tests/test_cutlass_backend.py::{what}"),
-                           text, artifact_name=f"<{what}>")
+    result = run_filecheck(
+        CheckBlock(what, checks, f"tests/test_cutlass_backend.py::{what}"),
+        text,
+        artifact_name=f"<{what}>",
+    )
     assert result.passed, result.diagnostic
 
 
@@ -95,23 +104,32 @@ KERNELS: dict[str, codegen.KernelSpec] = {
     # mm of a row-major a and a row-major b
     "fp16_mm": codegen.KernelSpec("fp16", "fp16", "fp16", a_major="k", b_major="n"),
     # addmm of a column-major a, a column-major b and a C matrix (TMA-loaded source)
-    "bf16_addmm": codegen.KernelSpec("bf16", "bf16", "bf16", a_major="m", b_major="k",
-                                     source="matrix", source_dtype="bf16"),
+    "bf16_addmm": codegen.KernelSpec(
+        "bf16", "bf16", "bf16", a_major="m", b_major="k", source="matrix", source_dtype="bf16"
+    ),
     # _scaled_mm tensorwise with a bias, to bf16
-    "e4m3_tensorwise_bias": codegen.KernelSpec("e4m3fn", "e4m3fn", "bf16", scaling="tensorwise",
-                                               source="row", source_dtype="bf16"),
+    "e4m3_tensorwise_bias": codegen.KernelSpec(
+        "e4m3fn", "e4m3fn", "bf16", scaling="tensorwise", source="row", source_dtype="bf16"
+    ),
     # _scaled_mm rowwise, mixed fp8 formats, fast accumulation, to fp16
-    "e5m2_rowwise_fast": codegen.KernelSpec("e5m2", "e4m3fn", "fp16", scaling="rowwise",
-                                            fast_accum=True),
+    "e5m2_rowwise_fast": codegen.KernelSpec(
+        "e5m2", "e4m3fn", "fp16", scaling="rowwise", fast_accum=True
+    ),
 }
 MMA = {
     "fp16_mm": ("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "HGMMA.64x128x16.F32"),
-    "bf16_addmm": ("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
-                   "HGMMA.64x128x16.F32.BF16"),
-    "e4m3_tensorwise_bias": ("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
-                             "QGMMA.64x128x32.F32.E4M3.E4M3"),
-    "e5m2_rowwise_fast": ("wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3",
-                          "QGMMA.64x128x32.F32.E5M2.E4M3"),
+    "bf16_addmm": (
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+        "HGMMA.64x128x16.F32.BF16",
+    ),
+    "e4m3_tensorwise_bias": (
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
+        "QGMMA.64x128x32.F32.E4M3.E4M3",
+    ),
+    "e5m2_rowwise_fast": (
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3",
+        "QGMMA.64x128x32.F32.E5M2.E4M3",
+    ),
 }
 TMA_LOAD_PTX = "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
 TMA_STORE_PTX = "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group"
@@ -202,18 +220,40 @@ def test_kernel_names_differ_by_epilogue_and_schedule() -> None:
     assert "fp8_fastaccum" in name and name.endswith("gemmconf_rowwise_none")
 
 
-@pytest.mark.parametrize(("fields", "problem"), [
-    ({"a_dtype": "fp32", "b_dtype": "fp32", "out_dtype": "fp32"}, "a_dtype 'fp32'"),
-    ({"a_dtype": "fp16", "b_dtype": "bf16", "out_dtype": "fp16"}, "do not pair"),
-    ({"a_dtype": "e4m3fn", "b_dtype": "e4m3fn", "out_dtype": "bf16", "scaling": "tensorwise",
-      "a_major": "m"}, "K-major"),
-    ({"a_dtype": "e4m3fn", "b_dtype": "e4m3fn", "out_dtype": "e4m3fn",
-      "scaling": "tensorwise"}, "out_dtype 'e4m3fn'"),
-    ({"a_dtype": "fp16", "b_dtype": "fp16", "out_dtype": "fp16", "scaling": "rowwise"},
-     "for fp8 operands"),
-    ({"a_dtype": "fp16", "b_dtype": "fp16", "out_dtype": "fp16", "source": "row"},
-     "source_dtype goes with a source"),
-])
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"a_dtype": "fp32", "b_dtype": "fp32", "out_dtype": "fp32"}, "a_dtype 'fp32'"),
+        ({"a_dtype": "fp16", "b_dtype": "bf16", "out_dtype": "fp16"}, "do not pair"),
+        (
+            {
+                "a_dtype": "e4m3fn",
+                "b_dtype": "e4m3fn",
+                "out_dtype": "bf16",
+                "scaling": "tensorwise",
+                "a_major": "m",
+            },
+            "K-major",
+        ),
+        (
+            {
+                "a_dtype": "e4m3fn",
+                "b_dtype": "e4m3fn",
+                "out_dtype": "e4m3fn",
+                "scaling": "tensorwise",
+            },
+            "out_dtype 'e4m3fn'",
+        ),
+        (
+            {"a_dtype": "fp16", "b_dtype": "fp16", "out_dtype": "fp16", "scaling": "rowwise"},
+            "for fp8 operands",
+        ),
+        (
+            {"a_dtype": "fp16", "b_dtype": "fp16", "out_dtype": "fp16", "source": "row"},
+            "source_dtype goes with a source",
+        ),
+    ],
+)
 def test_spec_rejects_what_no_kernel_implements(fields: dict[str, Any], problem: str) -> None:
     with pytest.raises(codegen.CodegenError, match=re.escape(problem)):
         codegen.KernelSpec(**fields)
@@ -222,17 +262,26 @@ def test_spec_rejects_what_no_kernel_implements(fields: dict[str, Any], problem:
 @needs_cutlass_library
 def test_rendering_does_not_depend_on_pythonhashseed() -> None:
     """cutlass_library's own default kernel choice does (FACTS.md); pinned tiles must not."""
-    script = ("import hashlib; from harness.backends import cutlass_codegen as c; "
-              "s = c.KernelSpec('e4m3fn', 'e4m3fn', 'bf16', scaling='rowwise', source='row', "
-              "source_dtype='bf16'); print(hashlib.sha256(c.render(s).encode()).hexdigest())")
+    script = (
+        "import hashlib; from gemmconf.backends import cutlass_codegen as c; "
+        "s = c.KernelSpec('e4m3fn', 'e4m3fn', 'bf16', scaling='rowwise', source='row', "
+        "source_dtype='bf16'); print(hashlib.sha256(c.render(s).encode()).hexdigest())"
+    )
     digests = set()
     for seed in ("0", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         digests.add(done.stdout.strip())
-    spec = codegen.KernelSpec("e4m3fn", "e4m3fn", "bf16", scaling="rowwise", source="row",
-                              source_dtype="bf16")
+    spec = codegen.KernelSpec(
+        "e4m3fn", "e4m3fn", "bf16", scaling="rowwise", source="row", source_dtype="bf16"
+    )
     digests.add(hashlib.sha256(codegen.render(spec).encode()).hexdigest())
     assert len(digests) == 1
 
@@ -274,8 +323,13 @@ def fp8(*shape: int, dtype: torch.dtype = E4M3) -> torch.Tensor:
     return torch.randn(*shape).clamp(-8, 8).to(dtype)
 
 
-def assert_like_eager(fn: Callable[..., Any], *args: Any, dynamic: bool = False,
-                      contains: tuple[str, ...] = (), excludes: tuple[str, ...] = ()) -> str:
+def assert_like_eager(
+    fn: Callable[..., Any],
+    *args: Any,
+    dynamic: bool = False,
+    contains: tuple[str, ...] = (),
+    excludes: tuple[str, ...] = (),
+) -> str:
     """Compile `fn` with emulated launches, compare with eager; return the plan artifact."""
     torch.manual_seed(0)
     compiled = compile_emulated(fn, dynamic=dynamic)
@@ -296,37 +350,64 @@ def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 @needs_cutlass_library
-@pytest.mark.parametrize(("a", "b", "contains", "excludes"), [
-    # aligned row-major operands go to the kernel as they are
-    (randn(64, 64), randn(64, 48), ("a k-major, b n-major", "gemm_f16_f16_f32_void_f16"),
-     ("copied",)),
-    # column-major a and b (b = w.t() of a row-major weight): no copy either
-    (col_major(randn(64, 32, dtype=torch.bfloat16)), col_major(randn(32, 48, dtype=torch.bfloat16)),
-     ("a m-major, b k-major", "_nnt_"), ("copied",)),
-    # odd K: zero-padded along K; odd N: D computed wider and cut
-    (randn(127, 33), randn(33, 65),
-     ("kernel problem M=127 N=72 K=40", "a: copied", "b: copied", "D: computed 127x72"), ()),
-    # a 16-byte-aligned padded leading stride is read in place
-    (randn(64, 80)[:, :64], randn(64, 48), (), ("copied",)),
-    # an operand one element off a 16-byte boundary is copied
-    (randn(64 * 64 + 1)[1:].view(64, 64), randn(64, 48), ("a: copied (base address",), ()),
-])
-def test_mm_plans(a: torch.Tensor, b: torch.Tensor, contains: tuple[str, ...],
-                  excludes: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("a", "b", "contains", "excludes"),
+    [
+        # aligned row-major operands go to the kernel as they are
+        (
+            randn(64, 64),
+            randn(64, 48),
+            ("a k-major, b n-major", "gemm_f16_f16_f32_void_f16"),
+            ("copied",),
+        ),
+        # column-major a and b (b = w.t() of a row-major weight): no copy either
+        (
+            col_major(randn(64, 32, dtype=torch.bfloat16)),
+            col_major(randn(32, 48, dtype=torch.bfloat16)),
+            ("a m-major, b k-major", "_nnt_"),
+            ("copied",),
+        ),
+        # odd K: zero-padded along K; odd N: D computed wider and cut
+        (
+            randn(127, 33),
+            randn(33, 65),
+            ("kernel problem M=127 N=72 K=40", "a: copied", "b: copied", "D: computed 127x72"),
+            (),
+        ),
+        # a 16-byte-aligned padded leading stride is read in place
+        (randn(64, 80)[:, :64], randn(64, 48), (), ("copied",)),
+        # an operand one element off a 16-byte boundary is copied
+        (randn(64 * 64 + 1)[1:].view(64, 64), randn(64, 48), ("a: copied (base address",), ()),
+    ],
+)
+def test_mm_plans(
+    a: torch.Tensor, b: torch.Tensor, contains: tuple[str, ...], excludes: tuple[str, ...]
+) -> None:
     assert_like_eager(mm, a, b, contains=contains, excludes=excludes)
 
 
 @needs_cutlass_library
-@pytest.mark.parametrize(("bias_shape", "source"), [
-    ((64, 48), "beta * matrix fp16"), ((48,), "beta * row fp16"), ((1, 48), "beta * row fp16"),
-    ((64, 1), "beta * col fp16"), ((1,), "beta * row fp16"),
-])
+@pytest.mark.parametrize(
+    ("bias_shape", "source"),
+    [
+        ((64, 48), "beta * matrix fp16"),
+        ((48,), "beta * row fp16"),
+        ((1, 48), "beta * row fp16"),
+        ((64, 1), "beta * col fp16"),
+        ((1,), "beta * row fp16"),
+    ],
+)
 def test_addmm_bias_becomes_the_epilogue_source(bias_shape: tuple[int, ...], source: str) -> None:
     def addmm(c, a, b):
         return torch.addmm(c, a, b, beta=0.5, alpha=2.0)
 
-    assert_like_eager(addmm, randn(*bias_shape), randn(64, 40), randn(40, 48),
-                      contains=(source, "alpha=2.0 beta=0.5"))
+    assert_like_eager(
+        addmm,
+        randn(*bias_shape),
+        randn(64, 40),
+        randn(40, 48),
+        contains=(source, "alpha=2.0 beta=0.5"),
+    )
 
 
 @needs_cutlass_library
@@ -335,8 +416,13 @@ def test_addmm_beta_zero_never_reads_c() -> None:
         return torch.addmm(c, a, b, beta=0.0, alpha=1.5)
 
     c = torch.full((64, 48), float("nan"), dtype=torch.bfloat16)
-    plan = assert_like_eager(addmm, c, randn(64, 32, dtype=torch.bfloat16),
-                             randn(32, 48, dtype=torch.bfloat16), excludes=("beta * ",))
+    plan = assert_like_eager(
+        addmm,
+        c,
+        randn(64, 32, dtype=torch.bfloat16),
+        randn(32, 48, dtype=torch.bfloat16),
+        excludes=("beta * ",),
+    )
     assert "gemmconf_alpha_none" in plan
 
 
@@ -345,21 +431,31 @@ def test_linear_and_batched_ops() -> None:
     def linear(x, w, bias):
         return F.linear(x, w, bias)
 
-    assert_like_eager(linear, randn(2, 33, 40), randn(24, 40), randn(24),
-                      contains=("aten.addmm.default", "b k-major"))
+    assert_like_eager(
+        linear,
+        randn(2, 33, 40),
+        randn(24, 40),
+        randn(24),
+        contains=("aten.addmm.default", "b k-major"),
+    )
 
     def bmm(a, b):
         return torch.bmm(a, b)
 
     expanded = randn(1, 32, 48).expand(3, 32, 48)  # batch stride 0: materialized
-    assert_like_eager(bmm, randn(3, 40, 32), expanded,
-                      contains=("L=3 M=40 N=48 K=32", "b: copied (batch stride 0"))
+    assert_like_eager(
+        bmm,
+        randn(3, 40, 32),
+        expanded,
+        contains=("L=3 M=40 N=48 K=32", "b: copied (batch stride 0"),
+    )
 
     def baddbmm(c, a, b):
         return torch.baddbmm(c, a, b, beta=1.0, alpha=1.0)
 
-    assert_like_eager(baddbmm, randn(3, 1, 48), randn(3, 40, 32), randn(3, 32, 48),
-                      contains=("beta * row fp16",))
+    assert_like_eager(
+        baddbmm, randn(3, 1, 48), randn(3, 40, 32), randn(3, 32, 48), contains=("beta * row fp16",)
+    )
 
 
 @needs_cutlass_library
@@ -377,11 +473,15 @@ def test_scaled_mm_plans(scaling: str, bias: bool) -> None:
     bias_t = randn(n, dtype=torch.bfloat16) if bias else None
 
     def scaled_mm(a, b, scale_a, scale_b, bias):
-        return torch._scaled_mm(a, b, scale_a, scale_b, bias=bias, out_dtype=torch.bfloat16,
-                                use_fast_accum=True)
+        return torch._scaled_mm(
+            a, b, scale_a, scale_b, bias=bias, out_dtype=torch.bfloat16, use_fast_accum=True
+        )
 
-    expected = (f"e4m3fn x e5m2 -> bf16, a k-major, b k-major, D = {scaling}(acc)",
-                "fast accumulation", *(("beta * row bf16",) if bias else ()))
+    expected = (
+        f"e4m3fn x e5m2 -> bf16, a k-major, b k-major, D = {scaling}(acc)",
+        "fast accumulation",
+        *(("beta * row bf16",) if bias else ()),
+    )
     assert_like_eager(scaled_mm, a, b, scale_a, scale_b, bias_t, contains=expected)
 
 
@@ -487,25 +587,30 @@ def expected_outcome(instance: Any) -> str | None:
 def _one_block(instance: Any) -> bool:
     """Blockwise scaling of a single block (M = 1, K = N = 128): both scales have one element,
     which eager, and so the backend, reads as tensorwise (passed on an H200)."""
-    return all(d["M"] == 1 and d["K"] == 128 and d["N"] == 128
-               for d in (instance.dims(i) for i in range(len(instance.shape_sets))))
+    return all(
+        d["M"] == 1 and d["K"] == 128 and d["N"] == 128
+        for d in (instance.dims(i) for i in range(len(instance.shape_sets)))
+    )
 
 
 def test_expectations_match_the_backends_coverage() -> None:
-    from harness import expectations
-    from harness.scenario import discover, load_suite
+    from gemmconf import expectations
+    from gemmconf.scenario import discover, load_suite
 
     instances = [i for path in discover(["suites"], ROOT) for i in load_suite(path, root=ROOT)]
-    table = expectations.load(ROOT / "suites" / "expectations", "cutlass",
-                              [i.id for i in instances], ROOT)
+    table = expectations.load(
+        ROOT / "suites" / "expectations", "cutlass", [i.id for i in instances], ROOT
+    )
     wrong = []
     for instance in instances:
         entry = table.lookup(instance.id)
         listed = entry.status if entry else None
         if listed != expected_outcome(instance):
             wrong.append(f"{instance.id}: listed {listed}, expected {expected_outcome(instance)}")
-    assert not wrong, ("suites/expectations/cutlass.yaml disagrees with the backend's coverage:\n"
-                       + "\n".join(wrong[:40]))
+    assert not wrong, (
+        "suites/expectations/cutlass.yaml disagrees with the backend's coverage:\n"
+        + "\n".join(wrong[:40])
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,8 +628,9 @@ def built() -> dict[str, codegen.Built]:
     def build(spec: codegen.KernelSpec) -> codegen.Built:
         # fp16_mm also as the launchable shared library (host shim compiled and linked)
         outputs = ("so", *codegen.OUTPUTS[:3]) if spec == KERNELS["fp16_mm"] else None
-        return codegen.build(codegen.render(spec), codegen.kernel_name(spec),
-                             outputs or codegen.OUTPUTS[:3])
+        return codegen.build(
+            codegen.render(spec), codegen.kernel_name(spec), outputs or codegen.OUTPUTS[:3]
+        )
 
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
         entries = dict(zip(KERNELS, pool.map(build, KERNELS.values()), strict=True))
@@ -559,8 +665,9 @@ def test_sass_uses_gmma_and_tma(built: dict[str, codegen.Built], kernel: str) ->
     filecheck(_checks(checks), built[kernel].text("sass"), "sass")
 
 
-def test_cache_serves_builds_without_nvcc(built: dict[str, codegen.Built],
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cache_serves_builds_without_nvcc(
+    built: dict[str, codegen.Built], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(codegen, "find_nvcc", lambda: None)
     spec = KERNELS["fp16_mm"]
     entry = codegen.build(codegen.render(spec), codegen.kernel_name(spec))
@@ -573,7 +680,7 @@ def test_cache_serves_builds_without_nvcc(built: dict[str, codegen.Built],
 
 def test_shared_library_loads_and_reports_errors(built: dict[str, codegen.Built]) -> None:
     """The launch shim links and answers through ctypes; without a GPU its run fails cleanly."""
-    from harness.backends.cutlass import KernelLibrary, launch_args
+    from gemmconf.backends.cutlass import KernelLibrary, launch_args
 
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: tier 3 launches for real")
@@ -602,8 +709,16 @@ def _gpu_cases() -> list[tuple[str, Callable[..., Any], Callable[[], tuple[Any, 
 
     def scaled(scaling: str, bias: bool, fast: bool) -> Callable[..., Any]:
         def fn(a, b, sa, sb, *rest):
-            return torch._scaled_mm(a, b, sa, sb, bias=rest[0] if rest else None,
-                                    out_dtype=torch.bfloat16, use_fast_accum=fast)
+            return torch._scaled_mm(
+                a,
+                b,
+                sa,
+                sb,
+                bias=rest[0] if rest else None,
+                out_dtype=torch.bfloat16,
+                use_fast_accum=fast,
+            )
+
         return fn
 
     def fp8_inputs(scaling: str, bias: bool, m: int = 256, k: int = 128, n: int = 192):
@@ -624,25 +739,41 @@ def _gpu_cases() -> list[tuple[str, Callable[..., Any], Callable[[], tuple[Any, 
     return [
         ("fp16_mm", mm, lambda: (randn(256, 128), randn(128, 192))),
         ("fp16_mm_odd_col", mm, lambda: (col_major(randn(127, 33)), randn(33, 65))),
-        ("bf16_addmm_bias", addmm,
-         lambda: (randn(192, dtype=bf16), randn(256, 128, dtype=bf16),
-                  randn(128, 192, dtype=bf16))),
-        ("bf16_addmm_matrix", addmm,
-         lambda: (randn(256, 192, dtype=bf16), randn(256, 128, dtype=bf16),
-                  col_major(randn(128, 192, dtype=bf16)))),
+        (
+            "bf16_addmm_bias",
+            addmm,
+            lambda: (
+                randn(192, dtype=bf16),
+                randn(256, 128, dtype=bf16),
+                randn(128, 192, dtype=bf16),
+            ),
+        ),
+        (
+            "bf16_addmm_matrix",
+            addmm,
+            lambda: (
+                randn(256, 192, dtype=bf16),
+                randn(256, 128, dtype=bf16),
+                col_major(randn(128, 192, dtype=bf16)),
+            ),
+        ),
         ("bf16_bmm", bmm, lambda: (randn(3, 130, 64, dtype=bf16), randn(3, 64, 96, dtype=bf16))),
-        ("e4m3_tensorwise_bias", scaled("tensorwise", True, False),
-         lambda: fp8_inputs("tensorwise", True)),
-        ("e4m3_rowwise_fast", scaled("rowwise", False, True),
-         lambda: fp8_inputs("rowwise", False)),
+        (
+            "e4m3_tensorwise_bias",
+            scaled("tensorwise", True, False),
+            lambda: fp8_inputs("tensorwise", True),
+        ),
+        ("e4m3_rowwise_fast", scaled("rowwise", False, True), lambda: fp8_inputs("rowwise", False)),
     ]
 
 
 @needs_cutlass_library
-@pytest.mark.parametrize(("name", "fn", "make_inputs"), _gpu_cases(),
-                         ids=[case[0] for case in _gpu_cases()])
-def test_gpu_cases_plan_on_the_cpu(name: str, fn: Callable[..., Any],
-                                   make_inputs: Callable[[], tuple[Any, ...]]) -> None:
+@pytest.mark.parametrize(
+    ("name", "fn", "make_inputs"), _gpu_cases(), ids=[case[0] for case in _gpu_cases()]
+)
+def test_gpu_cases_plan_on_the_cpu(
+    name: str, fn: Callable[..., Any], make_inputs: Callable[[], tuple[Any, ...]]
+) -> None:
     """The GPU cases, planned and emulated here: the GPU test checks the kernels, not itself."""
     if "rowwise" in name and not CPU_ROWWISE:
         pytest.skip(f"torch {torch.__version__} has no rowwise fp8 _scaled_mm on the CPU")
@@ -653,7 +784,7 @@ def test_gpu_cases_plan_on_the_cpu(name: str, fn: Callable[..., Any],
 @pytest.fixture(scope="module")
 def gpu_kernels() -> None:
     """Build the GPU cases' kernels in parallel first (planned on CPU copies of their inputs)."""
-    from harness.backends.cutlass import _plan_only, prebuild
+    from gemmconf.backends.cutlass import _plan_only, prebuild
 
     specs: set[codegen.KernelSpec] = set()
     for _, fn, make_inputs in _gpu_cases():
@@ -667,10 +798,12 @@ def gpu_kernels() -> None:
 
 @needs_sm90
 @needs_cutlass_library
-@pytest.mark.parametrize(("name", "fn", "make_inputs"), _gpu_cases(),
-                         ids=[case[0] for case in _gpu_cases()])
-def test_gpu_launch_matches_torch(gpu_kernels: None, name: str, fn: Callable[..., Any],
-                                  make_inputs: Callable[[], tuple[Any, ...]]) -> None:
+@pytest.mark.parametrize(
+    ("name", "fn", "make_inputs"), _gpu_cases(), ids=[case[0] for case in _gpu_cases()]
+)
+def test_gpu_launch_matches_torch(
+    gpu_kernels: None, name: str, fn: Callable[..., Any], make_inputs: Callable[[], tuple[Any, ...]]
+) -> None:
     backend = CutlassBackend()
     assert backend.availability() is None, backend.availability()
     torch.manual_seed(0)
@@ -684,7 +817,7 @@ def test_gpu_launch_matches_torch(gpu_kernels: None, name: str, fn: Callable[...
     torch.testing.assert_close(got.float(), want.float(), rtol=tol, atol=tol)
     artifacts = compiled.artifacts()
     assert "launch cutlass3x_sm90" in artifacts["python"]
-    assert "extern \"C\"" in artifacts["cuda"]
+    assert 'extern "C"' in artifacts["cuda"]
     assert "wgmma.mma_async" in artifacts["ptx"]
     if "sass" in artifacts:
         assert re.search(r"[HQ]GMMA\.", artifacts["sass"])
@@ -694,7 +827,7 @@ def test_gpu_launch_matches_torch(gpu_kernels: None, name: str, fn: Callable[...
 @needs_cutlass_library
 def test_gpu_kernel_failure_is_an_error_not_a_wrong_result(gpu_kernels: None) -> None:
     """A plan the kernel cannot implement raises with CUTLASS's status, never returns garbage."""
-    from harness.backends.cutlass import kernel_library
+    from gemmconf.backends.cutlass import kernel_library
 
     a, b = randn(64, 64).cuda(), randn(64, 48).cuda()
     plan = plan_gemm("mm", a, b)
@@ -708,9 +841,9 @@ def test_gpu_kernel_failure_is_an_error_not_a_wrong_result(gpu_kernels: None) ->
 @needs_cpu_rowwise
 def test_codegen_suite_checks_hold_on_emulated_launches() -> None:
     """suites/cutlass/codegen.yaml's `python` and `cuda` blocks, against CPU-planned launches."""
-    from harness import codecheck, inputs, program
-    from harness.runner import applicable_checks
-    from harness.scenario import load_suite
+    from gemmconf import codecheck, inputs, program
+    from gemmconf.runner import applicable_checks
+    from gemmconf.scenario import load_suite
 
     instances = load_suite(ROOT / "suites" / "cutlass" / "codegen.yaml", root=ROOT)
     assert instances

@@ -6,9 +6,8 @@ import textwrap
 
 import pytest
 import torch
-
-from harness import inputs, program
-from harness.scenario import load_suite
+from gemmconf import inputs, program
+from gemmconf.scenario import load_suite
 
 
 def instance(tmp_path, body: str):
@@ -18,21 +17,27 @@ def instance(tmp_path, body: str):
     return only
 
 
-@pytest.mark.parametrize(("layout", "check"), [
-    ("row", lambda t: t.is_contiguous()),
-    ("col", lambda t: t.stride() == (1, 33)),
-    ("t", lambda t: t.shape == (16, 33) and t.is_contiguous()),
-    ("offset", lambda t: t.storage_offset() == 1 and t.stride() == (16, 1)),
-    ("padded", lambda t: t.stride() == (32, 1)),
-    ("padded_odd", lambda t: t.stride() == (17, 1)),
-])
+@pytest.mark.parametrize(
+    ("layout", "check"),
+    [
+        ("row", lambda t: t.is_contiguous()),
+        ("col", lambda t: t.stride() == (1, 33)),
+        ("t", lambda t: t.shape == (16, 33) and t.is_contiguous()),
+        ("offset", lambda t: t.storage_offset() == 1 and t.stride() == (16, 1)),
+        ("padded", lambda t: t.stride() == (32, 1)),
+        ("padded_odd", lambda t: t.stride() == (17, 1)),
+    ],
+)
 def test_layouts(tmp_path, layout, check):
-    item = instance(tmp_path, f"""
+    item = instance(
+        tmp_path,
+        f"""
         op: mm
         dtype: bf16
         shape: {{M: 33, N: 8, K: 16}}
         layout: {{a: {layout}}}
-    """)
+    """,
+    )
     built = inputs.build(item, 0, run_seed=0)
     a = built.tensors[built.names.index("a")]
     assert check(a), (layout, a.shape, a.stride(), a.storage_offset())
@@ -44,29 +49,38 @@ def test_layouts(tmp_path, layout, check):
 
 
 def test_expand_and_alias(tmp_path):
-    batched = instance(tmp_path, """
+    batched = instance(
+        tmp_path,
+        """
         op: bmm
         shape: {B: 3, M: 4, N: 5, K: 6}
         layout: {b: expand}
-    """)
+    """,
+    )
     b = inputs.build(batched, 0, 0).tensors[1]
     assert b.stride()[0] == 0 and b.shape == (3, 6, 5)
-    aliased = instance(tmp_path, """
+    aliased = instance(
+        tmp_path,
+        """
         op: mm
         shape: {M: 8, N: 8, K: 8}
         layout: alias
-    """)
+    """,
+    )
     built = inputs.build(aliased, 0, 0)
     assert built.tensors[0] is built.tensors[1]
     assert "same tensor as a" in built.describe()
 
 
 def test_seeds_differ_per_item_shape_set_and_run_but_repeat(tmp_path):
-    item = instance(tmp_path, """
+    item = instance(
+        tmp_path,
+        """
         op: mm
         shapes: [{M: 4, N: 4, K: 4}, {M: 4, N: 4, K: 4}]
         compile: dynamic
-    """)
+    """,
+    )
     first = inputs.build(item, 0, 0).tensors[0]
     assert torch.equal(first, inputs.build(item, 0, 0).tensors[0])
     assert not torch.equal(first, inputs.build(item, 1, 0).tensors[0])
@@ -76,10 +90,13 @@ def test_seeds_differ_per_item_shape_set_and_run_but_repeat(tmp_path):
 
 @pytest.mark.parametrize("k", [1, 64, 4096])
 def test_values_are_scaled_to_unit_outputs_and_never_zero(tmp_path, k):
-    item = instance(tmp_path, f"""
+    item = instance(
+        tmp_path,
+        f"""
         op: mm
         shape: {{M: 16, N: 16, K: {k}}}
-    """)
+    """,
+    )
     a, b = inputs.build(item, 0, 0).tensors
     assert a.abs().sum() > 0 and b.abs().sum() > 0
     std = (a @ b).std().item()
@@ -88,12 +105,15 @@ def test_values_are_scaled_to_unit_outputs_and_never_zero(tmp_path, k):
 
 @pytest.mark.parametrize("scaling", ["tensorwise", "rowwise", "blockwise"])
 def test_fp8_dequantizes_exactly(tmp_path, scaling):
-    item = instance(tmp_path, f"""
+    item = instance(
+        tmp_path,
+        f"""
         op: scaled_mm
         scaling: {scaling}
         shape: {{M: 32, N: 128, K: 256}}
         layout: {{b: col}}
-    """)
+    """,
+    )
     built = inputs.build(item, 0, 0)
     tensors = dict(zip(built.names, built.tensors, strict=True))
     refs = dict(zip(built.names, built.reference, strict=True))
@@ -112,21 +132,27 @@ def test_fp8_dequantizes_exactly(tmp_path, scaling):
 
 
 def test_nan_planted_in_both_inputs_and_reference(tmp_path):
-    item = instance(tmp_path, """
+    item = instance(
+        tmp_path,
+        """
         op: mm
         shape: {M: 4, N: 4, K: 4}
         values: nan_in_a
-    """)
+    """,
+    )
     built = inputs.build(item, 0, 0)
     assert torch.isnan(built.tensors[0]).any() and torch.isnan(built.reference[0]).any()
 
 
 def test_tf32_context_is_scoped(tmp_path):
-    item = instance(tmp_path, """
+    item = instance(
+        tmp_path,
+        """
         op: mm
         dtype: tf32
         shape: {M: 4, N: 4, K: 4}
-    """)
+    """,
+    )
     before = torch.get_float32_matmul_precision()
     with program.numerics(item):
         assert torch.backends.cuda.matmul.allow_tf32
@@ -134,16 +160,20 @@ def test_tf32_context_is_scoped(tmp_path):
     assert not torch.backends.cuda.matmul.allow_tf32
 
 
-@pytest.mark.parametrize(("op", "extra", "scale"), [
-    ("addmm", "alpha: -2.0\nbeta: 0.5\nbias: [M, N]\n", 2.0),
-    ("linear", "bias: [N]\n", 1.0),
-    ("mm", "layout: {a: t}\n", 1.0),
-    ("baddbmm", "shape: {B: 2, M: 7, N: 5, K: 3}\nalpha: 3.0\nbias: [B, M, N]\n", 3.0),
-])
+@pytest.mark.parametrize(
+    ("op", "extra", "scale"),
+    [
+        ("addmm", "alpha: -2.0\nbeta: 0.5\nbias: [M, N]\n", 2.0),
+        ("linear", "bias: [N]\n", 1.0),
+        ("mm", "layout: {a: t}\n", 1.0),
+        ("baddbmm", "shape: {B: 2, M: 7, N: 5, K: 3}\nalpha: 3.0\nbias: [B, M, N]\n", 3.0),
+    ],
+)
 def test_rounding_magnitude_is_the_gemm_of_absolute_values_alone(tmp_path, op, extra, scale):
     """What TF32 input rounding can cost per element: |alpha| * (|A| @ |B|), no C, no bias."""
-    body = f"op: {op}\ndtype: tf32\n" + (extra if "shape:" in extra
-                                         else "shape: {M: 7, N: 5, K: 3}\n" + extra)
+    body = f"op: {op}\ndtype: tf32\n" + (
+        extra if "shape:" in extra else "shape: {M: 7, N: 5, K: 3}\n" + extra
+    )
     item = instance(tmp_path, body)
     built = inputs.build(item, 0, run_seed=0)
     rounding = program.make_rounding_magnitude(item)(*built.reference)
@@ -157,18 +187,24 @@ def test_rounding_magnitude_is_the_gemm_of_absolute_values_alone(tmp_path, op, e
 
 
 def test_no_rounding_magnitude_after_an_epilogue_or_for_fp8(tmp_path):
-    with_epilogue = instance(tmp_path, """
+    with_epilogue = instance(
+        tmp_path,
+        """
         op: mm
         dtype: tf32
         shape: {M: 4, N: 4, K: 4}
         epilogue: [tanh]
-    """)
+    """,
+    )
     assert program.make_rounding_magnitude(with_epilogue) is None
-    fp8 = instance(tmp_path, """
+    fp8 = instance(
+        tmp_path,
+        """
         op: scaled_mm
         dtype: e4m3fn
         scaling: tensorwise
         shape: {M: 16, N: 16, K: 16}
         layout: {b: col}
-    """)
+    """,
+    )
     assert program.make_rounding_magnitude(fp8) is None

@@ -31,14 +31,20 @@ def wait_for_records(partial: Path, count: int, process: subprocess.Popen, limit
     raise AssertionError(f"fewer than {count} records after {limit} s: {process.communicate()}")
 
 
-def interrupt_the_slow_run(tmp_path: Path, sig: int, *, to_group: bool = False,
-                           env: dict[str, str] | None = None):
+def interrupt_the_slow_run(
+    tmp_path: Path, sig: int, *, to_group: bool = False, env: dict[str, str] | None = None
+):
     """Start the suite on the one-second backend, send `sig` once two records are on disk; the
     finished process, the records seen before the signal and the run's output."""
     process = subprocess.Popen(
         [sys.executable, "-m", "pytest", "suites", "--backend", "faulty_backends:slow"],
-        cwd=tmp_path, env={**os.environ, **(env or {})},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        cwd=tmp_path,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         before = wait_for_records(tmp_path / "reports" / "results.json.partial", 2, process, 120)
         if to_group:  # what a terminal's Ctrl-C does: the whole foreground process group
@@ -52,13 +58,15 @@ def interrupt_the_slow_run(tmp_path: Path, sig: int, *, to_group: bool = False,
     return process, before, output
 
 
-@pytest.mark.parametrize(("sig", "to_group"), [(signal.SIGTERM, False), (signal.SIGINT, True)],
-                         ids=["SIGTERM", "ctrl-c"])
+@pytest.mark.parametrize(
+    ("sig", "to_group"), [(signal.SIGTERM, False), (signal.SIGINT, True)], ids=["SIGTERM", "ctrl-c"]
+)
 def test_interrupt_writes_partial_results_marked_incomplete(tmp_path, sig, to_group):
     faulty_backends.make_suite(tmp_path)
     log = tmp_path / "calls.log"
     process, before, output = interrupt_the_slow_run(
-        tmp_path, sig, to_group=to_group, env={faulty_backends.LOG_ENV: str(log)})
+        tmp_path, sig, to_group=to_group, env={faulty_backends.LOG_ENV: str(log)}
+    )
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     document = json.loads((tmp_path / "reports" / "results.json").read_text())
     assert document["complete"] is False and document["exit_status"] == 2
@@ -78,10 +86,15 @@ def test_results_are_written_even_when_another_plugins_sessionfinish_raises(tmp_
     faulty_backends.make_suite(tmp_path)
     (tmp_path / "conftest.py").write_text(
         "def pytest_sessionfinish(session, exitstatus):\n"
-        "    raise OSError('cannot send (already closed?)')\n")
+        "    raise OSError('cannot send (already closed?)')\n"
+    )
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "suites", "--backend", "eager"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "cannot send" in result.stdout + result.stderr
     document = json.loads((tmp_path / "reports" / "results.json").read_text())
     assert len(document["records"]) == 6
@@ -94,8 +107,8 @@ def test_sigterm_finalizes_results_where_another_handler_was_installed(tmp_path)
     one that exits at once; gemmconf's must still go first and write the final results."""
     faulty_backends.make_suite(tmp_path)
     (tmp_path / "conftest.py").write_text(
-        "import os, signal\n"
-        "signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(143))\n")
+        "import os, signal\nsignal.signal(signal.SIGTERM, lambda signum, frame: os._exit(143))\n"
+    )
     process, _, output = interrupt_the_slow_run(tmp_path, signal.SIGTERM)
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     document = json.loads((tmp_path / "reports" / "results.json").read_text())

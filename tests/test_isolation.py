@@ -16,12 +16,11 @@ from types import SimpleNamespace
 import faulty_backends
 import pytest
 import torch
-
-from harness import isolation
-from harness.backends import RunOptions
-from harness.plugin import leak_warnings
-from harness.runner import ItemResult
-from harness.scenario import load_suite
+from gemmconf import isolation
+from gemmconf.backends import RunOptions
+from gemmconf.plugin import leak_warnings
+from gemmconf.runner import ItemResult
+from gemmconf.scenario import load_suite
 
 pytest_plugins = ["pytester"]
 
@@ -54,13 +53,17 @@ def assert_costs_only_the_trigger(doc: dict, backend: str, reason: str) -> None:
     assert records[TRIGGER]["outcome"] == "failed"
     assert reason in records[TRIGGER]["reason"]
     others = {rid: r["outcome"] for rid, r in records.items() if rid != TRIGGER}
-    assert others == {rid: "skipped" if records[rid].get("skip_class") else "passed"
-                      for rid in others}  # mm_sm90 runs on a Hopper GPU
+    assert others == {
+        rid: "skipped" if records[rid].get("skip_class") else "passed" for rid in others
+    }  # mm_sm90 runs on a Hopper GPU
 
 
 def test_crashes_cost_one_item_each_and_the_run_goes_on(suite):
-    result = suite.runpytest("suites", "--backend", "faulty_backends:segfault,"
-                             "faulty_backends:aborts,faulty_backends:exits")
+    result = suite.runpytest(
+        "suites",
+        "--backend",
+        "faulty_backends:segfault,faulty_backends:aborts,faulty_backends:exits",
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     doc = document(suite)
     assert doc["complete"] is True and doc["isolated"] is True and doc["item_timeout"] == "auto"
@@ -73,14 +76,17 @@ def test_crashes_cost_one_item_each_and_the_run_goes_on(suite):
     # each crash cost its worker: 3 crashes, 4 worker processes, none of them pytest's
     pids = [pid for pid, _, _ in calls(suite)]
     assert len(set(pids)) == 4 and os.getpid() not in pids
-    result.stdout.fnmatch_lines([
-        "*crashed: SIGSEGV: the worker process running this item was killed by SIGSEGV*",
-        "*Captured stderr call*", "*Fatal Python error: Segmentation fault*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*crashed: SIGSEGV: the worker process running this item was killed by SIGSEGV*",
+            "*Captured stderr call*",
+            "*Fatal Python error: Segmentation fault*",
+        ]
+    )
 
 
 def test_hang_times_out_and_the_worker_is_killed(suite):
-    result = suite.runpytest("suites", "--backend", "faulty_backends:hangs",
-                             "--item-timeout", "4")
+    result = suite.runpytest("suites", "--backend", "faulty_backends:hangs", "--item-timeout", "4")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     doc = document(suite)
     assert doc["complete"] is True and doc["item_timeout"] == "4"
@@ -103,8 +109,8 @@ def test_cuda_error_replaces_the_worker(suite):
     assert "Traceback" in details and "_fake_cuda_fault" in details
     log = calls(suite)
     at = next(i for i, (_, _, trigger) in enumerate(log) if trigger)
-    assert {pid for pid, _, _ in log[:at + 1]} == {log[at][0]}  # one worker up to the fault
-    assert log[at][0] not in {pid for pid, _, _ in log[at + 1:]}  # a fresh one after it
+    assert {pid for pid, _, _ in log[: at + 1]} == {log[at][0]}  # one worker up to the fault
+    assert log[at][0] not in {pid for pid, _, _ in log[at + 1 :]}  # a fresh one after it
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -116,8 +122,9 @@ def test_out_of_bounds_kernel_costs_one_item(suite):
     records = by_backend(doc, "oob-write")
     assert records[TRIGGER]["outcome"] == "failed"
     assert "illegal memory access" in records[TRIGGER]["reason"]
-    assert all(r["outcome"] in ("passed", "skipped") for rid, r in records.items()
-               if rid != TRIGGER)
+    assert all(
+        r["outcome"] in ("passed", "skipped") for rid, r in records.items() if rid != TRIGGER
+    )
     assert {r["outcome"] for r in by_backend(doc, "eager").values()} <= {"passed", "skipped"}
 
 
@@ -129,15 +136,17 @@ def test_gpu_memory_leak_is_reported(suite):
     leaked = [r["metrics"]["leaked_bytes"] for r in ran if "leaked_bytes" in r["metrics"]]
     assert len(leaked) == len(ran) - 1  # all but the backend's first item are checked
     assert all(size >= 4 << 20 for size in leaked)
-    assert not any("leaked_bytes" in r.get("metrics", {})
-                   for r in by_backend(doc, "eager").values())
+    assert not any(
+        "leaked_bytes" in r.get("metrics", {}) for r in by_backend(doc, "eager").values()
+    )
     result.stdout.fnmatch_lines(["*warning: backend leaks-gpu-memory left GPU memory allocated*"])
 
 
 def test_isolated_by_default_no_isolate_in_process_suite_bugs_errors_either_way(suite):
     (suite.path / "suites" / "bug.yaml").write_text(
         "suite: bug\nscenarios:\n  - name: mm_raises\n    op: mm\n"
-        "    shape: {M: 4, N: 4, K: 4}\n    checks: {raises: ValueError}\n")
+        "    shape: {M: 4, N: 4, K: 4}\n    checks: {raises: ValueError}\n"
+    )
     args = ["suites", "--backend", "faulty_backends:logs_only,faulty_backends:broken_protocol"]
     for mode in ([], ["--no-isolate"]):
         (suite.path / "calls.log").unlink(missing_ok=True)
@@ -152,17 +161,23 @@ def test_isolated_by_default_no_isolate_in_process_suite_bugs_errors_either_way(
             assert record["outcome"] == "error" and "expects eager to raise" in record["reason"]
         records = by_backend(doc, "broken-protocol")  # a harness error fails its item only
         assert records[TRIGGER]["outcome"] == "failed"
-        assert_costs_only_the_trigger({"records": [r for r in doc["records"]
-                                                   if r["id"] != "bug/mm_raises"]},
-                                      "broken-protocol", "")
+        assert_costs_only_the_trigger(
+            {"records": [r for r in doc["records"] if r["id"] != "bug/mm_raises"]},
+            "broken-protocol",
+            "",
+        )
         result.stdout.fnmatch_lines(["*has no attribute 'graph_count'*"])
 
 
 def test_same_seed_same_results_other_seeds_same_verdicts(suite):
     runs = {}
     for name, seed in (("a", 0), ("b", 0), ("s1", 1), ("s2", 2)):
-        assert suite.runpytest("suites", "--backend", "eager", "--seed", str(seed),
-                               "--results", f"{name}.json").ret == 0
+        assert (
+            suite.runpytest(
+                "suites", "--backend", "eager", "--seed", str(seed), "--results", f"{name}.json"
+            ).ret
+            == 0
+        )
         runs[name] = document(suite, f"{name}.json")
 
     def timeless(doc: dict) -> list[dict]:
@@ -171,19 +186,28 @@ def test_same_seed_same_results_other_seeds_same_verdicts(suite):
     assert timeless(runs["a"]) == timeless(runs["b"])  # metrics to the last bit
     same_run = {k for k in runs["a"] if runs["a"][k] != runs["b"][k]}
     assert same_run <= {"records", "finished", "command"}
-    verdicts = {name: {(r["id"], r["outcome"]) for r in doc["records"]}
-                for name, doc in runs.items()}
+    verdicts = {
+        name: {(r["id"], r["outcome"]) for r in doc["records"]} for name, doc in runs.items()
+    }
     assert verdicts["a"] == verdicts["s1"] == verdicts["s2"]
-    errors = {name: [r.get("metrics", {}).get("max_abs_err") for r in doc["records"]]
-              for name, doc in runs.items()}
+    errors = {
+        name: [r.get("metrics", {}).get("max_abs_err") for r in doc["records"]]
+        for name, doc in runs.items()
+    }
     assert errors["a"] != errors["s1"] != errors["s2"]  # the seed reaches the inputs
 
 
-@pytest.mark.parametrize(("value", "words"), [
-    ("x", "--item-timeout: expected a number of seconds >= 0 (0: no timeout) or 'auto', got 'x'"),
-    ("-1", "--item-timeout: expected a number of seconds >= 0*got '-1'"),
-    ("inf", "--item-timeout: expected*got 'inf'"),
-])
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        (
+            "x",
+            "--item-timeout: expected a number of seconds >= 0 (0: no timeout) or 'auto', got 'x'",
+        ),
+        ("-1", "--item-timeout: expected a number of seconds >= 0*got '-1'"),
+        ("inf", "--item-timeout: expected*got 'inf'"),
+    ],
+)
 def test_bad_item_timeout_is_a_usage_error(suite, value, words):
     result = suite.runpytest("suites", "--backend", "eager", "--item-timeout", value)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -197,7 +221,9 @@ def test_bad_item_timeout_is_a_usage_error(suite, value, words):
 @pytest.fixture(scope="module")
 def instances(tmp_path_factory) -> dict[str, object]:
     path = tmp_path_factory.mktemp("suite") / "t.yaml"
-    path.write_text(faulty_backends.SUITE + """
+    path.write_text(
+        faulty_backends.SUITE
+        + """
   - name: big
     op: mm
     shape: {M: 4096, N: 4096, K: 4096}
@@ -205,7 +231,8 @@ def instances(tmp_path_factory) -> dict[str, object]:
     op: mm
     shapes: [{M: 8, N: 8, K: 8}, {M: 9, N: 8, K: 8}, {M: 16, N: 8, K: 8}]
     compile: dynamic
-""")
+"""
+    )
     return {i.id: i for i in load_suite(path)}
 
 
@@ -214,11 +241,15 @@ def test_default_timeout_scales_with_the_item(instances):
     timeout = isolation.scaled_timeout
     assert timeout(small, "cuda", cold=False) == isolation.BASE_S
     assert timeout(dyn, "cuda", cold=False) == isolation.BASE_S + 2 * isolation.PER_SHAPE_SET_S
-    assert timeout(big, "cpu", cold=False) > timeout(big, "cuda", cold=False) > timeout(
-        small, "cuda", cold=False)
+    assert (
+        timeout(big, "cpu", cold=False)
+        > timeout(big, "cuda", cold=False)
+        > timeout(small, "cuda", cold=False)
+    )
     assert timeout(small, "cpu", cold=True) == timeout(small, "cpu", cold=False) + isolation.COLD_S
     assert isolation.TimeoutPolicy().seconds(big, "cpu", cold=False) == timeout(
-        big, "cpu", cold=False)
+        big, "cpu", cold=False
+    )
     assert isolation.TimeoutPolicy().seconds(small, "cpu", cold=False, slowest=30.0) == 300
     assert isolation.TimeoutPolicy(fixed=7).seconds(big, "cpu", cold=True, slowest=30.0) == 7
     assert isolation.TimeoutPolicy(fixed=0).seconds(big, "cpu", cold=True) is None
@@ -232,15 +263,18 @@ def test_a_backends_compile_allowance_is_added_per_compile_under_auto_only(insta
     base = auto.seconds(static, "cuda", cold=False)
     assert auto.seconds(static, "cuda", cold=False, compile_s=600.0) == base + 600.0
     # tiny/dyn: three shape sets through one dynamic compile, so one allowance
-    assert auto.seconds(dyn, "cuda", cold=False, compile_s=600.0) == auto.seconds(
-        dyn, "cuda", cold=False) + 600.0
-    assert isolation.TimeoutPolicy(fixed=7).seconds(static, "cuda", cold=False,
-                                                    compile_s=600.0) == 7
+    assert (
+        auto.seconds(dyn, "cuda", cold=False, compile_s=600.0)
+        == auto.seconds(dyn, "cuda", cold=False) + 600.0
+    )
+    assert (
+        isolation.TimeoutPolicy(fixed=7).seconds(static, "cuda", cold=False, compile_s=600.0) == 7
+    )
 
 
 def test_compile_allowance_is_read_from_the_backend_and_never_negative():
-    from harness.backends import resolve
-    from harness.plugin import _compile_allowance
+    from gemmconf.backends import resolve
+    from gemmconf.plugin import _compile_allowance
 
     assert _compile_allowance(resolve("inductor-max-autotune:CUTLASS")) == 600.0
     assert _compile_allowance(resolve("inductor-max-autotune:TRITON")) == 180.0
@@ -281,8 +315,9 @@ class FakeMemory:
         self.garbage = 0
 
     def watch(self) -> isolation.MemoryWatch:
-        return isolation.MemoryWatch(self.allocated, self.drop_caches, self.collect,
-                                     threshold=1 << 20)
+        return isolation.MemoryWatch(
+            self.allocated, self.drop_caches, self.collect, threshold=1 << 20
+        )
 
 
 def test_memory_watch_reports_growth_beyond_threshold_that_gc_does_not_free():
@@ -323,8 +358,9 @@ def test_run_guarded_records_leaked_bytes(instances):
             memory.live, memory.garbage = memory.live + (2 << 20), 2 << 20
             return faulty_backends.logs_only.compile(fn, example_inputs, dynamic=dynamic)
 
-    request = isolation.ItemRequest(instances["tiny/addmm"], "leaky", seed=0, device="cpu",
-                                    target=None, repro="pytest x")
+    request = isolation.ItemRequest(
+        instances["tiny/addmm"], "leaky", seed=0, device="cpu", target=None, repro="pytest x"
+    )
     result = isolation.run_guarded(request, Leaky(), watch=memory.watch())
     assert result.passed and result.metrics["leaked_bytes"] == 2 << 20
     clean = isolation.run_guarded(request, faulty_backends.logs_only)
@@ -336,8 +372,9 @@ def test_leak_check_watches_cuda_items_after_a_backends_first(instances, monkeyp
     check = isolation.LeakCheck(threshold=5)
 
     def request(label: str, device: str) -> isolation.ItemRequest:
-        return isolation.ItemRequest(instances["tiny/addmm"], label, seed=0, device=device,
-                                     target=None, repro="r")
+        return isolation.ItemRequest(
+            instances["tiny/addmm"], label, seed=0, device=device, target=None, repro="r"
+        )
 
     assert check.watch_for(request("a", "cuda")) is None  # its first: cuBLAS workspaces
     assert check.watch_for(request("a", "cuda")) == ("watch", 5)
@@ -346,9 +383,12 @@ def test_leak_check_watches_cuda_items_after_a_backends_first(instances, monkeyp
 
 
 def test_leak_warnings_name_the_backend():
-    records = [{"backend": "a", "metrics": {"leaked_bytes": 3 << 20}},
-               {"backend": "a", "metrics": {"leaked_bytes": 1 << 20}},
-               {"backend": "b", "metrics": {"max_abs_err": 0.0}}, {"backend": "c"}]
+    records = [
+        {"backend": "a", "metrics": {"leaked_bytes": 3 << 20}},
+        {"backend": "a", "metrics": {"leaked_bytes": 1 << 20}},
+        {"backend": "b", "metrics": {"max_abs_err": 0.0}},
+        {"backend": "c"},
+    ]
     lines = leak_warnings(records)
     assert len(lines) == 1 and "backend a left GPU memory allocated after 2 item(s)" in lines[0]
     assert "up to 3.0 MiB, 4.0 MiB in all" in lines[0]
@@ -357,12 +397,14 @@ def test_leak_warnings_name_the_backend():
 def test_a_cuda_fault_outside_the_backend_restarts_the_worker(instances, monkeypatch):
     """The GPU reports an out-of-bounds write at the next synchronisation, often in the
     oracle, after the backend returned: the worker still fails the item and exits."""
+
     def fault(*args, **kwargs):
         raise RuntimeError("CUDA error: an illegal memory access was encountered\nmore")
 
     monkeypatch.setattr(isolation, "run_item", fault)
-    request = isolation.ItemRequest(instances["tiny/addmm"], "x", seed=0, device="cuda",
-                                    target=None, repro="pytest x")
+    request = isolation.ItemRequest(
+        instances["tiny/addmm"], "x", seed=0, device="cuda", target=None, repro="pytest x"
+    )
     reply = isolation.serve(request, faulty_backends.logs_only)
     assert reply.kind == "result" and reply.restart
     assert reply.result.summary == "CUDA error: an illegal memory access was encountered"
@@ -383,8 +425,9 @@ def test_a_fault_found_at_the_final_synchronize_fails_the_item(instances, monkey
 
     monkeypatch.setattr(isolation, "run_item", lambda *a, **k: ItemResult(passed=True))
     monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=FaultedCuda()))
-    request = isolation.ItemRequest(instances["tiny/addmm"], "x", seed=0, device="cuda",
-                                    target=None, repro="pytest x")
+    request = isolation.ItemRequest(
+        instances["tiny/addmm"], "x", seed=0, device="cuda", target=None, repro="pytest x"
+    )
     reply = isolation.serve(request, faulty_backends.logs_only)
     assert reply.restart and not reply.result.passed
     assert reply.result.summary == "CUDA error: an illegal memory access was encountered"
@@ -393,8 +436,16 @@ def test_a_fault_found_at_the_final_synchronize_fails_the_item(instances, monkey
 def test_results_travel_as_plain_values():
     import numpy as np
 
-    result = ItemResult(passed=True, metrics={"a": np.float64(0.5), "b": torch.tensor(3),
-                                              "c": [np.int32(2)], "d": None, "e": object()})
+    result = ItemResult(
+        passed=True,
+        metrics={
+            "a": np.float64(0.5),
+            "b": torch.tensor(3),
+            "c": [np.int32(2)],
+            "d": None,
+            "e": object(),
+        },
+    )
     plain = isolation._plain_result(result).metrics
     assert plain["a"] == 0.5 and type(plain["a"]) is float
     assert plain["b"] == 3 and type(plain["b"]) is int
@@ -406,12 +457,19 @@ def test_worker_runs_items_like_run_item(instances):
     """The runner API without pytest: same verdicts and metrics as in-process."""
     runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions())
     try:
-        requests = [isolation.ItemRequest(instances[i], "eager", seed=0, device="cpu",
-                                          target=None, repro="r")
-                    for i in ("tiny/addmm", "tiny/mm[fp16-17x9x33]")]
+        requests = [
+            isolation.ItemRequest(
+                instances[i], "eager", seed=0, device="cpu", target=None, repro="r"
+            )
+            for i in ("tiny/addmm", "tiny/mm[fp16-17x9x33]")
+        ]
         isolated = [runner.run(r) for r in requests]
-        here = [isolation.InProcessRunner({"eager": isolation.configured_backend(
-            "eager", RunOptions())}).run(r) for r in requests]
+        here = [
+            isolation.InProcessRunner(
+                {"eager": isolation.configured_backend("eager", RunOptions())}
+            ).run(r)
+            for r in requests
+        ]
         assert [r.metrics for r in isolated] == [r.metrics for r in here]
         assert all(r.passed for r in isolated) and runner.starts == 1
     finally:
@@ -427,10 +485,10 @@ def test_exit_texts():
     assert not isolation.is_cuda_fault(RuntimeError("CUDA out of memory. Tried to allocate"))
 
 
-
 def test_a_debugger_gets_the_item_in_process(suite):
-    result = suite.runpytest("suites", "--backend", "faulty_backends:logs_only", "--pdb",
-                             "-k", "addmm")
+    result = suite.runpytest(
+        "suites", "--backend", "faulty_backends:logs_only", "--pdb", "-k", "addmm"
+    )
     assert result.ret == 0
     assert {pid for pid, _, _ in calls(suite)} == {os.getpid()}
     result.stdout.fnmatch_lines(["gemmconf: items run in-process; item timeout none"])
@@ -438,8 +496,9 @@ def test_a_debugger_gets_the_item_in_process(suite):
 
 def test_a_worker_that_cannot_start_fails_the_item_with_the_reason(instances):
     runner = isolation.IsolatedRunner({"x": "no_such_module:backend"}, RunOptions())
-    request = isolation.ItemRequest(instances["tiny/addmm"], "x", seed=0, device="cpu",
-                                    target=None, repro="r")
+    request = isolation.ItemRequest(
+        instances["tiny/addmm"], "x", seed=0, device="cpu", target=None, repro="r"
+    )
     try:
         result = runner.run(request)
     finally:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from harness.oracle import POLICIES, Verdict, judge, policy_for, without_eager
+from gemmconf.oracle import POLICIES, Verdict, judge, policy_for, without_eager
 
 E4M3 = torch.float8_e4m3fn
 SEEDS = range(5)
@@ -114,20 +113,21 @@ def truncate_to_tf32(x: torch.Tensor) -> torch.Tensor:
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("k", [1, 2, 16])
 def test_truncated_tf32_passes_at_small_k_where_the_largest_product_dwarfs_the_rms(
-        k, seed, alpha, beta):
+    k, seed, alpha, beta
+):
     """Inductor's TRITON addmm at K=1 on an H200 was off by exactly the truncation error, 4.8x
     the floor alone (eager's own error there was under the floor). The per-element input-rounding
     bound (`rounding`) admits it; without it the same result fails for some seeds."""
     a, b = gemm_inputs(torch.float32, 64, 48, k, seed)
     c = 2 * torch.randn(64, 48, generator=torch.Generator().manual_seed(seed))
     reference = beta * c.double() + alpha * fp64(a, b)
-    truncated = beta * c + alpha * (truncate_to_tf32(a).double()
-                                    @ truncate_to_tf32(b).double()).float()
+    truncated = (
+        beta * c + alpha * (truncate_to_tf32(a).double() @ truncate_to_tf32(b).double()).float()
+    )
     # |alpha| * (|A| @ |B|), as program.make_rounding_magnitude builds it: C is not rounded
     rounding = abs(alpha) * (a.double().abs() @ b.double().abs())
     policy = policy_for(torch.float32, compute="tf32")
-    verdict = judge(reference.float(), truncated, reference, k=k, policy=policy,
-                    rounding=rounding)
+    verdict = judge(reference.float(), truncated, reference, k=k, policy=policy, rounding=rounding)
     assert verdict.passed, verdict.message()
 
 
@@ -135,10 +135,16 @@ def test_the_tf32_bound_still_catches_a_wrong_product():
     """The input-rounding bound is 2^-9 of each |a||b| sum: a dropped K term is far beyond it."""
     a, b = gemm_inputs(torch.float32, 64, 48, 2, seed=3)
     reference = fp64(a, b)
-    dropped = (a[:, :1] @ b[:1, :])  # the second K term lost
+    dropped = a[:, :1] @ b[:1, :]  # the second K term lost
     rounding = a.double().abs() @ b.double().abs()
-    verdict = judge(reference.float(), dropped, reference, k=2,
-                    policy=policy_for(torch.float32, compute="tf32"), rounding=rounding)
+    verdict = judge(
+        reference.float(),
+        dropped,
+        reference,
+        k=2,
+        policy=policy_for(torch.float32, compute="tf32"),
+        rounding=rounding,
+    )
     assert not verdict.passed and verdict.err_ratio > 50
 
 

@@ -11,9 +11,8 @@ from pathlib import Path
 import planted_backends
 import pytest
 import torch
-
-from harness.runner import run_item
-from harness.scenario import load_suite
+from gemmconf.runner import run_item
+from gemmconf.scenario import load_suite
 
 FIRST = Path(__file__).resolve().parents[1] / "suites" / "dense" / "first.yaml"
 
@@ -24,34 +23,47 @@ def instances():
 
 
 def failing(backend, instances) -> set[str]:
-    return {i.id for i in instances
-            if not run_item(i, backend, seed=0, device="cpu", target=None, repro="-").passed}
+    return {
+        i.id
+        for i in instances
+        if not run_item(i, backend, seed=0, device="cpu", target=None, repro="-").passed
+    }
 
 
 # backend -> (ids that must fail, a predicate every failing id must satisfy)
 CAUGHT = {
     "bias_broadcast_dropped": (
-        {"first/addmm[fp32-bias_N-plain]", "first/addmm[bf16-bias_M1-a2_b-0.5]",
-         "first/addmm[fp16-bias_1N-plain]"},
-        lambda i: "addmm" in i and "bias_MN" not in i),
+        {
+            "first/addmm[fp32-bias_N-plain]",
+            "first/addmm[bf16-bias_M1-a2_b-0.5]",
+            "first/addmm[fp16-bias_1N-plain]",
+        },
+        lambda i: "addmm" in i and "bias_MN" not in i,
+    ),
     "low_precision_accumulation": (
         {"first/mm[fp16-32x48x1024-nn]", "first/mm[fp16-32x48x1024-col]"},
-        lambda i: "x1024-" in i and "fp32" not in i),
+        lambda i: "x1024-" in i and "fp32" not in i,
+    ),
     "wrong_output_dtype": (
         {"first/mm[fp16-64x64x64-nn]", "first/bmm[bf16-3b32x32x32]", "first/mm_zero_m[bf16]"},
-        lambda i: "fp16" in i or "bf16" in i or "mark_dynamic" in i),
+        lambda i: "fp16" in i or "bf16" in i or "mark_dynamic" in i,
+    ),
     "recompiles_every_shape": (
         {"first/mm_dynamic", "first/mm_mark_dynamic"},
-        lambda i: "dynamic" in i),
+        lambda i: "dynamic" in i,
+    ),
     "tf32_without_permission": (
         {"first/mm[fp32-64x64x64-nn]", "first/addmm[fp32-bias_MN-plain]"},
-        lambda i: "fp32" in i or i in ("first/mm_dynamic", "first/mm_inductor_code")),
+        lambda i: "fp32" in i or i in ("first/mm_dynamic", "first/mm_inductor_code"),
+    ),
     "ignores_strides": (
         {"first/mm[fp32-64x64x64-col]", "first/mm[bf16-127x65x33-nt]"},
-        lambda i: i.endswith("-nt]") or i.endswith("-col]")),
+        lambda i: i.endswith("-nt]") or i.endswith("-col]"),
+    ),
     "crashes_on_zero_size": (
         {"first/mm_zero_m[fp32]", "first/mm_zero_m[bf16]"},
-        lambda i: "zero" in i),
+        lambda i: "zero" in i,
+    ),
 }
 
 
@@ -69,7 +81,7 @@ def test_planted_bug_is_caught(name, instances):
 
 
 def test_eager_passes_all_of_them(instances):
-    from harness.backends.eager import EagerBackend
+    from gemmconf.backends.eager import EagerBackend
 
     assert failing(EagerBackend(), instances) == set()
 
@@ -78,8 +90,8 @@ def test_a_wrong_eager_is_refuted_by_fp64_and_named(instances, monkeypatch):
     """Eager itself can be wrong (an H200 with torch 2.11: inf in half of a blockwise fp8 GEMM
     with fp16 output). A right backend then passes with metrics.eager_wrong set, and eager run as
     a backend fails."""
-    from harness import program
-    from harness.backends.eager import EagerBackend
+    from gemmconf import program
+    from gemmconf.backends.eager import EagerBackend
 
     instance = next(i for i in instances if i.op == "mm" and i.dtype == "fp16")
     make_function = program.make_function
@@ -90,6 +102,7 @@ def test_a_wrong_eager_is_refuted_by_fp64_and_named(instances, monkeypatch):
         def eager(*args):
             out = fn(*args)
             return out.masked_fill(torch.arange(out.shape[-1]) % 2 == 1, float("inf"))
+
         return eager
 
     class RightBackend:
@@ -99,8 +112,7 @@ def test_a_wrong_eager_is_refuted_by_fp64_and_named(instances, monkeypatch):
             return None
 
         def compile(self, fn, example_inputs, *, dynamic):
-            return EagerBackend().compile(make_function(instance), example_inputs,
-                                          dynamic=dynamic)
+            return EagerBackend().compile(make_function(instance), example_inputs, dynamic=dynamic)
 
     monkeypatch.setattr(program, "make_function", broken_eager)
     right = run_item(instance, RightBackend(), seed=0, device="cpu", target=None, repro="-")

@@ -40,7 +40,7 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.syspathinsert(TESTS)  # planted_backends
     (pytester.path / "suites").mkdir()
     (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
-    pytester.makeini("[pytest]\naddopts = -p harness.plugin -p no:cacheprovider\n")
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
     return pytester
 
 
@@ -69,25 +69,33 @@ def test_eager_passes_and_writes_records(suite):
 
 
 def test_item_names_markers_and_selection(suite):
-    result = suite.runpytest("suites", "--backend", "eager", "--collect-only", "-q",
-                             "-m", "addmm", "--strict-markers")
-    result.stdout.fnmatch_lines(["suites/tiny.yaml::addmm[[]bias_MN[]]@eager",
-                                 "suites/tiny.yaml::addmm[[]bias_N[]]@eager"])
+    result = suite.runpytest(
+        "suites", "--backend", "eager", "--collect-only", "-q", "-m", "addmm", "--strict-markers"
+    )
+    result.stdout.fnmatch_lines(
+        ["suites/tiny.yaml::addmm[[]bias_MN[]]@eager", "suites/tiny.yaml::addmm[[]bias_N[]]@eager"]
+    )
     assert "mm[fp32" not in result.stdout.str()
 
 
 def test_planted_bugs_fail_the_right_items(suite):
     result = suite.runpytest(
-        "suites", "--backend",
-        "planted_backends:bias_broadcast_dropped,planted_backends:recompiles_every_shape")
+        "suites",
+        "--backend",
+        "planted_backends:bias_broadcast_dropped,planted_backends:recompiles_every_shape",
+    )
     document = records(suite)
     found = outcomes(document)
     assert found[("tiny/addmm[bias_N]", "bias-broadcast-dropped")] == "failed"
     assert found[("tiny/addmm[bias_MN]", "bias-broadcast-dropped")] == "passed"
     assert found[("tiny/mm_dyn", "recompiles-every-shape")] == "failed"
     assert found[("tiny/mm[fp32-8x8x8]", "recompiles-every-shape")] == "passed"
-    result.stdout.fnmatch_lines(["*Recompiled: 3 compiles over 3 shape set(s)*allows 1*",
-                                 "*Reproduce: pytest *tiny.yaml::mm_dyn@recompiles-every-shape*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*Recompiled: 3 compiles over 3 shape set(s)*allows 1*",
+            "*Reproduce: pytest *tiny.yaml::mm_dyn@recompiles-every-shape*",
+        ]
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
@@ -100,18 +108,22 @@ def test_unknown_backend_fails_at_start_listing_known_ones(suite):
 
 def test_misspelled_key_is_a_usage_error_naming_file_and_line(suite):
     (suite.path / "suites" / "bad.yaml").write_text(
-        "scenarios:\n  - name: x\n    op: mm\n    shape: {M: 1, N: 1, K: 1}\n    dtpye: fp16\n")
+        "scenarios:\n  - name: x\n    op: mm\n    shape: {M: 1, N: 1, K: 1}\n    dtpye: fp16\n"
+    )
     result = suite.runpytest("suites", "--backend", "eager")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*suites/bad.yaml:5: dtpye: unknown key*did you mean 'dtype'*"])
     assert not (suite.path / "reports" / "results.json").exists()
 
 
-@pytest.mark.parametrize(("option", "words"), [
-    (["--seed", "x"], "--seed: expected an integer"),
-    (["--target-arch", "sm70"], "--target-arch: 'sm70' is not one of"),
-    (["--require-hardware", "tpu"], "--require-hardware: tpu is not one of"),
-])
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        (["--seed", "x"], "--seed: expected an integer"),
+        (["--target-arch", "sm70"], "--target-arch: 'sm70' is not one of"),
+        (["--require-hardware", "tpu"], "--require-hardware: tpu is not one of"),
+    ],
+)
 def test_bad_option_values(suite, option, words):
     result = suite.runpytest("suites", "--backend", "eager", *option)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -129,11 +141,15 @@ def expectations(pytester: pytest.Pytester, backend: str, body: str) -> None:
     directory = pytester.path / "suites" / "expectations"
     directory.mkdir(exist_ok=True)
     (directory / f"{backend}.yaml").write_text(
-        f"backend: {backend}\nexpectations:\n" + textwrap.indent(textwrap.dedent(body), "  "))
+        f"backend: {backend}\nexpectations:\n" + textwrap.indent(textwrap.dedent(body), "  ")
+    )
 
 
 def test_expectations_xfail_skip_and_strict_xpass(suite):
-    expectations(suite, "bias-broadcast-dropped", """
+    expectations(
+        suite,
+        "bias-broadcast-dropped",
+        """
         - match: "tiny/addmm[bias_N]"
           reason: drops broadcast biases
           issue: https://example.invalid/1
@@ -142,7 +158,8 @@ def test_expectations_xfail_skip_and_strict_xpass(suite):
         - match: "tiny/mm_dyn"
           status: skip
           reason: not today
-    """)
+    """,
+    )
     result = suite.runpytest("suites", "--backend", "planted_backends:bias_broadcast_dropped")
     found = outcomes(records(suite))
     assert found[("tiny/addmm[bias_N]", "bias-broadcast-dropped")] == "xfailed"
@@ -152,40 +169,58 @@ def test_expectations_xfail_skip_and_strict_xpass(suite):
 
 
 def test_non_strict_xfail_passes_as_xpass_and_strict_must_be_a_bool(suite):
-    expectations(suite, "eager", """
+    expectations(
+        suite,
+        "eager",
+        """
         - match: "tiny/mm[fp32-*]"
           reason: wrong on some runs only
           strict: false
-    """)
+    """,
+    )
     result = suite.runpytest("suites", "--backend", "eager")
     assert outcomes(records(suite))[("tiny/mm[fp32-8x8x8]", "eager")] == "xpassed"
     assert result.ret == pytest.ExitCode.OK
-    expectations(suite, "eager", """
+    expectations(
+        suite,
+        "eager",
+        """
         - match: "tiny/mm[fp32-*]"
           reason: wrong on some runs only
           strict: sometimes
-    """)
+    """,
+    )
     result = suite.runpytest("suites", "--backend", "eager")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*expectations/eager.yaml:6: strict: expected true or false*"])
 
 
 def test_expectation_matching_nothing_is_an_error(suite):
-    expectations(suite, "eager", """
+    expectations(
+        suite,
+        "eager",
+        """
         - match: "tiny/mm[fp64-*]"
           reason: there is no fp64 mm
-    """)
+    """,
+    )
     result = suite.runpytest("suites", "--backend", "eager")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*expectations/eager.yaml:4: match: pattern 'tiny/mm[[]fp64-*]' "
-                                 "matches no scenario instance*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*expectations/eager.yaml:4: match: pattern 'tiny/mm[[]fp64-*]' "
+            "matches no scenario instance*"
+        ]
+    )
 
 
 def test_xdist_and_serial_runs_agree(suite):
-    serial = suite.runpytest_subprocess("suites", "--backend", "eager",
-                                        "--results", "serial.json", "-n", "0")
-    parallel = suite.runpytest_subprocess("suites", "--backend", "eager",
-                                          "--results", "parallel.json", "-n", "2")
+    serial = suite.runpytest_subprocess(
+        "suites", "--backend", "eager", "--results", "serial.json", "-n", "0"
+    )
+    parallel = suite.runpytest_subprocess(
+        "suites", "--backend", "eager", "--results", "parallel.json", "-n", "2"
+    )
     assert serial.ret == parallel.ret == 0
     a, b = records(suite, "serial.json"), records(suite, "parallel.json")
     assert outcomes(a) == outcomes(b) and len(outcomes(a)) == 8

@@ -21,13 +21,12 @@ import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
-
-from backend import BackendOptions, compat, kernels, launcher
-from backend.crosscompile import specialize
-from backend.launcher import LaunchRecord
-from backend.target import Target
-from harness.backends.base import RunOptions
-from harness.backends.reference import ReferenceBackend, ReferenceCompiled
+from gemmconf.backends.base import RunOptions
+from gemmconf.backends.reference import ReferenceBackend, ReferenceCompiled
+from gemmconf_reference import BackendOptions, compat, kernels, launcher
+from gemmconf_reference.crosscompile import specialize
+from gemmconf_reference.launcher import LaunchRecord
+from gemmconf_reference.target import Target
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 ON_GPU = DEVICE == "cuda"
@@ -44,8 +43,13 @@ def fp8(*shape: int, dtype: torch.dtype = E4M3) -> torch.Tensor:
     return (torch.randn(*shape, device=DEVICE) * 2).to(dtype)
 
 
-def compile_ref(fn: Callable[..., Any], *, dynamic: bool | None = None,
-                target_arch: str | None = "sm90", **options: Any) -> ReferenceCompiled:
+def compile_ref(
+    fn: Callable[..., Any],
+    *,
+    dynamic: bool | None = None,
+    target_arch: str | None = "sm90",
+    **options: Any,
+) -> ReferenceCompiled:
     """The adapter's compile (isolated code object per call), with backend options."""
     backend = ReferenceBackend(BackendOptions(**options))
     backend.configure(RunOptions(target_arch=target_arch))
@@ -76,12 +80,14 @@ def assert_like_eager(got: Any, want: Any) -> None:
         return
     tol = tolerance(want.dtype)
     finite = want.double().nan_to_num(0.0, 0.0, 0.0).abs().max().item()
-    torch.testing.assert_close(got.double(), want.double(), rtol=0, atol=tol * max(finite, 1.0),
-                               equal_nan=True)
+    torch.testing.assert_close(
+        got.double(), want.double(), rtol=0, atol=tol * max(finite, 1.0), equal_nan=True
+    )
 
 
-def check(fn: Callable[..., Any], *args: Any, gemms: int = 1, **compile_args: Any
-          ) -> ReferenceCompiled:
+def check(
+    fn: Callable[..., Any], *args: Any, gemms: int = 1, **compile_args: Any
+) -> ReferenceCompiled:
     """Compile `fn`, run it, compare with eager, and check `gemms` GEMMs were lowered."""
     compiled = compile_ref(fn, **compile_args)
     assert_like_eager(compiled(*args), fn(*args))
@@ -94,8 +100,9 @@ def check(fn: Callable[..., Any], *args: Any, gemms: int = 1, **compile_args: An
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_mm(dtype: torch.dtype) -> None:
-    compiled = check(lambda a, b: torch.mm(a, b), randn(37, 45, dtype=dtype),
-                     randn(45, 29, dtype=dtype))
+    compiled = check(
+        lambda a, b: torch.mm(a, b), randn(37, 45, dtype=dtype), randn(45, 29, dtype=dtype)
+    )
     assert len(launches(compiled)) == 1
 
 
@@ -110,27 +117,37 @@ def test_bf16_output_rounds_to_nearest_even() -> None:
 @pytest.mark.parametrize("bias_shape", [(24, 20), (24, 1), (1, 20), (20,)])
 @pytest.mark.parametrize(("alpha", "beta"), [(1.0, 1.0), (2.0, 0.5)])
 def test_addmm_bias(bias_shape: tuple[int, ...], alpha: float, beta: float) -> None:
-    check(lambda c, a, b: torch.addmm(c, a, b, beta=beta, alpha=alpha), randn(*bias_shape),
-          randn(24, 40), randn(40, 20))
+    check(
+        lambda c, a, b: torch.addmm(c, a, b, beta=beta, alpha=alpha),
+        randn(*bias_shape),
+        randn(24, 40),
+        randn(40, 20),
+    )
 
 
 def test_addmm_beta_zero_ignores_nan() -> None:
     c = torch.full((16, 12), float("nan"), device=DEVICE)
-    compiled = check(lambda c, a, b: torch.addmm(c, a, b, beta=0, alpha=1.5), c, randn(16, 8),
-                     randn(8, 12))
+    compiled = check(
+        lambda c, a, b: torch.addmm(c, a, b, beta=0, alpha=1.5), c, randn(16, 8), randn(8, 12)
+    )
     assert not compiled(c, randn(16, 8), randn(8, 12)).isnan().any()
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_bmm(dtype: torch.dtype) -> None:
-    check(lambda a, b: torch.bmm(a, b), randn(3, 20, 24, dtype=dtype),
-          randn(3, 24, 18, dtype=dtype))
+    check(
+        lambda a, b: torch.bmm(a, b), randn(3, 20, 24, dtype=dtype), randn(3, 24, 18, dtype=dtype)
+    )
 
 
 @pytest.mark.parametrize("c_shape", [(3, 20, 18), (18,), (20, 1)])
 def test_baddbmm(c_shape: tuple[int, ...]) -> None:
-    check(lambda c, a, b: torch.baddbmm(c, a, b, beta=0.3, alpha=0.7), randn(*c_shape),
-          randn(3, 20, 24), randn(3, 24, 18))
+    check(
+        lambda c, a, b: torch.baddbmm(c, a, b, beta=0.3, alpha=0.7),
+        randn(*c_shape),
+        randn(3, 20, 24),
+        randn(3, 24, 18),
+    )
 
 
 @pytest.mark.parametrize("bias", [True, False])
@@ -157,9 +174,14 @@ def test_scaled_mm(scaling: str, out_dtype: torch.dtype, bias: bool) -> None:
     else:
         sa, sb = torch.rand(m, 1, device=DEVICE), torch.rand(1, n, device=DEVICE)
     bias_t = randn(n, dtype=torch.bfloat16 if out_dtype == torch.bfloat16 else out_dtype)
-    check(lambda a, b, sa, sb, bias: torch._scaled_mm(a, b, sa, sb, bias=bias,
-                                                        out_dtype=out_dtype),
-          fp8(m, k), fp8(n, k).t(), sa, sb, bias_t if bias else None)
+    check(
+        lambda a, b, sa, sb, bias: torch._scaled_mm(a, b, sa, sb, bias=bias, out_dtype=out_dtype),
+        fp8(m, k),
+        fp8(n, k).t(),
+        sa,
+        sb,
+        bias_t if bias else None,
+    )
 
 
 @pytest.mark.parametrize("b_dtype", [E4M3, E5M2])
@@ -167,8 +189,12 @@ def test_scaled_mm_e5m2(b_dtype: torch.dtype) -> None:
     if ON_GPU and b_dtype == E5M2:
         pytest.skip("eager CUDA rejects e5m2 x e5m2 (see test_errors_have_eager_class)")
     one = torch.tensor(1.0, device=DEVICE)
-    check(lambda a, b, s: torch._scaled_mm(a, b, s, s, out_dtype=torch.bfloat16),
-          fp8(32, 64, dtype=E5M2), fp8(48, 64, dtype=b_dtype).t(), one)
+    check(
+        lambda a, b, s: torch._scaled_mm(a, b, s, s, out_dtype=torch.bfloat16),
+        fp8(32, 64, dtype=E5M2),
+        fp8(48, 64, dtype=b_dtype).t(),
+        one,
+    )
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # inf * 0
@@ -216,18 +242,28 @@ def test_int_mm_exact() -> None:
 def test_int_mm_then_float_scales() -> None:
     a = torch.randint(-128, 128, (32, 64), dtype=torch.int8, device=DEVICE)
     b = torch.randint(-128, 128, (64, 48), dtype=torch.int8, device=DEVICE)
-    compiled = check(lambda a, b, s: torch.relu(torch._int_mm(a, b)).float() * s, a, b,
-                     torch.rand(48, device=DEVICE))
+    compiled = check(
+        lambda a, b, s: torch.relu(torch._int_mm(a, b)).float() * s,
+        a,
+        b,
+        torch.rand(48, device=DEVICE),
+    )
     assert [s.op for s in compiled.compiler.graphs[0].calls[0].spec.steps] == [
-        "relu", "to_fp32", "mul_tensor"]
+        "relu",
+        "to_fp32",
+        "mul_tensor",
+    ]
 
 
 @pytest.mark.parametrize("fast", [False, True])
 def test_fp8_accumulation_is_promoted_per_tile_unless_fast_accum(fast: bool) -> None:
     one = torch.tensor(1.0, device=DEVICE)
-    compiled = check(lambda a, b, s: torch._scaled_mm(a, b, s, s, out_dtype=torch.bfloat16,
-                                                        use_fast_accum=fast),
-                     fp8(32, 256), fp8(48, 256).t(), one)
+    compiled = check(
+        lambda a, b, s: torch._scaled_mm(a, b, s, s, out_dtype=torch.bfloat16, use_fast_accum=fast),
+        fp8(32, 256),
+        fp8(48, 256).t(),
+        one,
+    )
     assert launches(compiled)[0].plan.flags()["FAST_ACCUM"] is fast
 
 
@@ -261,11 +297,15 @@ LAYOUTS: dict[str, Callable[[], tuple[Callable[..., Any], tuple[torch.Tensor, ..
     "column_major_b": lambda: (lambda a, b: torch.mm(a, b.t()), (randn(20, 24), randn(16, 24))),
     "storage_offset": lambda: (lambda a, b: torch.mm(a[3:, 1:], b), (randn(23, 25), randn(24, 16))),
     "padded_stride": lambda: (lambda a, b: torch.mm(a[:, :24], b), (randn(20, 40), randn(24, 16))),
-    "stride0_batch": lambda: (lambda a, b: torch.bmm(a.expand(3, 20, 24), b),
-                              (randn(1, 20, 24), randn(3, 24, 16))),
+    "stride0_batch": lambda: (
+        lambda a, b: torch.bmm(a.expand(3, 20, 24), b),
+        (randn(1, 20, 24), randn(3, 24, 16)),
+    ),
     "same_tensor": lambda: (lambda a: torch.mm(a, a), (randn(24, 24),)),
-    "transposed_batch": lambda: (lambda a, b: torch.bmm(a.transpose(1, 2), b),
-                                 (randn(3, 24, 20), randn(3, 24, 16))),
+    "transposed_batch": lambda: (
+        lambda a, b: torch.bmm(a.transpose(1, 2), b),
+        (randn(3, 24, 20), randn(3, 24, 16)),
+    ),
 }
 
 
@@ -288,8 +328,12 @@ def test_zero_size_mm(m: int, k: int, n: int) -> None:
 
 
 def test_zero_k_gives_bias_and_beta_c() -> None:
-    check(lambda c, a, b: torch.relu(torch.addmm(c, a, b, beta=2.0)), randn(5), randn(6, 0),
-          randn(0, 5))
+    check(
+        lambda c, a, b: torch.relu(torch.addmm(c, a, b, beta=2.0)),
+        randn(5),
+        randn(6, 0),
+        randn(0, 5),
+    )
     check(lambda bias, a, b: F.linear(a, b, bias), randn(5), randn(6, 0), randn(5, 0))
 
 
@@ -299,15 +343,21 @@ def test_zero_batch() -> None:
 
 
 def test_persistent_kernel() -> None:
-    compiled = check(lambda c, a, b: torch.baddbmm(c, a, b), randn(150), randn(3, 200, 40),
-                     randn(3, 40, 150), persistent="always")
+    compiled = check(
+        lambda c, a, b: torch.baddbmm(c, a, b),
+        randn(150),
+        randn(3, 200, 40),
+        randn(3, 40, 150),
+        persistent="always",
+    )
     assert {r.plan.kernel for r in launches(compiled)} == {"gemm_persistent_kernel"}
 
 
 def test_64_bit_indexing_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(launcher, "INT32_LIMIT", 16)  # every tensor now "needs" 64-bit offsets
-    compiled = check(lambda a, b, r: torch.mm(a.t(), b) + r, randn(24, 20), randn(24, 16),
-                     randn(20, 16))
+    compiled = check(
+        lambda a, b, r: torch.mm(a.t(), b) + r, randn(24, 20), randn(24, 16), randn(20, 16)
+    )
     assert launches(compiled)[0].plan.flags()["INDEX_64"] is True
 
 
@@ -320,13 +370,17 @@ def test_dynamic_shapes_reuse_one_compile_across_alignment_classes() -> None:
 
     compiled = compile_ref(fn, dynamic=True)
     for m, k, n in [(64, 32, 48), (37, 45, 29), (96, 64, 80)]:  # K=45: rows not 16-byte aligned
-        args = (randn(m, k, dtype=torch.bfloat16), randn(k, n, dtype=torch.bfloat16),
-                randn(n, dtype=torch.bfloat16))
+        args = (
+            randn(m, k, dtype=torch.bfloat16),
+            randn(k, n, dtype=torch.bfloat16),
+            randn(n, dtype=torch.bfloat16),
+        )
         assert_like_eager(compiled(*args), fn(*args))
     assert compiled.compiles() == 1
     paths = {r.plan.flags()["A_DESC"] for r in launches(compiled)}
-    assert paths == ({"mk", "none"} if not ON_GPU or torch.cuda.get_device_capability()[0] >= 9
-                     else {"none"})
+    assert paths == (
+        {"mk", "none"} if not ON_GPU or torch.cuda.get_device_capability()[0] >= 9 else {"none"}
+    )
 
 
 def test_mark_dynamic_reuses_the_compile() -> None:
@@ -376,15 +430,26 @@ def test_epilogue_tensor_operands_and_casts() -> None:
 
 
 def test_bf16_gemm_plus_fp32_tensor_rounds_like_eager() -> None:
-    compiled = check(lambda a, b, r: torch.mm(a, b) + r, randn(24, 40, dtype=torch.bfloat16),
-                     randn(40, 20, dtype=torch.bfloat16), randn(24, 20))
+    compiled = check(
+        lambda a, b, r: torch.mm(a, b) + r,
+        randn(24, 40, dtype=torch.bfloat16),
+        randn(40, 20, dtype=torch.bfloat16),
+        randn(24, 20),
+    )
     assert [s.op for s in compiled.compiler.graphs[0].calls[0].spec.steps] == [
-        "round_bf16", "axpby"]
+        "round_bf16",
+        "axpby",
+    ]
 
 
 def test_linear_3d_epilogue_through_views() -> None:
-    compiled = check(lambda x, w, b, r: F.silu(F.linear(x, w, b)) + r, randn(2, 5, 24),
-                     randn(16, 24), randn(16), randn(5, 16))
+    compiled = check(
+        lambda x, w, b, r: F.silu(F.linear(x, w, b)) + r,
+        randn(2, 5, 24),
+        randn(16, 24),
+        randn(16),
+        randn(5, 16),
+    )
     assert len(compiled.compiler.graphs[0].calls[0].spec.steps) == 3
 
 
@@ -428,8 +493,21 @@ def test_tf32_only_for_long_k_loops_on_a_gpu_target() -> None:
     sm90, interpreter = Target("sm90", 90, False, 132), Target("sm90", 90, True, 4)
 
     def problem(k: int) -> launcher.Problem:
-        return launcher.Problem(torch.float32, 1, 64, 64, k, layout, layout, "none", False,
-                                "tf32", True, ("none",) * 4, False)
+        return launcher.Problem(
+            torch.float32,
+            1,
+            64,
+            64,
+            k,
+            layout,
+            layout,
+            "none",
+            False,
+            "tf32",
+            True,
+            ("none",) * 4,
+            False,
+        )
 
     assert launcher.input_precision(problem(1024), sm90) == "tf32"
     assert launcher.input_precision(problem(launcher.TF32_MIN_K - 1), sm90) == "ieee"
@@ -457,60 +535,97 @@ def _fp8_pair() -> tuple[torch.Tensor, torch.Tensor]:
 
 ERRORS: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...]]]] = {
     "mm_shape": lambda: (lambda a, b: torch.mm(a, b), (randn(3, 4), randn(5, 6))),
-    "mm_dtype": lambda: (lambda a, b: torch.mm(a, b), (randn(3, 4), randn(4, 6,
-                                                                          dtype=torch.float16))),
+    "mm_dtype": lambda: (
+        lambda a, b: torch.mm(a, b),
+        (randn(3, 4), randn(4, 6, dtype=torch.float16)),
+    ),
     "bmm_batch": lambda: (lambda a, b: torch.bmm(a, b), (randn(2, 3, 4), randn(3, 4, 6))),
-    "addmm_bias_shape": lambda: (lambda c, a, b: torch.addmm(c, a, b),
-                                 (randn(5), randn(3, 4), randn(4, 6))),
+    "addmm_bias_shape": lambda: (
+        lambda c, a, b: torch.addmm(c, a, b),
+        (randn(5), randn(3, 4), randn(4, 6)),
+    ),
     "linear_shape": lambda: (lambda x, w: F.linear(x, w), (randn(3, 4), randn(5, 6))),
-    "addmm_c_dtype": lambda: (lambda c, a, b: torch.addmm(c, a, b),
-                              (randn(4, 7, dtype=torch.float16), randn(4, 5, dtype=torch.bfloat16),
-                               randn(5, 7, dtype=torch.bfloat16))),
+    "addmm_c_dtype": lambda: (
+        lambda c, a, b: torch.addmm(c, a, b),
+        (
+            randn(4, 7, dtype=torch.float16),
+            randn(4, 5, dtype=torch.bfloat16),
+            randn(5, 7, dtype=torch.bfloat16),
+        ),
+    ),
     "scaled_mm_scale_shape": lambda: (
         lambda a, b, sa, sb: torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16),
-        (*_fp8_pair(), torch.rand(32, 2, device=DEVICE), torch.rand(1, 48, device=DEVICE))),
+        (*_fp8_pair(), torch.rand(32, 2, device=DEVICE), torch.rand(1, 48, device=DEVICE)),
+    ),
     "scaled_mm_fp32_input": lambda: (
         lambda a, b, s: torch._scaled_mm(a, b, s, s, out_dtype=torch.bfloat16),
-        (randn(32, 64), _fp8_pair()[1], torch.tensor(1.0, device=DEVICE))),
+        (randn(32, 64), _fp8_pair()[1], torch.tensor(1.0, device=DEVICE)),
+    ),
     "scaled_mm_k_mismatch": lambda: (
         lambda a, b, s: torch._scaled_mm(a, b, s, s, out_dtype=torch.bfloat16),
-        (fp8(32, 64), fp8(48, 32).t(), torch.tensor(1.0, device=DEVICE))),
-    "int_mm_dtype": lambda: (lambda a, b: torch._int_mm(a, b),
-                             (randn(32, 64), torch.zeros(64, 8, dtype=torch.int8,
-                                                         device=DEVICE))),
+        (fp8(32, 64), fp8(48, 32).t(), torch.tensor(1.0, device=DEVICE)),
+    ),
+    "int_mm_dtype": lambda: (
+        lambda a, b: torch._int_mm(a, b),
+        (randn(32, 64), torch.zeros(64, 8, dtype=torch.int8, device=DEVICE)),
+    ),
 }
 if not ON_GPU:
     ERRORS["scaled_mm_blockwise_on_cpu"] = lambda: (
         lambda a, b, sa, sb: torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16),
-        (fp8(64, 256), fp8(128, 256).t(), torch.rand(64, 2), torch.rand(2, 1)))
+        (fp8(64, 256), fp8(128, 256).t(), torch.rand(64, 2), torch.rand(2, 1)),
+    )
 if ON_GPU:
     ERRORS["scaled_mm_k_not_multiple_of_16"] = lambda: (
         lambda a, b, s: torch._scaled_mm(a, b, s, s, out_dtype=torch.bfloat16),
-        (fp8(32, 40), fp8(48, 40).t(), torch.tensor(1.0, device=DEVICE)))
-    ERRORS["int_mm_small_m"] = lambda: (lambda a, b: torch._int_mm(a, b), (
-        torch.zeros(8, 32, dtype=torch.int8, device=DEVICE),
-        torch.zeros(32, 16, dtype=torch.int8, device=DEVICE)))
-    ERRORS["int_mm_n_not_multiple_of_8"] = lambda: (lambda a, b: torch._int_mm(a, b), (
-        torch.zeros(32, 32, dtype=torch.int8, device=DEVICE),
-        torch.zeros(32, 12, dtype=torch.int8, device=DEVICE)))
+        (fp8(32, 40), fp8(48, 40).t(), torch.tensor(1.0, device=DEVICE)),
+    )
+    ERRORS["int_mm_small_m"] = lambda: (
+        lambda a, b: torch._int_mm(a, b),
+        (
+            torch.zeros(8, 32, dtype=torch.int8, device=DEVICE),
+            torch.zeros(32, 16, dtype=torch.int8, device=DEVICE),
+        ),
+    )
+    ERRORS["int_mm_n_not_multiple_of_8"] = lambda: (
+        lambda a, b: torch._int_mm(a, b),
+        (
+            torch.zeros(32, 32, dtype=torch.int8, device=DEVICE),
+            torch.zeros(32, 12, dtype=torch.int8, device=DEVICE),
+        ),
+    )
     ERRORS["scaled_mm_bias_with_fp32_out"] = lambda: (
         lambda a, b, s, bias: torch._scaled_mm(a, b, s, s, bias=bias, out_dtype=torch.float32),
-        (*_fp8_pair(), torch.tensor(1.0, device=DEVICE), randn(48)))
+        (*_fp8_pair(), torch.tensor(1.0, device=DEVICE), randn(48)),
+    )
     ERRORS["scaled_mm_e5m2_by_e5m2"] = lambda: (
         lambda a, b, s: torch._scaled_mm(a, b, s, s, out_dtype=torch.bfloat16),
-        (fp8(32, 64, dtype=E5M2), fp8(48, 64, dtype=E5M2).t(), torch.tensor(1.0, device=DEVICE)))
+        (fp8(32, 64, dtype=E5M2), fp8(48, 64, dtype=E5M2).t(), torch.tensor(1.0, device=DEVICE)),
+    )
     ERRORS["scaled_mm_bias_dtype_not_out_dtype"] = lambda: (
         lambda a, b, s, bias: torch._scaled_mm(a, b, s, s, bias=bias, out_dtype=torch.float16),
-        (*_fp8_pair(), torch.tensor(1.0, device=DEVICE), randn(48, dtype=torch.bfloat16)))
+        (*_fp8_pair(), torch.tensor(1.0, device=DEVICE), randn(48, dtype=torch.bfloat16)),
+    )
     ERRORS["scaled_mm_blockwise_fast_accum"] = lambda: (
-        lambda a, b, sa, sb: torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16,
-                                              use_fast_accum=True),
-        (fp8(256, 256), fp8(256, 256).t(), torch.rand(2, 256, device=DEVICE).t(),
-         torch.rand(2, 2, device=DEVICE).t()))
+        lambda a, b, sa, sb: torch._scaled_mm(
+            a, b, sa, sb, out_dtype=torch.bfloat16, use_fast_accum=True
+        ),
+        (
+            fp8(256, 256),
+            fp8(256, 256).t(),
+            torch.rand(2, 256, device=DEVICE).t(),
+            torch.rand(2, 2, device=DEVICE).t(),
+        ),
+    )
     ERRORS["scaled_mm_blockwise_row_major_scales"] = lambda: (
         lambda a, b, sa, sb: torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16),
-        (fp8(256, 256), fp8(256, 256).t(), torch.rand(256, 2, device=DEVICE),
-         torch.rand(2, 2, device=DEVICE)))
+        (
+            fp8(256, 256),
+            fp8(256, 256).t(),
+            torch.rand(256, 2, device=DEVICE),
+            torch.rand(2, 2, device=DEVICE),
+        ),
+    )
 
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
@@ -544,11 +659,13 @@ def misaligned_bf16() -> ReferenceCompiled:
 
 def test_sm90_aligned_bf16_uses_wgmma_and_tma(aligned_bf16: ReferenceCompiled) -> None:
     ttgir = aligned_bf16.compiler.artifacts("sm90")["ttgir"]
-    torch.testing.FileCheck().check(MARKERS["tensormap_create"]).check(
-        MARKERS["tma_load"]).check(MARKERS["wgmma"]).run(ttgir)
+    torch.testing.FileCheck().check(MARKERS["tensormap_create"]).check(MARKERS["tma_load"]).check(
+        MARKERS["wgmma"]
+    ).run(ttgir)
     ptx = aligned_bf16.compiler.artifacts("sm90")["ptx"]
     torch.testing.FileCheck().check(MARKERS["cp_async_bulk_tensor"]).check(
-        MARKERS["wgmma_ptx"]).run(ptx)
+        MARKERS["wgmma_ptx"]
+    ).run(ptx)
 
 
 def test_sm90_misaligned_bf16_has_no_tma(misaligned_bf16: ReferenceCompiled) -> None:
@@ -578,10 +695,15 @@ def test_sm100_ttgir_uses_tcgen05(aligned_bf16: ReferenceCompiled) -> None:
 
 
 def test_sm90_fp8_rowwise_uses_wgmma() -> None:
-    compiled = compile_ref(lambda a, b, sa, sb: torch._scaled_mm(a, b, sa, sb,
-                                                                  out_dtype=torch.bfloat16))
-    compiled(fp8(128, 128), fp8(128, 128).t(), torch.rand(128, 1, device=DEVICE),
-             torch.rand(1, 128, device=DEVICE))
+    compiled = compile_ref(
+        lambda a, b, sa, sb: torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)
+    )
+    compiled(
+        fp8(128, 128),
+        fp8(128, 128).t(),
+        torch.rand(128, 1, device=DEVICE),
+        torch.rand(1, 128, device=DEVICE),
+    )
     ttgir = compiled.artifacts()["ttgir"]
     torch.testing.FileCheck().check(MARKERS["tma_load"]).check(MARKERS["wgmma"]).run(ttgir)
     assert "f8E4M3FN" in ttgir
@@ -607,8 +729,20 @@ def test_specialisation_matches_triton_launcher() -> None:
     native = pytest.importorskip("triton._C.libtriton").native_specialize_impl
     from triton.backends.compiler import BaseBackend
 
-    values = [1, 0, 16, 17, 48, 2**31, 2.5, None, randn(8), randn(8)[1:],
-              randn(8, dtype=torch.bfloat16), fp8(16)]
+    values = [
+        1,
+        0,
+        16,
+        17,
+        48,
+        2**31,
+        2.5,
+        None,
+        randn(8),
+        randn(8)[1:],
+        randn(8, dtype=torch.bfloat16),
+        fp8(16),
+    ]
     for value in values:
         spec = specialize("x", value)
         ty, attr = native(BaseBackend, value, False, True, True)
@@ -645,14 +779,22 @@ def test_adapter_isolates_compiles_of_one_function() -> None:
 
 @pytest.mark.skipif(ON_GPU, reason="the interpreter is only chosen without a GPU")
 def test_interpreter_works_when_triton_was_imported_first() -> None:
-    script = ("import triton, torch, backend\n"
-              "f = torch.compile(lambda a, b: torch.relu(torch.mm(a, b)), "
-              "backend=backend.reference_backend)\n"
-              "a, b = torch.randn(8, 8), torch.randn(8, 8)\n"
-              "assert torch.allclose(f(a, b), torch.relu(a @ b), atol=1e-5)\n")
+    script = (
+        "import triton, torch, backend\n"
+        "f = torch.compile(lambda a, b: torch.relu(torch.mm(a, b)), "
+        "backend=backend.reference_backend)\n"
+        "a, b = torch.randn(8, 8), torch.randn(8, 8)\n"
+        "assert torch.allclose(f(a, b), torch.relu(a @ b), atol=1e-5)\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != compat.TRITON_INTERPRET_ENV}
-    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
 
 
@@ -661,8 +803,11 @@ def test_interpreter_works_when_triton_was_imported_first() -> None:
 
 @pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")
 def test_gpu_large_problem_uses_persistent_kernel() -> None:
-    compiled = check(lambda a, b: torch.mm(a, b), randn(4096, 1024, dtype=torch.bfloat16),
-                     randn(1024, 4096, dtype=torch.bfloat16))
+    compiled = check(
+        lambda a, b: torch.mm(a, b),
+        randn(4096, 1024, dtype=torch.bfloat16),
+        randn(1024, 4096, dtype=torch.bfloat16),
+    )
     assert {r.plan.kernel for r in launches(compiled)} == {"gemm_persistent_kernel"}
 
 
@@ -691,6 +836,10 @@ def test_gpu_tf32_mode_matches_eager_tf32() -> None:
 
 @pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")
 def test_gpu_autotune_caches_per_signature() -> None:
-    compiled = check(lambda a, b: torch.mm(a, b), randn(512, 256, dtype=torch.float16),
-                     randn(256, 384, dtype=torch.float16), autotune=True)
+    compiled = check(
+        lambda a, b: torch.mm(a, b),
+        randn(512, 256, dtype=torch.float16),
+        randn(256, 384, dtype=torch.float16),
+        autotune=True,
+    )
     assert len(compiled.compiler.runtime.autotune_cache.best) == 1

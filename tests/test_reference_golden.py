@@ -14,11 +14,10 @@ from typing import Any
 
 import torch
 from expecttest import TestCase
-
-from backend.launcher import plan_launch
-from backend.target import Target
-from harness.backends.base import RunOptions
-from harness.backends.reference import ReferenceBackend
+from gemmconf.backends.base import RunOptions
+from gemmconf.backends.reference import ReferenceBackend
+from gemmconf_reference.launcher import plan_launch
+from gemmconf_reference.target import Target
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 SM90 = Target("sm90", 90, False, 132)
@@ -44,7 +43,9 @@ class TestGoldenPlans(TestCase):
     def test_bf16_mm(self) -> None:
         a = torch.randn(256, 128, device=DEVICE, dtype=torch.bfloat16)
         b = torch.randn(128, 192, device=DEVICE, dtype=torch.bfloat16)
-        self.assertExpectedInline(plan_snapshot(lambda a, b: torch.mm(a, b), a, b), """\
+        self.assertExpectedInline(
+            plan_snapshot(lambda a, b: torch.mm(a, b), a, b),
+            """\
 gemm_0_0 <- aten.mm mm(arg0_1, arg1_1): bfloat16 -> bfloat16
   fused after it: nothing
 sm90 gemm_kernel:
@@ -64,7 +65,8 @@ sm90 gemm_kernel:
   EPI2=none
   EPI3=none
   INDEX_64=False
-  BF16_RNE=False""")
+  BF16_RNE=False""",
+        )
 
     def test_fp8_rowwise_with_bias(self) -> None:
         a = torch.randn(64, 128, device=DEVICE).to(torch.float8_e4m3fn)
@@ -75,7 +77,9 @@ sm90 gemm_kernel:
         def fn(a, b, sa, sb, bias):
             return torch._scaled_mm(a, b, sa, sb, bias=bias, out_dtype=torch.bfloat16)
 
-        self.assertExpectedInline(plan_snapshot(fn, a, b, sa, sb, bias), """\
+        self.assertExpectedInline(
+            plan_snapshot(fn, a, b, sa, sb, bias),
+            """\
 gemm_0_0 <- aten.scaled_mm _scaled_mm(arg0_1, arg1_1, arg2_1, arg3_1): float8_e4m3fn -> bfloat16
   fused after it: nothing
   EPI0 = axpby(1.0, 1.0, x0=arg4_1) <- _scaled_mm
@@ -96,7 +100,8 @@ sm90 gemm_kernel:
   EPI2=none
   EPI3=none
   INDEX_64=False
-  BF16_RNE=False""")
+  BF16_RNE=False""",
+        )
 
     def test_addmm_relu(self) -> None:
         c = torch.randn(48, device=DEVICE)
@@ -105,7 +110,9 @@ sm90 gemm_kernel:
         def fn(c, a, b):
             return torch.relu(torch.addmm(c, a, b, beta=0.5, alpha=2.0))
 
-        self.assertExpectedInline(plan_snapshot(fn, c, a, b), """\
+        self.assertExpectedInline(
+            plan_snapshot(fn, c, a, b),
+            """\
 gemm_0_0 <- aten.addmm addmm(arg1_1, arg2_1): float32 -> float32
   fused after it: relu
   EPI0 = axpby(2.0, 0.5, x0=arg0_1) <- addmm
@@ -128,4 +135,5 @@ sm90 gemm_kernel:
   EPI2=none
   EPI3=none
   INDEX_64=False
-  BF16_RNE=False""")
+  BF16_RNE=False""",
+        )

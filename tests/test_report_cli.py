@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from gemmconf.report.cli import main
 from test_report_page import sample_document
-
-from harness.report.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,13 +23,17 @@ def test_html_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture) -> 
     assert '<table id="matrix">' in out.read_text()
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"format": "gemmconf-results", "version": 1, "records": [', "not JSON (truncated?)"),
-    ('{"tests": []}', "not a gemmconf results file"),
-    ('{"format": "gemmconf-results", "version": 0, "records": []}', "results version 0"),
-])
-def test_html_rejects_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture, content: str,
-                                message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"format": "gemmconf-results", "version": 1, "records": [', "not JSON (truncated?)"),
+        ('{"tests": []}', "not a gemmconf results file"),
+        ('{"format": "gemmconf-results", "version": 0, "records": []}', "results version 0"),
+    ],
+)
+def test_html_rejects_bad_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture, content: str, message: str
+) -> None:
     source = tmp_path / "input.json"
     source.write_text(content)
     assert main(["html", str(source), "-o", str(tmp_path / "p.html")]) == 2
@@ -42,7 +45,12 @@ def test_html_rejects_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture, c
 def test_module_runs_alone(tmp_path: Path) -> None:
     source = tmp_path / "r.json"
     source.write_text(json.dumps(sample_document()))
-    done = subprocess.run([sys.executable, "-m", "harness.report.cli", "diff", str(source),
-                           str(source)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "gemmconf.report.cli", "diff", str(source), str(source)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "0 regression(s)" in done.stdout

@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from gemmconf.report import diff
+from gemmconf.report.cli import main
 from test_report_page import ENV, record, sample_document
-
-from harness.report import diff
-from harness.report.cli import main
 
 
 def find(doc: dict, backend: str, outcome: str) -> dict:
@@ -24,14 +23,16 @@ def write(tmp_path: Path, name: str, doc: dict) -> Path:
 
 
 @pytest.mark.parametrize("new_outcome", ["failed", "error", "xpassed"])
-def test_injected_regression_is_flagged_and_exits_1(tmp_path: Path, new_outcome: str,
-                                                    capsys: pytest.CaptureFixture) -> None:
+def test_injected_regression_is_flagged_and_exits_1(
+    tmp_path: Path, new_outcome: str, capsys: pytest.CaptureFixture
+) -> None:
     old = sample_document()
     new = copy.deepcopy(old)
     victim = find(new, "eager", "passed")
     victim["outcome"], victim["reason"] = new_outcome, "err_ratio 9.1 > 3.0 allowed"
-    code = main(["diff", str(write(tmp_path, "old.json", old)),
-                 str(write(tmp_path, "new.json", new))])
+    code = main(
+        ["diff", str(write(tmp_path, "old.json", old)), str(write(tmp_path, "new.json", new))]
+    )
     out = capsys.readouterr().out
     assert code == 1
     regressions = out.split("REGRESSIONS (1)")[1].split("PROGRESSIONS")[0]
@@ -40,33 +41,44 @@ def test_injected_regression_is_flagged_and_exits_1(tmp_path: Path, new_outcome:
     assert "1 regression(s), 0 progression(s)" in out
 
 
-def test_progression_is_reported_and_exits_0(tmp_path: Path,
-                                             capsys: pytest.CaptureFixture) -> None:
+def test_progression_is_reported_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     old = sample_document()
     new = copy.deepcopy(old)
     fixed = find(new, "planted", "failed")
     fixed["outcome"] = "passed"
     del fixed["reason"]
-    code = main(["diff", str(write(tmp_path, "old.json", old)),
-                 str(write(tmp_path, "new.json", new)), "--json"])
+    code = main(
+        [
+            "diff",
+            str(write(tmp_path, "old.json", old)),
+            str(write(tmp_path, "new.json", new)),
+            "--json",
+        ]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == 0
     assert report["regressions"] == []
-    assert [(c["id"], c["backend"], c["old"], c["new"]) for c in report["progressions"]] == \
-        [(fixed["id"], "planted", "failed", "passed")]
+    assert [(c["id"], c["backend"], c["old"], c["new"]) for c in report["progressions"]] == [
+        (fixed["id"], "planted", "failed", "passed")
+    ]
     assert report["unchanged"] == len(old["records"]) - 1
 
 
 def test_newly_failing_item_is_a_regression_new_passing_item_is_not() -> None:
     old = sample_document()
     new = copy.deepcopy(old)
-    new["records"].append(record("dense", "mm", "mm", "fp16", {"M": 3, "N": 5, "K": 7}, "eager",
-                                 "failed", reason="boom"))
-    new["records"].append(record("dense", "mm", "mm", "fp16", {"M": 3, "N": 5, "K": 9}, "eager",
-                                 "passed"))
+    new["records"].append(
+        record(
+            "dense", "mm", "mm", "fp16", {"M": 3, "N": 5, "K": 7}, "eager", "failed", reason="boom"
+        )
+    )
+    new["records"].append(
+        record("dense", "mm", "mm", "fp16", {"M": 3, "N": 5, "K": 9}, "eager", "passed")
+    )
     result = diff.diff(old, new)
-    assert [(c.id, c.old, c.new) for c in result.regressions] == \
-        [("dense/mm[fp16-3x5x7]", None, "failed")]
+    assert [(c.id, c.old, c.new) for c in result.regressions] == [
+        ("dense/mm[fp16-3x5x7]", None, "failed")
+    ]
     assert result.added == 1 and result.removed == 0
     assert "absent  failed" in "\n".join(diff.render(result))
 
@@ -79,8 +91,11 @@ def test_other_changes_do_not_fail_the_diff() -> None:
     find(new, "planted", "error")["outcome"] = "failed"  # still failing
     result = diff.diff(old, new)
     assert result.regressions == [] and result.progressions == []
-    assert sorted((c.old, c.new) for c in result.other) == \
-        [("error", "failed"), ("failed", "xfailed"), ("passed", "skipped")]
+    assert sorted((c.old, c.new) for c in result.other) == [
+        ("error", "failed"),
+        ("failed", "xfailed"),
+        ("passed", "skipped"),
+    ]
 
 
 def test_classify_table() -> None:

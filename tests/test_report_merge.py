@@ -7,17 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
+from gemmconf.report import merge, results
+from gemmconf.report.cli import main
 from test_report_page import ENV, document, record, sample_document
-
-from harness.report import merge, results
-from harness.report.cli import main
 
 
 def shards() -> tuple[dict, dict]:
     full = sample_document()
     first = document(full["records"][::2], exit_status=1)
-    second = document(full["records"][1::2], exit_status=0,
-                      finished="2026-01-02T04:00:00+0000")
+    second = document(full["records"][1::2], exit_status=0, finished="2026-01-02T04:00:00+0000")
     return first, second
 
 
@@ -39,8 +37,9 @@ def test_two_shards_merge_into_their_union(tmp_path: Path) -> None:
     merged = results.read(out)  # a merged file is a results file
     expected = sorted(sample_document()["records"], key=key)
     assert sorted(map(key, merged["records"])) == sorted(map(key, expected))
-    assert json.dumps(sorted(merged["records"], key=key), sort_keys=True) == \
-        json.dumps(expected, sort_keys=True)
+    assert json.dumps(sorted(merged["records"], key=key), sort_keys=True) == json.dumps(
+        expected, sort_keys=True
+    )
     assert merged["counts"] == results.count(expected)
     assert merged["suite_version"] == "abc123" and merged["seed"] == 7
     assert merged["complete"] is True and merged["exit_status"] == 1
@@ -61,8 +60,9 @@ def test_same_item_on_two_machines_is_kept_twice() -> None:
     assert merged["environment"] is None  # the inputs disagree: each record keeps its own
 
 
-def test_duplicates_are_an_error_unless_later_wins(tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture) -> None:
+def test_duplicates_are_an_error_unless_later_wins(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     first, _ = shards()
     rerun = copy.deepcopy(first)
     rerun["records"][0]["outcome"] = "passed"
@@ -79,8 +79,9 @@ def test_duplicates_are_an_error_unless_later_wins(tmp_path: Path,
     assert replaced["outcome"] == "passed"
 
 
-def test_mixed_suite_versions_are_refused_unless_allowed(tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture) -> None:
+def test_mixed_suite_versions_are_refused_unless_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     first, second = shards()
     second["suite_version"] = "def456"
     a, b = write(tmp_path, "old.json", first), write(tmp_path, "new.json", second)
@@ -127,8 +128,9 @@ def test_bad_inputs_name_the_file(tmp_path: Path, capsys: pytest.CaptureFixture)
 
 
 def test_one_file_holding_one_item_twice_is_damaged() -> None:
-    doc = document([record("dense", "mm", "mm", "bf16", {"M": 1, "N": 1, "K": 1}, "eager",
-                           "passed")] * 2)
+    doc = document(
+        [record("dense", "mm", "mm", "bf16", {"M": 1, "N": 1, "K": 1}, "eager", "passed")] * 2
+    )
     with pytest.raises(merge.MergeError, match=r"x\.json: holds two records"):
         merge.merge([("x.json", doc)])
 

@@ -8,41 +8,83 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gemmconf.report import page, results
 
-from harness.report import page, results
+ENV = {
+    "device": "cpu",
+    "device_name": "CPU (x86_64, 2 cores)",
+    "capability": None,
+    "hardware_class": "cpu",
+    "fp8": True,
+    "tma": False,
+    "memory_bytes": 1 << 34,
+    "torch": "2.13.0+cpu",
+    "triton": "3.7.1",
+    "cuda": None,
+}
+EXCERPT = (
+    "@triton.jit\ndef mm_kernel(a_ptr, b_ptr, c_ptr):\n    acc = tl.zeros((64, 64), tl.float16)\n"
+)
 
-ENV = {"device": "cpu", "device_name": "CPU (x86_64, 2 cores)", "capability": None,
-       "hardware_class": "cpu", "fp8": True, "tma": False, "memory_bytes": 1 << 34,
-       "torch": "2.13.0+cpu", "triton": "3.7.1", "cuda": None}
-EXCERPT = ("@triton.jit\ndef mm_kernel(a_ptr, b_ptr, c_ptr):\n"
-           "    acc = tl.zeros((64, 64), tl.float16)\n")
 
-
-def record(suite: str, scenario: str, op: str, dtype: str, dims: dict[str, int], backend: str,
-           outcome: str, *, axes: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+def record(
+    suite: str,
+    scenario: str,
+    op: str,
+    dtype: str,
+    dims: dict[str, int],
+    backend: str,
+    outcome: str,
+    *,
+    axes: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """A record as the plugin writes it."""
     shape = "x".join(str(v) for v in dims.values())
     name = f"{scenario}[{dtype}-{shape}]"
     rec = {
-        "id": f"{suite}/{name}", "suite": suite, "backend": backend, "scenario": scenario,
-        "op": op, "dtype": dtype, "shape": shape, "dims": dims,
-        "axes": axes or {"dtype": dtype, "shape": shape}, "markers": [op, "cpu"],
+        "id": f"{suite}/{name}",
+        "suite": suite,
+        "backend": backend,
+        "scenario": scenario,
+        "op": op,
+        "dtype": dtype,
+        "shape": shape,
+        "dims": dims,
+        "axes": axes or {"dtype": dtype, "shape": shape},
+        "markers": [op, "cpu"],
         "source": f"suites/{suite}/{scenario}.yaml:3",
-        "nodeid": f"suites/{suite}/{scenario}.yaml::{name}@{backend}", "outcome": outcome,
-        "duration_s": 0.0123, "environment": ENV,
-        "metrics": {"max_abs_err": 0.0012, "max_rel_err": 0.0004, "err_ratio": 1.0,
-                    "recompiles": 0, "compiles": 1},
+        "nodeid": f"suites/{suite}/{scenario}.yaml::{name}@{backend}",
+        "outcome": outcome,
+        "duration_s": 0.0123,
+        "environment": ENV,
+        "metrics": {
+            "max_abs_err": 0.0012,
+            "max_rel_err": 0.0004,
+            "err_ratio": 1.0,
+            "recompiles": 0,
+            "compiles": 1,
+        },
     }
     rec.update(extra)
     return rec
 
 
 def document(records: list[dict[str, Any]], **top: Any) -> dict[str, Any]:
-    doc = {"format": results.FORMAT, "version": results.VERSION, "complete": True,
-           "exit_status": 1, "finished": "2026-01-02T03:04:05+0000",
-           "command": "pytest suites --backend eager,planted_backends:planted", "seed": 7,
-           "backends": ["eager", "planted_backends:planted"], "target_arch": None,
-           "environment": ENV, "suite_version": "abc123", "records": records}
+    doc = {
+        "format": results.FORMAT,
+        "version": results.VERSION,
+        "complete": True,
+        "exit_status": 1,
+        "finished": "2026-01-02T03:04:05+0000",
+        "command": "pytest suites --backend eager,planted_backends:planted",
+        "seed": 7,
+        "backends": ["eager", "planted_backends:planted"],
+        "target_arch": None,
+        "environment": ENV,
+        "suite_version": "abc123",
+        "records": records,
+    }
     doc.update(top)
     doc["counts"] = results.count(doc["records"])
     return doc
@@ -51,35 +93,84 @@ def document(records: list[dict[str, Any]], **top: Any) -> dict[str, Any]:
 def sample_document() -> dict[str, Any]:
     """Two backends, four scenarios: planted fails three mm items; skips, an xfail, benchmarks."""
     records = []
-    mm_dims = [("bf16", {"M": 64, "N": 64, "K": 64}), ("fp16", {"M": 32, "N": 48, "K": 1024}),
-               ("fp32", {"M": 16, "N": 16, "K": 4096}), ("bf16", {"M": 1, "N": 1, "K": 8})]
+    mm_dims = [
+        ("bf16", {"M": 64, "N": 64, "K": 64}),
+        ("fp16", {"M": 32, "N": 48, "K": 1024}),
+        ("fp32", {"M": 16, "N": 16, "K": 4096}),
+        ("bf16", {"M": 1, "N": 1, "K": 8}),
+    ]
     planted = ["failed", "failed", "error", "passed"]
     for (dtype, dims), outcome in zip(mm_dims, planted, strict=True):
-        records.append(record("dense", "mm", "mm", dtype, dims, "eager", "passed",
-                              metrics={"max_abs_err": 0.001, "max_rel_err": 0.0002,
-                                       "err_ratio": 1.0, "recompiles": 0, "compiles": 1,
-                                       "tflops": 12.5 * dims["K"] / 64, "vs_cublas": 0.8}))
+        records.append(
+            record(
+                "dense",
+                "mm",
+                "mm",
+                dtype,
+                dims,
+                "eager",
+                "passed",
+                metrics={
+                    "max_abs_err": 0.001,
+                    "max_rel_err": 0.0002,
+                    "err_ratio": 1.0,
+                    "recompiles": 0,
+                    "compiles": 1,
+                    "tflops": 12.5 * dims["K"] / 64,
+                    "vs_cublas": 0.8,
+                },
+            )
+        )
         extra: dict[str, Any] = {}
         if outcome == "failed":
-            extra = {"reason": "Tensor-likes are not close! err_ratio 223.1 > 3.0 allowed "
-                               "</script><script>alert(1)</script>",
-                     "code_excerpt": EXCERPT,
-                     "metrics": {"max_abs_err": 1.96, "max_rel_err": 83.1, "err_ratio": 223.1,
-                                 "recompiles": 0, "compiles": 1}}
+            extra = {
+                "reason": "Tensor-likes are not close! err_ratio 223.1 > 3.0 allowed "
+                "</script><script>alert(1)</script>",
+                "code_excerpt": EXCERPT,
+                "metrics": {
+                    "max_abs_err": 1.96,
+                    "max_rel_err": 83.1,
+                    "err_ratio": 223.1,
+                    "recompiles": 0,
+                    "compiles": 1,
+                },
+            }
         elif outcome == "error":
-            extra = {"reason": "RuntimeError: backend crashed",
-                     "metrics": {"err_ratio": float("inf"), "max_abs_err": float("nan")}}
+            extra = {
+                "reason": "RuntimeError: backend crashed",
+                "metrics": {"err_ratio": float("inf"), "max_abs_err": float("nan")},
+            }
         records.append(record("dense", "mm", "mm", dtype, dims, "planted", outcome, **extra))
     for backend in ("eager", "planted"):
-        records.append(record("dense", "addmm", "addmm", "fp32", {"M": 8, "N": 8, "K": 0},
-                              backend, "passed"))
-        records.append(record("fp8", "scaled_mm", "scaled_mm", "e4m3fn",
-                              {"M": 64, "N": 64, "K": 128}, backend, "skipped",
-                              reason="needs sm89 (fp8 GEMM support); found CPU",
-                              skip_class="sm89", metrics={}))
-        records.append(record("dynamic", "epilogue", "mm", "bf16", {"M": 32, "N": 32, "K": 32},
-                              backend, "xfailed" if backend == "planted" else "passed",
-                              reason="known: recompiles per shape"))
+        records.append(
+            record("dense", "addmm", "addmm", "fp32", {"M": 8, "N": 8, "K": 0}, backend, "passed")
+        )
+        records.append(
+            record(
+                "fp8",
+                "scaled_mm",
+                "scaled_mm",
+                "e4m3fn",
+                {"M": 64, "N": 64, "K": 128},
+                backend,
+                "skipped",
+                reason="needs sm89 (fp8 GEMM support); found CPU",
+                skip_class="sm89",
+                metrics={},
+            )
+        )
+        records.append(
+            record(
+                "dynamic",
+                "epilogue",
+                "mm",
+                "bf16",
+                {"M": 32, "N": 32, "K": 32},
+                backend,
+                "xfailed" if backend == "planted" else "passed",
+                reason="known: recompiles per shape",
+            )
+        )
     return document(records)
 
 
@@ -88,22 +179,42 @@ def large_document(n: int) -> dict[str, Any]:
     records = []
     dtypes = ("bf16", "fp16", "fp32", "tf32")
     for i in range(n // 2):
-        dims = {"B": 1 + i % 3, "M": 16 * (1 + i % 7), "N": 8 * (1 + i % 11),
-                "K": 2 ** (3 + i % 10)}
+        dims = {
+            "B": 1 + i % 3,
+            "M": 16 * (1 + i % 7),
+            "N": 8 * (1 + i % 11),
+            "K": 2 ** (3 + i % 10),
+        }
         for backend in ("eager", "planted"):
             failing = backend == "planted" and i % 5 == 0
-            extra = {"reason": f"err_ratio {i}.5 > 3.0 allowed", "code_excerpt":
-                     f"# kernel {i}\n" + "x = tl.load(ptr)  # " * 150} if failing else {}
-            records.append(record(f"suite{i % 6}", f"scenario{i % 40}", "bmm", dtypes[i % 4],
-                                  dims, backend, "failed" if failing else "passed",
-                                  axes={"dtype": dtypes[i % 4], "layout": "nt" if i % 2 else "nn",
-                                        "case": i}, **extra))
+            extra = (
+                {
+                    "reason": f"err_ratio {i}.5 > 3.0 allowed",
+                    "code_excerpt": f"# kernel {i}\n" + "x = tl.load(ptr)  # " * 150,
+                }
+                if failing
+                else {}
+            )
+            records.append(
+                record(
+                    f"suite{i % 6}",
+                    f"scenario{i % 40}",
+                    "bmm",
+                    dtypes[i % 4],
+                    dims,
+                    backend,
+                    "failed" if failing else "passed",
+                    axes={"dtype": dtypes[i % 4], "layout": "nt" if i % 2 else "nn", "case": i},
+                    **extra,
+                )
+            )
     return document(records)
 
 
 def blob(html: str) -> dict[str, Any]:
-    found = re.search(r'<script type="application/json" id="gemmconf-data">(.*?)</script>',
-                      html, re.S)
+    found = re.search(
+        r'<script type="application/json" id="gemmconf-data">(.*?)</script>', html, re.S
+    )
     assert found, "no data blob"
 
     def refuse(constant: str) -> None:
@@ -122,8 +233,7 @@ def test_page_has_the_run_header_matrix_and_data() -> None:
     assert re.search(r'badge o-failed">2 failed<', html)
     data = blob(html)
     assert len(data["rows"]) == len(sample_document()["records"])
-    assert data["run"]["backend_specs"] == {"eager": "eager",
-                                            "planted": "planted_backends:planted"}
+    assert data["run"]["backend_specs"] == {"eager": "eager", "planted": "planted_backends:planted"}
     assert data["run"]["seed"] == 7
     fields = data["fields"]
     failed = [r for r in data["rows"] if data["outcomes"][r[fields.index("outcome")]] == "failed"]
@@ -134,8 +244,19 @@ def test_page_has_the_run_header_matrix_and_data() -> None:
 def test_page_is_self_contained() -> None:
     html = page.render(sample_document())
     lowered = html.lower()
-    for remote in ('src="http', "src='http", 'href="http', "href='http", "@import", "url(http",
-                   "url('http", 'url("http', "<link", "<script src", "<iframe"):
+    for remote in (
+        'src="http',
+        "src='http",
+        'href="http',
+        "href='http",
+        "@import",
+        "url(http",
+        "url('http",
+        'url("http',
+        "<link",
+        "<script src",
+        "<iframe",
+    ):
         assert remote not in lowered, remote
     assert "<style>" in html and html.count("<script") == 2  # the data blob and the code
 
@@ -161,8 +282,11 @@ def test_nodeid_left_out_when_derivable() -> None:
     doc["records"][0]["nodeid"] = "elsewhere/test_x.py::odd@eager"
     data = blob(page.render(doc))
     nodeid = data["fields"].index("nodeid")
-    kept = [data["strings"][row[nodeid]] for row in data["rows"]
-            if len(row) > nodeid and row[nodeid] is not None]
+    kept = [
+        data["strings"][row[nodeid]]
+        for row in data["rows"]
+        if len(row) > nodeid and row[nodeid] is not None
+    ]
     assert kept == ["elsewhere/test_x.py::odd@eager"]
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from gemmconf.report.summary import render_terminal_summary
 from test_report_page import record, sample_document
-
-from harness.report.summary import render_terminal_summary
 
 CPU = SimpleNamespace(name="CPU (x86_64, 2 cores)", hardware_class="cpu")
 
@@ -25,7 +24,7 @@ def test_summary_table_format() -> None:
     total = next(line for line in lines if line.strip().startswith("total"))
     assert total.split() == ["total", "2", "1", "8", "1", "2"]
     # numbers are right-aligned under their column titles
-    table = lines[2:lines.index(total) + 1]
+    table = lines[2 : lines.index(total) + 1]
     assert {len(line) for line in table} == {len(lines[2])}
     assert "skipped for hardware: 2 (2 need sm89); --require-hardware CLASS" in text
     assert "FAIL dense/mm[bf16-64x64x64]@planted - Tensor-likes are not close!" in text
@@ -39,9 +38,19 @@ def many_records(n: int) -> list[dict]:
         op = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")[i % 8]
         backend = ("eager", "inductor")[(i // 56) % 2]
         outcome = "skipped" if i % 9 == 0 else ("failed" if i % 101 == 0 else "passed")
-        records.append(record("s", "x", op, dtype, {"M": 1, "N": 1, "K": i}, backend, outcome,
-                              skip_class="sm90" if outcome == "skipped" else None,
-                              reason="why " * 60 if outcome == "failed" else None))
+        records.append(
+            record(
+                "s",
+                "x",
+                op,
+                dtype,
+                {"M": 1, "N": 1, "K": i},
+                backend,
+                outcome,
+                skip_class="sm90" if outcome == "skipped" else None,
+                reason="why " * 60 if outcome == "failed" else None,
+            )
+        )
     return records
 
 
@@ -52,7 +61,7 @@ def test_summary_stays_compact_for_thousands_of_items() -> None:
     assert max(len(line) for line in lines) <= 120
     text = "\n".join(lines)
     assert "4000 items" in text
-    table = lines[2:next(i for i, line in enumerate(lines) if "total" in line) + 1]
+    table = lines[2 : next(i for i, line in enumerate(lines) if "total" in line) + 1]
     assert table[0].split()[2] == "dtype"
     fold = next(line for line in table if "more rows, none failing" in line)
     assert fold.split()[0] == f"({112 - (len(table) - 3)}"  # rows neither shown nor total
@@ -69,8 +78,10 @@ def test_too_many_failing_rows_group_by_op() -> None:
 
 
 def test_pass_only_rows_fold_first() -> None:
-    records = [record("s", "x", "mm", f"d{i}", {"M": 1, "N": 1, "K": 1}, "eager", "passed")
-               for i in range(50)]
+    records = [
+        record("s", "x", "mm", f"d{i}", {"M": 1, "N": 1, "K": 1}, "eager", "passed")
+        for i in range(50)
+    ]
     records.append(record("s", "x", "mm", "bad", {"M": 1, "N": 1, "K": 1}, "eager", "failed"))
     lines = render_terminal_summary(records, CPU)
     assert any(line.split()[:3] == ["eager", "mm", "bad"] for line in lines)

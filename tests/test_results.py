@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from harness.report.results import ResultsError, ResultsWriter, read
+from gemmconf.report.results import ResultsError, ResultsWriter, read
 
 
 def record(i: int, outcome: str = "passed") -> dict:
@@ -76,12 +75,15 @@ def test_abandon_leaves_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    ('{"format": "gemmconf-results", "version": 1, "recor', r"not JSON \(truncated\?\)"),
-    ('{"tests": []}', "not a gemmconf results file"),
-    ('{"format": "gemmconf-results", "version": 99, "records": []}', "results version 99"),
-    ('{"format": "gemmconf-results", "version": 1}', "'records' is missing"),
-])
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('{"format": "gemmconf-results", "version": 1, "recor', r"not JSON \(truncated\?\)"),
+        ('{"tests": []}', "not a gemmconf results file"),
+        ('{"format": "gemmconf-results", "version": 99, "records": []}', "results version 99"),
+        ('{"format": "gemmconf-results", "version": 1}', "'records' is missing"),
+    ],
+)
 def test_read_rejects_foreign_truncated_and_incompatible_files(tmp_path, text, words):
     path = tmp_path / "bad.json"
     path.write_text(text)

@@ -6,8 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from harness.scenario import ScenarioError, eval_dim, implied_markers, load_suite, value_id
+from gemmconf.scenario import ScenarioError, eval_dim, implied_markers, load_suite, value_id
 
 
 def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
@@ -23,7 +22,9 @@ def load_error(tmp_path: Path, text: str) -> str:
 
 
 def test_axes_expand_to_their_product_minus_excludes(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         scenarios:
           - name: mm
             op: mm
@@ -33,7 +34,8 @@ def test_axes_expand_to_their_product_minus_excludes(tmp_path):
               layout: [nn, nt]
             exclude:
               - {dtype: fp32, layout: nt}
-    """)
+    """,
+    )
     instances = load_suite(path)
     assert len(instances) == 3 * 2 * 2 - 2
     ids = [i.id for i in instances]
@@ -44,7 +46,9 @@ def test_axes_expand_to_their_product_minus_excludes(tmp_path):
 
 
 def test_ids_are_stable_and_readable(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         suite: dense
         scenarios:
           - name: addmm
@@ -54,15 +58,22 @@ def test_ids_are_stable_and_readable(tmp_path):
               bias: [[M, N], [N]]
               alpha: [1, -2.5]
               case: [{id: beta0, beta: 0}]
-    """)
+    """,
+    )
     ids = [i.id for i in load_suite(path)]
-    assert ids == ["dense/addmm[bias_MN-alpha1-beta0]", "dense/addmm[bias_MN-alpha-2.5-beta0]",
-                   "dense/addmm[bias_N-alpha1-beta0]", "dense/addmm[bias_N-alpha-2.5-beta0]"]
+    assert ids == [
+        "dense/addmm[bias_MN-alpha1-beta0]",
+        "dense/addmm[bias_MN-alpha-2.5-beta0]",
+        "dense/addmm[bias_N-alpha1-beta0]",
+        "dense/addmm[bias_N-alpha-2.5-beta0]",
+    ]
     assert ids == [i.id for i in load_suite(path)]
 
 
 def test_case_axis_sets_several_fields(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         scenarios:
           - name: s
             op: addmm
@@ -70,48 +81,97 @@ def test_case_axis_sets_several_fields(tmp_path):
             shape: {M: 4, N: 4, K: 4}
             axes:
               case: [{id: neg, alpha: -1, beta: 2}]
-    """)
+    """,
+    )
     (instance,) = load_suite(path)
     assert (instance.alpha, instance.beta) == (-1.0, 2.0)
 
 
 def test_misspelled_key_names_file_line_and_key(tmp_path):
-    message = load_error(tmp_path, """
+    message = load_error(
+        tmp_path,
+        """
         scenarios:
           - name: x
             op: mm
             shape: {M: 4, N: 4, K: 4}
             dtpye: fp16
-    """)
+    """,
+    )
     assert message.startswith(f"{tmp_path / 's.yaml'}:5: dtpye: unknown key")
     assert "did you mean 'dtype'" in message
 
 
-@pytest.mark.parametrize(("body", "line", "field", "words"), [
-    ("    op: mmm\n    shape: {M: 1, N: 1, K: 1}\n", 3, "op", "not one of"),
-    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    dtype: fp12\n", 5, "dtype", "fp12"),
-    ("    op: mm\n    shape: {M: 4, N: 4, K: -1}\n", 4, "shape", "size >= 0"),
-    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    bias: [M, N]\n", 5, "bias", "takes no bias"),
-    ("    op: addmm\n    shape: {M: 4, N: 4, K: 4}\n", 2, "bias", "needs a bias"),
-    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    layout: diagonal\n", 5, "layout", "layout"),
-    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    operands: {b: {shape: [K+1, N]}}\n", 4,
-     "shape", "inner dimensions differ"),
-    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    compile: dynamic\n", 5, "compile",
-     "at least 2 shape sets"),
-    ("    op: scaled_mm\n    shape: {M: 16, N: 16, K: 16}\n", 2, "scaling", "scaling recipe"),
-    ("    op: scaled_mm\n    scaling: rowwise\n    shape: {M: 16, N: 16, K: 24}\n", 5, "shape",
-     "K % 16"),
-    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    epilogue: [relu, {clamp: 3}]\n", 5,
-     "epilogue", "clamp takes"),
-    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    checks: {raises: Oops}\n", 5, "checks",
-     "not one of"),
-    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    markers: [nightly]\n", 5, "markers",
-     "unknown marker"),
-    ("    op: bmm\n    shape: {M: 4, N: 4, K: 4}\n    layout: {a: expand}\n", 4, "shape",
-     "does not set B"),
-    ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    requires: {min_class: sm70}\n", 5,
-     "requires", "sm70"),
-])
+@pytest.mark.parametrize(
+    ("body", "line", "field", "words"),
+    [
+        ("    op: mmm\n    shape: {M: 1, N: 1, K: 1}\n", 3, "op", "not one of"),
+        ("    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    dtype: fp12\n", 5, "dtype", "fp12"),
+        ("    op: mm\n    shape: {M: 4, N: 4, K: -1}\n", 4, "shape", "size >= 0"),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    bias: [M, N]\n",
+            5,
+            "bias",
+            "takes no bias",
+        ),
+        ("    op: addmm\n    shape: {M: 4, N: 4, K: 4}\n", 2, "bias", "needs a bias"),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    layout: diagonal\n",
+            5,
+            "layout",
+            "layout",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    operands: {b: {shape: [K+1, N]}}\n",
+            4,
+            "shape",
+            "inner dimensions differ",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    compile: dynamic\n",
+            5,
+            "compile",
+            "at least 2 shape sets",
+        ),
+        ("    op: scaled_mm\n    shape: {M: 16, N: 16, K: 16}\n", 2, "scaling", "scaling recipe"),
+        (
+            "    op: scaled_mm\n    scaling: rowwise\n    shape: {M: 16, N: 16, K: 24}\n",
+            5,
+            "shape",
+            "K % 16",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    epilogue: [relu, {clamp: 3}]\n",
+            5,
+            "epilogue",
+            "clamp takes",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    checks: {raises: Oops}\n",
+            5,
+            "checks",
+            "not one of",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    markers: [nightly]\n",
+            5,
+            "markers",
+            "unknown marker",
+        ),
+        (
+            "    op: bmm\n    shape: {M: 4, N: 4, K: 4}\n    layout: {a: expand}\n",
+            4,
+            "shape",
+            "does not set B",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    requires: {min_class: sm70}\n",
+            5,
+            "requires",
+            "sm70",
+        ),
+    ],
+)
 def test_bad_fields_name_line_and_field(tmp_path, body, line, field, words):
     message = load_error(tmp_path, "scenarios:\n  - name: x\n" + body)
     assert f"s.yaml:{line}: {field}:" in message, message
@@ -119,27 +179,36 @@ def test_bad_fields_name_line_and_field(tmp_path, body, line, field, words):
 
 
 def test_alias_layout_needs_equal_shapes(tmp_path):
-    message = load_error(tmp_path, """
+    message = load_error(
+        tmp_path,
+        """
         scenarios:
           - name: x
             op: mm
             shape: {M: 8, N: 4, K: 8}
             layout: alias
-    """)
+    """,
+    )
     assert "layout:" in message and "alias" in message
-    ok = write(tmp_path, """
+    ok = write(
+        tmp_path,
+        """
         scenarios:
           - name: x
             op: mm
             shape: {M: 8, N: 8, K: 8}
             layout: alias
-    """, "ok.yaml")
+    """,
+        "ok.yaml",
+    )
     (instance,) = load_suite(ok)
     assert [o.layout for o in instance.operands] == ["row", "alias"]
 
 
 def test_exclude_rule_that_matches_nothing_is_an_error(tmp_path):
-    message = load_error(tmp_path, """
+    message = load_error(
+        tmp_path,
+        """
         scenarios:
           - name: x
             op: mm
@@ -148,23 +217,30 @@ def test_exclude_rule_that_matches_nothing_is_an_error(tmp_path):
               dtype: [fp16, bf16]
             exclude:
               - {dtype: fp61}
-    """)
+    """,
+    )
     assert "s.yaml:8: exclude:" in message and "matches no combination" in message
 
 
 def test_duplicate_names_and_keys(tmp_path):
-    message = load_error(tmp_path, """
+    message = load_error(
+        tmp_path,
+        """
         scenarios:
           - {name: x, op: mm, shape: {M: 1, N: 1, K: 1}}
           - {name: x, op: mm, shape: {M: 1, N: 1, K: 1}}
-    """)
+    """,
+    )
     assert "s.yaml:3: name: duplicate scenario name" in message
-    message = load_error(tmp_path, """
+    message = load_error(
+        tmp_path,
+        """
         scenarios:
           - name: x
             op: mm
             op: bmm
-    """)
+    """,
+    )
     assert "s.yaml:4" in message and "duplicate key" in message
 
 
@@ -174,7 +250,9 @@ def test_yaml_syntax_error_has_a_line(tmp_path):
 
 
 def test_filecheck_block_source_points_at_the_check_text(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         scenarios:
           - name: x
             op: mm
@@ -185,12 +263,15 @@ def test_filecheck_block_source_points_at_the_check_text(tmp_path):
                   target: sm90
                   check: |
                     CHECK: ttng.warp_group_dot
-    """)
+    """,
+    )
     (instance,) = load_suite(path)
     (block,) = instance.checks.filecheck
     assert block.source.endswith("s.yaml:10")
     assert block.target == "sm90"
-    bad = load_error(tmp_path, """
+    bad = load_error(
+        tmp_path,
+        """
         scenarios:
           - name: x
             op: mm
@@ -199,19 +280,23 @@ def test_filecheck_block_source_points_at_the_check_text(tmp_path):
               filecheck:
                 - artifact: ttgir
                   check: "CHECK-NEXT: foo"
-    """)
+    """,
+    )
     assert "checks.filecheck.check" in bad
 
 
 def test_dynamic_modes_and_markers(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         scenarios:
           - name: x
             op: scaled_mm
             scaling: rowwise
             shapes: [{M: 16, N: 32, K: 32}, {M: 0, N: 32, K: 32}]
             compile: {mode: mark_dynamic, dims: [M]}
-    """)
+    """,
+    )
     (instance,) = load_suite(path)
     assert instance.compile.dynamic is None and instance.compile.dims == ("M",)
     assert instance.out_dtype == "bf16"

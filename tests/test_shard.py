@@ -9,8 +9,7 @@ from collections import Counter
 
 import faulty_backends
 import pytest
-
-from harness import shard
+from gemmconf import shard
 
 pytest_plugins = ["pytester"]
 
@@ -26,26 +25,35 @@ def test_parse():
 def test_shards_are_disjoint_covering_and_about_even():
     keys = [f"dense/mm[fp16-{m}x{n}x64]@eager" for m in range(60) for n in range(50)]
     for count in (1, 2, 3, 5):
-        parts = [shard.split(keys, shard.Shard(i, count), key=str)[0]
-                 for i in range(1, count + 1)]
+        parts = [shard.split(keys, shard.Shard(i, count), key=str)[0] for i in range(1, count + 1)]
         assert sorted(k for part in parts for k in part) == sorted(keys)  # each key once
         sizes = [len(part) for part in parts]
         assert max(sizes) - min(sizes) < 0.15 * len(keys) / count  # sampling noise: ~3 sd
 
 
 # Pinned: an item's shard must not depend on the machine, the Python version or PYTHONHASHSEED.
-GOLDEN = {"tiny/addmm@reference": [1, 3, 5], "tiny/mm[fp16-17x9x33]@eager": [2, 3, 4],
-          "dense/mm[fp16-128x256x64]@eager": [2, 1, 2]}
+GOLDEN = {
+    "tiny/addmm@reference": [1, 3, 5],
+    "tiny/mm[fp16-17x9x33]@eager": [2, 3, 4],
+    "dense/mm[fp16-128x256x64]@eager": [2, 1, 2],
+}
 
 
 def test_assignment_is_stable():
     for key, expected in GOLDEN.items():
         assert [shard.shard_of(key, n) for n in (2, 3, 5)] == expected
-    code = ("from harness.shard import shard_of; "
-            f"print([[shard_of(k, n) for n in (2, 3, 5)] for k in {list(GOLDEN)!r}])")
+    code = (
+        "from gemmconf.shard import shard_of; "
+        f"print([[shard_of(k, n) for n in (2, 3, 5)] for k in {list(GOLDEN)!r}])"
+    )
     for seed in ("1", "2"):
-        out = subprocess.run([sys.executable, "-c", code], env={"PYTHONHASHSEED": seed},
-                             capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            env={"PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert json.loads(out) == list(GOLDEN.values())
 
 
@@ -70,8 +78,9 @@ def test_merged_shards_equal_one_unsharded_run(suite):
     assert whole["shard"] is None and len(whole["records"]) == 12
     merged: list[dict] = []
     for i in (1, 2, 3):
-        result = suite.runpytest("suites", *backends, "--shard", f"{i}/3",
-                                 "--results", f"shard{i}.json")
+        result = suite.runpytest(
+            "suites", *backends, "--shard", f"{i}/3", "--results", f"shard{i}.json"
+        )
         assert result.ret == 0
         part = json.loads((suite.path / f"shard{i}.json").read_text())
         assert part["shard"] == f"{i}/3" and part["complete"] is True

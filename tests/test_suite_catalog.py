@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from harness.capability import HARDWARE_CLASSES
-from harness.scenario import OPS, ScenarioInstance, discover, implied_markers, load_suite
+from gemmconf.capability import HARDWARE_CLASSES
+from gemmconf.scenario import OPS, ScenarioInstance, discover, implied_markers, load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = ROOT / "suites"

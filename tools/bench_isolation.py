@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import capability, isolation  # noqa: E402
-from harness.backends import RunOptions  # noqa: E402
-from harness.scenario import load_suite  # noqa: E402
+from gemmconf import capability, isolation  # noqa: E402
+from gemmconf.backends import RunOptions  # noqa: E402
+from gemmconf.scenario import load_suite  # noqa: E402
 
 
 def cpu_items(paths: list[Path], limit: int) -> list[isolation.ItemRequest]:
@@ -33,8 +33,11 @@ def cpu_items(paths: list[Path], limit: int) -> list[isolation.ItemRequest]:
     for path in paths:
         for instance in load_suite(path, root=ROOT):
             if capability.unmet(instance.requires, cap) is None:
-                requests.append(isolation.ItemRequest(instance, "eager", seed=0, device="cpu",
-                                                      target=None, repro="bench"))
+                requests.append(
+                    isolation.ItemRequest(
+                        instance, "eager", seed=0, device="cpu", target=None, repro="bench"
+                    )
+                )
     return requests[:limit]
 
 
@@ -82,26 +85,46 @@ def main() -> int:
     worker.close()
 
     def ms(values: list[float]) -> str:
-        return (f"mean {1e3 * statistics.fmean(values):7.2f} ms, median "
-                f"{1e3 * statistics.median(values):7.2f} ms")
+        return (
+            f"mean {1e3 * statistics.fmean(values):7.2f} ms, median "
+            f"{1e3 * statistics.median(values):7.2f} ms"
+        )
 
-    print(f"{len(requests)} eager CPU items from {', '.join(p.name for p in paths)}, "
-          f"{args.rounds} rounds each")
+    print(
+        f"{len(requests)} eager CPU items from {', '.join(p.name for p in paths)}, "
+        f"{args.rounds} rounds each"
+    )
     print(f"  in-process (--no-isolate): {ms(inproc)}")
     print(f"  isolated (default):        {ms(isolated)}")
     differences = [b - a for a, b in zip(inproc, isolated, strict=True)]
     print(f"  overhead per item:         {ms(differences)} (paired differences)")
-    print(f"  worker start + first item: {first:.2f} s once per pytest process; "
-          f"a restart after a crash: {restart:.2f} s")
+    print(
+        f"  worker start + first item: {first:.2f} s once per pytest process; "
+        f"a restart after a crash: {restart:.2f} s"
+    )
     if args.pytest:
         for mode in ([], ["--no-isolate"]):
-            command = [sys.executable, "-m", "pytest", *map(str, paths), "--backend", "eager",
-                       "-q", "-p", "no:xdist", "--results", "/tmp/gemmconf-bench.json", *mode]
+            command = [
+                sys.executable,
+                "-m",
+                "pytest",
+                *map(str, paths),
+                "--backend",
+                "eager",
+                "-q",
+                "-p",
+                "no:xdist",
+                "--results",
+                "/tmp/gemmconf-bench.json",
+                *mode,
+            ]
             start = time.perf_counter()
             out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
             wall = time.perf_counter() - start
-            print(f"  pytest {' '.join(mode) or '(isolated)':13} {wall:6.1f} s wall: "
-                  f"{out.stdout.strip().splitlines()[-1]}")
+            print(
+                f"  pytest {' '.join(mode) or '(isolated)':13} {wall:6.1f} s wall: "
+                f"{out.stdout.strip().splitlines()[-1]}"
+            )
     return 0
 
 

@@ -12,8 +12,17 @@ from __future__ import annotations
 
 import torch
 
-SHAPES = [(64, 256, 256), (64, 128, 256), (64, 256, 128), (128, 256, 256), (100, 128, 384),
-          (1, 128, 128), (300, 384, 512), (64, 512, 256), (256, 256, 256)]
+SHAPES = [
+    (64, 256, 256),
+    (64, 128, 256),
+    (64, 256, 128),
+    (128, 256, 256),
+    (100, 128, 384),
+    (1, 128, 128),
+    (300, 384, 512),
+    (64, 512, 256),
+    (256, 256, 256),
+]
 OUT_DTYPES = [torch.bfloat16, torch.float16, torch.float32]
 
 
@@ -34,15 +43,16 @@ def case(m: int, n: int, k: int, out_dtype: torch.dtype, seed: int = 0) -> tuple
 
 
 def main() -> None:
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"CUDA {torch.version.cuda}")
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, CUDA {torch.version.cuda}")
     for m, n, k in SHAPES:
         for out_dtype in OUT_DTYPES:
             wrong, err = case(m, n, k, out_dtype)
             name = str(out_dtype).replace("torch.", "")
             flag = "  <-- NaN/Inf where fp64 is finite" if wrong else ""
-            print(f"M={m:4d} N={n:4d} K={k:4d} out={name:8s} nonfinite={wrong:6d} "
-                  f"max_err={err:.3g}{flag}")
+            print(
+                f"M={m:4d} N={n:4d} K={k:4d} out={name:8s} nonfinite={wrong:6d} "
+                f"max_err={err:.3g}{flag}"
+            )
 
 
 if __name__ == "__main__":

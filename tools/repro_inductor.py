@@ -38,7 +38,7 @@ def compiled(fn, backends: str, dynamic: bool | None = None):
     """`torch.compile` under exactly the inductor config the suite's adapter uses: the options of
     mode max-autotune-no-cudagraphs and max_autotune_gemm_backends (for CUTLASS also the profiling
     cap and, where torch ships no CUTLASS checkout, the nvidia-cutlass wheel laid out as one)."""
-    from harness.backends.inductor import make_inductor_max_autotune
+    from gemmconf.backends.inductor import make_inductor_max_autotune
 
     torch._dynamo.reset()
     options = make_inductor_max_autotune(backends).inductor_patches()
@@ -129,8 +129,8 @@ def cutlass_addmm() -> None:
 
 def cutlass_offset() -> None:
     storage = torch.randn(2 * 128 * 128 + 1, device="cuda", dtype=torch.float16)
-    a = storage[1:1 + 128 * 128].view(128, 128)  # 2-byte aligned data pointers
-    w = storage[1 + 128 * 128:].view(128, 128)
+    a = storage[1 : 1 + 128 * 128].view(128, 128)  # 2-byte aligned data pointers
+    w = storage[1 + 128 * 128 :].view(128, 128)
     report("cutlass_offset", torch.nn.functional.linear, "CUTLASS", a, w)
 
 
@@ -151,8 +151,10 @@ def main(names: list[str]) -> None:
     unknown = sorted(set(names) - set(CASES))
     if unknown:
         raise SystemExit(f"unknown case(s) {unknown}; known: {sorted(CASES)}")
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, CUDA {torch.version.cuda}",
-          flush=True)
+    print(
+        f"{torch.cuda.get_device_name()}, torch {torch.__version__}, CUDA {torch.version.cuda}",
+        flush=True,
+    )
     chosen = names or list(CASES)
     for name in chosen:
         if name in ISOLATED and len(chosen) > 1:

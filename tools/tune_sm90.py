@@ -14,22 +14,29 @@ from __future__ import annotations
 import sys
 
 import torch
+from gemmconf.backends import resolve
+from gemmconf_reference import configs
 from triton.testing import do_bench
-
-from backend import configs
-from harness.backends import resolve
 
 M = N = K = 8192
 FLOPS = 2.0 * M * N * K
 
 CANDIDATES = {
-    "16bit": [configs.TileConfig(128, 256, 64, 8, 3), configs.TileConfig(128, 256, 64, 8, 4),
-              configs.TileConfig(256, 128, 64, 8, 3), configs.TileConfig(128, 128, 64, 8, 4),
-              configs.TileConfig(128, 256, 64, 8, 3, group_m=16)],
-    "fp8": [configs.TileConfig(128, 256, 128, 8, 3), configs.TileConfig(128, 256, 128, 8, 4),
-            configs.TileConfig(256, 128, 128, 8, 3), configs.TileConfig(128, 128, 128, 8, 4),
-            configs.TileConfig(128, 256, 64, 8, 4), configs.TileConfig(128, 256, 128, 8, 3,
-                                                                       group_m=16)],
+    "16bit": [
+        configs.TileConfig(128, 256, 64, 8, 3),
+        configs.TileConfig(128, 256, 64, 8, 4),
+        configs.TileConfig(256, 128, 64, 8, 3),
+        configs.TileConfig(128, 128, 64, 8, 4),
+        configs.TileConfig(128, 256, 64, 8, 3, group_m=16),
+    ],
+    "fp8": [
+        configs.TileConfig(128, 256, 128, 8, 3),
+        configs.TileConfig(128, 256, 128, 8, 4),
+        configs.TileConfig(256, 128, 128, 8, 3),
+        configs.TileConfig(128, 128, 128, 8, 4),
+        configs.TileConfig(128, 256, 64, 8, 4),
+        configs.TileConfig(128, 256, 128, 8, 3, group_m=16),
+    ],
 }
 
 
@@ -47,6 +54,7 @@ def problem(recipe: str):
 
     def fp8(x, y, s, t):
         return torch._scaled_mm(x, y, s, t, out_dtype=torch.bfloat16)
+
     return fp8, (a, b, sa, sb), "fp8"
 
 
@@ -54,8 +62,10 @@ def sweep(recipe: str) -> None:
     fn, args, dclass = problem(recipe)
     expected = fn(*args).float()
     cublas_ms = do_bench(lambda: fn(*args), return_mode="median")
-    print(f"{recipe} {M}x{N}x{K}: cuBLAS {cublas_ms:.4f} ms = {FLOPS / cublas_ms / 1e9:.1f} "
-          "TFLOP/s", flush=True)
+    print(
+        f"{recipe} {M}x{N}x{K}: cuBLAS {cublas_ms:.4f} ms = {FLOPS / cublas_ms / 1e9:.1f} TFLOP/s",
+        flush=True,
+    )
     options = ["persistent=auto", "persistent=never"]
     if dclass == "fp8":
         options += ["persistent=auto,promote=2", "persistent=auto,promote=4"]
@@ -74,15 +84,20 @@ def sweep(recipe: str) -> None:
                     continue
                 err = float((out - expected).norm() / expected.norm())
                 rows.append((ms, config, option, err))
-                print(f"  {config.describe()} group_m={config.group_m} {option}: {ms:.4f} ms "
-                      f"{FLOPS / ms / 1e9:.1f} TFLOP/s ({cublas_ms / ms:.3f}x cuBLAS) "
-                      f"rel.err {err:.2e}", flush=True)
+                print(
+                    f"  {config.describe()} group_m={config.group_m} {option}: {ms:.4f} ms "
+                    f"{FLOPS / ms / 1e9:.1f} TFLOP/s ({cublas_ms / ms:.3f}x cuBLAS) "
+                    f"rel.err {err:.2e}",
+                    flush=True,
+                )
     finally:
         configs.TABLE[("sm90", dclass, "large")] = saved
     print(f"best for {recipe}:")
     for ms, config, option, _err in sorted(rows, key=lambda r: r[0])[:3]:
-        print(f"  {config.describe()} group_m={config.group_m} {option}: "
-              f"{FLOPS / ms / 1e9:.1f} TFLOP/s ({cublas_ms / ms:.3f}x)")
+        print(
+            f"  {config.describe()} group_m={config.group_m} {option}: "
+            f"{FLOPS / ms / 1e9:.1f} TFLOP/s ({cublas_ms / ms:.3f}x)"
+        )
 
 
 if __name__ == "__main__":

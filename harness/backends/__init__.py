@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from harness.backends.base import Backend, Compiled, RunOptions
+from gemmconf.backends.base import Backend, Compiled, RunOptions
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -34,11 +34,11 @@ ENTRY_POINT_GROUP = "gemmconf.backends"
 
 # name -> (import path of a factory taking an optional option string, whether options are taken)
 BUILTINS: dict[str, tuple[str, bool]] = {
-    "reference": ("harness.backends.reference:make_reference", True),
-    "eager": ("harness.backends.eager:EagerBackend", False),
-    "inductor": ("harness.backends.inductor:make_inductor", False),
-    "inductor-max-autotune": ("harness.backends.inductor:make_inductor_max_autotune", True),
-    "cutlass": ("harness.backends.cutlass:CutlassBackend", False),
+    "reference": ("gemmconf.backends.reference:make_reference", True),
+    "eager": ("gemmconf.backends.eager:EagerBackend", False),
+    "inductor": ("gemmconf.backends.inductor:make_inductor", False),
+    "inductor-max-autotune": ("gemmconf.backends.inductor:make_inductor_max_autotune", True),
+    "cutlass": ("gemmconf.backends.cutlass:CutlassBackend", False),
 }
 
 
@@ -101,14 +101,16 @@ def _import(path: str, spec: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise UnknownBackendError(
-            f"backend {spec!r}: cannot import {module_name!r}: {exc}") from exc
+            f"backend {spec!r}: cannot import {module_name!r}: {exc}"
+        ) from exc
     target: Any = module
     for part in attr.split("."):
         try:
             target = getattr(target, part)
         except AttributeError:
             raise UnknownBackendError(
-                f"backend {spec!r}: module {module_name!r} has no attribute {attr!r}") from None
+                f"backend {spec!r}: module {module_name!r} has no attribute {attr!r}"
+            ) from None
     return target
 
 
@@ -126,13 +128,16 @@ def _checked(backend: Any, spec: str) -> Backend:
     if missing:
         raise UnknownBackendError(
             f"backend {spec!r} resolved to {type(backend).__name__}, which lacks "
-            f"{', '.join(missing)} of the Backend protocol (harness/backends/base.py)")
+            f"{', '.join(missing)} of the Backend protocol (harness/backends/base.py)"
+        )
     return backend
 
 
 def _unknown_message(spec: str, what: str) -> str:
     known = ", ".join(f"{b.name} ({b.origin})" for b in known_backends())
-    return (f"{what}. Known backends: {known}; or an import path 'package.module:attr' naming a "
-            f"Backend or a factory. Built-ins with options: reference:autotune (and persistent=, "
-            f"promote=), inductor-max-autotune:TRITON, "
-            f":CUTLASS, :ATEN or a comma list.")
+    return (
+        f"{what}. Known backends: {known}; or an import path 'package.module:attr' naming a "
+        f"Backend or a factory. Built-ins with options: reference:autotune (and persistent=, "
+        f"promote=), inductor-max-autotune:TRITON, "
+        f":CUTLASS, :ATEN or a comma list."
+    )

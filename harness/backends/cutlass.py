@@ -44,7 +44,7 @@ Building a kernel takes nvcc about a minute (the backend's `compile_timeout_s` g
 time for it under `--item-timeout auto`). Before a suite run on a GPU, build what it needs in
 parallel, which is much faster (planning runs on the CPU; kernels land in the cache):
 
-    python -m harness.backends.cutlass 'fp8/*' 'first/*' --build --jobs 16
+    python -m gemmconf.backends.cutlass 'fp8/*' 'first/*' --build --jobs 16
 
 (`--check` instead computes every planned launch with `emulate_launch` and compares with eager.)
 """
@@ -60,23 +60,27 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.fx as fx
-
-from harness.backends import cutlass_codegen as codegen
-from harness.backends.dynamo import DynamoCompiled
+from gemmconf.backends import cutlass_codegen as codegen
+from gemmconf.backends.dynamo import DynamoCompiled
 
 if TYPE_CHECKING:
-    from harness.backends.base import RunOptions
+    from gemmconf.backends.base import RunOptions
 
 aten = torch.ops.aten
 
 TMA_BYTES = 16  # TMA: base, leading and batch strides, contiguous extents in 16-byte units
 
-NO_GPU = ("the cutlass backend launches kernels on a CUDA GPU; none found (codegen and nvcc "
-          "compile-only checks run in tests/test_cutlass_backend.py)")
+NO_GPU = (
+    "the cutlass backend launches kernels on a CUDA GPU; none found (codegen and nvcc "
+    "compile-only checks run in tests/test_cutlass_backend.py)"
+)
 
 DTYPE_NAMES: dict[torch.dtype, str] = {
-    torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32",
-    torch.float8_e4m3fn: "e4m3fn", torch.float8_e5m2: "e5m2",
+    torch.float16: "fp16",
+    torch.bfloat16: "bf16",
+    torch.float32: "fp32",
+    torch.float8_e4m3fn: "e4m3fn",
+    torch.float8_e5m2: "e5m2",
 }
 GEMM_DTYPES = (torch.float16, torch.bfloat16)
 FP8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
@@ -90,11 +94,33 @@ GEMM_OPS: dict[Any, str] = {
     aten._scaled_mm.default: "scaled_mm",
 }
 # Matrix products the kernels do not cover: any overload of these packets not in GEMM_OPS.
-_GEMM_PACKETS = ("mm", "addmm", "bmm", "baddbmm", "_scaled_mm", "_int_mm", "mv", "addmv", "dot",
-                 "vdot", "addbmm", "matmul", "linear", "_scaled_grouped_mm", "_grouped_mm",
-                 "_scaled_mm_v2", "_weight_int8pack_mm", "_weight_int4pack_mm")
-OPERAND_NAMES = {"mm": ("self", "mat2"), "addmm": ("mat1", "mat2"), "bmm": ("self", "mat2"),
-                 "baddbmm": ("batch1", "batch2"), "scaled_mm": ("self", "mat2")}
+_GEMM_PACKETS = (
+    "mm",
+    "addmm",
+    "bmm",
+    "baddbmm",
+    "_scaled_mm",
+    "_int_mm",
+    "mv",
+    "addmv",
+    "dot",
+    "vdot",
+    "addbmm",
+    "matmul",
+    "linear",
+    "_scaled_grouped_mm",
+    "_grouped_mm",
+    "_scaled_mm_v2",
+    "_weight_int8pack_mm",
+    "_weight_int4pack_mm",
+)
+OPERAND_NAMES = {
+    "mm": ("self", "mat2"),
+    "addmm": ("mat1", "mat2"),
+    "bmm": ("self", "mat2"),
+    "baddbmm": ("batch1", "batch2"),
+    "scaled_mm": ("self", "mat2"),
+}
 
 
 def _short(dtype: torch.dtype) -> str:
@@ -155,10 +181,13 @@ class LaunchPlan:
     def describe(self) -> str:
         p = self.problem
         m, n, k = p.true_mnk
-        padded = ("" if (p.m, p.n, p.k) == (m, n, k)
-                  else f" (kernel problem M={p.m} N={p.n} K={p.k})")
-        lines = [f"launch {codegen.kernel_name(self.spec)}: L={p.batch} M={m} N={n} K={k}{padded}",
-                 f"  {self.spec.describe()}"]
+        padded = (
+            "" if (p.m, p.n, p.k) == (m, n, k) else f" (kernel problem M={p.m} N={p.n} K={p.k})"
+        )
+        lines = [
+            f"launch {codegen.kernel_name(self.spec)}: L={p.batch} M={m} N={n} K={k}{padded}",
+            f"  {self.spec.describe()}",
+        ]
         if self.spec.scaling == "alpha" or self.spec.source != "none":
             lines.append(f"  alpha={self.alpha!r} beta={self.beta!r}")
         lines += [f"  {note}" for note in self.notes]
@@ -201,8 +230,9 @@ def _tma_ready(t: torch.Tensor, unit_dim: int) -> str | None:
     return None
 
 
-def _stage(t: torch.Tensor, unit_dim: int, padded: tuple[int, int], what: str,
-           notes: list[str]) -> torch.Tensor:
+def _stage(
+    t: torch.Tensor, unit_dim: int, padded: tuple[int, int], what: str, notes: list[str]
+) -> torch.Tensor:
     """A 3-D (L, R, C) tensor TMA can read with `unit_dim` contiguous, at least `padded` (R, C).
 
     Returned as is when legal and unpadded; else copied into a zeroed buffer of that majorness.
@@ -257,8 +287,9 @@ def _vector(t: torch.Tensor, length: int, what: str, notes: list[str]) -> torch.
     return buffer
 
 
-def _source(c: torch.Tensor, batch: int, m: int, n: int, padded: tuple[int, int],
-            notes: list[str]) -> tuple[str, Operand]:
+def _source(
+    c: torch.Tensor, batch: int, m: int, n: int, padded: tuple[int, int], notes: list[str]
+) -> tuple[str, Operand]:
     """addmm's C (or a bias) as the epilogue's source: matrix, row vector or column vector."""
     view = _expanded(c, batch, m, n)
     pad_m, pad_n = padded
@@ -281,11 +312,20 @@ def _source(c: torch.Tensor, batch: int, m: int, n: int, padded: tuple[int, int]
     return "matrix", Operand(staged, (rows, 1, batch))
 
 
-def plan_gemm(op: str, a: torch.Tensor, b: torch.Tensor, *, c: torch.Tensor | None = None,
-              alpha: float = 1.0, beta: float = 0.0, scale_a: torch.Tensor | None = None,
-              scale_b: torch.Tensor | None = None, bias: torch.Tensor | None = None,
-              out_dtype: torch.dtype | None = None,
-              use_fast_accum: bool = False) -> LaunchPlan | SkippedLaunch:
+def plan_gemm(
+    op: str,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    *,
+    c: torch.Tensor | None = None,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    scale_a: torch.Tensor | None = None,
+    scale_b: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    out_dtype: torch.dtype | None = None,
+    use_fast_accum: bool = False,
+) -> LaunchPlan | SkippedLaunch:
     """The launch for one GEMM call on these tensors (any device: the copies run where they are).
 
     op: mm | addmm | bmm | baddbmm (c, alpha, beta) | scaled_mm (scale_a, scale_b, bias,
@@ -299,17 +339,25 @@ def plan_gemm(op: str, a: torch.Tensor, b: torch.Tensor, *, c: torch.Tensor | No
     fp8 = op == "scaled_mm"
     out = (out_dtype or a.dtype) if fp8 else a.dtype
     if fp8 and out not in SCALED_OUT_DTYPES:
-        raise NotImplementedError(f"cutlass backend: _scaled_mm to {_short(out)} is not "
-                                  "implemented (outputs bf16, fp16, fp32)")
+        raise NotImplementedError(
+            f"cutlass backend: _scaled_mm to {_short(out)} is not "
+            "implemented (outputs bf16, fp16, fp32)"
+        )
     scaling = _scaling(scale_a, scale_b, m, n) if fp8 else "alpha"
     if fp8:
         c, alpha, beta = bias, 1.0, 1.0 if bias is not None else 0.0
     if 0 in (batch, m, n):
-        return SkippedLaunch(op, f"empty result ({'x'.join(map(str, result_shape))})",
-                             torch.empty(result_shape, dtype=out, device=a.device))
+        return SkippedLaunch(
+            op,
+            f"empty result ({'x'.join(map(str, result_shape))})",
+            torch.empty(result_shape, dtype=out, device=a.device),
+        )
     if k == 0:
-        return SkippedLaunch(op, "K = 0: the epilogue of a zero accumulator, computed by torch",
-                             _k0_result(c, beta, batch, m, n, out, result_shape, a.device))
+        return SkippedLaunch(
+            op,
+            "K = 0: the epilogue of a zero accumulator, computed by torch",
+            _k0_result(c, beta, batch, m, n, out, result_shape, a.device),
+        )
 
     notes: list[str] = []
     a_major = "k" if fp8 else _major(a3, "k", "m")
@@ -348,13 +396,31 @@ def plan_gemm(op: str, a: torch.Tensor, b: torch.Tensor, *, c: torch.Tensor | No
         vec_a = _vector(scale_a.reshape(1, m), pad_m, "scale_a", notes)[0]
         vec_b = _vector(scale_b.reshape(1, n), pad_n, "scale_b", notes)[0]
     spec = codegen.KernelSpec(
-        a_dtype=_short(a.dtype), b_dtype=_short(b.dtype), out_dtype=_short(out),
-        a_major=a_major, b_major=b_major, scaling=scaling, source=source,
+        a_dtype=_short(a.dtype),
+        b_dtype=_short(b.dtype),
+        out_dtype=_short(out),
+        a_major=a_major,
+        b_major=b_major,
+        scaling=scaling,
+        source=source,
         source_dtype=None if source == "none" else _short(c.dtype),
-        fast_accum=fp8 and use_fast_accum)
-    return LaunchPlan(op, spec, Problem(batch, pad_m, pad_n, pad_k, (m, n, k)), a_op, b_op, d_op,
-                      c=c_op, scale_a=vec_a, scale_b=vec_b, alpha=float(alpha), beta=float(beta),
-                      notes=notes, result_shape=result_shape)
+        fast_accum=fp8 and use_fast_accum,
+    )
+    return LaunchPlan(
+        op,
+        spec,
+        Problem(batch, pad_m, pad_n, pad_k, (m, n, k)),
+        a_op,
+        b_op,
+        d_op,
+        c=c_op,
+        scale_a=vec_a,
+        scale_b=vec_b,
+        alpha=float(alpha),
+        beta=float(beta),
+        notes=notes,
+        result_shape=result_shape,
+    )
 
 
 def _expanded(c: torch.Tensor, batch: int, m: int, n: int) -> torch.Tensor:
@@ -371,19 +437,30 @@ def _source_is_matrix(c: torch.Tensor, batch: int, m: int, n: int) -> bool:
 
 def _scaling(scale_a: torch.Tensor, scale_b: torch.Tensor, m: int, n: int) -> str:
     if scale_a.dtype != torch.float32 or scale_b.dtype != torch.float32:
-        raise NotImplementedError("cutlass backend: _scaled_mm scales other than fp32 (block "
-                                  "scaling formats) are not implemented")
+        raise NotImplementedError(
+            "cutlass backend: _scaled_mm scales other than fp32 (block "
+            "scaling formats) are not implemented"
+        )
     if scale_a.numel() == 1 and scale_b.numel() == 1:
         return "tensorwise"
     if tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n):
         return "rowwise"
     raise NotImplementedError(
         f"cutlass backend: _scaled_mm scales {tuple(scale_a.shape)} x {tuple(scale_b.shape)} "
-        "(blockwise) are not implemented; tensorwise and rowwise are")
+        "(blockwise) are not implemented; tensorwise and rowwise are"
+    )
 
 
-def _k0_result(c: torch.Tensor | None, beta: float, batch: int, m: int, n: int, out: torch.dtype,
-               shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+def _k0_result(
+    c: torch.Tensor | None,
+    beta: float,
+    batch: int,
+    m: int,
+    n: int,
+    out: torch.dtype,
+    shape: tuple[int, ...],
+    device: torch.device,
+) -> torch.Tensor:
     result = torch.zeros((batch, m, n), dtype=torch.float32, device=device)
     if c is not None and beta != 0:
         result = result + beta * _expanded(c, batch, m, n).float()
@@ -398,17 +475,32 @@ class _Args(ctypes.Structure):
     """Mirror of `gemmconf_cutlass_args` in the generated shim (cutlass_codegen._ARGS_STRUCT)."""
 
     _fields_ = [
-        ("abi", ctypes.c_int32), ("device", ctypes.c_int32),
-        ("m", ctypes.c_int32), ("n", ctypes.c_int32), ("k", ctypes.c_int32), ("l", ctypes.c_int32),
-        ("a", ctypes.c_void_p), ("a_stride_m", ctypes.c_int64), ("a_stride_k", ctypes.c_int64),
+        ("abi", ctypes.c_int32),
+        ("device", ctypes.c_int32),
+        ("m", ctypes.c_int32),
+        ("n", ctypes.c_int32),
+        ("k", ctypes.c_int32),
+        ("l", ctypes.c_int32),
+        ("a", ctypes.c_void_p),
+        ("a_stride_m", ctypes.c_int64),
+        ("a_stride_k", ctypes.c_int64),
         ("a_stride_l", ctypes.c_int64),
-        ("b", ctypes.c_void_p), ("b_stride_n", ctypes.c_int64), ("b_stride_k", ctypes.c_int64),
+        ("b", ctypes.c_void_p),
+        ("b_stride_n", ctypes.c_int64),
+        ("b_stride_k", ctypes.c_int64),
         ("b_stride_l", ctypes.c_int64),
-        ("c", ctypes.c_void_p), ("c_stride_m", ctypes.c_int64), ("c_stride_l", ctypes.c_int64),
-        ("d", ctypes.c_void_p), ("d_stride_m", ctypes.c_int64), ("d_stride_l", ctypes.c_int64),
-        ("scale_a", ctypes.c_void_p), ("scale_b", ctypes.c_void_p),
-        ("alpha", ctypes.c_float), ("beta", ctypes.c_float),
-        ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_uint64),
+        ("c", ctypes.c_void_p),
+        ("c_stride_m", ctypes.c_int64),
+        ("c_stride_l", ctypes.c_int64),
+        ("d", ctypes.c_void_p),
+        ("d_stride_m", ctypes.c_int64),
+        ("d_stride_l", ctypes.c_int64),
+        ("scale_a", ctypes.c_void_p),
+        ("scale_b", ctypes.c_void_p),
+        ("alpha", ctypes.c_float),
+        ("beta", ctypes.c_float),
+        ("workspace", ctypes.c_void_p),
+        ("workspace_bytes", ctypes.c_uint64),
         ("stream", ctypes.c_void_p),
     ]
 
@@ -445,17 +537,23 @@ class KernelLibrary:
         self.built = codegen.build(codegen.render(spec), self.name, ("so", "sass"))
         self._lib = _load_library(str(self.built.path("so")))
         for symbol, restype, argtypes in (
-                ("gemmconf_abi_version", ctypes.c_int, []),
-                ("gemmconf_last_error", ctypes.c_char_p, []),
-                ("gemmconf_workspace_size", ctypes.c_int,
-                 [ctypes.POINTER(_Args), ctypes.POINTER(ctypes.c_uint64)]),
-                ("gemmconf_run", ctypes.c_int, [ctypes.POINTER(_Args)])):
+            ("gemmconf_abi_version", ctypes.c_int, []),
+            ("gemmconf_last_error", ctypes.c_char_p, []),
+            (
+                "gemmconf_workspace_size",
+                ctypes.c_int,
+                [ctypes.POINTER(_Args), ctypes.POINTER(ctypes.c_uint64)],
+            ),
+            ("gemmconf_run", ctypes.c_int, [ctypes.POINTER(_Args)]),
+        ):
             function = getattr(self._lib, symbol)
             function.restype, function.argtypes = restype, argtypes
         abi = self._lib.gemmconf_abi_version()
         if abi != codegen.ABI_VERSION:
-            raise RuntimeError(f"{self.built.path('so')}: ABI {abi}, expected "
-                               f"{codegen.ABI_VERSION} (a stale cache entry?)")
+            raise RuntimeError(
+                f"{self.built.path('so')}: ABI {abi}, expected "
+                f"{codegen.ABI_VERSION} (a stale cache entry?)"
+            )
 
     def run(self, plan: LaunchPlan) -> None:
         device = plan.d.tensor.device
@@ -487,8 +585,9 @@ def _load_library(path: str) -> ctypes.CDLL:
         import os
 
         site = os.path.dirname(os.path.dirname(torch.__file__))
-        for runtime in sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib",
-                                                     "libcudart.so.*"))):
+        for runtime in sorted(
+            glob.glob(os.path.join(site, "nvidia", "*", "lib", "libcudart.so.*"))
+        ):
             ctypes.CDLL(runtime, mode=ctypes.RTLD_GLOBAL)
             return ctypes.CDLL(path)
         raise
@@ -625,8 +724,15 @@ class UnsupportedGemm(_GraphCall):
 class CutlassGemm(_GraphCall):
     """Stands for one aten GEMM node: plans and launches a CUTLASS kernel per call."""
 
-    def __init__(self, name: str, target: Any, op: str, params: dict[str, Any],
-                 launcher: Launcher, allow_cpu: bool) -> None:
+    def __init__(
+        self,
+        name: str,
+        target: Any,
+        op: str,
+        params: dict[str, Any],
+        launcher: Launcher,
+        allow_cpu: bool,
+    ) -> None:
         super().__init__(name, target)
         self.op = op
         self.params = params  # alpha/beta, or out_dtype/use_fast_accum: static in the graph
@@ -645,8 +751,10 @@ class CutlassGemm(_GraphCall):
         eager_args, eager_kwargs, plan_kwargs = self._arguments(tensors)
         if tensors[0].device.type != "cuda" and not self.allow_cpu:
             self.raise_like_eager(eager_args, eager_kwargs)
-            raise NotImplementedError(f"cutlass backend: {tensors[0].device.type} tensors; the "
-                                      "kernels run on CUDA tensors only")
+            raise NotImplementedError(
+                f"cutlass backend: {tensors[0].device.type} tensors; the "
+                "kernels run on CUDA tensors only"
+            )
         if self._eager_rejects(tensors):
             self.raise_like_eager(eager_args, eager_kwargs)
         try:
@@ -662,8 +770,9 @@ class CutlassGemm(_GraphCall):
         self.launches.setdefault(text, LaunchRecord(text, plan.spec, built))
         return plan.result()
 
-    def _arguments(self, tensors: Sequence[Any]
-                   ) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
+    def _arguments(
+        self, tensors: Sequence[Any]
+    ) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
         """The eager op's args and kwargs, and plan_gemm's keyword arguments, for this call."""
         if self.op in ("mm", "bmm"):
             a, b = tensors
@@ -671,13 +780,27 @@ class CutlassGemm(_GraphCall):
         if self.op in ("addmm", "baddbmm"):
             c, a, b = tensors
             alpha, beta = self.params["alpha"], self.params["beta"]
-            return ([c, a, b], {"beta": beta, "alpha": alpha},
-                    {"a": a, "b": b, "c": c, "alpha": alpha, "beta": beta})
+            return (
+                [c, a, b],
+                {"beta": beta, "alpha": alpha},
+                {"a": a, "b": b, "c": c, "alpha": alpha, "beta": beta},
+            )
         a, b, scale_a, scale_b, bias = tensors
         out_dtype, fast = self.params["out_dtype"], self.params["use_fast_accum"]
         eager = [a, b, scale_a, scale_b, bias, None, out_dtype, fast]
-        return eager, {}, {"a": a, "b": b, "scale_a": scale_a, "scale_b": scale_b, "bias": bias,
-                           "out_dtype": out_dtype, "use_fast_accum": fast}
+        return (
+            eager,
+            {},
+            {
+                "a": a,
+                "b": b,
+                "scale_a": scale_a,
+                "scale_b": scale_b,
+                "bias": bias,
+                "out_dtype": out_dtype,
+                "use_fast_accum": fast,
+            },
+        )
 
     def _eager_rejects(self, tensors: Sequence[Any]) -> bool:
         """Inputs eager rejects only inside its CUDA kernels (the meta functions let them pass)."""
@@ -706,8 +829,10 @@ def unsupported_reason(op: str, args: dict[str, Any]) -> str | None:
         if first is None or second is None:
             return f"{op} without shape information"
         if first.dtype not in GEMM_DTYPES or second.dtype != first.dtype:
-            return (f"{op} of {_short(first.dtype)} x {_short(second.dtype)} is not implemented "
-                    "(fp16 and bf16 are; fp32/tf32 would need tf32 or SIMT kernels)")
+            return (
+                f"{op} of {_short(first.dtype)} x {_short(second.dtype)} is not implemented "
+                "(fp16 and bf16 are; fp32/tf32 would need tf32 or SIMT kernels)"
+            )
         if op in ("addmm", "baddbmm") and not (_number(args["alpha"]) and _number(args["beta"])):
             return f"{op} with symbolic alpha/beta is not implemented"
         return None
@@ -727,8 +852,12 @@ def unsupported_reason(op: str, args: dict[str, Any]) -> str | None:
 def _other_gemm(node: fx.Node) -> bool:
     target = node.target
     packet = getattr(target, "overloadpacket", None)
-    return (node.op == "call_function" and target not in GEMM_OPS and packet is not None
-            and getattr(packet, "__name__", "") in _GEMM_PACKETS)
+    return (
+        node.op == "call_function"
+        and target not in GEMM_OPS
+        and packet is not None
+        and getattr(packet, "__name__", "") in _GEMM_PACKETS
+    )
 
 
 @dataclass
@@ -739,15 +868,18 @@ class LoweredGraph:
 
     def plan_text(self) -> str:
         lowered = sum(isinstance(c, CutlassGemm) for c in self.calls)
-        lines = [f"# cutlass backend: graph {self.index}, {lowered} GEMM(s) lowered to CUTLASS, "
-                 f"{len(self.calls) - lowered} not implemented"]
+        lines = [
+            f"# cutlass backend: graph {self.index}, {lowered} GEMM(s) lowered to CUTLASS, "
+            f"{len(self.calls) - lowered} not implemented"
+        ]
         for call in self.calls:
             lines += ["#   " + line for line in call.describe().splitlines()]
         return "\n".join(lines) + "\n" + self.gm.code
 
 
-def lower_graph(gm: fx.GraphModule, *, index: int, launcher: Launcher,
-                allow_cpu: bool = False) -> LoweredGraph:
+def lower_graph(
+    gm: fx.GraphModule, *, index: int, launcher: Launcher, allow_cpu: bool = False
+) -> LoweredGraph:
     """Replace every GEMM node of an aten graph with a CutlassGemm or an UnsupportedGemm call."""
     graph = gm.graph
     calls: list[_GraphCall] = []
@@ -782,8 +914,9 @@ def lower_graph(gm: fx.GraphModule, *, index: int, launcher: Launcher,
     return LoweredGraph(index, gm, calls)
 
 
-def _supported_call(name: str, node: fx.Node, op: str, args: dict[str, Any], launcher: Launcher,
-                    allow_cpu: bool) -> tuple[CutlassGemm, list[Any]]:
+def _supported_call(
+    name: str, node: fx.Node, op: str, args: dict[str, Any], launcher: Launcher, allow_cpu: bool
+) -> tuple[CutlassGemm, list[Any]]:
     if op in ("mm", "bmm"):
         params: dict[str, Any] = {}
         inputs = [args["self"], args["mat2"]]
@@ -811,8 +944,9 @@ class CutlassCompiler:
         self.invocations += 1
 
         def compiler(graph: fx.GraphModule, inputs: Sequence[Any]) -> fx.GraphModule:
-            lowered = lower_graph(graph, index=len(self.graphs), launcher=self.launcher,
-                                  allow_cpu=self.allow_cpu)
+            lowered = lower_graph(
+                graph, index=len(self.graphs), launcher=self.launcher, allow_cpu=self.allow_cpu
+            )
             self.graphs.append(lowered)
             return lowered.gm
 
@@ -839,8 +973,11 @@ class CutlassCompiler:
         if sources:
             found["cuda"] = "\n\n".join(sources.values())
         for kind in ("ptx", "sass"):
-            texts = [f"// {entry.name}\n{entry.text(kind)}" for entry in built.values()
-                     if entry.has(kind)]
+            texts = [
+                f"// {entry.name}\n{entry.text(kind)}"
+                for entry in built.values()
+                if entry.has(kind)
+            ]
             if texts:
                 found[kind] = "\n".join(texts)
         return found
@@ -878,23 +1015,29 @@ class CutlassBackend:
         if not torch.cuda.is_available() or torch.version.hip is not None:
             return NO_GPU
         if self.target_arch not in (None, "sm90"):
-            return (f"the cutlass backend builds sm_90a kernels only (--target-arch "
-                    f"{self.target_arch})")
+            return (
+                f"the cutlass backend builds sm_90a kernels only (--target-arch {self.target_arch})"
+            )
         major, minor = torch.cuda.get_device_capability()
         if (major, minor) != (9, 0):
-            return (f"the cutlass backend's kernels are sm_90a (Hopper: H100/H200); this GPU, "
-                    f"{torch.cuda.get_device_name()}, is sm_{major}{minor}")
+            return (
+                f"the cutlass backend's kernels are sm_90a (Hopper: H100/H200); this GPU, "
+                f"{torch.cuda.get_device_name()}, is sm_{major}{minor}"
+            )
         try:
             codegen.include_dirs()
         except (codegen.CodegenError, codegen.BuildError) as exc:
             return str(exc)
         if codegen.find_nvcc() is None and not any(codegen.cache_root().glob("*/libkernel.so")):
-            return ("the cutlass backend needs nvcc to build its kernels (none found: CUDACXX, "
-                    f"CUDA_HOME, PATH) or prebuilt ones in {codegen.cache_root()}")
+            return (
+                "the cutlass backend needs nvcc to build its kernels (none found: CUDACXX, "
+                f"CUDA_HOME, PATH) or prebuilt ones in {codegen.cache_root()}"
+            )
         return None
 
-    def compile(self, fn: Callable[..., Any], example_inputs: Sequence[Any], *,
-                dynamic: bool | None) -> CutlassCompiled:
+    def compile(
+        self, fn: Callable[..., Any], example_inputs: Sequence[Any], *, dynamic: bool | None
+    ) -> CutlassCompiled:
         return CutlassCompiled(fn, CutlassCompiler(), dynamic=dynamic)
 
 
@@ -917,8 +1060,7 @@ class Survey:
     mismatches: dict[str, str] = field(default_factory=dict)  # id -> emulated result vs eager
 
 
-def survey(instances: Sequence[Any], *, check: bool = False,
-           max_elements: int = 1 << 26) -> Survey:
+def survey(instances: Sequence[Any], *, check: bool = False, max_elements: int = 1 << 26) -> Survey:
     """Compile each instance with planning-only launches (or emulated ones with `check`).
 
     Runs on the CPU: every launch is planned exactly as on a GPU (same strides, padding, copies),
@@ -927,8 +1069,8 @@ def survey(instances: Sequence[Any], *, check: bool = False,
     Instances with more than `max_elements` operand elements in a shape set are left out (their
     kernels are those of smaller instances with the same dtypes, layouts and alignment).
     """
-    from harness import inputs, program
-    from harness.runner import mark_dynamic_dims
+    from gemmconf import inputs, program
+    from gemmconf.runner import mark_dynamic_dims
 
     found = Survey()
     for instance in instances:
@@ -969,7 +1111,7 @@ def survey(instances: Sequence[Any], *, check: bool = False,
 def _elements(instance: Any, shape_index: int) -> int:
     from math import prod
 
-    from harness.scenario import eval_dim
+    from gemmconf.scenario import eval_dim
 
     dims = dict(instance.shape_sets[shape_index])
     return sum(prod(eval_dim(e, dims) for e in o.shape) for o in instance.operands)
@@ -986,8 +1128,9 @@ def _compare(got: Any, want: Any) -> None:
         torch.testing.assert_close(g.float(), w.float(), rtol=tol, atol=tol, equal_nan=True)
 
 
-def prebuild(specs: Sequence[codegen.KernelSpec], *, jobs: int,
-             outputs: Sequence[str] = ("so", "sass")) -> dict[codegen.KernelSpec, str]:
+def prebuild(
+    specs: Sequence[codegen.KernelSpec], *, jobs: int, outputs: Sequence[str] = ("so", "sass")
+) -> dict[codegen.KernelSpec, str]:
     """Build kernels in parallel into the cache; returns the failures (spec -> message)."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -1009,33 +1152,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     import time
     from pathlib import Path
 
-    from harness.expectations import compile_pattern
-    from harness.scenario import discover, load_suite
+    from gemmconf.expectations import compile_pattern
+    from gemmconf.scenario import discover, load_suite
 
     parser = argparse.ArgumentParser(
-        prog="python -m harness.backends.cutlass",
+        prog="python -m gemmconf.backends.cutlass",
         description="Plan suite instances on the CPU to find the CUTLASS kernels a GPU run "
-                    "needs; optionally check the plans (emulated) and build the kernels.")
+        "needs; optionally check the plans (emulated) and build the kernels.",
+    )
     parser.add_argument("patterns", nargs="*", default=["*"], help="instance id patterns")
     parser.add_argument("--suites", default="suites")
-    parser.add_argument("--check", action="store_true",
-                        help="compute every planned launch in torch and compare with eager")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="compute every planned launch in torch and compare with eager",
+    )
     parser.add_argument("--build", action="store_true", help="build the kernels into the cache")
     parser.add_argument("--outputs", default="so,sass", help="with --build (default so,sass)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--max-elements", type=int, default=1 << 26,
-                        help="skip instances with more operand elements (host memory and time)")
+    parser.add_argument(
+        "--max-elements",
+        type=int,
+        default=1 << 26,
+        help="skip instances with more operand elements (host memory and time)",
+    )
     args = parser.parse_args(argv)
     root = Path.cwd()
     regexes = [compile_pattern(p) for p in args.patterns]
-    instances = [i for path in discover([args.suites], root) for i in load_suite(path, root=root)
-                 if any(r.fullmatch(i.id) for r in regexes)]
+    instances = [
+        i
+        for path in discover([args.suites], root)
+        for i in load_suite(path, root=root)
+        if any(r.fullmatch(i.id) for r in regexes)
+    ]
     start = time.perf_counter()
     found = survey(instances, check=args.check, max_elements=args.max_elements)
-    print(f"{len(instances)} instances planned in {time.perf_counter() - start:.0f} s: "
-          f"{len(found.specs)} kernels, {len(found.not_implemented)} not implemented, "
-          f"{len(found.errors)} errors, {len(found.mismatches)} mismatches, "
-          f"{len(found.too_large)} too large to plan here")
+    print(
+        f"{len(instances)} instances planned in {time.perf_counter() - start:.0f} s: "
+        f"{len(found.specs)} kernels, {len(found.not_implemented)} not implemented, "
+        f"{len(found.errors)} errors, {len(found.mismatches)} mismatches, "
+        f"{len(found.too_large)} too large to plan here"
+    )
     for spec, ids in found.specs.items():
         print(f"  {codegen.kernel_name(spec)}  ({len(ids)} instances, e.g. {ids[0]})")
     for title, table in (("error", found.errors), ("mismatch", found.mismatches)):
@@ -1044,8 +1201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.build:
         start = time.perf_counter()
         failed = prebuild(list(found.specs), jobs=args.jobs, outputs=args.outputs.split(","))
-        print(f"built {len(found.specs) - len(failed)} of {len(found.specs)} kernels in "
-              f"{time.perf_counter() - start:.0f} s into {codegen.cache_root()}")
+        print(
+            f"built {len(found.specs) - len(failed)} of {len(found.specs)} kernels in "
+            f"{time.perf_counter() - start:.0f} s into {codegen.cache_root()}"
+        )
         for spec, message in failed.items():
             print(f"  FAILED {codegen.kernel_name(spec)}:\n{message}")
         if failed:
@@ -1053,8 +1212,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1 if found.errors or found.mismatches else 0
 
 
-__all__ = ["CutlassBackend", "CutlassCompiled", "CutlassCompiler", "LaunchPlan", "emulate_launch",
-           "gpu_launch", "lower_graph", "plan_gemm"]
+__all__ = [
+    "CutlassBackend",
+    "CutlassCompiled",
+    "CutlassCompiler",
+    "LaunchPlan",
+    "emulate_launch",
+    "gpu_launch",
+    "lower_graph",
+    "plan_gemm",
+]
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ wgmma needs the `a` target) into a cache directory keyed by the hash of source a
 with nvcc can be carried to one without (`build` then needs no compiler). Concurrent builds of one
 entry (pytest-xdist workers) are serialised by a file lock.
 
-`python -m harness.backends.cutlass_codegen --help` renders or builds kernels from the shell.
+`python -m gemmconf.backends.cutlass_codegen --help` renders or builds kernels from the shell.
 """
 
 from __future__ import annotations
@@ -54,8 +54,14 @@ ABI_VERSION = 1
 ARCH = "sm_90a"
 GENCODE = "-gencode=arch=compute_90a,code=sm_90a"
 NVCC_FLAGS = (
-    "-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr", "-DCUTLASS_DEBUG_TRACE_LEVEL=0",
-    "-Xcompiler=-fPIC", "-Xcompiler=-Wno-psabi", GENCODE,
+    "-std=c++17",
+    "-O3",
+    "-DNDEBUG",
+    "--expt-relaxed-constexpr",
+    "-DCUTLASS_DEBUG_TRACE_LEVEL=0",
+    "-Xcompiler=-fPIC",
+    "-Xcompiler=-Wno-psabi",
+    GENCODE,
 )
 # The launchable library links the CUDA runtime dynamically: in a torch process it is the runtime
 # torch already loaded (one current device and stream state), and the library stays small enough
@@ -63,13 +69,15 @@ NVCC_FLAGS = (
 SO_FLAGS = ("-shared", "-cudart=shared")
 # What a build can produce; "so" is the launchable shared library, the rest are artifacts.
 OUTPUTS = ("ptx", "cubin", "sass", "so")
-_FILES = {"ptx": "kernel.ptx", "cubin": "kernel.cubin", "sass": "kernel.sass",
-          "so": "libkernel.so"}
+_FILES = {"ptx": "kernel.ptx", "cubin": "kernel.cubin", "sass": "kernel.sass", "so": "libkernel.so"}
 
 # gemmconf dtype name -> (cutlass_library DataType name, bits)
 DTYPES: dict[str, tuple[str, int]] = {
-    "fp16": ("f16", 16), "bf16": ("bf16", 16), "fp32": ("f32", 32),
-    "e4m3fn": ("e4m3", 8), "e5m2": ("e5m2", 8),
+    "fp16": ("f16", 16),
+    "bf16": ("bf16", 16),
+    "fp32": ("f32", 32),
+    "e4m3fn": ("e4m3", 8),
+    "e5m2": ("e5m2", 8),
 }
 FP8 = ("e4m3fn", "e5m2")
 SCALINGS = ("alpha", "tensorwise", "rowwise")
@@ -93,8 +101,10 @@ class TileConfig:
     stages: int = 0  # 0: the collective builder fits as many as shared memory allows
 
     def describe(self) -> str:
-        return (f"tile {'x'.join(map(str, self.tile))}, cluster "
-                f"{'x'.join(map(str, self.cluster))}, stages {self.stages or 'auto'}")
+        return (
+            f"tile {'x'.join(map(str, self.tile))}, cluster "
+            f"{'x'.join(map(str, self.cluster))}, stages {self.stages or 'auto'}"
+        )
 
 
 # Cooperative (two consumer warpgroups, 128-row tiles) with a TMA epilogue; K tile of 128 bytes.
@@ -174,9 +184,11 @@ class KernelSpec:
     def describe(self) -> str:
         accum = ", fast accumulation" if self.fast_accum else ""
         source = "" if self.source == "none" else f" + beta * {self.source} {self.source_dtype}"
-        return (f"{self.a_dtype} x {self.b_dtype} -> {self.out_dtype}, a {self.a_major}-major, "
-                f"b {self.b_major}-major, D = {self.scaling}(acc){source}{accum}; "
-                f"{self.tile_config.describe()}")
+        return (
+            f"{self.a_dtype} x {self.b_dtype} -> {self.out_dtype}, a {self.a_major}-major, "
+            f"b {self.b_major}-major, D = {self.scaling}(acc){source}{accum}; "
+            f"{self.tile_config.describe()}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,8 +210,10 @@ _ROUND = "cutlass::FloatRoundStyle::round_to_nearest"
 def _compute(fn: str, out: str, *children: _Evt) -> _Evt:
     node = f"{_NS}Sm90Compute<{fn}, {out}, float, {_ROUND}>"
     kids = ",\n    ".join(c.type for c in children)
-    return _Evt(f"{_NS}Sm90EVT<{node},\n    {kids}>",
-                "{" + ", ".join([*(c.args for c in children), "{}"]) + "}")
+    return _Evt(
+        f"{_NS}Sm90EVT<{node},\n    {kids}>",
+        "{" + ", ".join([*(c.args for c in children), "{}"]) + "}",
+    )
 
 
 def _fusion(spec: KernelSpec, out_tag: str) -> _Evt:
@@ -215,14 +229,19 @@ def _fusion(spec: KernelSpec, out_tag: str) -> _Evt:
         scales = _Evt(f"{scalar}, 2>", "{{1.0f, 1.0f}, {p.scale_a, p.scale_b}, {}}")
         scaled = _compute("cutlass::multiplies", last, scales, acc)
     else:
-        row = _Evt(f"{_NS}Sm90RowBroadcast<0, {tile}, float, float, "
-                   "cute::Stride<cute::_0, cute::_1, int64_t>, 1>",
-                   "{p.scale_b, 0.0f, {cute::_0{}, cute::_1{}, int64_t(0)}}")
-        col = _Evt(f"{_NS}Sm90ColBroadcast<0, {tile}, float, float, "
-                   "cute::Stride<cute::_1, cute::_0, int64_t>, 1>",
-                   "{p.scale_a, 0.0f, {cute::_1{}, cute::_0{}, int64_t(0)}}")
-        scaled = _compute("cutlass::multiplies", last, col,
-                          _compute("cutlass::multiplies", "float", row, acc))
+        row = _Evt(
+            f"{_NS}Sm90RowBroadcast<0, {tile}, float, float, "
+            "cute::Stride<cute::_0, cute::_1, int64_t>, 1>",
+            "{p.scale_b, 0.0f, {cute::_0{}, cute::_1{}, int64_t(0)}}",
+        )
+        col = _Evt(
+            f"{_NS}Sm90ColBroadcast<0, {tile}, float, float, "
+            "cute::Stride<cute::_1, cute::_0, int64_t>, 1>",
+            "{p.scale_a, 0.0f, {cute::_1{}, cute::_0{}, int64_t(0)}}",
+        )
+        scaled = _compute(
+            "cutlass::multiplies", last, col, _compute("cutlass::multiplies", "float", row, acc)
+        )
     if spec.source == "none":
         return scaled
     beta = _Evt(f"{scalar}>", "{{p.beta}, {nullptr}, {}}")
@@ -230,15 +249,19 @@ def _fusion(spec: KernelSpec, out_tag: str) -> _Evt:
     if spec.source == "matrix":
         source = _Evt(f"{_NS}Sm90SrcFetch<{element}>", "{}")
     elif spec.source == "row":
-        source = _Evt(f"{_NS}Sm90RowBroadcast<0, {tile}, {element}, float, "
-                      "cute::Stride<cute::_0, cute::_1, int64_t>, 1>",
-                      f"{{static_cast<{element} const*>(p.c), {element}(0), "
-                      "{cute::_0{}, cute::_1{}, int64_t(p.c_stride_l)}}")
+        source = _Evt(
+            f"{_NS}Sm90RowBroadcast<0, {tile}, {element}, float, "
+            "cute::Stride<cute::_0, cute::_1, int64_t>, 1>",
+            f"{{static_cast<{element} const*>(p.c), {element}(0), "
+            "{cute::_0{}, cute::_1{}, int64_t(p.c_stride_l)}}",
+        )
     else:
-        source = _Evt(f"{_NS}Sm90ColBroadcast<0, {tile}, {element}, float, "
-                      "cute::Stride<cute::_1, cute::_0, int64_t>, 1>",
-                      f"{{static_cast<{element} const*>(p.c), {element}(0), "
-                      "{cute::_1{}, cute::_0{}, int64_t(p.c_stride_l)}}")
+        source = _Evt(
+            f"{_NS}Sm90ColBroadcast<0, {tile}, {element}, float, "
+            "cute::Stride<cute::_1, cute::_0, int64_t>, 1>",
+            f"{{static_cast<{element} const*>(p.c), {element}(0), "
+            "{cute::_1{}, cute::_0{}, int64_t(p.c_stride_l)}}",
+        )
     return _compute("cutlass::homogeneous_multiply_add", out_tag, beta, source, scaled)
 
 
@@ -253,7 +276,8 @@ def _library() -> tuple[object, object]:
     except ImportError as exc:
         raise CodegenError(
             "the cutlass backend needs cutlass_library: pip install 'nvidia-cutlass==4.2.0.0' "
-            f"(the project's `cutlass` extra): {exc}") from exc
+            f"(the project's `cutlass` extra): {exc}"
+        ) from exc
     return library, gemm_operation
 
 
@@ -271,10 +295,17 @@ def _operation(spec: KernelSpec) -> object:
     tiles = spec.tile_config
     bits = DTYPES[spec.a_dtype][1]
     instruction = (64, tiles.tile[1], 256 // bits)
-    math = lib.MathInstruction(list(instruction), dt[spec.a_dtype], dt[spec.b_dtype], dt["fp32"],
-                               lib.OpcodeClass.TensorOp, lib.MathOperation.multiply_add)
-    description = lib.TileDescription(list(tiles.tile), tiles.stages, [4, 1, 1], math, 90, 90,
-                                      list(tiles.cluster))
+    math = lib.MathInstruction(
+        list(instruction),
+        dt[spec.a_dtype],
+        dt[spec.b_dtype],
+        dt["fp32"],
+        lib.OpcodeClass.TensorOp,
+        lib.MathOperation.multiply_add,
+    )
+    description = lib.TileDescription(
+        list(tiles.tile), tiles.stages, [4, 1, 1], math, 90, 90, list(tiles.cluster)
+    )
     row, col = lib.LayoutType.RowMajor, lib.LayoutType.ColumnMajor
     a = lib.TensorDescription(dt[spec.a_dtype], row if spec.a_major == "k" else col, 128 // bits)
     b = lib.TensorDescription(dt[spec.b_dtype], col if spec.b_major == "k" else row, 128 // bits)
@@ -289,10 +320,20 @@ def _operation(spec: KernelSpec) -> object:
         def procedural_name(self) -> str:
             return f"{super().procedural_name()}_{spec.suffix()}"
 
-    return Operation(lib.GemmKind.Universal3x, 90, description, a, b, c, dt["fp32"],
-                     epilogue_functor=_Declared(""), D=d, kernel_schedule=schedule,
-                     epilogue_schedule=lib.EpilogueScheduleType.TmaWarpSpecializedCooperative,
-                     tile_scheduler=lib.TileSchedulerType.Default)
+    return Operation(
+        lib.GemmKind.Universal3x,
+        90,
+        description,
+        a,
+        b,
+        c,
+        dt["fp32"],
+        epilogue_functor=_Declared(""),
+        D=d,
+        kernel_schedule=schedule,
+        epilogue_schedule=lib.EpilogueScheduleType.TmaWarpSpecializedCooperative,
+        tile_scheduler=lib.TileSchedulerType.Default,
+    )
 
 
 class _Declared:
@@ -472,10 +513,14 @@ int gemmconf_run(gemmconf_cutlass_args const* p) {
 """
 
 # The dynamic (non-unit) stride of A / B per majorness; the unit mode stays cute::_1.
-_STRIDE_A = {"k": "cute::get<0>(stride_a) = p.a_stride_m;",
-             "m": "cute::get<1>(stride_a) = p.a_stride_k;"}
-_STRIDE_B = {"k": "cute::get<0>(stride_b) = p.b_stride_n;",
-             "n": "cute::get<1>(stride_b) = p.b_stride_k;"}
+_STRIDE_A = {
+    "k": "cute::get<0>(stride_a) = p.a_stride_m;",
+    "m": "cute::get<1>(stride_a) = p.a_stride_k;",
+}
+_STRIDE_B = {
+    "k": "cute::get<0>(stride_b) = p.b_stride_n;",
+    "n": "cute::get<1>(stride_b) = p.b_stride_k;",
+}
 
 
 @functools.cache
@@ -489,17 +534,27 @@ def render(spec: KernelSpec) -> str:
     # cutlass_library 4.2 reads a non-enum epilogue functor off the emitter, not the operation.
     emitter.epilogue_functor = _Declared(f"{name}_fusion")
     kernel = emitter.emit(operation)
-    c_pointer = ("static_cast<ElementC const*>(p.c)" if spec.source == "matrix" else "nullptr")
-    shim = lib.SubstituteTemplate(_SHIM, {
-        "name": name, "abi": str(ABI_VERSION), "stride_a": _STRIDE_A[spec.a_major],
-        "stride_b": _STRIDE_B[spec.b_major], "fusion_args": fusion.args, "c_pointer": c_pointer,
-    })
-    header = (f"// gemmconf cutlass backend: {name}\n// {spec.describe()}\n"
-              f"// spec: {json.dumps(dataclasses.asdict(spec), sort_keys=True)}\n"
-              f"// generated by harness/backends/cutlass_codegen.py (cutlass_library "
-              f"{_cutlass_version()}); compile: nvcc {' '.join(NVCC_FLAGS)}\n")
-    fusion_decl = (f"\n// The epilogue (EVT): {spec.suffix()}\n"
-                   f"using {name}_fusion =\n  {fusion.type};\n")
+    c_pointer = "static_cast<ElementC const*>(p.c)" if spec.source == "matrix" else "nullptr"
+    shim = lib.SubstituteTemplate(
+        _SHIM,
+        {
+            "name": name,
+            "abi": str(ABI_VERSION),
+            "stride_a": _STRIDE_A[spec.a_major],
+            "stride_b": _STRIDE_B[spec.b_major],
+            "fusion_args": fusion.args,
+            "c_pointer": c_pointer,
+        },
+    )
+    header = (
+        f"// gemmconf cutlass backend: {name}\n// {spec.describe()}\n"
+        f"// spec: {json.dumps(dataclasses.asdict(spec), sort_keys=True)}\n"
+        f"// generated by harness/backends/cutlass_codegen.py (cutlass_library "
+        f"{_cutlass_version()}); compile: nvcc {' '.join(NVCC_FLAGS)}\n"
+    )
+    fusion_decl = (
+        f"\n// The epilogue (EVT): {spec.suffix()}\nusing {name}_fusion =\n  {fusion.type};\n"
+    )
     return header + _INCLUDES + "\n" + _ARGS_STRUCT + fusion_decl + kernel + shim
 
 
@@ -531,8 +586,12 @@ def include_dirs() -> tuple[str, ...]:
 def find_nvcc() -> str | None:
     """nvcc from $CUDACXX, $CUDA_HOME/bin, PATH, then /usr/local/cuda/bin."""
     home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    candidates = [os.environ.get("CUDACXX"), home and os.path.join(home, "bin", "nvcc"), "nvcc",
-                  "/usr/local/cuda/bin/nvcc"]
+    candidates = [
+        os.environ.get("CUDACXX"),
+        home and os.path.join(home, "bin", "nvcc"),
+        "nvcc",
+        "/usr/local/cuda/bin/nvcc",
+    ]
     for candidate in candidates:
         found = candidate and shutil.which(candidate)
         if found:
@@ -543,13 +602,17 @@ def find_nvcc() -> str | None:
 def find_cuobjdump() -> str | None:
     """cuobjdump beside nvcc, on PATH, or the copy Triton's wheel bundles."""
     nvcc = find_nvcc()
-    candidates = [nvcc and os.path.join(os.path.dirname(nvcc), "cuobjdump"), "cuobjdump",
-                  "/usr/local/cuda/bin/cuobjdump"]
+    candidates = [
+        nvcc and os.path.join(os.path.dirname(nvcc), "cuobjdump"),
+        "cuobjdump",
+        "/usr/local/cuda/bin/cuobjdump",
+    ]
     with contextlib.suppress(ImportError):
         import triton
 
-        candidates.append(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia",
-                                       "bin", "cuobjdump"))
+        candidates.append(
+            os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+        )
     for candidate in candidates:
         found = candidate and shutil.which(candidate)
         if found:
@@ -610,8 +673,14 @@ def entry_for(source: str, name: str, root: Path | None = None) -> Built:
     return Built(directory, name, source)
 
 
-def build(source: str, name: str, outputs: Sequence[str] = ("ptx", "cubin", "sass"), *,
-          root: Path | None = None, timeout_s: float = 900) -> Built:
+def build(
+    source: str,
+    name: str,
+    outputs: Sequence[str] = ("ptx", "cubin", "sass"),
+    *,
+    root: Path | None = None,
+    timeout_s: float = 900,
+) -> Built:
     """Compile `source` (unless the cache has it) and return its cache entry.
 
     `outputs` ⊆ OUTPUTS. "ptx"/"cubin" come from a device-only compile (`-ptx` then ptxas);
@@ -634,7 +703,8 @@ def build(source: str, name: str, outputs: Sequence[str] = ("ptx", "cubin", "sas
         raise BuildError(
             f"kernel {name} is not in the cache ({entry.directory}) and no nvcc was found "
             "(CUDACXX, CUDA_HOME, PATH, /usr/local/cuda/bin): install the CUDA toolkit or carry "
-            "a cache built elsewhere ($GEMMCONF_CACHE)")
+            "a cache built elsewhere ($GEMMCONF_CACHE)"
+        )
     entry.directory.mkdir(parents=True, exist_ok=True)
     with _locked(entry.directory / ".lock"):
         missing = [o for o in wanted if not entry.has(o)]
@@ -665,8 +735,18 @@ def _compile(entry: Built, missing: list[str], timeout_s: float) -> None:
         steps = record.setdefault("steps", {})
         if "so" in missing:
             rpaths = [f"-Xlinker=-rpath={d}" for d in _runtime_dirs(nvcc)]
-            command = [nvcc, *NVCC_FLAGS, *includes, *SO_FLAGS, *rpaths, "--keep",
-                       f"--keep-dir={work}", "-o", str(work / _FILES["so"]), "kernel.cu"]
+            command = [
+                nvcc,
+                *NVCC_FLAGS,
+                *includes,
+                *SO_FLAGS,
+                *rpaths,
+                "--keep",
+                f"--keep-dir={work}",
+                "-o",
+                str(work / _FILES["so"]),
+                "kernel.cu",
+            ]
             steps["so"] = _run(command, entry, timeout_s)
             kept = {"ptx": sorted(work.glob("*.ptx")), "cubin": sorted(work.glob("*.cubin"))}
             for kind, paths in kept.items():
@@ -677,8 +757,14 @@ def _compile(entry: Built, missing: list[str], timeout_s: float) -> None:
             command = [nvcc, *NVCC_FLAGS, *includes, "-ptx", "-o", str(ptx), "kernel.cu"]
             steps["ptx"] = _run(command, entry, timeout_s)
             ptxas = os.path.join(os.path.dirname(nvcc), "ptxas")
-            command = [ptxas if shutil.which(ptxas) else "ptxas", f"-arch={ARCH}", "-O3",
-                       "-o", str(work / _FILES["cubin"]), str(ptx)]
+            command = [
+                ptxas if shutil.which(ptxas) else "ptxas",
+                f"-arch={ARCH}",
+                "-O3",
+                "-o",
+                str(work / _FILES["cubin"]),
+                str(ptx),
+            ]
             steps["cubin"] = _run(command, entry, timeout_s)
         for kind in ("ptx", "cubin", "so"):
             if (work / _FILES[kind]).is_file() and not entry.has(kind):
@@ -693,8 +779,11 @@ def _runtime_dirs(nvcc: str) -> list[str]:
     process has loaded a CUDA runtime first, e.g. loading it on a machine without a GPU)."""
     home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
     bins = {os.path.dirname(nvcc), os.path.dirname(os.path.realpath(nvcc))}
-    candidates = [*(os.path.join(b, "..", "lib64") for b in sorted(bins)),
-                  home and os.path.join(home, "lib64"), "/usr/local/cuda/lib64"]
+    candidates = [
+        *(os.path.join(b, "..", "lib64") for b in sorted(bins)),
+        home and os.path.join(home, "lib64"),
+        "/usr/local/cuda/lib64",
+    ]
     found: list[str] = []
     for candidate in candidates:
         if candidate and os.path.isfile(os.path.join(candidate, "libcudart.so")):
@@ -709,8 +798,9 @@ def _disassemble(entry: Built) -> None:
     cuobjdump = find_cuobjdump()
     if cuobjdump is None or not entry.has("cubin") or entry.has("sass"):
         return
-    dump = subprocess.run([cuobjdump, "-sass", str(entry.path("cubin"))], capture_output=True,
-                          text=True, check=False)
+    dump = subprocess.run(
+        [cuobjdump, "-sass", str(entry.path("cubin"))], capture_output=True, text=True, check=False
+    )
     if dump.returncode != 0:
         raise BuildError(f"cuobjdump -sass failed on {entry.path('cubin')}:\n{dump.stderr}")
     entry.path("sass").write_text(dump.stdout)
@@ -719,19 +809,28 @@ def _disassemble(entry: Built) -> None:
 def _run(command: list[str], entry: Built, timeout_s: float) -> dict[str, object]:
     start = time.perf_counter()
     try:
-        done = subprocess.run(command, cwd=entry.directory, capture_output=True, text=True,
-                              timeout=timeout_s, check=False)
+        done = subprocess.run(
+            command,
+            cwd=entry.directory,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
-        raise BuildError(f"{command[0]} timed out after {timeout_s:.0f} s building "
-                         f"{entry.name}") from exc
+        raise BuildError(
+            f"{command[0]} timed out after {timeout_s:.0f} s building {entry.name}"
+        ) from exc
     seconds = round(time.perf_counter() - start, 2)
     if done.returncode != 0:
         output = (done.stderr or done.stdout).strip()
         errors = [line for line in output.splitlines() if "error" in line]
         head = "\n".join(errors[:20]) or output[-4000:]
-        raise BuildError(f"building CUTLASS kernel {entry.name} failed (exit "
-                         f"{done.returncode}):\n$ {' '.join(command)}\n{head}\n"
-                         f"(source: {entry.directory / 'kernel.cu'})")
+        raise BuildError(
+            f"building CUTLASS kernel {entry.name} failed (exit "
+            f"{done.returncode}):\n$ {' '.join(command)}\n{head}\n"
+            f"(source: {entry.directory / 'kernel.cu'})"
+        )
     return {"command": command, "seconds": seconds}
 
 
@@ -740,18 +839,24 @@ def _run(command: list[str], entry: Built, timeout_s: float) -> dict[str, object
 
 
 def _spec_from_args(args: argparse.Namespace) -> KernelSpec:
-    return KernelSpec(a_dtype=args.dtype, b_dtype=args.b_dtype or args.dtype,
-                      out_dtype=args.out_dtype or ("bf16" if args.dtype in FP8 else args.dtype),
-                      a_major=args.a_major, b_major=args.b_major, scaling=args.scaling or (
-                          "tensorwise" if args.dtype in FP8 else "alpha"),
-                      source=args.source, source_dtype=args.source_dtype,
-                      fast_accum=args.fast_accum)
+    return KernelSpec(
+        a_dtype=args.dtype,
+        b_dtype=args.b_dtype or args.dtype,
+        out_dtype=args.out_dtype or ("bf16" if args.dtype in FP8 else args.dtype),
+        a_major=args.a_major,
+        b_major=args.b_major,
+        scaling=args.scaling or ("tensorwise" if args.dtype in FP8 else "alpha"),
+        source=args.source,
+        source_dtype=args.source_dtype,
+        fast_accum=args.fast_accum,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m harness.backends.cutlass_codegen",
-        description="Render or build one CUTLASS sm90 GEMM kernel of the cutlass backend.")
+        prog="python -m gemmconf.backends.cutlass_codegen",
+        description="Render or build one CUTLASS sm90 GEMM kernel of the cutlass backend.",
+    )
     parser.add_argument("action", choices=("render", "build"))
     parser.add_argument("--dtype", default="fp16", choices=("fp16", "bf16", *FP8))
     parser.add_argument("--b-dtype", choices=("fp16", "bf16", *FP8))
@@ -762,8 +867,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--source", default="none", choices=SOURCES)
     parser.add_argument("--source-dtype", choices=("fp16", "bf16", "fp32"))
     parser.add_argument("--fast-accum", action="store_true")
-    parser.add_argument("--outputs", default="ptx,cubin,sass",
-                        help=f"comma list of {', '.join(OUTPUTS)} (build only)")
+    parser.add_argument(
+        "--outputs",
+        default="ptx,cubin,sass",
+        help=f"comma list of {', '.join(OUTPUTS)} (build only)",
+    )
     args = parser.parse_args(argv)
     spec = _spec_from_args(args)
     source = render(spec)

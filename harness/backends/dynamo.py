@@ -31,9 +31,13 @@ def isolated_entry(fn: Callable[..., Any]) -> types.FunctionType:
         def template(*args: Any, **kwargs: Any) -> Any:
             return fn(*args, **kwargs)
 
-    entry = types.FunctionType(template.__code__.replace(co_name=name, co_qualname=name),
-                               template.__globals__, name, template.__defaults__,
-                               template.__closure__)
+    entry = types.FunctionType(
+        template.__code__.replace(co_name=name, co_qualname=name),
+        template.__globals__,
+        name,
+        template.__defaults__,
+        template.__closure__,
+    )
     entry.__kwdefaults__ = template.__kwdefaults__
     return entry
 
@@ -56,7 +60,8 @@ def tracing_error(error: BaseException) -> bool:
     from torch._dynamo import exc
 
     return isinstance(error, exc.TorchDynamoException) and not isinstance(
-        error, exc.BackendCompilerFailed)
+        error, exc.BackendCompilerFailed
+    )
 
 
 class DynamoCompiled:

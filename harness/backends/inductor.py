@@ -36,11 +36,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
-
-from harness.backends.dynamo import isolated_entry, recompile_limit_patches
+from gemmconf.backends.dynamo import isolated_entry, recompile_limit_patches
 
 if TYPE_CHECKING:
-    from harness.backends.base import RunOptions
+    from gemmconf.backends.base import RunOptions
 
 # Recompiles one item may make before dynamo gives up (dynamo's default is 8).
 
@@ -118,7 +117,7 @@ def wheel_cutlass_dir() -> str | None:
     wheel (the `cutlass` extra) holds all of it. The layout is symlinks under
     `$GEMMCONF_CACHE/inductor-cutlass` (default ~/.cache/gemmconf). None when the wheel is absent.
     """
-    from harness.backends.cutlass_codegen import gemmconf_cache
+    from gemmconf.backends.cutlass_codegen import gemmconf_cache
 
     spec = importlib.util.find_spec("cutlass_library")
     if spec is None or not spec.origin:
@@ -173,18 +172,22 @@ def _cutlass_import_problem() -> str | None:
             except AssertionError as exc:
                 # It symlinks the CUTLASS packages into its cache dir and asserts that links left
                 # there by another environment (another venv) point where it would point them.
-                return (f"inductor's try_import_cutlass failed: {exc} (set "
-                        "TORCHINDUCTOR_CACHE_DIR per environment, or remove that link)")
+                return (
+                    f"inductor's try_import_cutlass failed: {exc} (set "
+                    "TORCHINDUCTOR_CACHE_DIR per environment, or remove that link)"
+                )
             return None if found else _no_checkout()
         return None if _has_checkout(_cutlass_dir()) else _no_checkout()
 
 
 def _no_checkout() -> str:
-    return ("inductor CUTLASS templates need a CUTLASS checkout: "
-            f"torch._inductor.config.cuda.cutlass_dir (TORCHINDUCTOR_CUTLASS_DIR) = "
-            f"{_cutlass_dir()!r} has no importable python/cutlass_library, and the "
-            "nvidia-cutlass wheel that could stand in is not installed (pip install -e "
-            "'.[cutlass]')")
+    return (
+        "inductor CUTLASS templates need a CUTLASS checkout: "
+        f"torch._inductor.config.cuda.cutlass_dir (TORCHINDUCTOR_CUTLASS_DIR) = "
+        f"{_cutlass_dir()!r} has no importable python/cutlass_library, and the "
+        "nvidia-cutlass wheel that could stand in is not installed (pip install -e "
+        "'.[cutlass]')"
+    )
 
 
 def _nvcc_found() -> bool:

@@ -26,19 +26,24 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from harness.backends.dynamo import DynamoCompiled
+from gemmconf.backends.dynamo import DynamoCompiled
 
 if TYPE_CHECKING:
-    from backend import BackendOptions, ReferenceCompiler
-    from harness.backends.base import RunOptions
-
+    from gemmconf.backends.base import RunOptions
+    from gemmconf_reference import BackendOptions, ReferenceCompiler
 
 
 class ReferenceCompiled(DynamoCompiled):
     """One `torch.compile(fn, backend=ReferenceCompiler)` with its count and artifacts."""
 
-    def __init__(self, fn: Callable[..., Any], compiler: ReferenceCompiler, *,
-                 dynamic: bool | None, target_arch: str | None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        compiler: ReferenceCompiler,
+        *,
+        dynamic: bool | None,
+        target_arch: str | None,
+    ) -> None:
         super().__init__(fn, compiler, dynamic=dynamic)  # the compiler: lowered graphs, launches
         self._target_arch = target_arch
 
@@ -58,9 +63,8 @@ class ReferenceBackend:
 
     def availability(self) -> str | None:
         try:
+            import gemmconf_reference  # noqa: F401
             import triton  # noqa: F401
-
-            import backend  # noqa: F401
         except ImportError as exc:
             return f"reference backend unavailable: {exc}"
         return None
@@ -68,14 +72,17 @@ class ReferenceBackend:
     def configure(self, options: RunOptions) -> None:
         self.target_arch = options.target_arch
 
-    def compile(self, fn: Callable[..., Any], example_inputs: Sequence[Any], *,
-                dynamic: bool | None) -> ReferenceCompiled:
-        from backend import BackendOptions, ReferenceCompiler
+    def compile(
+        self, fn: Callable[..., Any], example_inputs: Sequence[Any], *, dynamic: bool | None
+    ) -> ReferenceCompiled:
+        from gemmconf_reference import BackendOptions, ReferenceCompiler
 
-        options = dataclasses.replace(self.options or BackendOptions(),
-                                      target_arch=self.target_arch)
-        return ReferenceCompiled(fn, ReferenceCompiler(options), dynamic=dynamic,
-                                 target_arch=self.target_arch)
+        options = dataclasses.replace(
+            self.options or BackendOptions(), target_arch=self.target_arch
+        )
+        return ReferenceCompiled(
+            fn, ReferenceCompiler(options), dynamic=dynamic, target_arch=self.target_arch
+        )
 
 
 def make() -> ReferenceBackend:
@@ -86,7 +93,7 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
     """Registry factory: `reference` or `reference:OPTIONS`, comma-separated: `autotune`
     (benchmark the tile table's candidates per kernel signature, GPU only), `persistent=auto|
     always|never`, `promote=N` (fp8 without fast accumulation: MMA K tiles per fp32 addition)."""
-    from backend import BackendOptions
+    from gemmconf_reference import BackendOptions
 
     if option is None:
         return ReferenceBackend()
@@ -100,8 +107,10 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
         elif key == "promote" and value.isdigit() and int(value) >= 1:
             fields["fp8_promote_every"] = int(value)
         else:
-            raise ValueError(f"unknown reference option {part!r}; known: autotune, "
-                             "persistent=auto|always|never, promote=N (N >= 1)")
+            raise ValueError(
+                f"unknown reference option {part!r}; known: autotune, "
+                "persistent=auto|always|never, promote=N (N >= 1)"
+            )
     return ReferenceBackend(BackendOptions(**fields), name=f"reference:{option}")
 
 

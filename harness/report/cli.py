@@ -5,7 +5,7 @@ results file, truncated, of another version, or inputs that cannot be merged), w
 naming the file and what is wrong.
 
 `add_subcommands(commands)` adds `report` to the `gemmconf` parser; `run(args)` runs it. The
-module also runs alone: `python -m harness.report.cli merge A.json B.json -o merged.json`.
+module also runs alone: `python -m gemmconf.report.cli merge A.json B.json -o merged.json`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import shutil
 import sys
 from typing import Any
 
-from harness.report import diff as diff_mod
-from harness.report import merge as merge_mod
-from harness.report.results import ResultsError
+from gemmconf.report import diff as diff_mod
+from gemmconf.report import merge as merge_mod
+from gemmconf.report.results import ResultsError
 
 OK, REGRESSED, BAD_INPUT = 0, 1, 2
 
@@ -40,28 +40,43 @@ that pass now. Exit status 1 when there are regressions, else 0; 2 for unreadabl
 
 def add_subcommands(commands: Any) -> argparse.ArgumentParser:
     """Add `report` with its subcommands to an argparse subparsers object."""
-    report = commands.add_parser("report", help="merge, render and compare results files",
-                                 description=__doc__.split("\n\n")[0])
+    report = commands.add_parser(
+        "report",
+        help="merge, render and compare results files",
+        description=__doc__.split("\n\n")[0],
+    )
     actions = report.add_subparsers(dest="report_command", required=True)
 
-    merge = actions.add_parser("merge", help="join results files into one",
-                               description=MERGE_HELP)
+    merge = actions.add_parser("merge", help="join results files into one", description=MERGE_HELP)
     merge.add_argument("inputs", nargs="+", metavar="RESULTS.json")
     merge.add_argument("-o", "--output", required=True, metavar="MERGED.json")
-    merge.add_argument("--allow-mixed", action="store_true",
-                       help="merge results of different suite versions")
-    merge.add_argument("--later-wins", action="store_true",
-                       help="an item in several files: keep the record of the file named last")
+    merge.add_argument(
+        "--allow-mixed", action="store_true", help="merge results of different suite versions"
+    )
+    merge.add_argument(
+        "--later-wins",
+        action="store_true",
+        help="an item in several files: keep the record of the file named last",
+    )
 
-    html = actions.add_parser("html", help="render the self-contained conformance page",
-                              description="Render RESULTS.json as one self-contained HTML page "
-                              "(matrix, filters, details, plots; no network needed to view).")
+    html = actions.add_parser(
+        "html",
+        help="render the self-contained conformance page",
+        description="Render RESULTS.json as one self-contained HTML page "
+        "(matrix, filters, details, plots; no network needed to view).",
+    )
     html.add_argument("results", metavar="RESULTS.json")
-    html.add_argument("-o", "--output", default="reports/conformance.html", metavar="PAGE.html",
-                      help="where to write the page (default: reports/conformance.html)")
+    html.add_argument(
+        "-o",
+        "--output",
+        default="reports/conformance.html",
+        metavar="PAGE.html",
+        help="where to write the page (default: reports/conformance.html)",
+    )
 
-    compare = actions.add_parser("diff", help="regressions and progressions between two runs",
-                                 description=DIFF_HELP)
+    compare = actions.add_parser(
+        "diff", help="regressions and progressions between two runs", description=DIFF_HELP
+    )
     compare.add_argument("old", metavar="OLD.json")
     compare.add_argument("new", metavar="NEW.json")
     compare.add_argument("--json", action="store_true", help="print the changes as JSON")
@@ -73,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         if args.report_command == "merge":
             return _merge(args)
         if args.report_command == "html":
-            from harness.report import page  # jinja2: only when a page is asked for
+            from gemmconf.report import page  # jinja2: only when a page is asked for
 
             out = page.write_page(args.results, args.output)
             print(f"gemmconf: wrote {out}")
@@ -87,15 +102,21 @@ def run(args: argparse.Namespace) -> int:
 def _merge(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     command = shlex.join(["gemmconf", "report", "merge", *args.inputs, "-o", args.output])
-    document = merge_mod.merge_files(args.inputs, allow_mixed=args.allow_mixed,
-                                     later_wins=args.later_wins, command=command,
-                                     warnings=warnings)
+    document = merge_mod.merge_files(
+        args.inputs,
+        allow_mixed=args.allow_mixed,
+        later_wins=args.later_wins,
+        command=command,
+        warnings=warnings,
+    )
     for warning in warnings:
         print(f"gemmconf report merge: warning: {warning}", file=sys.stderr)
     out = merge_mod.write(document, args.output)
     counts = ", ".join(f"{n} {k}" for k, n in document["counts"].items() if n)
-    print(f"gemmconf: merged {len(args.inputs)} files into {out}: "
-          f"{len(document['records'])} records ({counts})")
+    print(
+        f"gemmconf: merged {len(args.inputs)} files into {out}: "
+        f"{len(document['records'])} records ({counts})"
+    )
     return OK
 
 

@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.report.merge import device_of, suite_versions
-from harness.report.results import FAILING
+from gemmconf.report.merge import device_of, suite_versions
+from gemmconf.report.results import FAILING
 
 Key = tuple[str, ...]
 
@@ -54,11 +54,15 @@ class Diff:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "old": self.old_name, "new": self.new_name, "matched_by": list(self.key_fields()),
+            "old": self.old_name,
+            "new": self.new_name,
+            "matched_by": list(self.key_fields()),
             "regressions": [asdict(c) for c in self.regressions],
             "progressions": [asdict(c) for c in self.progressions],
             "other": [asdict(c) for c in self.other],
-            "unchanged": self.unchanged, "added": self.added, "removed": self.removed,
+            "unchanged": self.unchanged,
+            "added": self.added,
+            "removed": self.removed,
             "notes": self.notes,
         }
 
@@ -100,8 +104,9 @@ def classify(old: str | None, new: str | None) -> str | None:
     return "other"
 
 
-def diff(old: dict[str, Any], new: dict[str, Any], *, old_name: str = "OLD",
-         new_name: str = "NEW") -> Diff:
+def diff(
+    old: dict[str, Any], new: dict[str, Any], *, old_name: str = "OLD", new_name: str = "NEW"
+) -> Diff:
     by_device = _by_device((old, new))
     before, after = _index(old, by_device), _index(new, by_device)
     result = Diff(old_name, new_name, by_device)
@@ -119,59 +124,90 @@ def diff(old: dict[str, Any], new: dict[str, Any], *, old_name: str = "OLD",
                 result.unchanged += 1
             continue
         source = now or was or {}
-        change = Change(kind=kind, id=key[0], backend=key[1],
-                        device=key[2] if by_device else None, old=old_outcome, new=new_outcome,
-                        reason=str((now or {}).get("reason") or (was or {}).get("reason") or ""),
-                        nodeid=source.get("nodeid"))
-        {"regression": result.regressions, "progression": result.progressions,
-         "other": result.other}[kind].append(change)
+        change = Change(
+            kind=kind,
+            id=key[0],
+            backend=key[1],
+            device=key[2] if by_device else None,
+            old=old_outcome,
+            new=new_outcome,
+            reason=str((now or {}).get("reason") or (was or {}).get("reason") or ""),
+            nodeid=source.get("nodeid"),
+        )
+        {
+            "regression": result.regressions,
+            "progression": result.progressions,
+            "other": result.other,
+        }[kind].append(change)
     if suite_versions(old) != suite_versions(new):
-        result.notes.append("the runs used different suite versions "
-                            f"({', '.join(sorted(suite_versions(old)))} -> "
-                            f"{', '.join(sorted(suite_versions(new)))}): scenarios may have "
-                            "changed as well as the backend")
+        result.notes.append(
+            "the runs used different suite versions "
+            f"({', '.join(sorted(suite_versions(old)))} -> "
+            f"{', '.join(sorted(suite_versions(new)))}): scenarios may have "
+            "changed as well as the backend"
+        )
     for name, document in ((old_name, old), (new_name, new)):
         if document.get("complete") is not True:
-            result.notes.append(f"{name} is from an incomplete run: items it lacks count as "
-                                "removed or added, not as changes")
+            result.notes.append(
+                f"{name} is from an incomplete run: items it lacks count as "
+                "removed or added, not as changes"
+            )
     return result
 
 
 def render(result: Diff, *, width: int = 120) -> list[str]:
     """The readable report: one table per kind of change, then the counts."""
-    lines = [f"gemmconf diff: {result.old_name} -> {result.new_name} "
-             f"(matched by {', '.join(result.key_fields())})"]
-    for title, changes, why in (("REGRESSIONS", result.regressions, "reason"),
-                                ("PROGRESSIONS", result.progressions, "why it failed before"),
-                                ("OTHER CHANGES", result.other, "reason")):
+    lines = [
+        f"gemmconf diff: {result.old_name} -> {result.new_name} "
+        f"(matched by {', '.join(result.key_fields())})"
+    ]
+    for title, changes, why in (
+        ("REGRESSIONS", result.regressions, "reason"),
+        ("PROGRESSIONS", result.progressions, "why it failed before"),
+        ("OTHER CHANGES", result.other, "reason"),
+    ):
         lines.append("")
         lines.append(f"{title} ({len(changes)})")
         if changes:
             lines.extend(_table(changes, result.by_device, width, why))
     lines.append("")
-    transitions = Counter(f"{c.old or 'absent'} -> {c.new or 'absent'}"
-                          for c in result.regressions + result.progressions + result.other)
+    transitions = Counter(
+        f"{c.old or 'absent'} -> {c.new or 'absent'}"
+        for c in result.regressions + result.progressions + result.other
+    )
     if transitions:
-        lines.append("transitions: " + ", ".join(f"{n} {t}" for t, n in
-                                                 sorted(transitions.items())))
-    lines.append(f"{len(result.regressions)} regression(s), {len(result.progressions)} "
-                 f"progression(s), {len(result.other)} other change(s); {result.unchanged} "
-                 f"unchanged, {result.added} added, {result.removed} removed")
+        lines.append(
+            "transitions: " + ", ".join(f"{n} {t}" for t, n in sorted(transitions.items()))
+        )
+    lines.append(
+        f"{len(result.regressions)} regression(s), {len(result.progressions)} "
+        f"progression(s), {len(result.other)} other change(s); {result.unchanged} "
+        f"unchanged, {result.added} added, {result.removed} removed"
+    )
     lines.extend(f"note: {note}" for note in result.notes)
     return lines
 
 
 def _table(changes: list[Change], by_device: bool, width: int, why: str) -> list[str]:
     headers = ["id", "backend", *(["device"] if by_device else []), "old", "new", why]
-    rows = [[c.id, c.backend, *([c.device or ""] if by_device else []), c.old or "absent",
-             c.new or "absent", " ".join(c.reason.split())] for c in changes]
+    rows = [
+        [
+            c.id,
+            c.backend,
+            *([c.device or ""] if by_device else []),
+            c.old or "absent",
+            c.new or "absent",
+            " ".join(c.reason.split()),
+        ]
+        for c in changes
+    ]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers[:-1])]
     used = sum(widths) + 2 * len(widths) + 2
     room = max(width - used, 30)
 
     def line(cells: list[str]) -> str:
         fixed = "  ".join(f"{cell:<{w}}" for cell, w in zip(cells, widths, strict=False))
-        reason = cells[-1] if len(cells[-1]) <= room else cells[-1][:room - 3] + "..."
+        reason = cells[-1] if len(cells[-1]) <= room else cells[-1][: room - 3] + "..."
         return f"  {fixed}  {reason}".rstrip()
 
     return [line(headers), *(line(r) for r in rows)]

@@ -23,8 +23,13 @@ class HtmlColumns:
 
     def pytest_html_results_table_row(self, report: Any, cells: list[str]) -> None:
         record = record_of(report)
-        values = [record.get("backend", ""), record.get("op", ""), record.get("dtype", ""),
-                  record.get("shape", ""), _ratio(record)]
+        values = [
+            record.get("backend", ""),
+            record.get("op", ""),
+            record.get("dtype", ""),
+            record.get("shape", ""),
+            _ratio(record),
+        ]
         for offset, value in enumerate(values):
             cells.insert(2 + offset, f'<td class="col-{COLUMNS[offset]}">{value}</td>')
 

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.report import results
+from gemmconf.report import results
 
 UNKNOWN = "unknown"
 
@@ -52,9 +52,14 @@ def suite_versions(document: dict[str, Any]) -> set[str]:
     return {str(version)} if version else {UNKNOWN}
 
 
-def merge(inputs: Sequence[tuple[str, dict[str, Any]]], *, allow_mixed: bool = False,
-          later_wins: bool = False, command: str | None = None,
-          warnings: list[str] | None = None) -> dict[str, Any]:
+def merge(
+    inputs: Sequence[tuple[str, dict[str, Any]]],
+    *,
+    allow_mixed: bool = False,
+    later_wins: bool = False,
+    command: str | None = None,
+    warnings: list[str] | None = None,
+) -> dict[str, Any]:
     """Merge (name, document) pairs, in order, into one results document."""
     if not inputs:
         raise MergeError("nothing to merge: give at least one results file")
@@ -78,20 +83,25 @@ def merge(inputs: Sequence[tuple[str, dict[str, Any]]], *, allow_mixed: bool = F
                 record.setdefault("target_arch", document.get("target_arch"))
             key = (str(record.get("id")), str(record.get("backend")), device_of(record, document))
             if key in seen_here:
-                raise MergeError(f"{name}: holds two records for {key[0]} on {key[1]} "
-                                 f"({key[2] or 'no device'}); the file is damaged")
+                raise MergeError(
+                    f"{name}: holds two records for {key[0]} on {key[1]} "
+                    f"({key[2] or 'no device'}); the file is damaged"
+                )
             seen_here.add(key)
             if key in merged and not later_wins:
-                duplicates.append(f"{key[0]} on {key[1]} ({key[2] or 'no device'}) "
-                                  f"in {origin[key]} and {name}")
+                duplicates.append(
+                    f"{key[0]} on {key[1]} ({key[2] or 'no device'}) in {origin[key]} and {name}"
+                )
             merged[key] = record
             origin[key] = name
     if duplicates:
         more = f" and {len(duplicates) - 3} more" if len(duplicates) > 3 else ""
-        raise MergeError(f"{len(duplicates)} item(s) appear in more than one file: "
-                         f"{'; '.join(duplicates[:3])}{more}. A shard ran twice or a file was "
-                         "given twice; pass --later-wins to let the file named later replace "
-                         "the earlier records")
+        raise MergeError(
+            f"{len(duplicates)} item(s) appear in more than one file: "
+            f"{'; '.join(duplicates[:3])}{more}. A shard ran twice or a file was "
+            "given twice; pass --later-wins to let the file named later replace "
+            "the earlier records"
+        )
 
     documents = [doc for _, doc in inputs]
     versions = sorted(set().union(*(suite_versions(doc) for doc in documents)))
@@ -103,10 +113,12 @@ def merge(inputs: Sequence[tuple[str, dict[str, Any]]], *, allow_mixed: bool = F
     label_specs: dict[str, str] = {}
     for document in documents:
         label_specs.update(document.get("backend_specs") or {})
-    records = sorted(merged.values(), key=lambda r: (str(r.get("id")), str(r.get("backend")),
-                                                     device_of(r)))
+    records = sorted(
+        merged.values(), key=lambda r: (str(r.get("id")), str(r.get("backend")), device_of(r))
+    )
     out: dict[str, Any] = {
-        "format": results.FORMAT, "version": results.VERSION,
+        "format": results.FORMAT,
+        "version": results.VERSION,
         "complete": all(doc.get("complete") is True for doc in documents),
         "exit_status": max(int(doc.get("exit_status") or 0) for doc in documents),
         "finished": max((str(doc.get("finished") or "") for doc in documents), default=""),
@@ -131,33 +143,43 @@ def _seed_key(value: Any) -> str:
     return json.dumps(value)
 
 
-def _check_suite_versions(inputs: Sequence[tuple[str, dict[str, Any]]], allow_mixed: bool,
-                          warnings: list[str]) -> None:
+def _check_suite_versions(
+    inputs: Sequence[tuple[str, dict[str, Any]]], allow_mixed: bool, warnings: list[str]
+) -> None:
     by_file = {name: suite_versions(doc) for name, doc in inputs}
     everything = set().union(*by_file.values())
     if everything == {UNKNOWN}:
         if len(inputs) > 1:
-            warnings.append("no input states its suite_version: cannot check that they ran the "
-                            "same suite")
+            warnings.append(
+                "no input states its suite_version: cannot check that they ran the same suite"
+            )
         return
     if len(everything) == 1 or allow_mixed:
         if len(everything) > 1:
-            warnings.append(f"merging results of {len(everything)} suite versions "
-                            f"({', '.join(sorted(everything))}) as asked (--allow-mixed)")
+            warnings.append(
+                f"merging results of {len(everything)} suite versions "
+                f"({', '.join(sorted(everything))}) as asked (--allow-mixed)"
+            )
         return
     listing = "; ".join(f"{name}: {', '.join(sorted(v))}" for name, v in by_file.items())
-    raise MergeError(f"the inputs ran different suite versions ({listing}); results of different "
-                     "suites do not add up. Re-run on one suite version, or pass --allow-mixed")
+    raise MergeError(
+        f"the inputs ran different suite versions ({listing}); results of different "
+        "suites do not add up. Re-run on one suite version, or pass --allow-mixed"
+    )
 
 
 def _provenance(name: str, document: dict[str, Any]) -> dict[str, Any]:
     environment = document.get("environment") or {}
     return {
-        "file": name, "command": document.get("command"), "seed": document.get("seed"),
+        "file": name,
+        "command": document.get("command"),
+        "seed": document.get("seed"),
         "suite_version": document.get("suite_version"),
-        "finished": document.get("finished"), "complete": document.get("complete"),
+        "finished": document.get("finished"),
+        "complete": document.get("complete"),
         "exit_status": document.get("exit_status"),
-        "device_name": environment.get("device_name"), "records": len(document["records"]),
+        "device_name": environment.get("device_name"),
+        "records": len(document["records"]),
     }
 
 
@@ -174,7 +196,8 @@ def load(path: str | Path) -> dict[str, Any]:
         if record["outcome"] not in results.OUTCOMES:
             raise results.ResultsError(
                 f"{path}: record {index} ({record['id']} on {record['backend']}) has outcome "
-                f"{record['outcome']!r}; expected one of {', '.join(results.OUTCOMES)}")
+                f"{record['outcome']!r}; expected one of {', '.join(results.OUTCOMES)}"
+            )
     return document
 
 

@@ -24,14 +24,34 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-
-from harness.report import results
-from harness.report.merge import device_of, load
+from gemmconf.report import results
+from gemmconf.report.merge import device_of, load
 
 TEMPLATES = Path(__file__).with_name("templates")
-FIELDS = ("id", "backend", "device", "suite", "scenario", "op", "dtype", "shape", "dims",
-          "axes", "markers", "source", "nodeid", "outcome", "reason", "metrics", "duration_s",
-          "excerpt", "skip_class", "seed", "target_arch", "details")
+FIELDS = (
+    "id",
+    "backend",
+    "device",
+    "suite",
+    "scenario",
+    "op",
+    "dtype",
+    "shape",
+    "dims",
+    "axes",
+    "markers",
+    "source",
+    "nodeid",
+    "outcome",
+    "reason",
+    "metrics",
+    "duration_s",
+    "excerpt",
+    "skip_class",
+    "seed",
+    "target_arch",
+    "details",
+)
 EXCERPT_CHARS = 2000
 EXCERPT_BUDGET = 1_500_000
 REASON_CHARS = 2000
@@ -88,10 +108,12 @@ def backend_specs(document: dict[str, Any]) -> dict[str, str]:
         elif label in specs:
             found[label] = label
         else:
-            near = [s for s in specs if _norm(s.rsplit(":", 1)[-1]) == _norm(label)
-                    or _norm(label) in _norm(s)]
-            found[label] = near[0] if len(near) == 1 else (specs[0] if len(specs) == 1
-                                                            else label)
+            near = [
+                s
+                for s in specs
+                if _norm(s.rsplit(":", 1)[-1]) == _norm(label) or _norm(label) in _norm(s)
+            ]
+            found[label] = near[0] if len(near) == 1 else (specs[0] if len(specs) == 1 else label)
     # in the order of the run's --backend list: the page's columns follow it
     order = {spec: i for i, spec in enumerate(specs)}
     return dict(sorted(found.items(), key=lambda kv: (order.get(kv[1], len(order)), kv[0])))
@@ -121,7 +143,7 @@ class _Budget:
 
     def fit(self, text: str) -> str:
         if len(text) > self.chars:
-            text = text[:self.chars] + self.cut.format(more=len(text) - self.chars)
+            text = text[: self.chars] + self.cut.format(more=len(text) - self.chars)
         if self.spent + len(text) > self.total:
             text = self.left_out
         self.spent += len(text)
@@ -131,11 +153,18 @@ class _Budget:
 def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
     """The JSON blob the page's script reads: run metadata and the compact records."""
     strings, axes, markers, excerpts, dims = _Table(), _Table(), _Table(), _Table(), _Table()
-    excerpt_budget = _Budget(EXCERPT_CHARS, EXCERPT_BUDGET,
-                             "\n... ({more} more characters in the results file)",
-                             "(excerpt left out to keep the page small; see the results file)")
-    details_budget = _Budget(DETAILS_CHARS, DETAILS_BUDGET, " ...",
-                             "(left out to keep the page small; see the results file)")
+    excerpt_budget = _Budget(
+        EXCERPT_CHARS,
+        EXCERPT_BUDGET,
+        "\n... ({more} more characters in the results file)",
+        "(excerpt left out to keep the page small; see the results file)",
+    )
+    details_budget = _Budget(
+        DETAILS_CHARS,
+        DETAILS_BUDGET,
+        " ...",
+        "(left out to keep the page small; see the results file)",
+    )
     rows = []
     for record in document["records"]:
         excerpt = record.get("code_excerpt")
@@ -147,11 +176,13 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
         details = None if details is None else details_budget.fit(str(details))
         nodeid = record.get("nodeid")
         values = {
-            "id": strings.ref(record.get("id")), "backend": strings.ref(record.get("backend")),
+            "id": strings.ref(record.get("id")),
+            "backend": strings.ref(record.get("backend")),
             "device": strings.ref(device_of(record, document)),
             "suite": strings.ref(record.get("suite")),
             "scenario": strings.ref(record.get("scenario")),
-            "op": strings.ref(record.get("op")), "dtype": strings.ref(record.get("dtype")),
+            "op": strings.ref(record.get("op")),
+            "dtype": strings.ref(record.get("dtype")),
             "shape": strings.ref(record.get("shape")),
             "dims": dims.ref(_finite(record.get("dims"))),
             "axes": axes.ref(_finite(record.get("axes"))),
@@ -164,7 +195,8 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
             "duration_s": _finite(record.get("duration_s")),
             "excerpt": excerpts.ref(excerpt or None),
             "skip_class": strings.ref(record.get("skip_class")),
-            "seed": record.get("seed"), "target_arch": strings.ref(record.get("target_arch")),
+            "seed": record.get("seed"),
+            "target_arch": strings.ref(record.get("target_arch")),
             "details": strings.ref(details),
         }
         row = [values[f] for f in FIELDS]
@@ -172,21 +204,30 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
             row.pop()
         rows.append(row)
     environments = _Table()
-    for environment in [document.get("environment"),
-                        *(r.get("environment") for r in document["records"])]:
+    for environment in [
+        document.get("environment"),
+        *(r.get("environment") for r in document["records"]),
+    ]:
         environments.ref(environment or None)
     return {
         "name": name,
-        "outcomes": list(results.OUTCOMES), "failing": list(results.FAILING),
-        "fields": list(FIELDS), "strings": strings.values, "axes": axes.values,
-        "markers": markers.values, "excerpts": excerpts.values, "dims": dims.values,
+        "outcomes": list(results.OUTCOMES),
+        "failing": list(results.FAILING),
+        "fields": list(FIELDS),
+        "strings": strings.values,
+        "axes": axes.values,
+        "markers": markers.values,
+        "excerpts": excerpts.values,
+        "dims": dims.values,
         "rows": rows,
         "run": {
-            "command": document.get("command"), "seed": document.get("seed"),
+            "command": document.get("command"),
+            "seed": document.get("seed"),
             "target_arch": document.get("target_arch"),
             "suite_version": document.get("suite_version"),
             "suite_versions": document.get("suite_versions"),
-            "finished": document.get("finished"), "complete": document.get("complete"),
+            "finished": document.get("finished"),
+            "complete": document.get("complete"),
             "exit_status": document.get("exit_status"),
             "backends": document.get("backends") or [],
             "backend_specs": backend_specs(document),
@@ -210,9 +251,14 @@ def _script_json(value: Any) -> str:
 
 
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
-                              autoescape=True, undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
 
 
 def _asset(name: str) -> str:
@@ -232,8 +278,12 @@ def render(document: dict[str, Any], *, name: str = "") -> str:
     template = _environment().get_template("conformance.html.j2")
     return template.render(
         title=f"gemmconf conformance{': ' + name if name else ''}",
-        name=name, run=run, counts=counts, outcomes=results.OUTCOMES,
-        failing=results.FAILING, total=len(document["records"]),
+        name=name,
+        run=run,
+        counts=counts,
+        outcomes=results.OUTCOMES,
+        failing=results.FAILING,
+        total=len(document["records"]),
         devices=devices or [environment.get("device_name") or "unknown device"],
         environment=environment,
         labels=sorted(run["backend_specs"]),

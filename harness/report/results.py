@@ -66,9 +66,13 @@ class ResultsWriter:
             self._stream.close()
             self._stream = None
         document = {
-            "format": FORMAT, "version": VERSION, "complete": complete,
-            "exit_status": exit_status, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            **self.run, "counts": count(self.records),
+            "format": FORMAT,
+            "version": VERSION,
+            "complete": complete,
+            "exit_status": exit_status,
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            **self.run,
+            "counts": count(self.records),
             "records": sorted(self.records, key=lambda r: (r["id"], r["backend"])),
         }
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -103,8 +107,10 @@ def read(path: str | Path) -> dict[str, Any]:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ResultsError(f"{path}: not a gemmconf results file (no 'format': '{FORMAT}')")
     if document.get("version") != VERSION:
-        raise ResultsError(f"{path}: results version {document.get('version')!r}; this gemmconf "
-                           f"reads version {VERSION}")
+        raise ResultsError(
+            f"{path}: results version {document.get('version')!r}; this gemmconf "
+            f"reads version {VERSION}"
+        )
     if not isinstance(document.get("records"), list):
         raise ResultsError(f"{path}: 'records' is missing or not a list")
     return document
@@ -125,11 +131,20 @@ def _read_partial(path: Path, text: str) -> dict[str, Any]:
                 dropped = 1
                 break
             raise ResultsError(
-                f"{path}:{number}: not a JSON line in a partial results file") from None
+                f"{path}:{number}: not a JSON line in a partial results file"
+            ) from None
     has_header = bool(rows) and PARTIAL_HEADER in rows[0]
     header = rows[0][PARTIAL_HEADER] if has_header else {}
     records = rows[1:] if has_header else rows
-    return {"format": FORMAT, "version": VERSION, **header, "complete": False,
-            "exit_status": None, "finished": None, "from_partial": True,
-            "dropped_lines": dropped, "counts": count(records),
-            "records": sorted(records, key=lambda r: (r["id"], r["backend"]))}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        **header,
+        "complete": False,
+        "exit_status": None,
+        "finished": None,
+        "from_partial": True,
+        "dropped_lines": dropped,
+        "counts": count(records),
+        "records": sorted(records, key=lambda r: (r["id"], r["backend"])),
+    }

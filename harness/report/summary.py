@@ -13,11 +13,17 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from harness.report.results import FAILING
+from gemmconf.report.results import FAILING
 
 # column order: what needs attention first
-COLUMNS = (("failed", "FAIL"), ("error", "ERROR"), ("xpassed", "XPASS"), ("passed", "pass"),
-           ("xfailed", "xfail"), ("skipped", "skip"))
+COLUMNS = (
+    ("failed", "FAIL"),
+    ("error", "ERROR"),
+    ("xpassed", "XPASS"),
+    ("passed", "pass"),
+    ("xfailed", "xfail"),
+    ("skipped", "skip"),
+)
 SHORT = dict(COLUMNS)
 MAX_ROWS = 40
 MAX_FAILURES = 5
@@ -26,17 +32,23 @@ WIDTH = 120
 Row = tuple[tuple[str, str, str], Counter]
 
 
-def render_terminal_summary(records: list[dict[str, Any]], capability: Any, *,
-                            max_rows: int = MAX_ROWS,
-                            max_failures: int = MAX_FAILURES) -> list[str]:
+def render_terminal_summary(
+    records: list[dict[str, Any]],
+    capability: Any,
+    *,
+    max_rows: int = MAX_ROWS,
+    max_failures: int = MAX_FAILURES,
+) -> list[str]:
     total = Counter(r["outcome"] for r in records)
-    lines = ["", f"gemmconf summary: {len(records)} items on {capability.name} "
-             f"({capability.hardware_class})"]
+    lines = [
+        "",
+        f"gemmconf summary: {len(records)} items on {capability.name} "
+        f"({capability.hardware_class})",
+    ]
     shown, folded, by_dtype = _rows(records, max_rows)
     columns = [(key, title) for key, title in COLUMNS if total[key]]
 
-    table = [["backend", "op", "dtype" if by_dtype else "dtypes",
-              *(title for _, title in columns)]]
+    table = [["backend", "op", "dtype" if by_dtype else "dtypes", *(title for _, title in columns)]]
     table += [[*key, *(_cell(counts[k]) for k, _ in columns)] for key, counts in shown]
     fold_label = ""
     if folded:
@@ -45,8 +57,10 @@ def render_terminal_summary(records: list[dict[str, Any]], capability: Any, *,
         table.append([fold_label, "", "", *(_cell(rest[k]) for k, _ in columns)])
     table.append(["total", "", "", *(_cell(total[k]) for k, _ in columns)])
 
-    widths = [max(len(row[i]) for row in table if row[0] != fold_label or i > 0)
-              for i in range(len(table[0]))]
+    widths = [
+        max(len(row[i]) for row in table if row[0] != fold_label or i > 0)
+        for i in range(len(table[0]))
+    ]
     widths[2] += max(0, len(fold_label) - (widths[0] + widths[1] + widths[2] + 4))
     for row in table:
         if folded and row[0] == fold_label:
@@ -57,7 +71,8 @@ def render_terminal_summary(records: list[dict[str, Any]], capability: Any, *,
         lines.append(f"  {text}  {numbers}".rstrip())
 
     hardware_skips = Counter(
-        r["skip_class"] for r in records if r["outcome"] == "skipped" and r.get("skip_class"))
+        r["skip_class"] for r in records if r["outcome"] == "skipped" and r.get("skip_class")
+    )
     if hardware_skips:
         classes = ", ".join(f"{n} need {c}" for c, n in sorted(hardware_skips.items()))
         line = f"  skipped for hardware: {sum(hardware_skips.values())} ({classes});"
@@ -69,11 +84,13 @@ def render_terminal_summary(records: list[dict[str, Any]], capability: Any, *,
         reason = " ".join(str(record.get("reason") or "").split())
         room = max(WIDTH - len(head) - 3, 40)  # like pytest's short summary: one line each
         if len(reason) > room:
-            reason = reason[:room - 3] + "..."
+            reason = reason[: room - 3] + "..."
         lines.append(f"{head} - {reason}" if reason else head)
     if len(failing) > max_failures:
-        lines.append(f"  ... and {len(failing) - max_failures} more failing items "
-                     "(gemmconf report html RESULTS.json -o PAGE.html to browse them)")
+        lines.append(
+            f"  ... and {len(failing) - max_failures} more failing items "
+            "(gemmconf report html RESULTS.json -o PAGE.html to browse them)"
+        )
     return lines
 
 
@@ -83,8 +100,7 @@ def _rows(records: list[dict[str, Any]], max_rows: int) -> tuple[list[Row], list
         rows: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
         for record in records:
             dtype = str(record.get("dtype")) if by_dtype else "(all)"
-            rows[(str(record.get("backend")), str(record.get("op")), dtype)][
-                record["outcome"]] += 1
+            rows[(str(record.get("backend")), str(record.get("op")), dtype)][record["outcome"]] += 1
         shown = sorted(rows.items())
         if len(shown) <= max_rows:
             return shown, [], by_dtype
