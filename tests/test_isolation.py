@@ -239,14 +239,14 @@ def instances(tmp_path_factory) -> dict[str, object]:
 def test_default_timeout_scales_with_the_item(instances):
     small, big, dyn = instances["tiny/addmm"], instances["tiny/big"], instances["tiny/dyn"]
     timeout = isolation.scaled_timeout
-    assert timeout(small, "cuda", cold=False) == isolation.BASE_S
-    assert timeout(dyn, "cuda", cold=False) == isolation.BASE_S + 2 * isolation.PER_SHAPE_SET_S
+    assert timeout(small, "cuda", cold=False) == isolation.timeouts.BASE_S
+    assert timeout(dyn, "cuda", cold=False) == isolation.timeouts.BASE_S + 2 * isolation.timeouts.PER_SHAPE_SET_S
     assert (
         timeout(big, "cpu", cold=False)
         > timeout(big, "cuda", cold=False)
         > timeout(small, "cuda", cold=False)
     )
-    assert timeout(small, "cpu", cold=True) == timeout(small, "cpu", cold=False) + isolation.COLD_S
+    assert timeout(small, "cpu", cold=True) == timeout(small, "cpu", cold=False) + isolation.timeouts.COLD_S
     assert isolation.TimeoutPolicy().seconds(big, "cpu", cold=False) == timeout(
         big, "cpu", cold=False
     )
@@ -368,7 +368,7 @@ def test_run_guarded_records_leaked_bytes(instances):
 
 
 def test_leak_check_watches_cuda_items_after_a_backends_first(instances, monkeypatch):
-    monkeypatch.setattr(isolation, "cuda_memory_watch", lambda threshold: ("watch", threshold))
+    monkeypatch.setattr(isolation.guard, "cuda_memory_watch", lambda threshold: ("watch", threshold))
     check = isolation.LeakCheck(threshold=5)
 
     def request(label: str, device: str) -> isolation.ItemRequest:
@@ -401,7 +401,7 @@ def test_a_cuda_fault_outside_the_backend_restarts_the_worker(instances, monkeyp
     def fault(*args, **kwargs):
         raise RuntimeError("CUDA error: an illegal memory access was encountered\nmore")
 
-    monkeypatch.setattr(isolation, "run_item", fault)
+    monkeypatch.setattr(isolation.guard, "run_item", fault)
     request = isolation.ItemRequest(
         instances["tiny/addmm"], "x", seed=0, device="cuda", target=None, repro="pytest x"
     )
@@ -410,7 +410,7 @@ def test_a_cuda_fault_outside_the_backend_restarts_the_worker(instances, monkeyp
     assert reply.result.summary == "CUDA error: an illegal memory access was encountered"
     assert reply.result.problems[-1] == "Reproduce: pytest x"
 
-    monkeypatch.setattr(isolation, "run_item", lambda *a, **k: 1 / 0)  # a harness bug
+    monkeypatch.setattr(isolation.guard, "run_item", lambda *a, **k: 1 / 0)  # a harness bug
     reply = isolation.serve(request, faulty_backends.logs_only)
     assert reply.kind == "error" and not reply.restart and "ZeroDivisionError" in reply.message
 
@@ -423,7 +423,7 @@ def test_a_fault_found_at_the_final_synchronize_fails_the_item(instances, monkey
         def synchronize(self) -> None:
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
-    monkeypatch.setattr(isolation, "run_item", lambda *a, **k: ItemResult(passed=True))
+    monkeypatch.setattr(isolation.guard, "run_item", lambda *a, **k: ItemResult(passed=True))
     monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=FaultedCuda()))
     request = isolation.ItemRequest(
         instances["tiny/addmm"], "x", seed=0, device="cuda", target=None, repro="pytest x"
