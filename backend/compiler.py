@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+
 from gemmconf_reference import compat, kernels
 from gemmconf_reference.crosscompile import ARTIFACT_KINDS, CROSS_COMPILER
 from gemmconf_reference.launcher import BackendOptions, LaunchRecord, Runtime, plan_launch

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
 from gemmconf_reference import compat
 
 ARTIFACT_KINDS = ("ttir", "ttgir", "ptx")
@@ -85,6 +86,7 @@ class CompileRequest:
 def compile_in_process(request: CompileRequest, capability: int) -> dict[str, str]:
     """The IR texts of one kernel for sm_<capability>; needs real JITFunctions (no interpreter)."""
     import triton
+
     from gemmconf_reference import kernels
 
     fn = kernels.KERNELS[request.kernel]

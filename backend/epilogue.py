@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+
 from gemmconf_reference.kernels import EPILOGUE_OPS, MAX_EPILOGUE_STEPS
 
 aten = torch.ops.aten

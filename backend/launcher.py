@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
 from gemmconf_reference import compat, configs, eager_checks, kernels
 from gemmconf_reference.crosscompile import CompileRequest, ParamSpec, specialize
 from gemmconf_reference.epilogue import EpilogueStep

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+
 from gemmconf_reference import compat
 from gemmconf_reference.epilogue import EpilogueStep, FusedChain, fuse_chain, meta_val
 from gemmconf_reference.launcher import GemmCall, GemmSpec, Runtime

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 import torch
+
 from gemmconf_reference import compat
 
 DEFAULT_ARCH = "sm90"

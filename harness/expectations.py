@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
 from gemmconf.scenario import ScenarioError, _LineLoader, _Node
 
 STATUSES = ("xfail", "skip")

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 import torch
+
 from gemmconf.program import FP8_DTYPES, TORCH_DTYPES, input_names
 from gemmconf.scenario import Operand, ScenarioInstance, eval_dim
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+
 from gemmconf.scenario import Epilogue, ScenarioInstance
 
 TORCH_DTYPES: dict[str, torch.dtype] = {

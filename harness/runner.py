@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
 from gemmconf import codecheck, inputs, oracle, program
 from gemmconf.backends.base import Backend
 from gemmconf.scenario import ScenarioInstance

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from gemmconf.capability import Requirements
 from gemmconf.markers import MARKERS
 

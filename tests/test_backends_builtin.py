@@ -12,9 +12,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import gemmconf.backends.dynamo as dynamo_support
 import pytest
 import torch
+from torch.testing import FileCheck
+
+import gemmconf.backends.dynamo as dynamo_support
 from gemmconf.backends import inductor as inductor_module
 from gemmconf.backends.base import Backend, Compiled
 from gemmconf.backends.dynamo import RECOMPILE_LIMIT
@@ -25,7 +27,6 @@ from gemmconf.backends.inductor import (
     make_inductor,
     make_inductor_max_autotune,
 )
-from torch.testing import FileCheck
 
 # What inductor's output module shows for addmm+relu on a CPU (torch 2.11-2.13), in order.
 CPU_ADDMM_RELU_CODE = ("def call(", "extern_kernels.addmm(", "cpp_fused_relu")

@@ -11,8 +11,10 @@ import faulty_backends
 import planted_backends
 import pytest
 import torch
-from gemmconf import bench, isolation, plugin
+
+from gemmconf import bench, isolation
 from gemmconf.backends.eager import EagerBackend
+from gemmconf.plugin import benchmark as plugin_benchmark
 from gemmconf.scenario import load_suite
 
 SUITE = """
@@ -155,12 +157,12 @@ def test_table_prints_each_benchmarked_record():
 
 def test_benchmark_needs_a_gpu_and_one_worker_per_gpu(monkeypatch):
     with pytest.raises(pytest.UsageError, match="needs a CUDA GPU"):
-        plugin._check_benchmark("cpu", None)
-    monkeypatch.setattr(plugin, "_gpu_ids", lambda: ["0", "1"])
-    plugin._check_benchmark("cuda", 2)
-    plugin._check_benchmark("cuda", None)
+        plugin_benchmark.check_benchmark("cpu", None)
+    monkeypatch.setattr(plugin_benchmark, "gpu_ids", lambda: ["0", "1"])
+    plugin_benchmark.check_benchmark("cuda", 2)
+    plugin_benchmark.check_benchmark("cuda", None)
     with pytest.raises(pytest.UsageError, match="-n 4 would time 4 workers on 2 GPU"):
-        plugin._check_benchmark("cuda", 4)
+        plugin_benchmark.check_benchmark("cuda", 4)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU refusal")

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gemmconf.report import page
 from test_report_page import sample_document
+
+from gemmconf.report import page
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOT = ROOT / "reports" / "conformance.png"

@@ -7,6 +7,7 @@ import pickle
 
 import pytest
 import torch
+
 from gemmconf.capability import (
     HARDWARE_CLASSES,
     Capability,

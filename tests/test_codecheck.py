@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from gemmconf.codecheck import (
     CheckBlock,
     check_artifacts,

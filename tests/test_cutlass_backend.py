@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
+
 from gemmconf.backends import cutlass_codegen as codegen
 from gemmconf.backends.cutlass import (
     NO_GPU,

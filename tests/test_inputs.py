@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 import torch
+
 from gemmconf import inputs, program
 from gemmconf.scenario import load_suite
 

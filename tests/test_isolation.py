@@ -16,9 +16,11 @@ from types import SimpleNamespace
 import faulty_backends
 import pytest
 import torch
+
 from gemmconf import isolation
 from gemmconf.backends import RunOptions
-from gemmconf.plugin import leak_warnings
+from gemmconf.isolation import timeouts
+from gemmconf.plugin.recording import leak_warnings
 from gemmconf.runner import ItemResult
 from gemmconf.scenario import load_suite
 
@@ -239,14 +241,14 @@ def instances(tmp_path_factory) -> dict[str, object]:
 def test_default_timeout_scales_with_the_item(instances):
     small, big, dyn = instances["tiny/addmm"], instances["tiny/big"], instances["tiny/dyn"]
     timeout = isolation.scaled_timeout
-    assert timeout(small, "cuda", cold=False) == isolation.timeouts.BASE_S
-    assert timeout(dyn, "cuda", cold=False) == isolation.timeouts.BASE_S + 2 * isolation.timeouts.PER_SHAPE_SET_S
+    assert timeout(small, "cuda", cold=False) == timeouts.BASE_S
+    assert timeout(dyn, "cuda", cold=False) == timeouts.BASE_S + 2 * timeouts.PER_SHAPE_SET_S
     assert (
         timeout(big, "cpu", cold=False)
         > timeout(big, "cuda", cold=False)
         > timeout(small, "cuda", cold=False)
     )
-    assert timeout(small, "cpu", cold=True) == timeout(small, "cpu", cold=False) + isolation.timeouts.COLD_S
+    assert timeout(small, "cpu", cold=True) == timeout(small, "cpu", cold=False) + timeouts.COLD_S
     assert isolation.TimeoutPolicy().seconds(big, "cpu", cold=False) == timeout(
         big, "cpu", cold=False
     )
@@ -274,18 +276,18 @@ def test_a_backends_compile_allowance_is_added_per_compile_under_auto_only(insta
 
 def test_compile_allowance_is_read_from_the_backend_and_never_negative():
     from gemmconf.backends import resolve
-    from gemmconf.plugin import _compile_allowance
+    from gemmconf.plugin.isolating import compile_allowance
 
-    assert _compile_allowance(resolve("inductor-max-autotune:CUTLASS")) == 600.0
-    assert _compile_allowance(resolve("inductor-max-autotune:TRITON")) == 180.0
-    assert _compile_allowance(resolve("inductor")) == 0.0
-    assert _compile_allowance(resolve("cutlass")) > 0
-    assert _compile_allowance(resolve("eager")) == 0.0
+    assert compile_allowance(resolve("inductor-max-autotune:CUTLASS")) == 600.0
+    assert compile_allowance(resolve("inductor-max-autotune:TRITON")) == 180.0
+    assert compile_allowance(resolve("inductor")) == 0.0
+    assert compile_allowance(resolve("cutlass")) > 0
+    assert compile_allowance(resolve("eager")) == 0.0
 
     class Odd:
         compile_timeout_s = "soon"
 
-    assert _compile_allowance(Odd()) == 0.0
+    assert compile_allowance(Odd()) == 0.0
 
 
 def test_parse_timeout():
@@ -368,7 +370,9 @@ def test_run_guarded_records_leaked_bytes(instances):
 
 
 def test_leak_check_watches_cuda_items_after_a_backends_first(instances, monkeypatch):
-    monkeypatch.setattr(isolation.guard, "cuda_memory_watch", lambda threshold: ("watch", threshold))
+    monkeypatch.setattr(
+        isolation.guard, "cuda_memory_watch", lambda threshold: ("watch", threshold)
+    )
     check = isolation.LeakCheck(threshold=5)
 
     def request(label: str, device: str) -> isolation.ItemRequest:

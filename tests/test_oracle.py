@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from gemmconf.oracle import POLICIES, Verdict, judge, policy_for, without_eager
 
 E4M3 = torch.float8_e4m3fn

@@ -11,6 +11,7 @@ from pathlib import Path
 import planted_backends
 import pytest
 import torch
+
 from gemmconf.runner import run_item
 from gemmconf.scenario import load_suite
 

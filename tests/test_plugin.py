@@ -121,7 +121,7 @@ def test_misspelled_key_is_a_usage_error_naming_file_and_line(suite):
     [
         (["--seed", "x"], "--seed: expected an integer"),
         (["--target-arch", "sm70"], "--target-arch: 'sm70' is not one of"),
-        (["--require-hardware", "tpu"], "--require-hardware: tpu is not one of"),
+        (["--require-hardware", "tpu"], "--require-hardware: unknown hardware class tpu"),
     ],
 )
 def test_bad_option_values(suite, option, words):
@@ -225,3 +225,23 @@ def test_xdist_and_serial_runs_agree(suite):
     a, b = records(suite, "serial.json"), records(suite, "parallel.json")
     assert outcomes(a) == outcomes(b) and len(outcomes(a)) == 8
     assert b["complete"] is True
+
+
+def test_a_report_is_a_plugin_through_gemmconf_hooks(suite):
+    """A conftest that implements the two gemmconf hooks sees every record and the finished run,
+    and its line joins the summary: a new report needs no edit of gemmconf."""
+    suite.makeconftest(
+        """
+        seen = []
+
+        def pytest_gemmconf_record(record, config):
+            seen.append((record["id"], record["outcome"]))
+
+        def pytest_gemmconf_run_finished(results_path, records, config):
+            assert len(records) == len(seen)
+            return f"my-report: {len(seen)} records, {results_path.name}"
+        """
+    )
+    result = suite.runpytest("suites", "--backend", "eager", "-k", "mm_dyn or mm_sm90")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["my-report: 2 records, results.json"])

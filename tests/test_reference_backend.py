@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
+
 from gemmconf.backends.base import RunOptions
 from gemmconf.backends.reference import ReferenceBackend, ReferenceCompiled
 from gemmconf_reference import BackendOptions, compat, kernels, launcher

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 from expecttest import TestCase
+
 from gemmconf.backends.base import RunOptions
 from gemmconf.backends.reference import ReferenceBackend
 from gemmconf_reference.launcher import plan_launch

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from gemmconf.report.cli import main
 from test_report_page import sample_document
+
+from gemmconf.report.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

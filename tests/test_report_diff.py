@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from test_report_page import ENV, record, sample_document
+
 from gemmconf.report import diff
 from gemmconf.report.cli import main
-from test_report_page import ENV, record, sample_document
 
 
 def find(doc: dict, backend: str, outcome: str) -> dict:

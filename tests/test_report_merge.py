@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from test_report_page import ENV, document, record, sample_document
+
 from gemmconf.report import merge, results
 from gemmconf.report.cli import main
-from test_report_page import ENV, document, record, sample_document
 
 
 def shards() -> tuple[dict, dict]:

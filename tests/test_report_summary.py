@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from gemmconf.report.summary import render_terminal_summary
 from test_report_page import record, sample_document
+
+from gemmconf.report.summary import render_terminal_summary
 
 CPU = SimpleNamespace(name="CPU (x86_64, 2 cores)", hardware_class="cpu")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from gemmconf.report.results import ResultsError, ResultsWriter, read
 
 

@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from gemmconf.scenario import ScenarioError, eval_dim, implied_markers, load_suite, value_id
 
 

@@ -9,6 +9,7 @@ from collections import Counter
 
 import faulty_backends
 import pytest
+
 from gemmconf import shard
 
 pytest_plugins = ["pytester"]

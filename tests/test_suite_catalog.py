@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from gemmconf.capability import HARDWARE_CLASSES
 from gemmconf.scenario import OPS, ScenarioInstance, discover, implied_markers, load_suite
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 import sys
 
 import torch
+from triton.testing import do_bench
+
 from gemmconf.backends import resolve
 from gemmconf_reference import configs
-from triton.testing import do_bench
 
 M = N = K = 8192
 FLOPS = 2.0 * M * N * K

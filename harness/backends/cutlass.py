@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.fx as fx
+
 from gemmconf.backends import cutlass_codegen as codegen
 from gemmconf.backends.dynamo import DynamoCompiled
 

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
+
 from gemmconf.backends.dynamo import isolated_entry, recompile_limit_patches
 
 if TYPE_CHECKING:

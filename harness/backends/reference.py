@@ -63,8 +63,9 @@ class ReferenceBackend:
 
     def availability(self) -> str | None:
         try:
-            import gemmconf_reference  # noqa: F401
             import triton  # noqa: F401
+
+            import gemmconf_reference  # noqa: F401
         except ImportError as exc:
             return f"reference backend unavailable: {exc}"
         return None

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+
 from gemmconf.report import results
 from gemmconf.report.merge import device_of, load
 

@@ -1,0 +1,238 @@
+"""The run's settings and objects (RunState, kept in config.stash): backends, seed, suite, and
+the hooks that set the run up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gemmconf import capability, codecheck, expectations, isolation
+from gemmconf.backends import Backend, RunOptions, UnknownBackendError
+from gemmconf.markers import MARKERS
+from gemmconf.plugin.benchmark import check_benchmark
+from gemmconf.plugin.hardware import parse_required, parse_target, pin_worker
+from gemmconf.plugin.isolating import parse_item_timeout
+from gemmconf.plugin.sharding import parse_shard
+from gemmconf.plugin.stash import STATE
+from gemmconf.report.results import ResultsWriter
+from gemmconf.scenario import ScenarioInstance, discover, load_suite
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group.addoption(
+        "--backend",
+        default=None,
+        metavar="NAME[,NAME...]",
+        help="systems under test: built-ins (reference, eager, inductor, "
+        "inductor-max-autotune[:TRITON|CUTLASS|ATEN,...]), names registered under the "
+        "entry-point group gemmconf.backends, or package.module:attr. "
+        f"Default: {DEFAULT_BACKEND}.",
+    )
+    group.addoption(
+        "--seed",
+        default="0",
+        metavar="N",
+        help="run seed; each item's inputs are drawn from a seed derived from its id "
+        "and this (default: 0)",
+    )
+    parser.addini(
+        "gemmconf_suites", "directory holding the suite files and expectations/", default="suites"
+    )
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from gemmconf.plugin import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+DEFAULT_BACKEND = "reference"
+
+
+class RunState:
+    """Run-wide settings and objects, kept in config.stash."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.root = Path(config.rootpath)
+        self.suites_dir = (self.root / config.getini("gemmconf_suites")).resolve()
+        self.seed = _parse_seed(config.getoption("seed"))
+        self.target_arch = parse_target(config.getoption("target_arch"))
+        self.required = parse_required(config.getoption("require_hardware"))
+        # a debugger (--pdb, --trace) must see the backend's frames: that needs the item here
+        self.isolate = not (
+            config.getoption("no_isolate")
+            or config.getoption("usepdb", False)
+            or config.getoption("trace", False)
+        )
+        self.timeouts = parse_item_timeout(config.getoption("item_timeout"))
+        self.shard = parse_shard(config.getoption("shard"))
+        self.benchmark = bool(config.getoption("benchmark"))
+        specs = config.getoption("backend") or DEFAULT_BACKEND
+        self.backend_specs = [s.strip() for s in specs.split(",") if s.strip()]
+        if not self.backend_specs:
+            raise pytest.UsageError("--backend: no backend named")
+        self.capability = capability.detect()
+        self.device = "cuda" if self.capability.device == "cuda" else "cpu"
+        if self.benchmark and not hasattr(config, "workerinput"):
+            check_benchmark(self.device, numprocesses(config))
+        self.backends: dict[str, Backend] = {}
+        self.specs: dict[str, str] = {}  # label -> the --backend text that named it
+        if config.getoption("backend"):
+            self.resolve_backends()  # a bad --backend fails at start, whatever is collected
+        self.instances: dict[Path, list[ScenarioInstance]] = {}
+        self.tables: dict[str, expectations.ExpectationTable] = {}
+        self.writer: ResultsWriter | None = None
+        self.results_path: Path | None = None
+        self.report_lines: list[str] = []  # from pytest_gemmconf_run_finished (the page, ...)
+        self._runner: isolation.IsolatedRunner | isolation.InProcessRunner | None = None
+
+    @property
+    def options(self) -> RunOptions:
+        return RunOptions(target_arch=self.target_arch, device=self.device)
+
+    def resolve_backends(self) -> None:
+        if self.backends:
+            return
+        for spec in self.backend_specs:
+            try:
+                backend = isolation.configured_backend(spec, self.options)
+            except UnknownBackendError as exc:
+                raise pytest.UsageError(f"--backend: {exc}") from None
+            except ValueError as exc:  # a built-in rejecting its option
+                raise pytest.UsageError(f"--backend {spec}: {exc}") from None
+            label = _label(spec, backend)
+            self.backends[label] = backend
+            self.specs[label] = spec
+
+    def runner(self) -> isolation.IsolatedRunner | isolation.InProcessRunner:
+        """Where items run: a worker process (started after collection), or here."""
+        if self._runner is None:
+            if self.isolate:
+                self._runner = isolation.IsolatedRunner(
+                    self.specs, self.options, timeouts=self.timeouts
+                )
+            else:
+                self._runner = isolation.InProcessRunner(self.backends)
+        return self._runner
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+    @property
+    def target(self) -> str | None:
+        return capability.target_class(self.capability, self.target_arch)
+
+    def load(self, path: Path) -> list[ScenarioInstance]:
+        path = path.resolve()
+        if path not in self.instances:
+            self.instances[path] = load_suite(path, root=self.root)
+        return self.instances[path]
+
+    def load_expectations(self) -> None:
+        """Validate every backend's expectations against every instance of the whole suite."""
+        all_ids = [i.id for path in discover([self.suites_dir], self.root) for i in self.load(path)]
+        directory = self.suites_dir / "expectations"
+        for label in self.backends:
+            self.tables[label] = expectations.load(directory, label, all_ids, root=self.root)
+
+
+def _label(spec: str, backend: Backend) -> str:
+    """The name records and expectation files use: the spec for built-ins (keeps options)."""
+    name = getattr(backend, "name", spec)
+    return spec if spec.split(":")[0] == name.split(":")[0] else name
+
+
+def _parse_seed(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise pytest.UsageError(f"--seed: expected an integer, got {text!r}") from None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    for name, help_text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {help_text}")
+    pin_worker(config)
+    conflict = codecheck.expecttest_accept_conflict(
+        os.environ, numprocesses(config), getattr(config.option, "dist", None)
+    )
+    if conflict:
+        raise pytest.UsageError(conflict)
+    state = RunState(config)
+    config.stash[STATE] = state
+    config.add_cleanup(state.close)
+    _handle_sigterm(config)
+    if config.pluginmanager.hasplugin("html"):
+        from gemmconf.report.html import HtmlColumns
+
+        config.pluginmanager.register(HtmlColumns(), "gemmconf-html")
+
+
+def _handle_sigterm(config: pytest.Config) -> None:
+    """SIGTERM ends the run like Ctrl-C: pytest unwinds, and the results written so far are
+    kept, marked incomplete. A second SIGTERM gets the previous handler (by default: die).
+
+    Ours goes first even where a handler is already installed (a plugin or a site hook of the
+    environment that exits at once would otherwise lose the run's final results file); only an
+    ignored SIGTERM stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is signal.SIG_IGN:
+        return
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        raise KeyboardInterrupt(f"{signal.Signals(signum).name}: the run was asked to stop")
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    config.add_cleanup(
+        lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+    )
+
+
+def suite_version(suites_dir: Path) -> str:
+    """A short hash of every suite and expectation file: runs of different suites differ."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(suites_dir.rglob("*.yaml")):
+        digest.update(str(path.relative_to(suites_dir)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def numprocesses(config: pytest.Config) -> int | None:
+    value = getattr(config.option, "numprocesses", None)
+    return value if isinstance(value, int) else (os.cpu_count() if value == "auto" else None)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    state = session.config.stash[STATE]
+    if state.writer is not None:
+        state.writer.start()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return []
+    cap = state.capability
+    return [
+        f"gemmconf: backends {', '.join(state.backends)}; device {cap.name} "
+        f"({cap.hardware_class}); seed {state.seed}; target "
+        f"{state.target or 'none (no GPU, no --target-arch)'}; python {sys.version.split()[0]}",
+        f"gemmconf: items run {'in a worker process' if state.isolate else 'in-process'}; "
+        f"item timeout {state.timeouts.describe() if state.isolate else 'none'}"
+        f"{'' if state.shard is None else f'; shard {state.shard}'}",
+    ]
