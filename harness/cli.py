@@ -199,6 +199,7 @@ def _explain(args: argparse.Namespace) -> int:
 def _run_one(instance, args: argparse.Namespace) -> int:
     from gemmconf.backends import resolve
     from gemmconf.capability import detect, target_class
+    from gemmconf.outcome import render
     from gemmconf.runner import run_item
 
     cap = detect()
@@ -207,21 +208,16 @@ def _run_one(instance, args: argparse.Namespace) -> int:
     if reason:
         print(f"  not run: backend {args.backend} unavailable: {reason}")
         return 1
-    result = run_item(
-        instance,
-        backend,
-        seed=args.seed,
-        device=cap.device,
-        target=target_class(cap, None),
-        repro="(this command)",
+    outcome = run_item(
+        instance, backend, seed=args.seed, device=cap.device, target=target_class(cap, None)
     )
-    print(
-        "  verdict: PASSED"
-        if result.passed
-        else "  verdict: FAILED\n"
-        + "\n".join("    " + line for p in result.problems for line in p.splitlines())
-    )
-    return 0 if result.passed else 1
+    if outcome.passed:
+        print("  verdict: PASSED")
+        return 0
+    verdict = "ERROR" if outcome.harness_error else "FAILED"
+    print(f"  verdict: {verdict} ({outcome.kind})")
+    print("\n".join("    " + line for line in render(outcome).details.splitlines()))
+    return 1
 
 
 if __name__ == "__main__":

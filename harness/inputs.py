@@ -23,9 +23,11 @@ from gemmconf.scenario import Operand, ScenarioInstance, eval_dim
 BLOCK = 128  # blockwise fp8: 1x128 activation scales, 128x128 weight scales
 
 
-def item_seed(instance_id: str, shape_index: int, run_seed: int) -> int:
-    """A 63-bit seed from the item's id, its shape set and the run's --seed."""
-    digest = hashlib.sha256(f"{instance_id}|{shape_index}|{run_seed}".encode()).digest()
+def item_seed(instance_id: str, shape_index: int, run_seed: int, draw: int = 0) -> int:
+    """A 63-bit seed from the item's id, its shape set, the run's --seed and the draw (0: the
+    item's first inputs; further draws are independent values of the same shapes)."""
+    text = f"{instance_id}|{shape_index}|{run_seed}" + (f"|{draw}" if draw else "")
+    digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:8], "little") & (2**63 - 1)
 
 
@@ -60,11 +62,16 @@ class Inputs:
 
 
 def build(
-    instance: ScenarioInstance, shape_index: int, run_seed: int, device: str | torch.device = "cpu"
+    instance: ScenarioInstance,
+    shape_index: int,
+    run_seed: int,
+    device: str | torch.device = "cpu",
+    *,
+    draw: int = 0,
 ) -> Inputs:
-    """Tensors for one shape set of an instance, on `device`."""
+    """Tensors for one shape set of an instance, on `device` (`draw`: see `item_seed`)."""
     dims = instance.dims(shape_index)
-    seed = item_seed(instance.id, shape_index, run_seed)
+    seed = item_seed(instance.id, shape_index, run_seed, draw)
     gen = torch.Generator().manual_seed(seed)
     k = dims.get("K", 1)
     values: dict[str, torch.Tensor] = {}  # logical (row-major) high-precision values

@@ -258,6 +258,7 @@ def judge(
     policy: Policy | None = None,
     magnitude: Any = None,
     rounding: torch.Tensor | None = None,
+    strides: bool = False,
 ) -> Verdict:
     """Judge `actual` (backend) against `expected` (eager) and the fp64 `reference`.
 
@@ -266,12 +267,14 @@ def judge(
     integer outputs are always judged exactly. `magnitude`, shaped like `reference`, lets the
     fp64 reference refute eager's NaN/Inf values (module docstring). `rounding`, for a single
     tensor output, is |alpha| * (|A| @ |B|): with a policy's `input_rounding` it bounds each
-    element's input-rounding error (module docstring).
+    element's input-rounding error (module docstring). With `strides`, an output must be
+    row-major contiguous wherever eager's is (the op's contract fixes the layout: mm, addmm, bmm
+    and their kin); a failure is a "strides" check.
     """
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
     leaves: list[Verdict] = []
-    _walk(expected, actual, reference, magnitude, (), k, policy, leaves, rounding)
+    _walk(expected, actual, reference, magnitude, (), k, policy, leaves, rounding, strides=strides)
     if len(leaves) == 1 and leaves[0].output == ():
         return leaves[0]
     return _combine(tuple(leaves))
@@ -287,6 +290,8 @@ def _walk(
     policy: Policy | None,
     leaves: list[Verdict],
     rounding: torch.Tensor | None = None,  # a single tensor output's (judge's docstring)
+    *,
+    strides: bool = False,
 ) -> None:
     if isinstance(expected, torch.Tensor):
         if not isinstance(actual, torch.Tensor):
@@ -295,7 +300,9 @@ def _walk(
         if reference is not None and not isinstance(reference, torch.Tensor):
             raise TypeError(f"reference for output {_where(path)} is {type(reference).__name__}")
         leaves.append(
-            _judge_tensor(expected, actual, reference, k, policy, path, magnitude, rounding)
+            _judge_tensor(
+                expected, actual, reference, k, policy, path, magnitude, rounding, strides=strides
+            )
         )
     elif expected is None or isinstance(expected, (bool, int, float, complex)):
         if type(actual) is not type(expected):
@@ -321,7 +328,17 @@ def _walk(
             if key in actual:
                 ref = None if reference is None else reference[key]
                 mag = None if magnitude is None else magnitude[key]
-                _walk(expected[key], actual[key], ref, mag, (*path, key), k, policy, leaves)
+                _walk(
+                    expected[key],
+                    actual[key],
+                    ref,
+                    mag,
+                    (*path, key),
+                    k,
+                    policy,
+                    leaves,
+                    strides=strides,
+                )
     elif isinstance(expected, Sequence) and not isinstance(expected, (str, bytes)):
         if not isinstance(actual, Sequence) or isinstance(actual, (str, bytes)):
             leaves.append(_type_mismatch(expected, actual, path))
@@ -339,7 +356,7 @@ def _walk(
         for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
             ref = None if reference is None else reference[i]
             mag = None if magnitude is None else magnitude[i]
-            _walk(e, a, ref, mag, (*path, i), k, policy, leaves)
+            _walk(e, a, ref, mag, (*path, i), k, policy, leaves, strides=strides)
     else:
         raise TypeError(f"cannot judge eager output of type {type(expected).__name__}")
 
@@ -383,6 +400,25 @@ def _attribute_check(name: str, actual: Any, expected: Any, path: tuple[Any, ...
     return Check(name, False, message, path)
 
 
+def _strides_check(expected: torch.Tensor, actual: torch.Tensor, path: tuple[Any, ...]) -> Check:
+    """Row-major where eager is (dims of size 1 have no stride that matters)."""
+    if (
+        expected.layout != torch.strided
+        or actual.layout != torch.strided
+        or actual.shape != expected.shape
+        or expected.numel() <= 1
+        or not expected.is_contiguous()
+        or actual.is_contiguous()
+    ):
+        return Check("strides", True, "", path)
+    message = (
+        f"The output's strides {tuple(actual.stride())} are not row-major: eager returns "
+        f"{tuple(expected.stride())} for shape {tuple(expected.shape)}, and the op's contract "
+        "fixes that layout."
+    )
+    return Check("strides", False, message, path)
+
+
 def _judge_tensor(
     expected: torch.Tensor,
     actual: torch.Tensor,
@@ -392,6 +428,8 @@ def _judge_tensor(
     path: tuple[Any, ...],
     magnitude: torch.Tensor | None = None,
     rounding: torch.Tensor | None = None,
+    *,
+    strides: bool = False,
 ) -> Verdict:
     checks = [
         Check("type", True, "", path),
@@ -400,6 +438,8 @@ def _judge_tensor(
         _attribute_check("device", actual.device.type, expected.device.type, path),
         _attribute_check("layout", actual.layout, expected.layout, path),
     ]
+    if strides:
+        checks.append(_strides_check(expected, actual, path))
     if reference is not None and reference.shape != expected.shape:
         raise ValueError(
             f"reference shape {tuple(reference.shape)} != eager shape {tuple(expected.shape)} "

@@ -1,33 +1,56 @@
-"""One item's run: eager, the backend, the oracle, the recompile budget and the code checks.
+"""One item's run: eager, the backend, integrity checks, the oracle, the recompile budget and the
+code checks, into an `ItemOutcome` (gemmconf.outcome).
 
 This is the middle of the flow in DESIGN.md, free of pytest so that `gemmconf explain` and the
-self-tests can call it directly. The plugin turns an `ItemResult` into a pytest outcome.
+self-tests can call it directly. The harness never makes up the backend's answer: what the
+backend returned or raised is what is judged, and an exception of the harness's own (its
+reference, inputs, oracle) is a `HarnessFault`, never the backend's failure.
+
+Numeric verdicts are stable across `--seed`: each shape set is judged over enough independent
+input draws that small outputs (a few elements, where eager's own error is a matter of luck) are
+judged over at least `DRAW_ELEMENTS` elements, and a failing judgment is confirmed on
+`CONFIRM_ROUNDS` further rounds of fresh draws: the shape set fails when most rounds fail. The
+second draw of the first shape set is also the check that fresh values give a fresh answer.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 import time
-import traceback
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
-from gemmconf import codecheck, inputs, oracle, program
+from gemmconf import codecheck, inputs, integrity, oracle, program
 from gemmconf.backends.base import Backend
+from gemmconf.outcome import (
+    BatchVariant,
+    CodeCheckFailed,
+    Crash,
+    InputsModified,
+    ItemOutcome,
+    Nondeterministic,
+    NumericFailure,
+    Problem,
+    Raised,
+    Recompiled,
+    ScenarioContradiction,
+    StaleResult,
+    StreamMismatch,
+    Unsupported,
+    Unwritten,
+    WrongError,
+)
 from gemmconf.scenario import ScenarioInstance
 
-
-@dataclass
-class ItemResult:
-    passed: bool
-    problems: list[str] = field(default_factory=list)  # one paragraph per failed check
-    metrics: dict[str, Any] = field(default_factory=dict)
-    summary: str = ""  # the first line of a failure, standing on its own
-    code_excerpt: str | None = None
-    suite_error: bool = False  # the scenario itself is wrong (eager disagrees with the file)
-    duration_s: float = 0.0
+DRAW_ELEMENTS = 64  # a judgment covers at least this many output elements (more draws if small)
+MAX_DRAWS = 64  # draws per judgment, for a one-element output
+CONFIRM_ROUNDS = 2  # further judgments over fresh draws when one fails; most decide
+# ops whose outputs eager returns row-major contiguous (and an epilogue keeps so)
+ROW_MAJOR_OPS = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")
 
 
 class SuiteBug(Exception):
@@ -74,16 +97,11 @@ def applicable_checks(
     return blocks
 
 
-def _unwrap(error: BaseException) -> BaseException:
-    """The error a backend raised, out of dynamo's BackendCompilerFailed wrapper."""
-    inner = getattr(error, "inner_exception", None)
-    while inner is not None and type(error).__name__ == "BackendCompilerFailed":
-        error, inner = inner, getattr(inner, "inner_exception", None)
-    return error
-
-
-def _is_class(error: BaseException, name: str) -> bool:
-    return any(cls.__name__ == name for cls in type(error).__mro__)
+def draws_per_judgment(numel: int) -> int:
+    """Independent draws one judgment takes so that it covers `DRAW_ELEMENTS` output elements."""
+    if numel <= 0 or numel >= DRAW_ELEMENTS:
+        return 1
+    return min(MAX_DRAWS, math.ceil(DRAW_ELEMENTS / numel))
 
 
 def run_item(
@@ -93,183 +111,554 @@ def run_item(
     seed: int,
     device: str,
     target: str | None,
-    repro: str,
-) -> ItemResult:
+    repro: str = "",  # kept for callers of the old signature; the renderer adds it
+    poison: bool = True,
+) -> ItemOutcome:
+    """Run one item and say what happened. Never raises for the backend's or its own faults."""
     start = time.perf_counter()
-    result = _run(instance, backend, seed=seed, device=device, target=target)
-    result.duration_s = time.perf_counter() - start
-    if not result.passed and not result.summary:
-        result.summary = result.problems[0].splitlines()[0] if result.problems else "failed"
-    if not result.passed:
-        result.problems.append(f"Reproduce: {repro}")
-    return result
+    run = _ItemRun(instance, backend, seed=seed, device=device, target=target, poison=poison)
+    try:
+        outcome = run.execute()
+    except _BackendFailed as failed:
+        outcome = ItemOutcome(problems=(failed.problem,), raised=failed.raised, metrics=run.metrics)
+    except SuiteBug as bug:
+        outcome = ItemOutcome(problems=(bug.args[0],), metrics=run.metrics)
+    except Exception as exc:
+        raised = Raised.of(exc)
+        if raised.cuda_fault:  # an earlier launch of the backend's faulted; it surfaces here
+            stage = f"{run.stage} (a GPU fault surfaces at a later synchronisation)"
+            outcome = ItemOutcome(problems=(Crash(stage, raised),), raised=raised)
+        else:
+            outcome = ItemOutcome.harness(run.stage, exc)
+    return dataclasses.replace(outcome, duration_s=time.perf_counter() - start)
 
 
-def _run(
-    instance: ScenarioInstance, backend: Backend, *, seed: int, device: str, target: str | None
-) -> ItemResult:
-    fn = program.make_function(instance)
-    reference_fn = program.make_reference(instance)
-    rounding_fn = program.make_rounding_magnitude(instance)  # used only by input-rounding policies
-    n_sets = len(instance.shape_sets)
-    with program.numerics(instance):
-        eager_inputs = [inputs.build(instance, i, seed, device) for i in range(n_sets)]
-        expected, eager_errors = [], []
-        for item_inputs in eager_inputs:
-            try:
-                expected.append(fn(*item_inputs.tensors))
-                eager_errors.append(None)
-            except Exception as exc:
-                expected.append(None)
-                eager_errors.append(exc)
-        if instance.checks.raises:
-            return _run_error_case(instance, backend, fn, eager_errors, seed, device)
-        for item_inputs, error in zip(eager_inputs, eager_errors, strict=True):
-            if error is not None:
-                raise SuiteBug(
-                    f"eager rejected the inputs of {instance.id} "
-                    f"({item_inputs.describe()}): {type(error).__name__}: {error}"
-                )
+class _BackendFailed(Exception):
+    """The backend raised: the item ends with this problem."""
 
-        backend_inputs = [inputs.build(instance, i, seed, device) for i in range(n_sets)]
+    def __init__(self, problem: Problem, raised: Raised | None):
+        super().__init__(problem)
+        self.problem = problem
+        self.raised = raised
+
+
+@dataclasses.dataclass
+class _Draw:
+    """One independent draw of one shape set: eager's inputs and result, the backend's."""
+
+    inputs: inputs.Inputs
+    expected: Any
+    actual: Any = None
+    verdict: oracle.Verdict | None = None
+    judged: tuple[Any, Any, Any, Any, Any] | None = None  # what the oracle is given (cached)
+
+
+class _ItemRun:
+    def __init__(
+        self,
+        instance: ScenarioInstance,
+        backend: Backend,
+        *,
+        seed: int,
+        device: str,
+        target: str | None,
+        poison: bool,
+    ):
+        self.instance = instance
+        self.backend = backend
+        self.seed = seed
+        self.device = device
+        self.target = target
+        self.poison = poison
+        self.stage = "setting up"  # what the harness was doing: names a harness fault
+        self.metrics: dict[str, Any] = {}
+        self.problems: list[Problem] = []
+        self.fn = program.make_function(instance)
+        self.reference_fn = program.make_reference(instance)
+        self.rounding_fn = program.make_rounding_magnitude(instance)  # input-rounding policies
+        self.compiled: Any = None
+        self._shape_index = 0  # the shape set being called (names unwritten outputs)
+
+    def _backend(self, stage: str, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except Exception as exc:
+            raised = Raised.of(exc)
+            problem: Problem = (
+                Unsupported(stage, raised) if raised.not_implemented else Crash(stage, raised)
+            )
+            raise _BackendFailed(problem, raised) from None
+
+    def _call(self, stage: str, tensors: Sequence[Any], like: Any) -> tuple[Any, list[Problem]]:
+        """The compiled function on `tensors`, with fresh memory poisoned and inputs guarded;
+        `like` is eager's result (the sizes to poison, the pattern to look for)."""
+        names = self._names()
+        guard = integrity.InputGuard(names, tensors)
+        poison = integrity.Poison(self.device, integrity.nbytes_of(like), enabled=self.poison)
+        with poison:
+            actual = self._backend(stage, lambda: self.compiled(*tensors))
+        self.stage = "checking the inputs after the call"
+        problems: list[Problem] = [
+            InputsModified(
+                m.name, _shape_of(m.shape), m.count, m.numel, m.first_index, m.before, m.after
+            )
+            for m in guard.modified()
+        ]
+        if self.poison:
+            self.stage = "looking for unwritten outputs"
+            problems += [
+                Unwritten(self._shape_index, f.output, f.count, f.numel, f.first_index)
+                for f in integrity.unwritten(like, actual, poison.byte)
+            ]
+        return actual, problems
+
+    def _names(self) -> tuple[str, ...]:
+        return program.input_names(self.instance)
+
+    def execute(self) -> ItemOutcome:
+        instance = self.instance
+        with program.numerics(instance):
+            self.stage = "building the inputs"
+            first = [
+                inputs.build(instance, i, self.seed, self.device)
+                for i in range(len(instance.shape_sets))
+            ]
+            self.stage = "running eager"
+            eager = [self._eager(item_inputs) for item_inputs in first]
+            if instance.checks.raises:
+                return self._error_case(first[0], eager[0])
+            for item_inputs, (_, error) in zip(first, eager, strict=True):
+                if error is not None:
+                    raise SuiteBug(self._contradiction("return a result", error, item_inputs))
+            refusal = self._backend("supports()", self._refusal)
+            if refusal is not None:
+                return ItemOutcome(problems=(Unsupported("supports()", reason=refusal),))
+            return self._normal_case(first, [expected for expected, _ in eager])
+
+    def _refusal(self) -> str | None:
+        supports = getattr(self.backend, "supports", None)
+        return None if supports is None else supports(self.instance)
+
+    def _eager(self, item_inputs: inputs.Inputs) -> tuple[Any, BaseException | None]:
+        try:
+            return self.fn(*item_inputs.tensors), None
+        except Exception as exc:
+            return None, exc
+
+    def _contradiction(
+        self, expected: str, eager: BaseException | None, item_inputs: inputs.Inputs
+    ) -> ScenarioContradiction:
+        return ScenarioContradiction(
+            self.instance.id,
+            self.instance.source,
+            expected,
+            None if eager is None else Raised.of(eager).portable(),
+            item_inputs.describe(),
+            self.device,
+        )
+
+    def _compile(self, example: inputs.Inputs) -> None:
+        self.compiled = self._backend(
+            "compile",
+            lambda: self.backend.compile(
+                self.fn, example.tensors, dynamic=self.instance.compile.dynamic
+            ),
+        )
+
+    def _error_case(
+        self, item_inputs: inputs.Inputs, eager: tuple[Any, BaseException | None]
+    ) -> ItemOutcome:
+        wanted, match = self.instance.checks.raises, self.instance.checks.raises_match
+        error = eager[1]
+        expectation = f"raise {wanted}" + (f" matching {match!r}" if match else "")
+        if (
+            error is None
+            or Raised.of(error).type_name != wanted
+            or (match is not None and not re.search(match, str(error)))
+        ):
+            raise SuiteBug(self._contradiction(expectation, error, item_inputs))
+        expected = Raised.of(error).portable()
+        self.stage = "building the inputs"
+        backend_inputs = inputs.build(self.instance, 0, self.seed, self.device)
+        try:
+            compiled = self.backend.compile(
+                self.fn, backend_inputs.tensors, dynamic=self.instance.compile.dynamic
+            )
+            value = compiled(*backend_inputs.tensors)
+        except Exception as exc:
+            got = Raised.of(exc)
+            self.metrics["raised"] = got.type_name
+            exact = got.type_name == expected.type_name and not got.not_implemented
+            if exact and (match is None or re.search(match, got.message)):
+                return ItemOutcome(raised=got, metrics=self.metrics)
+            return ItemOutcome(
+                problems=(WrongError(expected, match, got),), raised=got, metrics=self.metrics
+            )
+        return ItemOutcome(
+            problems=(WrongError(expected, match, None, _describe_value(value)),),
+            metrics=self.metrics,
+        )
+
+    def _normal_case(self, first: list[inputs.Inputs], expected: list[Any]) -> ItemOutcome:
+        instance = self.instance
+        self.stage = "building the inputs"
+        backend_inputs = [
+            inputs.build(instance, i, self.seed, self.device)
+            for i in range(len(instance.shape_sets))
+        ]
         if instance.compile.mode == "mark_dynamic":
             mark_dynamic_dims(instance, backend_inputs[0])
-        result = ItemResult(passed=True)
-        try:
-            compiled = backend.compile(
-                fn, backend_inputs[0].tensors, dynamic=instance.compile.dynamic
-            )
-        except Exception as exc:
-            return _crashed(result, "compile", exc)
-        actual = []
+        self._compile(backend_inputs[0])
+        draws: list[list[_Draw]] = []
         for index, item_inputs in enumerate(backend_inputs):
-            try:
-                actual.append(compiled(*item_inputs.tensors))
-            except Exception as exc:
-                return _crashed(result, f"run on shape set {index} ({_shape(item_inputs)})", exc)
+            self._shape_index = index
+            actual, problems = self._call(
+                f"the call on shape set {index} ({_shape(item_inputs)})",
+                item_inputs.tensors,
+                expected[index],
+            )
+            self.problems += problems
+            draws.append([_Draw(first[index], expected[index], actual)])
 
-    verdicts = []
-    for index, item_inputs in enumerate(eager_inputs):
-        reference = None
-        if reference_fn is not None and instance.checks.numeric in ("auto", "fp64"):
-            # fp64 on the item's device: a 16384^2 reference takes a minute on a CPU.
-            reference = reference_fn(*(t.to(device) for t in item_inputs.reference))
-        policy = _policy(instance, expected[index])
-        if instance.checks.numeric == "none":
-            continue
-        magnitude = rounding = None
-        if reference is not None and _eager_suspect(expected[index], reference):
-            magnitude = reference_fn(*(t.to(device).abs() for t in item_inputs.reference))
-        if (
-            reference is not None
-            and rounding_fn is not None
-            and policy is not None
-            and policy.input_rounding > 0
-        ):
-            rounding = rounding_fn(*(t.to(device) for t in item_inputs.reference))
-        verdict = oracle.judge(
-            expected[index],
-            actual[index],
+        compiles = self._backend("compiles()", lambda: self.compiled.compiles())
+        budget = compile_budget(instance)
+        self.metrics["recompiles"] = max(0, compiles - 1)
+        self.metrics["compiles"] = compiles
+
+        verdicts = []
+        if instance.checks.numeric != "none":
+            for index in range(len(backend_inputs)):
+                verdicts.append(self._judge_shape_set(index, draws[index]))
+            self._check_stale(draws[0])
+        self.metrics.update(_metrics(verdicts))
+        if self.device == "cuda" and instance.checks.numeric != "none":
+            self._check_side_stream(backend_inputs[0], draws[0][0])
+        if instance.checks.deterministic:
+            self._check_deterministic(backend_inputs[0], draws[0][0])
+        if instance.checks.batch_invariant:
+            self._check_batch_invariant(backend_inputs[0], draws[0][0])
+
+        if compiles > budget:
+            self.problems.append(
+                Recompiled(
+                    compiles,
+                    budget,
+                    tuple(_shape_text(s) for s in instance.shape_sets),
+                    instance.compile.mode,
+                )
+            )
+        code_checks, excerpt = self._code_checks()
+        return ItemOutcome(
+            problems=tuple(self.problems),
+            verdicts=tuple(verdicts),
+            code_checks=code_checks,
+            compiles=compiles,
+            metrics=self.metrics,
+            code_excerpt=excerpt,
+        )
+
+    def _draw(self, index: int, draw: int) -> _Draw:
+        """Draw `draw` of shape set `index`: fresh values, eager's result, the backend's."""
+        self.stage = "building the inputs"
+        eager_inputs = inputs.build(self.instance, index, self.seed, self.device, draw=draw)
+        backend_inputs = inputs.build(self.instance, index, self.seed, self.device, draw=draw)
+        self.stage = "running eager"
+        expected, error = self._eager(eager_inputs)
+        if error is not None:
+            raise SuiteBug(self._contradiction("return a result", error, eager_inputs))
+        self._shape_index = index
+        actual, problems = self._call(
+            f"the call on shape set {index} (draw {draw}: fresh values, {_shape(eager_inputs)})",
+            backend_inputs.tensors,
+            expected,
+        )
+        # one finding of a kind is enough: the first draw's already says it
+        kinds_seen = {type(q) for q in self.problems}
+        self.problems += [p for p in problems if type(p) not in kinds_seen]
+        return _Draw(eager_inputs, expected, actual)
+
+    def _judge_shape_set(self, index: int, drawn: list[_Draw]) -> oracle.Verdict:
+        numel = sum(t.numel() for t in integrity.tensors_of(drawn[0].expected))
+        per_judgment = draws_per_judgment(numel)
+        if index == 0:
+            per_judgment = max(per_judgment, 2)  # the second draw: fresh values, fresh answer
+        next_draw = len(drawn)
+        while len(drawn) < per_judgment:
+            drawn.append(self._draw(index, next_draw))
+            next_draw += 1
+        first = self._judge(drawn)
+        rounds = [first]
+        while not _attributes_failed(first) and _undecided(rounds):
+            batch = []
+            for _ in range(per_judgment):
+                batch.append(self._draw(index, next_draw))
+                next_draw += 1
+            rounds.append(self._judge(batch))
+            drawn = [*drawn, *batch]
+        failed_rounds = [v for v in rounds if not v.passed]
+        draws_failed = sum(1 for d in drawn if d.verdict is not None and not d.verdict.passed)
+        self.metrics["draws"] = self.metrics.get("draws", 0) + len(drawn)
+        self.metrics["draws_failed"] = self.metrics.get("draws_failed", 0) + draws_failed
+        deciding = failed_rounds[0] if len(failed_rounds) * 2 > len(rounds) else first
+        if len(failed_rounds) * 2 > len(rounds):
+            self.problems.append(
+                NumericFailure(
+                    index,
+                    _shape(drawn[0].inputs),
+                    drawn[0].inputs.describe(),
+                    deciding,
+                    draws=len(drawn),
+                    draws_failed=draws_failed,
+                    rounds=len(rounds),
+                    rounds_failed=len(failed_rounds),
+                )
+            )
+        elif not first.passed:
+            deciding = next(v for v in rounds if v.passed)
+        return deciding
+
+    def _judge(self, drawn: list[_Draw]) -> oracle.Verdict:
+        """One judgment over draws: each draw's own (attributes, strides), then, for small
+        outputs, all values pooled as one output, so that a few elements per draw add up to
+        many; a large output's draws are judged each on its own."""
+        verdicts = []
+        for draw in drawn:
+            if draw.verdict is None:
+                draw.verdict = self._judge_one(draw)
+            verdicts.append(draw.verdict)
+        attributes_failed = [v for v in verdicts if _attributes_failed(v)]
+        if attributes_failed:
+            return attributes_failed[0]
+        numel = sum(t.numel() for t in integrity.tensors_of(drawn[0].expected))
+        if len(drawn) == 1 or numel >= DRAW_ELEMENTS:
+            failed = [v for v in verdicts if not v.passed]
+            return failed[0] if failed else max(verdicts, key=lambda v: v.err_ratio or 0.0)
+        self.stage = "judging the pooled draws"
+        parts = [self._judgment_inputs(d) for d in drawn]
+        stacked = [_stack([p[i] for p in parts]) for i in range(5)]
+        expected, actual, reference, magnitude, rounding = stacked
+        return oracle.judge(
+            expected,
+            actual,
             reference,
-            k=item_inputs.k,
-            policy=policy,
+            k=drawn[0].inputs.k,
+            policy=self._policy(drawn[0].expected),
             magnitude=magnitude,
             rounding=rounding,
         )
-        verdicts.append(verdict)
+
+    def _judgment_inputs(self, draw: _Draw) -> tuple[Any, Any, Any, Any, Any]:
+        """(expected, actual, fp64 reference, magnitude, rounding) for one draw."""
+        if draw.judged is None:
+            draw.judged = self._compute_judgment_inputs(draw)
+        return draw.judged
+
+    def _compute_judgment_inputs(self, draw: _Draw) -> tuple[Any, Any, Any, Any, Any]:
+        self.stage = "computing the fp64 reference"
+        instance, device = self.instance, self.device
+        item_inputs = draw.inputs
+        reference = magnitude = rounding = None
+        if self.reference_fn is not None and instance.checks.numeric in ("auto", "fp64"):
+            # fp64 on the item's device: a 16384^2 reference takes a minute on a CPU.
+            reference = self.reference_fn(*(t.to(device) for t in item_inputs.reference))
+        policy = self._policy(draw.expected)
+        if reference is not None and _eager_suspect(draw.expected, reference):
+            magnitude = self.reference_fn(*(t.to(device).abs() for t in item_inputs.reference))
+        if (
+            reference is not None
+            and self.rounding_fn is not None
+            and policy is not None
+            and policy.input_rounding > 0
+        ):
+            rounding = self.rounding_fn(*(t.to(device) for t in item_inputs.reference))
+        return draw.expected, draw.actual, reference, magnitude, rounding
+
+    def _judge_one(self, draw: _Draw) -> oracle.Verdict:
+        expected, actual, reference, magnitude, rounding = self._judgment_inputs(draw)
+        self.stage = "judging the values"
+        return oracle.judge(
+            expected,
+            actual,
+            reference,
+            k=draw.inputs.k,
+            policy=self._policy(expected),
+            magnitude=magnitude,
+            rounding=rounding,
+            strides=self.instance.op in ROW_MAJOR_OPS,
+        )
+
+    def _policy(self, expected: Any) -> oracle.Policy | None:
+        instance = self.instance
+        first = expected[0] if isinstance(expected, tuple | list) else expected
+        if not isinstance(first, torch.Tensor):
+            return None
+        if instance.checks.numeric == "exact":
+            return oracle.POLICIES["exact"]
+        policy = oracle.policy_for(
+            first.dtype, compute=instance.dtype, fast_accum=instance.use_fast_accum
+        )
+        if instance.checks.max_ratio is not None:
+            policy = dataclasses.replace(policy, max_ratio=instance.checks.max_ratio)
+        if instance.checks.numeric == "fp64":
+            policy = oracle.without_eager(policy)
+        return policy
+
+    def _check_stale(self, drawn: list[_Draw]) -> None:
+        """The second draw (fresh values, same shapes) must not return the first draw's answer."""
+        self.stage = "comparing the fresh draw with the first"
+        if len(drawn) < 2 or drawn[1].verdict is None or drawn[1].verdict.passed:
+            return
+        earlier, later = drawn[0], drawn[1]
+        same = all(
+            isinstance(a, torch.Tensor)
+            and isinstance(b, torch.Tensor)
+            and integrity.bitwise_diff(a, b) is None
+            for a, b in zip(
+                integrity.tensors_of(earlier.actual),
+                integrity.tensors_of(later.actual),
+                strict=False,
+            )
+        )
+        if same and integrity.tensors_of(earlier.actual):
+            self.problems.insert(0, StaleResult(_shape(later.inputs), True, later.verdict))
+
+    def _check_side_stream(self, backend_inputs: inputs.Inputs, first: _Draw) -> None:
+        self.stage = "calling on a side stream"
+        tensors = backend_inputs.tensors
+        actual = self._backend(
+            "the call on a non-default CUDA stream",
+            lambda: integrity.side_stream_call(lambda: self.compiled(*tensors)),
+        )
+        self.stage = "judging the side stream's answer"
+        verdict = self._judge_one(_Draw(first.inputs, first.expected, actual))
         if not verdict.passed:
-            result.passed = False
-            what = f"shape set {index} ({_shape(item_inputs)}): {item_inputs.describe()}"
-            result.problems.append(verdict.message(what=what))
-    result.metrics.update(_metrics(verdicts))
+            self.problems.append(StreamMismatch(verdict))
 
-    compiles = compiled.compiles()
-    budget = compile_budget(instance)
-    result.metrics["recompiles"] = max(0, compiles - 1)
-    result.metrics["compiles"] = compiles
-    if compiles > budget:
-        result.passed = False
-        result.problems.append(
-            f"Recompiled: {compiles} compiles over {n_sets} shape set(s) "
-            f"({', '.join(_shape_text(s) for s in instance.shape_sets)}); the scenario allows "
-            f"{budget} (compile mode {instance.compile.mode})."
-        )
-
-    blocks = applicable_checks(instance, backend.name, target)
-    if blocks:
-        artifacts = compiled.artifacts()
-        for check in codecheck.check_artifacts(blocks, artifacts, target=target):
-            if not check.passed:
-                result.passed = False
-                result.problems.append(
-                    f"Code check failed on '{check.block.artifact}':\n{check.diagnostic}"
+    def _check_deterministic(self, backend_inputs: inputs.Inputs, first: _Draw) -> None:
+        tensors = backend_inputs.tensors
+        again = self._backend("the second call on the same inputs", lambda: self.compiled(*tensors))
+        self.stage = "comparing two calls bit for bit"
+        for a, b in zip(
+            integrity.tensors_of(first.actual), integrity.tensors_of(again), strict=False
+        ):
+            diff = integrity.bitwise_diff(a, b)
+            if diff is not None:
+                self.problems.append(
+                    Nondeterministic(
+                        _shape(backend_inputs),
+                        diff.count,
+                        diff.numel,
+                        diff.first_index,
+                        diff.first,
+                        diff.second,
+                    )
                 )
+                return
+
+    def _check_batch_invariant(self, backend_inputs: inputs.Inputs, first: _Draw) -> None:
+        m = backend_inputs.dims.get("M", 0)
+        for part in sorted({1, m // 2} - {0, m}):
+            self.stage = "slicing the inputs to fewer rows"
+            sliced = _rows(self.instance, backend_inputs, part)
+            result = self._backend(
+                f"the call with the first {part} row(s) (M={part})",
+                lambda sliced=sliced: self.compiled(*sliced),
+            )
+            self.stage = "comparing rows between calls"
+            for a, b in zip(
+                integrity.tensors_of(first.actual), integrity.tensors_of(result), strict=False
+            ):
+                diff = integrity.bitwise_diff(a[..., :part, :], b)
+                if diff is not None:
+                    self.problems.append(
+                        BatchVariant(
+                            m,
+                            part,
+                            diff.count,
+                            diff.numel,
+                            diff.first_index,
+                            diff.first,
+                            diff.second,
+                        )
+                    )
+                    return
+
+    def _code_checks(self) -> tuple[tuple[codecheck.CodeCheckResult, ...], str | None]:
+        blocks = applicable_checks(self.instance, self.backend.name, self.target)
+        if not blocks:
+            return (), None
+        artifacts = self._backend("artifacts()", lambda: self.compiled.artifacts())
+        self.stage = "running the code checks"
+        results = tuple(codecheck.check_artifacts(blocks, artifacts, target=self.target))
+        excerpt = None
+        for check in results:
+            if not check.passed:
+                self.problems.append(CodeCheckFailed(check))
                 text = artifacts.get(check.block.artifact)
-                if text and result.code_excerpt is None:
-                    result.code_excerpt = text[:4000]
-        result.metrics["code_checks"] = len(blocks)
-    if not result.passed:
-        result.summary = result.problems[0].splitlines()[0]
-    return result
+                if text and excerpt is None:
+                    excerpt = text[:4000]
+        self.metrics["code_checks"] = len(blocks)
+        return results, excerpt
 
 
-def _run_error_case(instance, backend, fn, eager_errors, seed, device) -> ItemResult:
-    wanted = instance.checks.raises
-    error = eager_errors[0]
-    if error is None or not _is_class(error, wanted):
-        got = "returned normally" if error is None else f"raised {type(error).__name__}: {error}"
-        raise SuiteBug(
-            f"{instance.id} expects eager to raise {wanted}, but eager {got} on {device}"
-        )
-    backend_inputs = inputs.build(instance, 0, seed, device)
-    result = ItemResult(passed=True)
-    try:
-        compiled = backend.compile(fn, backend_inputs.tensors, dynamic=instance.compile.dynamic)
-        value = compiled(*backend_inputs.tensors)
-    except Exception as exc:
-        raised = _unwrap(exc)
-        result.metrics["raised"] = type(raised).__name__
-        if _is_class(raised, wanted):
-            return result
-        result.passed = False
-        result.problems.append(
-            f"Wrong exception: eager raises {type(error).__name__} ({_first_line(error)}), the "
-            f"backend raised {type(raised).__name__}: {_first_line(raised)}"
-        )
-        return result
-    result.passed = False
-    shape = getattr(value, "shape", None)
-    result.problems.append(
-        f"No exception: eager raises {type(error).__name__} ({_first_line(error)}), the backend "
-        f"returned {type(value).__name__}{'' if shape is None else f' of shape {tuple(shape)}'}"
-    )
-    return result
+def _undecided(rounds: list[oracle.Verdict]) -> bool:
+    """Whether more rounds are needed: the first failed, and neither side has a majority of
+    1 + CONFIRM_ROUNDS yet."""
+    if rounds[0].passed:
+        return False
+    total = 1 + CONFIRM_ROUNDS
+    failed = sum(1 for v in rounds if not v.passed)
+    return failed * 2 <= total and (len(rounds) - failed) * 2 <= total
 
 
-def _crashed(result: ItemResult, stage: str, exc: BaseException) -> ItemResult:
-    error = _unwrap(exc)
-    result.passed = False
-    frames = "".join(traceback.format_exception(type(error), error, error.__traceback__)[-6:])
-    result.problems.append(
-        f"Backend raised during {stage}: {type(error).__name__}: {_first_line(error)}\n{frames}"
-    )
-    return result
+def _attributes_failed(verdict: oracle.Verdict) -> bool:
+    return any(not c.passed and c.name not in ("values", "nonfinite") for c in verdict.checks)
 
 
-def _policy(instance: ScenarioInstance, expected: Any) -> oracle.Policy | None:
-    first = expected[0] if isinstance(expected, tuple | list) else expected
-    if not isinstance(first, torch.Tensor):
+def _stack(values: list[Any]) -> Any:
+    """Draws of one result stacked along a new leading dimension (leaf by leaf)."""
+    first = values[0]
+    if first is None:
         return None
-    if instance.checks.numeric == "exact":
-        return oracle.POLICIES["exact"]
-    policy = oracle.policy_for(
-        first.dtype, compute=instance.dtype, fast_accum=instance.use_fast_accum
-    )
-    if instance.checks.max_ratio is not None:
-        policy = dataclasses.replace(policy, max_ratio=instance.checks.max_ratio)
-    if instance.checks.numeric == "fp64":
-        policy = oracle.without_eager(policy)
-    return policy
+    if isinstance(first, torch.Tensor):
+        return torch.stack([v.to(first.device) for v in values])
+    if isinstance(first, tuple | list):
+        return type(first)(_stack([v[i] for v in values]) for i in range(len(first)))
+    if isinstance(first, dict):
+        return {k: _stack([v[k] for v in values]) for k in first}
+    return first
+
+
+def _rows(instance: ScenarioInstance, item_inputs: inputs.Inputs, m: int) -> tuple[Any, ...]:
+    """The inputs with only the first `m` rows of every dimension that is M."""
+    shapes: dict[str, tuple[Any, ...]] = {}
+    for operand in instance.operands:
+        shape = list(operand.shape)
+        if operand.layout == "t":
+            shape[-2], shape[-1] = shape[-1], shape[-2]
+        shapes[operand.name] = tuple(shape)
+    if instance.bias is not None:
+        shapes["c" if instance.op in ("addmm", "baddbmm") else "bias"] = instance.bias
+    steps = [s for s in instance.epilogue if s.kind == "add_tensor"]
+    for i, step in enumerate(steps):
+        shapes[f"other{i}"] = tuple(step.arg)
+    m_full = item_inputs.dims["M"]
+    sliced = []
+    for name, tensor in zip(item_inputs.names, item_inputs.tensors, strict=True):
+        exprs = shapes.get(name)
+        if name == "scale_a" and tensor.dim() >= 1 and tensor.shape[0] == m_full:
+            exprs = ("M",) + ("_",) * (tensor.dim() - 1)
+        if exprs is not None and len(exprs) == tensor.dim():
+            for dim, expr in enumerate(exprs):
+                if str(expr) == "M":
+                    tensor = tensor.narrow(dim, 0, m)
+        sliced.append(tensor)
+    return tuple(sliced)
+
+
+def _describe_value(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    return f"{type(value).__name__}{'' if shape is None else f' of shape {tuple(shape)}'}"
 
 
 def _eager_suspect(expected: Any, reference: Any) -> bool:
@@ -301,13 +690,12 @@ def _metrics(verdicts: list[oracle.Verdict]) -> dict[str, Any]:
     return metrics
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0][:300] if text else "(no message)"
-
-
 def _shape(item_inputs: inputs.Inputs) -> str:
     return _shape_text(tuple(item_inputs.dims.items()))
+
+
+def _shape_of(shape: tuple[int, ...]) -> str:
+    return "x".join(str(s) for s in shape) or "scalar"
 
 
 def _shape_text(shape_set) -> str:

@@ -99,6 +99,9 @@ class Checks:
     raises: str | None = None  # exception class name eager raises (error scenarios)
     max_ratio: float | None = None  # overrides the tolerance table's ratio for this scenario
     filecheck: tuple[FileCheckSpec, ...] = ()
+    raises_match: str | None = None  # a regex eager's and the backend's messages must match
+    deterministic: bool = False  # two calls on the same inputs must be bitwise equal
+    batch_invariant: bool = False  # rows of the output must not depend on M
 
 
 @dataclass(frozen=True)
@@ -324,19 +327,20 @@ SCENARIO_FIELDS = (
 )
 AXIS_FIELDS = tuple(f for f in SCENARIO_FIELDS if f not in ("name", "axes", "exclude", "doc"))
 FILE_FIELDS = ("suite", "doc", "defaults", "scenarios")
-CHECK_FIELDS = ("numeric", "raises", "max_ratio", "filecheck")
+CHECK_FIELDS = (
+    "numeric",
+    "raises",
+    "max_ratio",
+    "filecheck",
+    "deterministic",
+    "batch_invariant",
+)
+RAISES_FIELDS = ("type", "match")
 FILECHECK_FIELDS = ("artifact", "check", "target", "backends", "when")
 REQUIRES_FIELDS = ("device", "min_class", "features", "memory_gb", "target")
 COMPILE_FIELDS = ("mode", "dims", "max_compiles")
 OPERAND_FIELDS = ("shape", "dtype", "layout")
-KNOWN_EXCEPTIONS = (
-    "RuntimeError",
-    "ValueError",
-    "TypeError",
-    "IndexError",
-    "NotImplementedError",
-    "AssertionError",
-)
+KNOWN_EXCEPTIONS = ("RuntimeError", "ValueError", "TypeError", "IndexError", "AssertionError")
 HARDWARE = ("sm80", "sm89", "sm90", "sm100")
 FEATURES = ("fp8", "tma")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
@@ -830,9 +834,12 @@ def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
     numeric = value.get("numeric", "auto")
     if numeric not in NUMERIC_POLICIES:
         raise fail("checks", f"numeric {numeric!r} is not one of {', '.join(NUMERIC_POLICIES)}")
-    raises = value.get("raises")
-    if raises is not None and raises not in KNOWN_EXCEPTIONS:
-        raise fail("checks", f"raises {raises!r} is not one of {', '.join(KNOWN_EXCEPTIONS)}")
+    raises, raises_match = _raises(value.get("raises"), fail)
+    flags = {}
+    for key in ("deterministic", "batch_invariant"):
+        flags[key] = value.get(key, False)
+        if not isinstance(flags[key], bool):
+            raise fail("checks", f"{key} must be true or false, got {flags[key]!r}")
     max_ratio = value.get("max_ratio")
     if max_ratio is not None and (
         isinstance(max_ratio, bool) or not isinstance(max_ratio, int | float) or max_ratio <= 0
@@ -896,7 +903,49 @@ def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
         )
     if raises and specs:
         raise fail("checks", "an error scenario (raises) has no generated code to check")
-    return Checks(numeric, raises, None if max_ratio is None else float(max_ratio), tuple(specs))
+    if raises and (flags["deterministic"] or flags["batch_invariant"]):
+        raise fail("checks", "an error scenario (raises) has no result to compare between calls")
+    return Checks(
+        numeric,
+        raises,
+        None if max_ratio is None else float(max_ratio),
+        tuple(specs),
+        raises_match,
+        **flags,
+    )
+
+
+def _raises(value: Any, fail) -> tuple[str | None, str | None]:
+    """`raises: RuntimeError` or `raises: {type: RuntimeError, match: "regex"}`."""
+    if value is None:
+        return None, None
+    match = None
+    if isinstance(value, Mapping):
+        for key in value:
+            if key not in RAISES_FIELDS:
+                raise fail(
+                    "checks", f"raises: unknown key {key!r}; known: {', '.join(RAISES_FIELDS)}"
+                )
+        match = value.get("match")
+        if match is not None:
+            if not isinstance(match, str) or not match:
+                raise fail("checks", f"raises.match must be a regular expression, got {match!r}")
+            try:
+                re.compile(match)
+            except re.error as exc:
+                raise fail(
+                    "checks", f"raises.match {match!r} is not a regular expression: {exc}"
+                ) from None
+        value = value.get("type")
+    if value == "NotImplementedError":
+        raise fail(
+            "checks",
+            "raises NotImplementedError: that is how a backend says it does not implement "
+            "something, never the rejection an error scenario expects",
+        )
+    if value not in KNOWN_EXCEPTIONS:
+        raise fail("checks", f"raises {value!r} is not one of {', '.join(KNOWN_EXCEPTIONS)}")
+    return value, match
 
 
 def _requires(value: Any, fail) -> Requirements:

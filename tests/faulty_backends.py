@@ -101,7 +101,7 @@ def _hang() -> None:
 
 def _fake_cuda_fault() -> None:
     # What torch raises once a kernel wrote out of bounds; the CPU stand-in for oob_write.
-    raise RuntimeError(
+    raise torch.AcceleratorError(
         "CUDA error: an illegal memory access was encountered\n"
         "CUDA kernel errors might be asynchronously reported at some other API call"
     )

@@ -20,8 +20,8 @@ import torch
 from gemmconf import isolation
 from gemmconf.backends import RunOptions
 from gemmconf.isolation import timeouts
+from gemmconf.outcome import ItemOutcome, render
 from gemmconf.plugin.recording import leak_warnings
-from gemmconf.runner import ItemResult
 from gemmconf.scenario import load_suite
 
 pytest_plugins = ["pytester"]
@@ -403,20 +403,22 @@ def test_a_cuda_fault_outside_the_backend_restarts_the_worker(instances, monkeyp
     oracle, after the backend returned: the worker still fails the item and exits."""
 
     def fault(*args, **kwargs):
-        raise RuntimeError("CUDA error: an illegal memory access was encountered\nmore")
+        raise torch.AcceleratorError("CUDA error: an illegal memory access was encountered\nmore")
 
     monkeypatch.setattr(isolation.guard, "run_item", fault)
     request = isolation.ItemRequest(
         instances["tiny/addmm"], "x", seed=0, device="cuda", target=None, repro="pytest x"
     )
     reply = isolation.serve(request, faulty_backends.logs_only)
-    assert reply.kind == "result" and reply.restart
-    assert reply.result.summary == "CUDA error: an illegal memory access was encountered"
-    assert reply.result.problems[-1] == "Reproduce: pytest x"
+    assert reply.kind == "result" and reply.restart and reply.result.cuda_fault
+    assert reply.result.kind == "crash"
+    assert "CUDA error: an illegal memory access was encountered" in render(reply.result).reason
 
     monkeypatch.setattr(isolation.guard, "run_item", lambda *a, **k: 1 / 0)  # a harness bug
     reply = isolation.serve(request, faulty_backends.logs_only)
-    assert reply.kind == "error" and not reply.restart and "ZeroDivisionError" in reply.message
+    assert reply.kind == "result" and not reply.restart
+    assert reply.result.kind == "harness error"
+    assert "ZeroDivisionError" in render(reply.result).reason
 
 
 def test_a_fault_found_at_the_final_synchronize_fails_the_item(instances, monkeypatch):
@@ -427,21 +429,20 @@ def test_a_fault_found_at_the_final_synchronize_fails_the_item(instances, monkey
         def synchronize(self) -> None:
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
-    monkeypatch.setattr(isolation.guard, "run_item", lambda *a, **k: ItemResult(passed=True))
+    monkeypatch.setattr(isolation.guard, "run_item", lambda *a, **k: ItemOutcome())
     monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=FaultedCuda()))
     request = isolation.ItemRequest(
         instances["tiny/addmm"], "x", seed=0, device="cuda", target=None, repro="pytest x"
     )
     reply = isolation.serve(request, faulty_backends.logs_only)
-    assert reply.restart and not reply.result.passed
-    assert reply.result.summary == "CUDA error: an illegal memory access was encountered"
+    assert reply.restart and not reply.result.passed and reply.result.kind == "crash"
+    assert "CUDA error: an illegal memory access was encountered" in render(reply.result).reason
 
 
 def test_results_travel_as_plain_values():
     import numpy as np
 
-    result = ItemResult(
-        passed=True,
+    result = ItemOutcome(
         metrics={
             "a": np.float64(0.5),
             "b": torch.tensor(3),
@@ -485,8 +486,10 @@ def test_exit_texts():
     assert isolation._exit_text(-11)[0] == "crashed: SIGSEGV"
     assert isolation._exit_text(-6)[0] == "crashed: SIGABRT"
     assert isolation._exit_text(3)[0] == "crashed: exit code 3"
-    assert isolation.is_cuda_fault(RuntimeError("CUDA error: device-side assert triggered"))
-    assert not isolation.is_cuda_fault(RuntimeError("CUDA out of memory. Tried to allocate"))
+    assert isolation.is_cuda_fault(torch.AcceleratorError("CUDA error: device-side assert"))
+    # known from the exception's class, never from its words
+    assert not isolation.is_cuda_fault(RuntimeError("CUDA error: device-side assert triggered"))
+    assert not isolation.is_cuda_fault(torch.OutOfMemoryError("CUDA out of memory."))
 
 
 def test_a_debugger_gets_the_item_in_process(suite):
@@ -507,6 +510,6 @@ def test_a_worker_that_cannot_start_fails_the_item_with_the_reason(instances):
         result = runner.run(request)
     finally:
         runner.close()
-    assert not result.passed
-    assert result.summary.startswith("isolation worker failed to start: ")
-    assert "unknown backend 'no_such_module:backend'" in result.summary
+    assert not result.passed and result.kind == "harness error"
+    assert "isolation worker failed to start: " in render(result).reason
+    assert "unknown backend 'no_such_module:backend'" in render(result).reason

@@ -12,6 +12,7 @@ import planted_backends
 import pytest
 import torch
 
+from gemmconf.outcome import render
 from gemmconf.runner import run_item
 from gemmconf.scenario import load_suite
 
@@ -117,8 +118,8 @@ def test_a_wrong_eager_is_refuted_by_fp64_and_named(instances, monkeypatch):
 
     monkeypatch.setattr(program, "make_function", broken_eager)
     right = run_item(instance, RightBackend(), seed=0, device="cpu", target=None, repro="-")
-    assert right.passed, right.problems
+    assert right.passed, render(right).details
     dims = instance.dims()
     assert right.metrics["eager_wrong"] == dims["M"] * (dims["N"] // 2)
     wrong = run_item(instance, EagerBackend(), seed=0, device="cpu", target=None, repro="-")
-    assert not wrong.passed and "Eager is wrong at" in "\n".join(wrong.problems)
+    assert not wrong.passed and "Eager is wrong at" in render(wrong).details

@@ -3,13 +3,15 @@ optional benchmark."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from gemmconf.backends import Backend, RunOptions, resolve
 from gemmconf.isolation.request import ItemRequest
-from gemmconf.runner import ItemResult, run_item
+from gemmconf.outcome import ItemOutcome
+from gemmconf.runner import run_item
 
 LEAK_THRESHOLD_BYTES = 1 << 20  # GPU memory an item may leave allocated before it is reported
 
@@ -78,28 +80,28 @@ class LeakCheck:
 
 def run_guarded(
     request: ItemRequest, backend: Backend, *, watch: MemoryWatch | None = None
-) -> ItemResult:
+) -> ItemOutcome:
     """`run_item`, plus the GPU leak check when watched (``metrics["leaked_bytes"]``)."""
     before = watch.baseline() if watch is not None else 0
-    result = run_item(
+    outcome = run_item(
         request.instance,
         backend,
         seed=request.seed,
         device=request.device,
         target=request.target,
-        repro=request.repro,
     )
+    metrics = dict(outcome.metrics)
     if watch is not None:
         leaked = watch.leaked_since(before)
         if leaked is not None:
-            result.metrics["leaked_bytes"] = int(leaked)
-    if request.benchmark and result.passed:
+            metrics["leaked_bytes"] = int(leaked)
+    if request.benchmark and outcome.passed:
         from gemmconf import bench
 
         try:
-            result.metrics.update(
+            metrics.update(
                 bench.measure(request.instance, backend, seed=request.seed, device=request.device)
             )
         except Exception as exc:  # a figure is missing; the verdict stands
-            result.metrics["bench_error"] = f"{type(exc).__name__}: {exc}"[:500]
-    return result
+            metrics["bench_error"] = f"{type(exc).__name__}: {exc}"[:500]
+    return dataclasses.replace(outcome, metrics=metrics)

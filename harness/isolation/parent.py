@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -20,7 +19,8 @@ from gemmconf.isolation.guard import LEAK_THRESHOLD_BYTES, LeakCheck, run_guarde
 from gemmconf.isolation.request import ItemRequest, Reply, WorkerError
 from gemmconf.isolation.timeouts import BENCH_S, TimeoutPolicy
 from gemmconf.isolation.worker import BOOT, WorkerConfig
-from gemmconf.runner import ItemResult, SuiteBug
+from gemmconf.outcome import Crash, ItemOutcome, TimedOut, exit_text
+from gemmconf.runner import SuiteBug
 
 TERM_GRACE_S = 2.0  # between SIGTERM and SIGKILL for a worker that overran its timeout
 
@@ -38,7 +38,7 @@ class InProcessRunner:
         self.backends = backends
         self.leaks = LeakCheck(leak_threshold)
 
-    def run(self, request: ItemRequest) -> ItemResult:
+    def run(self, request: ItemRequest) -> ItemOutcome:
         return run_guarded(
             request, self.backends[request.label], watch=self.leaks.watch_for(request)
         )
@@ -179,9 +179,9 @@ class IsolatedRunner:
         self._worker: _Worker | None = None
         self._registered = False
 
-    def run(self, request: ItemRequest) -> ItemResult:
+    def run(self, request: ItemRequest) -> ItemOutcome:
         worker = self._ready_worker()
-        if isinstance(worker, ItemResult):
+        if isinstance(worker, ItemOutcome):
             return worker
         timeout = self.timeouts.seconds(
             request.instance,
@@ -199,7 +199,7 @@ class IsolatedRunner:
             except OSError:  # died while idle (killed from outside): one fresh worker, once
                 self._discard()
                 worker = self._ready_worker()
-                if isinstance(worker, ItemResult):
+                if isinstance(worker, ItemOutcome):
                     return worker
                 worker.conn.send(request)
             reply = worker.receive(timeout)
@@ -248,9 +248,9 @@ class IsolatedRunner:
         self._worker = _Worker(self.config)
         return self._worker
 
-    def _ready_worker(self) -> _Worker | ItemResult:
+    def _ready_worker(self) -> _Worker | ItemOutcome:
         """The worker once it said it is ready (its start is not timed against the item), or an
-        ItemResult saying why it would not start."""
+        ItemOutcome saying why it would not start."""
         worker = self._worker or self._spawn()
         if worker.ready:
             return worker
@@ -267,52 +267,24 @@ class IsolatedRunner:
         if reply is None:
             reply = Reply("start_failed", message=f"it {_exit_text(worker.returncode())[1]}")
         self._discard()
-        last = reply.message.strip().splitlines()[-1] if reply.message.strip() else "?"
-        return ItemResult(
-            passed=False,
-            summary=f"isolation worker failed to start: {last}",
-            problems=[f"The isolation worker failed to start:\n{reply.message}"],
-        )
+        return ItemOutcome.harness("starting the isolation worker", WorkerStartError(reply.message))
 
 
-def _exit_text(returncode: int) -> tuple[str, str]:
-    """(the short reason, the longer text) for a worker that ended with `returncode`."""
-    if returncode < 0:
-        try:
-            sig = signal.Signals(-returncode)
-        except ValueError:
-            return f"crashed: signal {-returncode}", f"was killed by signal {-returncode}"
-        return f"crashed: {sig.name}", f"was killed by {sig.name} ({signal.strsignal(sig)})"
-    return f"crashed: exit code {returncode}", f"exited with code {returncode}"
+class WorkerStartError(Exception):
+    """The isolation worker did not start; the message is what it said (a traceback)."""
+
+    def __str__(self) -> str:
+        text = str(self.args[0]).strip() if self.args else ""
+        last = text.splitlines()[-1] if text else "?"
+        return f"isolation worker failed to start: {last}\n{text}"
 
 
-def _crashed(request: ItemRequest, returncode: int, elapsed: float) -> ItemResult:
-    summary, text = _exit_text(returncode)
-    return ItemResult(
-        passed=False,
-        summary=summary,
-        duration_s=elapsed,
-        problems=[
-            f"{summary}: the worker process running this item {text}. The run goes on in a fresh "
-            "worker. What the worker printed (for a fatal signal, faulthandler's Python stack) "
-            "is in this item's captured stderr; --no-isolate runs the item in-process, for a "
-            "debugger.",
-            f"Reproduce: {request.repro}",
-        ],
-    )
+_exit_text = exit_text  # (kept: the isolation package exports it)
 
 
-def _timed_out(request: ItemRequest, timeout: float | None, elapsed: float) -> ItemResult:
-    summary = f"timed out after {timeout:g} s"
-    return ItemResult(
-        passed=False,
-        summary=summary,
-        duration_s=elapsed,
-        problems=[
-            f"{summary}: no result came back, so the worker was stopped (SIGTERM, SIGKILL after "
-            f"{TERM_GRACE_S:g} s) and the run goes on in a fresh one. --item-timeout SECONDS sets "
-            "the limit (0: none; default: scaled to the item, plus the backend's compile_timeout_s "
-            "per compile).",
-            f"Reproduce: {request.repro}",
-        ],
-    )
+def _crashed(request: ItemRequest, returncode: int, elapsed: float) -> ItemOutcome:
+    return ItemOutcome(problems=(Crash("worker", returncode=returncode),), duration_s=elapsed)
+
+
+def _timed_out(request: ItemRequest, timeout: float | None, elapsed: float) -> ItemOutcome:
+    return ItemOutcome(problems=(TimedOut(timeout, elapsed, TERM_GRACE_S),), duration_s=elapsed)

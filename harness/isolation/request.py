@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gemmconf.runner import ItemResult
+from gemmconf.outcome import ItemOutcome
 from gemmconf.scenario import ScenarioInstance
 
 
 class WorkerError(Exception):
-    """The harness itself raised inside the worker (not a backend fault); the message is the
-    worker's traceback."""
+    """The worker answered something other than an item's outcome (not a backend fault); the
+    message says what."""
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,8 @@ class ItemRequest:
 
 @dataclass
 class Reply:
-    kind: str  # "ready", "start_failed", "result", "suite_bug", "error"
-    result: ItemResult | None = None
+    kind: str  # "ready", "start_failed", "result", "error"
+    result: ItemOutcome | None = None
     message: str = ""
     restart: bool = False  # the worker's CUDA context is poisoned: it exits after this reply
     pid: int = 0

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import faulthandler
-import numbers
 import os
 import signal
 import sys
 import traceback
-from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
 
 from gemmconf.backends import Backend, RunOptions
 from gemmconf.isolation.guard import (
@@ -22,7 +19,7 @@ from gemmconf.isolation.guard import (
     run_guarded,
 )
 from gemmconf.isolation.request import ItemRequest, Reply
-from gemmconf.runner import ItemResult, SuiteBug
+from gemmconf.outcome import Crash, ItemOutcome, Raised
 
 # Run by the worker interpreter: sys.path first (the parent's, so tests' backends import), then
 # the loop. SIGINT is the parent's to act on: Ctrl-C reaches the whole process group.
@@ -82,81 +79,47 @@ def worker_main(conn: Connection) -> None:
 def serve(request: ItemRequest, backend: Backend, watch: MemoryWatch | None = None) -> Reply:
     """One item in the worker, as a Reply (never raises for the backend's sake)."""
     try:
-        result = run_guarded(request, backend, watch=watch)
-    except SuiteBug as exc:
-        return Reply("suite_bug", message=str(exc))
-    except Exception as exc:
-        if not is_cuda_fault(exc):
-            return Reply("error", message="".join(traceback.format_exception(exc)))
-        result = ItemResult(
-            passed=False,
-            summary=_first_line(exc),
-            problems=[
-                "The GPU faulted during this item, outside the backend's own calls (the error "
-                "surfaced at a later synchronisation); the worker's CUDA context is lost and it is "
-                "replaced.\n" + "".join(traceback.format_exception(exc)[-4:]),
-                f"Reproduce: {request.repro}",
-            ],
-        )
-        return Reply("result", result=result, restart=True)
-    fault = _cuda_fault_after(result)
-    if fault is not None and result.passed:
-        result = ItemResult(
-            passed=False,
-            summary=fault,
-            metrics=result.metrics,
-            duration_s=result.duration_s,
-            problems=[
-                f"The GPU faulted after the item's checks: {fault}",
-                f"Reproduce: {request.repro}",
-            ],
-        )
-    return Reply("result", result=_plain_result(result), restart=fault is not None)
+        outcome = run_guarded(request, backend, watch=watch)
+    except Exception as exc:  # the leak check or the benchmark: run_item itself never raises
+        if is_cuda_fault(exc):
+            outcome = ItemOutcome(problems=(Crash(FAULT_AFTER, Raised.of(exc)),))
+            return Reply("result", result=outcome.portable(), restart=True)
+        return Reply("result", result=ItemOutcome.harness("the isolation worker", exc).portable())
+    restart = outcome.cuda_fault
+    if not restart:
+        fault = _synchronize()
+        if fault is not None:
+            restart = True
+            if outcome.passed:
+                outcome = outcome.with_problem(Crash(FAULT_AT_SYNC, fault))
+    return Reply("result", result=outcome.portable(), restart=restart)
+
+
+FAULT_AFTER = (
+    "the item, outside the backend's own calls (a GPU fault surfaces at a later synchronisation)"
+)
+FAULT_AT_SYNC = "the synchronisation after the item's checks (a GPU fault the backend left)"
 
 
 def is_cuda_fault(error: BaseException) -> bool:
     """An error that leaves the CUDA context unusable (every later CUDA call fails)."""
-    text = f"{type(error).__name__}: {error}"
-    return type(error).__name__ == "AcceleratorError" or "CUDA error" in text
+    return Raised.of(error).cuda_fault
 
 
-def _cuda_fault_after(result: ItemResult) -> str | None:
-    """The sticky CUDA error an item left, if any: in its own report, or at a synchronize."""
-    for problem in result.problems:
-        if "CUDA error" in problem:
-            return "CUDA error" + problem.split("CUDA error", 1)[1].splitlines()[0]
+def _synchronize() -> Raised | None:
+    """The sticky CUDA error an item left, found by a synchronize; None when there is none."""
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():
         return None
     try:
         torch.cuda.synchronize()
     except Exception as exc:
-        return _first_line(exc)
+        return Raised.of(exc)
     return None
 
 
-def _plain_result(result: ItemResult) -> ItemResult:
-    result.metrics = {str(k): _plain(v) for k, v in result.metrics.items()}
-    return result
-
-
-def _plain(value: Any) -> Any:
-    """A metric as a JSON-ready Python value (numpy and torch scalars included)."""
-    if value is None or type(value) in (bool, int, float, str):  # not subclasses (numpy)
-        return value
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
-        return _plain(value.item())
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return str(value)
+def _plain_result(outcome: ItemOutcome) -> ItemOutcome:
+    return outcome.portable()
 
 
 def _die_with_parent() -> None:
@@ -169,8 +132,3 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0][:300] if text else type(error).__name__

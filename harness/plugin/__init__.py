@@ -23,7 +23,7 @@ pytest_plugins = [
     "gemmconf.plugin.sharding",
     "gemmconf.plugin.benchmark",
     "gemmconf.plugin.state",
-    "gemmconf.plugin.items",
     "gemmconf.plugin.recording",
+    "gemmconf.plugin.items",
     "gemmconf.plugin.page",
 ]

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gemmconf import capability, isolation
+from gemmconf import capability, isolation, kinds
 from gemmconf.backends import Backend
-from gemmconf.plugin.stash import STATE
-
-if TYPE_CHECKING:
-    from gemmconf.plugin.state import RunState
+from gemmconf.outcome import ItemOutcome, plain, render
 from gemmconf.plugin.isolating import compile_allowance
-from gemmconf.runner import SuiteBug
+from gemmconf.plugin.recording import Decision, build_record
+from gemmconf.plugin.stash import STATE
 from gemmconf.scenario import ScenarioError, ScenarioInstance, implied_markers
 
-DETAILS_CHARS = 8000  # a failed record's `details`: every failed check, tracebacks included
+if TYPE_CHECKING:
+    from gemmconf.expectations import Expectation
+    from gemmconf.plugin.state import RunState
 
 
 def pytest_collection(session: pytest.Session) -> None:
@@ -84,6 +84,11 @@ class ConformanceFailure(Exception):
     """The backend got an item wrong; the message is the whole diagnosis."""
 
 
+class HarnessError(Exception):
+    """gemmconf itself failed on the item (its reference, inputs, worker, or a wrong scenario):
+    the item is an error, never the backend's failure (and never an expected failure)."""
+
+
 class ScenarioItem(pytest.Item):
     def __init__(self, *, instance: ScenarioInstance, backend: Backend, label: str, **kwargs):
         super().__init__(**kwargs)
@@ -93,16 +98,24 @@ class ScenarioItem(pytest.Item):
         for marker in implied_markers(instance):
             self.add_marker(marker)
         state = self.config.stash[STATE]
-        expected = state.tables[label].lookup(instance.id) if label in state.tables else None
+        self.expected: Expectation | None = (
+            state.tables[label].lookup(instance.id) if label in state.tables else None
+        )
+        expected = self.expected
         if expected is not None and expected.status == "skip":
-            self.add_marker(pytest.mark.skip(reason=f"expected skip: {expected.text()}"))
+            self.add_marker(pytest.mark.skip(reason=self.expected_skip_reason()))
         elif expected is not None:
             self.add_marker(
                 pytest.mark.xfail(
                     reason=expected.text(), strict=expected.strict, raises=ConformanceFailure
                 )
             )
+        self.outcome: ItemOutcome | None = None  # what the run found (runtest)
+        self.skip_reason: str | None = None  # why setup skipped it
+        self.setup_failure: tuple[str, str] | None = None  # (kind, reason) setup failed with
         dims = instance.dims(0)
+        # what every report of this item carries (pytest-html's columns read it); the final
+        # record replaces it in the report that decides the item's outcome
         self.record: dict[str, Any] = {
             "id": instance.id,
             "suite": instance.suite,
@@ -119,11 +132,16 @@ class ScenarioItem(pytest.Item):
         }
         self.user_properties.append(("gemmconf", self.record))
 
+    def expected_skip_reason(self) -> str:
+        assert self.expected is not None
+        return f"expected skip: {self.expected.text()}"
+
     def setup(self) -> None:
         state = self.config.stash[STATE]
         reason = self.backend.availability()
         if reason:
-            pytest.skip(f"backend {self.label} unavailable: {reason}")
+            self.skip_reason = f"backend {self.label} unavailable: {reason}"
+            pytest.skip(self.skip_reason)
         unmet = capability.unmet(
             self.instance.requires, state.capability, target_arch=state.target_arch
         )
@@ -131,16 +149,15 @@ class ScenarioItem(pytest.Item):
             missing = getattr(unmet, "missing_class", None)
             text = getattr(unmet, "reason", str(unmet))
             if missing in state.required:
-                pytest.fail(
-                    f"--require-hardware {missing}: this item would be skipped: {text}",
-                    pytrace=False,
-                )
+                message = f"--require-hardware {missing}: this item would be skipped: {text}"
+                self.setup_failure = (kinds.MISSING_HARDWARE, message)
+                pytest.fail(message, pytrace=False)
             self.record["skip_class"] = missing
+            self.skip_reason = text
             pytest.skip(text)
 
     def runtest(self) -> None:
         state = self.config.stash[STATE]
-        repro = self.repro_command()
         device = "cpu" if self.instance.requires.device == "cpu" else state.device
         request = isolation.ItemRequest(
             self.instance,
@@ -148,26 +165,21 @@ class ScenarioItem(pytest.Item):
             seed=state.seed,
             device=device,
             target=state.target,
-            repro=repro,
+            repro=self.repro_command(),
             benchmark=state.benchmark and device == "cuda",
             compile_s=compile_allowance(self.backend),
         )
         try:
-            result = state.runner().run(request)
-        except SuiteBug as exc:
-            raise ScenarioBug(
-                f"{exc}\nThe scenario is wrong, not the backend ({self.instance.source})."
-            ) from None
-        self.record["metrics"] = result.metrics
-        self.record["duration_s"] = round(result.duration_s, 4)
-        if not result.passed:
-            self.record["reason"] = result.summary
-            details = _details(result.problems)
-            if details and details != result.summary.strip():
-                self.record["details"] = _capped(details, DETAILS_CHARS)
-            if result.code_excerpt:
-                self.record["code_excerpt"] = result.code_excerpt
-            raise ConformanceFailure("\n".join(result.problems))
+            outcome = state.runner().run(request)
+        except isolation.WorkerError as exc:
+            outcome = ItemOutcome.harness("the isolation worker", exc)
+        self.outcome = outcome
+        if outcome.passed:
+            return
+        text = render(outcome, repro=self.repro_command()).text
+        if outcome.harness_error:
+            raise HarnessError(text)
+        raise ConformanceFailure(text)
 
     def repro_command(self) -> str:
         state = self.config.stash[STATE]
@@ -184,38 +196,74 @@ class ScenarioItem(pytest.Item):
         return shlex.join(command)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
-        if isinstance(excinfo.value, ConformanceFailure | ScenarioBug):
+        if isinstance(excinfo.value, ConformanceFailure | HarnessError):
             return str(excinfo.value)
-        if isinstance(excinfo.value, isolation.WorkerError):
-            return f"The harness raised in the isolation worker:\n{excinfo.value}"
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = int(self.instance.source.rsplit(":", 1)[1]) - 1
         return self.path, line, f"{self.instance.id} on {self.label}"
 
+    def decide(self, report: pytest.TestReport, call: pytest.CallInfo) -> Decision | None:
+        """The item's outcome, from what the run found (never from report text); None for a
+        phase that decides nothing (a passed setup, a passed teardown)."""
+        xfail = self.expected is not None and self.expected.status == "xfail"
+        if report.when == "setup":
+            if report.skipped:
+                reason = self.skip_reason
+                if reason is None and self.expected is not None:
+                    reason = self.expected_skip_reason()
+                return Decision("skipped", reason=reason or _skip_text(report))
+            if report.failed:
+                if self.setup_failure is not None:
+                    kind, reason = self.setup_failure
+                    return Decision("error", kind=kind, reason=reason)
+                return _harness_decision("setting the item up", call)
+            return None
+        if report.when == "call":
+            outcome = self.outcome
+            if outcome is None:
+                if report.skipped:
+                    return Decision("skipped", reason=_skip_text(report))
+                return _harness_decision("running the item", call)
+            if outcome.harness_error:
+                return Decision("error", run=outcome)
+            if outcome.passed:
+                if xfail:
+                    assert self.expected is not None
+                    strict = "(strict)" if self.expected.strict else ""
+                    reason = f"[XPASS{strict}] {self.expected.text()}"
+                    return Decision("xpassed", run=outcome, reason=reason)
+                return Decision("passed", run=outcome)
+            return Decision("xfailed" if xfail else "failed", run=outcome)
+        if report.failed:  # teardown
+            return _harness_decision("tearing the item down", call)
+        return None
 
-def _details(problems: list[str]) -> str:
-    """Every failed check of an item, tracebacks included; the `Reproduce:` line is left out
-    (the record's nodeid and the page's repro command say it)."""
-    kept = [p for p in problems if not p.startswith("Reproduce: ")]
-    return "\n\n".join(kept).strip()
+
+def _harness_decision(stage: str, call: pytest.CallInfo) -> Decision:
+    error = call.excinfo.value if call.excinfo is not None else RuntimeError("unknown")
+    return Decision("error", run=ItemOutcome.harness(stage, error))
 
 
-def _capped(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n... ({len(text) - limit} more characters in pytest's output)"
+def _skip_text(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # pytest's (path, line, reason)
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
 
 
-class ScenarioBug(Exception):
-    """The scenario contradicts eager (reported as an error, not a backend failure)."""
-
-
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> None:
-    if (
-        isinstance(item, ScenarioItem)
-        and call.excinfo is not None
-        and isinstance(call.excinfo.value, ScenarioBug)
-    ):
-        item.record["suite_error"] = True
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if isinstance(item, ScenarioItem):
+        decision = item.decide(report, call)
+        if decision is not None:
+            environment = plain(item.config.stash[STATE].capability.as_record())  # xdist-safe
+            record = build_record(
+                item.record, decision, duration_s=report.duration, environment=environment
+            )
+            report.user_properties = [
+                (k, v) for k, v in report.user_properties if k != "gemmconf"
+            ] + [("gemmconf", record)]
+    return report

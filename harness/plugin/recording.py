@@ -4,18 +4,20 @@ and the run-finished hook that reports (the conformance page) implement."""
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from gemmconf.outcome import ItemOutcome, render
 from gemmconf.plugin.benchmark import benchmark_summary
 from gemmconf.plugin.stash import STATE
 from gemmconf.plugin.state import suite_version
 
 if TYPE_CHECKING:
     from gemmconf.plugin.state import RunState
-from gemmconf.report.results import FAILING, ResultsWriter
+from gemmconf.report.results import ResultsWriter
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,65 +53,112 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class Recorder:
-    """Controller-side plugin object: one results record per finished item (xdist included)."""
+    """Controller-side plugin object: one results record per finished item (xdist included).
+    The record was built once, where the item ran (`build_record`); this writes it."""
 
     def __init__(self, state: RunState, writer: ResultsWriter):
         self.state = state
         self.writer = writer
-        self.environment = state.capability.as_record()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = next((v for k, v in report.user_properties if k == "gemmconf"), None)
-        outcome = _outcome(report) if record is not None else None
-        if outcome is None:
+        if record is None or "outcome" not in record:
             return
         record = dict(record)
-        record["outcome"] = outcome
-        record.setdefault("duration_s", round(report.duration, 4))
-        if outcome in ("skipped", "xfailed") and "reason" not in record:
-            record["reason"] = _skip_reason(report)
-        elif outcome in FAILING and "reason" not in record:
-            record["reason"] = _first_line(report)
-        record["environment"] = self.environment
         self.writer.add(record)
         self.state.config.hook.pytest_gemmconf_record(record=record, config=self.state.config)
 
 
-def _outcome(report: pytest.TestReport) -> str | None:
-    """The final outcome once per item: from setup when it did not pass, else from call,
-    and an error in teardown overrides."""
-    xfail = hasattr(report, "wasxfail")
-    if report.when == "setup":
-        if report.skipped:
-            return "xfailed" if xfail else "skipped"
-        return "error" if report.failed else None
-    if report.when == "call":
-        if report.skipped:
-            return "xfailed" if xfail else "skipped"
-        if report.failed:
-            text = str(report.longrepr)
-            if "[XPASS(strict)]" in text:
-                return "xpassed"
-            record = next((v for k, v in report.user_properties if k == "gemmconf"), {})
-            return "error" if record.get("suite_error") else "failed"
-        return "xpassed" if xfail else "passed"
-    if report.when == "teardown" and report.failed:
-        return "error"
-    return None
+@dataclass(frozen=True)
+class Decision:
+    """An item's outcome, decided from what its run found (items.ScenarioItem.decide)."""
+
+    outcome: str  # passed | failed | xfailed | xpassed | skipped | error
+    run: ItemOutcome | None = None  # what run_item found, when the item ran
+    kind: str | None = None  # None: the run's own kind (a passed or skipped item has none)
+    reason: str | None = None  # None: the run's rendered reason
 
 
-def _skip_reason(report: pytest.TestReport) -> str:
-    if hasattr(report, "wasxfail"):
-        return report.wasxfail
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2]).removeprefix("Skipped: ")
-    return str(longrepr)
+@dataclass(frozen=True)
+class Record:
+    """One results.json record: the item's fields, built once (`build_record`), then a dict."""
+
+    id: str
+    suite: str
+    backend: str
+    scenario: str
+    op: str
+    dtype: str
+    shape: str
+    dims: dict[str, int]
+    axes: dict[str, str]
+    markers: list[str]
+    source: str
+    nodeid: str
+    outcome: str
+    duration_s: float
+    environment: dict[str, Any]
+    kind: str | None = None
+    reason: str | None = None
+    details: str | None = None
+    metrics: dict[str, Any] | None = None
+    code_excerpt: str | None = None
+    skip_class: str | None = None
+    suite_error: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON record: fields without a value are left out (as they always were)."""
+        record = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: v for k, v in record.items() if v is not None and v is not False}
 
 
-def _first_line(report: pytest.TestReport) -> str:
-    text = str(report.longrepr or "").strip()
-    return text.splitlines()[0][:500] if text else report.outcome
+def build_record(
+    static: dict[str, Any], decision: Decision, *, duration_s: float, environment: dict[str, Any]
+) -> dict[str, Any]:
+    """The item's record: its scenario fields, the decided outcome, and what the run found."""
+    run = decision.run
+    message = render(run) if run is not None and not run.passed else None
+    reason = decision.reason or (message.reason if message is not None else None)
+    details = None
+    if message is not None and message.details.strip() != (reason or "").strip():
+        details = _capped(message.details, DETAILS_CHARS)
+    record = Record(
+        **{k: static[k] for k in STATIC_FIELDS},
+        skip_class=static.get("skip_class"),
+        outcome=decision.outcome,
+        duration_s=round(run.duration_s if run is not None and run.duration_s else duration_s, 4),
+        environment=environment,
+        kind=decision.kind or (run.kind if run is not None else None),
+        reason=reason,
+        details=details,
+        metrics=None if run is None else dict(run.metrics),
+        code_excerpt=None if run is None else run.code_excerpt,
+        suite_error=run is not None and run.suite_error,
+    )
+    return record.as_dict()
+
+
+STATIC_FIELDS = (
+    "id",
+    "suite",
+    "backend",
+    "scenario",
+    "op",
+    "dtype",
+    "shape",
+    "dims",
+    "axes",
+    "markers",
+    "source",
+    "nodeid",
+)
+DETAILS_CHARS = 8000  # a failed record's `details`: every failed check, tracebacks included
+
+
+def _capped(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n... ({len(text) - limit} more characters in pytest's output)"
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist tears its nodes down: that may raise on SIGTERM

@@ -1,0 +1,261 @@
+"""Checks around the backend's call that one numeric comparison cannot make (DESIGN.md,
+"Integrity").
+
+- `Poison`: while the backend runs, fresh memory holds a known byte pattern, so output elements
+  the backend never wrote are found (`unwritten`) instead of passing for right when the allocator
+  happens to hand back an earlier answer. On a GPU, blocks of the outputs' sizes are filled with
+  0xFF (NaN in every float dtype) and returned to the caching allocator just before the call,
+  which hands the same blocks to the next allocations of those sizes. On a Linux CPU, glibc's
+  `M_PERTURB` (mallopt) fills every allocation made during the call, for the call only; blocks of
+  the outputs' sizes are poisoned and freed first too, for the small sizes glibc's tcache serves
+  without the fill. Neither changes what the backend computes: only what memory holds before it
+  writes (tests/test_integrity.py runs backends with and without it and compares bit for bit).
+  `torch.utils.deterministic.fill_uninitialized_memory` was not used: it needs
+  `torch.use_deterministic_algorithms(True)`, which changes the kernels ops choose (and makes
+  CUDA GEMMs raise without CUBLAS_WORKSPACE_CONFIG); a TorchDispatchMode was not used either:
+  torch.compile runs the function eagerly, uncompiled, while one is active.
+- `InputGuard`: the bytes of every input's storage before and after the call.
+- `bitwise_diff`: where two results differ bit for bit (determinism, batch invariance).
+- `side_stream_call`: the call made on a non-default CUDA stream while the default stream is busy,
+  read back on that stream only: a backend that launches on the default stream returns too early.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import platform
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+M_PERTURB = -6  # glibc mallopt parameter: fill allocations with ~byte and freed memory with byte
+PERTURB_BYTE = 0x80
+CPU_POISON = PERTURB_BYTE ^ 0xFF  # 0x7F: 3.4e38 in fp32/bf16, NaN in fp16 and fp8, 2139062143
+CUDA_POISON = 0xFF  # NaN in every float dtype, -1 in integers
+SIDE_STREAM_SLEEP_CYCLES = 20_000_000  # ~10 ms of the default stream kept busy
+
+
+def _mallopt() -> Callable[[int, int], int] | None:
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        return ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+
+
+_MALLOPT = _mallopt()
+_PERTURB_BEFORE = int(os.environ.get("MALLOC_PERTURB_", "0") or 0) & 0xFF
+
+
+def leaves(value: Any) -> Iterator[tuple[str, Any]]:
+    """(path, leaf) pairs of a nested tuple/list/dict result; a single tensor has path ""."""
+    if isinstance(value, tuple | list):
+        for index, item in enumerate(value):
+            for path, leaf in leaves(item):
+                yield f"[{index}]{path}", leaf
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            for path, leaf in leaves(item):
+                yield f"[{key!r}]{path}", leaf
+    else:
+        yield "", value
+
+
+def tensors_of(value: Any) -> list[torch.Tensor]:
+    return [leaf for _, leaf in leaves(value) if isinstance(leaf, torch.Tensor)]
+
+
+class Poison:
+    """Fresh memory holds `byte` in every byte while the backend's call runs (module docstring)."""
+
+    def __init__(self, device: str, sizes: Sequence[int] = (), *, enabled: bool = True):
+        self.device = torch.device(device)
+        self.sizes = sorted({int(s) for s in sizes if s > 0})
+        self.enabled = enabled
+        self.byte = CUDA_POISON if self.device.type == "cuda" else CPU_POISON
+
+    def __enter__(self) -> Poison:
+        if not self.enabled:
+            return self
+        if self.device.type == "cuda":
+            # Freed into the caching allocator's pool of the current stream, where the call's
+            # allocations of these sizes come from.
+            blocks = [torch.empty(n, dtype=torch.uint8, device=self.device) for n in self.sizes]
+            for block in blocks:
+                block.fill_(self.byte)
+            del blocks
+        elif self.device.type == "cpu":
+            blocks = [torch.full((n,), self.byte, dtype=torch.uint8) for n in self.sizes]
+            del blocks
+            if _MALLOPT is not None:
+                _MALLOPT(M_PERTURB, PERTURB_BYTE)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled and self.device.type == "cpu" and _MALLOPT is not None:
+            _MALLOPT(M_PERTURB, _PERTURB_BEFORE)
+
+
+def nbytes_of(value: Any) -> list[int]:
+    """The storage sizes of a result's tensors: what to poison before the backend's call."""
+    return [t.untyped_storage().nbytes() for t in tensors_of(value)]
+
+
+def _poisoned(t: torch.Tensor, byte: int) -> torch.Tensor:
+    """Per element of `t`: whether every byte of it is `byte`."""
+    flat = t.detach().contiguous().reshape(-1)
+    if flat.numel() == 0:
+        return torch.zeros(0, dtype=torch.bool, device=t.device)
+    raw = flat.view(torch.uint8).reshape(flat.numel(), t.element_size())
+    return (raw == byte).all(dim=1)
+
+
+@dataclass(frozen=True)
+class UnwrittenFinding:
+    output: str
+    count: int
+    numel: int
+    first_index: tuple[int, ...]
+
+
+def unwritten(expected: Any, actual: Any, byte: int) -> list[UnwrittenFinding]:
+    """Outputs whose elements still hold the poison where eager's are other (finite) values."""
+    found = []
+    wanted = dict(leaves(expected))
+    for path, got in leaves(actual):
+        want = wanted.get(path)
+        if not isinstance(got, torch.Tensor) or not isinstance(want, torch.Tensor):
+            continue
+        if got.shape != want.shape or got.dtype != want.dtype or got.numel() == 0:
+            continue
+        hit = _poisoned(got, byte) & ~_poisoned(want.to(got.device), byte)
+        if want.is_floating_point():
+            hit &= torch.isfinite(want.to(got.device).float()).reshape(-1)
+        count = int(hit.sum())
+        if count:
+            first = int(hit.nonzero()[0])
+            found.append(UnwrittenFinding(path, count, got.numel(), _unravel(first, got.shape)))
+    return found
+
+
+def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size if size else 0)
+        flat //= size if size else 1
+    return tuple(reversed(index))
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """`t` reinterpreted as integers of its width: bitwise comparison, NaN payloads included."""
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    return t.detach().view(width) if t.dtype != width else t.detach()
+
+
+@dataclass(frozen=True)
+class Difference:
+    count: int
+    numel: int
+    first_index: tuple[int, ...]
+    first: float
+    second: float
+
+
+def bitwise_diff(first: torch.Tensor, second: torch.Tensor) -> Difference | None:
+    """Where two tensors of one shape and dtype differ bit for bit; None when they do not."""
+    if first.shape != second.shape or first.dtype != second.dtype:
+        return Difference(max(first.numel(), second.numel()), first.numel(), (), math.nan, math.nan)
+    a, b = _bits(first), _bits(second.to(first.device))
+    differ = a != b
+    count = int(differ.sum())
+    if not count:
+        return None
+    flat = int(differ.reshape(-1).nonzero()[0])
+    index = _unravel(flat, first.shape)
+    return Difference(
+        count,
+        first.numel(),
+        index,
+        float(first[index].float()) if first.dim() else float(first.float()),
+        float(second[index].float()) if second.dim() else float(second.float()),
+    )
+
+
+@dataclass(frozen=True)
+class Modified:
+    name: str
+    shape: tuple[int, ...]
+    count: int
+    numel: int
+    first_index: tuple[int, ...]
+    before: float | None
+    after: float | None
+
+
+class InputGuard:
+    """Snapshots of the inputs (values, and the bytes of their storages) to compare after a call."""
+
+    def __init__(self, names: Sequence[str], tensors: Sequence[Any]):
+        self.entries = []
+        seen: dict[tuple[Any, int], str] = {}
+        for name, t in zip(names, tensors, strict=True):
+            if not isinstance(t, torch.Tensor):
+                continue
+            storage = t.untyped_storage()
+            key = (storage.device, storage.data_ptr())
+            label = name if key not in seen else f"{seen[key]} (also {name})"
+            seen.setdefault(key, name)
+            raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage)
+            self.entries.append((label, t, t.detach().clone(), raw, raw.clone()))
+
+    def modified(self) -> list[Modified]:
+        found = []
+        for name, t, values, raw, raw_before in self.entries:
+            if torch.equal(raw, raw_before):
+                continue
+            diff = bitwise_diff(values, t)
+            if diff is None:  # only bytes outside the view changed
+                count = int((raw != raw_before).sum())
+                found.append(Modified(name, tuple(t.shape), count, raw.numel(), (), None, None))
+            else:
+                found.append(
+                    Modified(
+                        name,
+                        tuple(t.shape),
+                        diff.count,
+                        diff.numel,
+                        diff.first_index,
+                        diff.first,
+                        diff.second,
+                    )
+                )
+        return found
+
+
+def side_stream_call(call: Callable[[], Any]) -> Any:
+    """`call()` on a fresh CUDA stream while the default stream sleeps; the results are copied on
+    that stream and read once it (alone) finished, as a caller that uses streams would."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())  # the inputs are ready
+    torch.cuda._sleep(SIDE_STREAM_SLEEP_CYCLES)  # the default stream is busy a while
+    with torch.cuda.stream(side):
+        result = call()
+        copied = _map_tensors(result, lambda t: t.clone())
+    side.synchronize()
+    torch.cuda.synchronize()
+    return copied
+
+
+def _map_tensors(value: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, tuple | list):
+        return type(value)(_map_tensors(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: _map_tensors(v, fn) for k, v in value.items()}
+    return value

@@ -1,0 +1,42 @@
+"""Failure kinds: what a failed (or error) record says went wrong, in words a report counts.
+
+A record's `kind` is one of these. Reports count them separately, so that "the backend does not
+implement this" (unsupported) and "the backend computes this wrong" (wrong values) never mix. This
+module imports nothing, so reports (which may not import torch) can read it.
+"""
+
+from __future__ import annotations
+
+WRONG_VALUES = "wrong values"  # numbers off (the oracle), unwritten outputs, stale results
+WRONG_LAYOUT = "wrong layout"  # the output's dtype, shape, device or strides differ from eager's
+WRONG_ERROR = "wrong error"  # an error scenario: another exception class (or message) than eager's
+NO_ERROR = "no error"  # an error scenario: the backend returned where eager raises
+UNSUPPORTED = "unsupported"  # NotImplementedError, or a declared refusal (`supports`)
+CRASH = "crash"  # the backend raised where eager returns, or its process died
+TIMEOUT = "timeout"
+RECOMPILES = "recompiles"  # more compiles than the scenario allows
+CODE_CHECK = "code check"  # generated code lacks what a FileCheck block promises
+OUT_OF_MEMORY = "out of memory"
+INPUTS_MODIFIED = "inputs modified"  # the call wrote into its inputs
+NONDETERMINISTIC = "nondeterministic"  # `deterministic: true`: two calls differ
+BATCH_VARIANT = "not batch-invariant"  # `batch_invariant: true`: a row depends on M
+MISSING_HARDWARE = "missing hardware"  # --require-hardware named a class this machine lacks
+HARNESS_ERROR = "harness error"  # gemmconf's own fault (reference, inputs, recorder, scenario)
+
+KINDS = (
+    WRONG_VALUES,
+    WRONG_LAYOUT,
+    WRONG_ERROR,
+    NO_ERROR,
+    INPUTS_MODIFIED,
+    NONDETERMINISTIC,
+    BATCH_VARIANT,
+    RECOMPILES,
+    CODE_CHECK,
+    CRASH,
+    OUT_OF_MEMORY,
+    TIMEOUT,
+    UNSUPPORTED,
+    MISSING_HARDWARE,
+    HARNESS_ERROR,
+)

@@ -1,0 +1,622 @@
+"""What one item's run found, as data (`ItemOutcome`), and the one renderer that turns it into text.
+
+`runner.run_item` returns an `ItemOutcome`: the numeric verdicts, the code-check results, the
+compile count, the exception the backend raised, and one *problem* object per failed check. Each
+problem knows its failure kind (`gemmconf.kinds`); nothing downstream reads text to learn what
+happened: a CUDA fault is a flag set from the exception's class, an out-of-memory error likewise,
+and the pytest outcome (xfail, xpass) is decided from `ItemOutcome.passed`.
+
+`render` is the only place that writes words: the record's one-line `reason` (it stands alone),
+the `details` (every problem, tracebacks included) and the text pytest shows (the details and how
+to reproduce the item).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from gemmconf import kinds
+from gemmconf.codecheck import CodeCheckResult
+from gemmconf.oracle import Verdict
+
+__all__ = [
+    "BatchVariant",
+    "CodeCheckFailed",
+    "Crash",
+    "HarnessFault",
+    "InputsModified",
+    "ItemOutcome",
+    "Message",
+    "Nondeterministic",
+    "NumericFailure",
+    "Raised",
+    "Recompiled",
+    "ScenarioContradiction",
+    "StaleResult",
+    "TimedOut",
+    "Unsupported",
+    "Unwritten",
+    "WrongError",
+    "exit_text",
+    "render",
+    "unwrap",
+]
+
+# Wrappers torch.compile puts around the error that was raised inside it: dynamo's
+# BackendCompilerFailed (inner_exception), TorchRuntimeError (the fake-tensor call's error, two
+# links down its __context__ chain), InternalTorchDynamoError, inductor's InductorError and
+# LoweringException. The error a backend "raised" is what they wrap.
+_WRAPPER_MODULES = ("torch._dynamo", "torch._inductor")
+TRACEBACK_FRAMES = 6  # of a backend's exception in the details (a harness fault keeps them all)
+
+
+def unwrap(error: BaseException) -> tuple[BaseException, tuple[str, ...]]:
+    """The error inside torch._dynamo / torch._inductor wrappers, and the wrappers' type names."""
+    wrappers: list[str] = []
+    seen: set[int] = set()
+    while type(error).__module__.startswith(_WRAPPER_MODULES) and id(error) not in seen:
+        seen.add(id(error))
+        inner = getattr(error, "inner_exception", None) or error.__cause__ or error.__context__
+        if not isinstance(inner, BaseException):
+            break
+        wrappers.append(type_name(type(error)))
+        error = inner
+    return error, tuple(wrappers)
+
+
+def type_name(cls: type) -> str:
+    """`RuntimeError` for builtins, else the qualified name (`torch.AcceleratorError`)."""
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+def _is_instance(error: BaseException, *names: str) -> bool:
+    import torch
+
+    classes = tuple(c for c in (getattr(torch, n, None) for n in names) if isinstance(c, type))
+    return bool(classes) and isinstance(error, classes)
+
+
+@dataclass(frozen=True)
+class Raised:
+    """An exception as data: its class, message, where it was raised and its traceback.
+
+    `exception` is the live object, kept in the process that caught it (tests read it) and dropped
+    by `portable()` before the outcome crosses a process boundary.
+    """
+
+    type_name: str
+    message: str
+    location: str  # "file:line in function" of the innermost frame; "" without a traceback
+    traceback: str = ""
+    wrappers: tuple[str, ...] = ()  # torch.compile wrappers it was taken out of, outermost first
+    cuda_fault: bool = False  # torch.AcceleratorError: the process's CUDA context is lost
+    out_of_memory: bool = False  # torch.OutOfMemoryError
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, error: BaseException, *, frames: int | None = TRACEBACK_FRAMES) -> Raised:
+        """`error`, taken out of torch.compile's wrappers."""
+        inner, wrappers = unwrap(error)
+        stack = traceback.extract_tb(inner.__traceback__)
+        location = f"{stack[-1].filename}:{stack[-1].lineno} in {stack[-1].name}" if stack else ""
+        lines = traceback.format_exception(type(inner), inner, inner.__traceback__)
+        if frames is not None and len(lines) > frames:
+            lines = lines[-frames:]
+        return cls(
+            type_name=type_name(type(inner)),
+            message=str(inner).strip(),
+            location=location,
+            traceback="".join(lines),
+            wrappers=wrappers,
+            cuda_fault=_is_instance(inner, "AcceleratorError"),
+            out_of_memory=_is_instance(inner, "OutOfMemoryError"),
+            exception=inner,
+        )
+
+    @property
+    def not_implemented(self) -> bool:
+        return self.type_name == "NotImplementedError"
+
+    @property
+    def first_line(self) -> str:
+        text = self.message.splitlines()[0][:300] if self.message else ""
+        return text or "(no message)"
+
+    def short(self) -> str:
+        """`Type: first line`; an empty message still says where it was raised."""
+        if self.message:
+            return f"{self.type_name}: {self.first_line}"
+        return f"{self.type_name} (no message) at {self.location or 'an unknown place'}"
+
+    def portable(self) -> Raised:
+        return dataclasses.replace(self, exception=None)
+
+
+@dataclass(frozen=True)
+class NumericFailure:
+    """The oracle's verdict on one shape set failed (over `draws` independent input draws)."""
+
+    shape_set: int
+    shape: str  # "M=64 N=64 K=64"
+    inputs: str  # `Inputs.describe()` of the first draw
+    verdict: Verdict
+    draws: int = 1
+    draws_failed: int = 1
+    rounds: int = 1  # judgments over fresh draws (a failure is confirmed by further rounds)
+    rounds_failed: int = 1
+
+    @property
+    def kind(self) -> str:
+        attributes = [c for c in self.verdict.checks if not c.passed and c.name not in _VALUES]
+        return kinds.WRONG_LAYOUT if attributes else kinds.WRONG_VALUES
+
+
+_VALUES = ("values", "nonfinite")
+
+
+@dataclass(frozen=True)
+class Unwritten:
+    """Output elements still holding the pattern fresh memory was filled with before the call."""
+
+    shape_set: int
+    output: str  # "" for a single output, else "[1]"
+    count: int
+    numel: int
+    first_index: tuple[int, ...]
+    kind = kinds.WRONG_VALUES
+
+
+@dataclass(frozen=True)
+class StaleResult:
+    """A later call on fresh values of the same shapes returned an earlier call's answer."""
+
+    shape: str
+    same_as_earlier: bool  # bitwise the output of the earlier call
+    verdict: Verdict
+    kind = kinds.WRONG_VALUES
+
+
+@dataclass(frozen=True)
+class StreamMismatch:
+    """A call made on a non-default CUDA stream gave another answer."""
+
+    verdict: Verdict
+    kind = kinds.WRONG_VALUES
+
+
+@dataclass(frozen=True)
+class InputsModified:
+    """The backend's call changed the bytes of an input tensor's storage."""
+
+    name: str
+    shape: str
+    count: int  # storage elements that changed
+    numel: int
+    first_index: tuple[int, ...]  # in the input's own indexing; () when outside the view
+    before: float | None
+    after: float | None
+    kind = kinds.INPUTS_MODIFIED
+
+
+@dataclass(frozen=True)
+class Nondeterministic:
+    """`deterministic: true`: two calls on the same inputs were not bitwise equal."""
+
+    shape: str
+    count: int
+    numel: int
+    first_index: tuple[int, ...]
+    first: float
+    second: float
+    kind = kinds.NONDETERMINISTIC
+
+
+@dataclass(frozen=True)
+class BatchVariant:
+    """`batch_invariant: true`: rows of a call with fewer rows differ from the full call's."""
+
+    m_full: int
+    m_part: int
+    count: int
+    numel: int
+    first_index: tuple[int, ...]
+    full: float
+    part: float
+    kind = kinds.BATCH_VARIANT
+
+
+@dataclass(frozen=True)
+class Crash:
+    """The backend raised where eager returns (`raised`), or the process running it died."""
+
+    stage: str  # "compile", "call on shape set 0 (M=4 N=4 K=4)", "worker", ...
+    raised: Raised | None = None
+    returncode: int | None = None  # the worker's, when it died
+
+    @property
+    def kind(self) -> str:
+        if self.raised is not None and self.raised.out_of_memory:
+            return kinds.OUT_OF_MEMORY
+        return kinds.CRASH
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """`NotImplementedError` from the backend, or a declared refusal (`Backend.supports`)."""
+
+    stage: str
+    raised: Raised | None = None
+    reason: str | None = None  # the refusal's own words
+    kind = kinds.UNSUPPORTED
+
+
+@dataclass(frozen=True)
+class WrongError:
+    """An error scenario: the backend did not raise the exception eager raises."""
+
+    expected: Raised  # eager's
+    match: str | None  # the scenario's message pattern, if any
+    got: Raised | None  # None: the backend returned
+    returned: str = ""  # what it returned instead ("Tensor of shape (4, 7)")
+
+    @property
+    def kind(self) -> str:
+        if self.got is None:
+            return kinds.NO_ERROR
+        if self.got.not_implemented:
+            return kinds.UNSUPPORTED
+        return kinds.WRONG_ERROR
+
+
+@dataclass(frozen=True)
+class Recompiled:
+    compiles: int
+    budget: int
+    shape_sets: tuple[str, ...]
+    mode: str
+    kind = kinds.RECOMPILES
+
+
+@dataclass(frozen=True)
+class CodeCheckFailed:
+    result: CodeCheckResult
+    kind = kinds.CODE_CHECK
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    timeout_s: float | None
+    elapsed_s: float
+    grace_s: float
+    kind = kinds.TIMEOUT
+
+
+@dataclass(frozen=True)
+class HarnessFault:
+    """gemmconf's own code raised (its reference, input building, the recorder, the worker)."""
+
+    stage: str
+    raised: Raised
+    kind = kinds.HARNESS_ERROR
+
+
+@dataclass(frozen=True)
+class ScenarioContradiction:
+    """The scenario says something eager contradicts: the suite is wrong, not the backend."""
+
+    instance_id: str
+    source: str
+    expected: str  # what the scenario says eager does ("raise RuntimeError")
+    eager: Raised | None  # what eager raised; None: it returned
+    inputs: str
+    device: str
+    kind = kinds.HARNESS_ERROR
+
+
+Problem = Union[  # noqa: UP007 (a runtime alias)
+    NumericFailure,
+    Unwritten,
+    StaleResult,
+    StreamMismatch,
+    InputsModified,
+    Nondeterministic,
+    BatchVariant,
+    Crash,
+    Unsupported,
+    WrongError,
+    Recompiled,
+    CodeCheckFailed,
+    TimedOut,
+    HarnessFault,
+    ScenarioContradiction,
+]
+
+
+@dataclass(frozen=True)
+class ItemOutcome:
+    """Everything one item's run found. `passed` when no check failed."""
+
+    problems: tuple[Problem, ...] = ()
+    verdicts: tuple[Verdict, ...] = ()  # the deciding numeric verdict per shape set
+    code_checks: tuple[CodeCheckResult, ...] = ()
+    compiles: int | None = None
+    raised: Raised | None = None  # what the backend raised, unwrapped (error scenarios, crashes)
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    code_excerpt: str | None = None
+    duration_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def kind(self) -> str | None:
+        """The failure kind of the item: a harness fault first, else the first problem's."""
+        if not self.problems:
+            return None
+        harness = [p for p in self.problems if p.kind == kinds.HARNESS_ERROR]
+        return (harness or list(self.problems))[0].kind
+
+    @property
+    def harness_error(self) -> bool:
+        return self.kind == kinds.HARNESS_ERROR
+
+    @property
+    def suite_error(self) -> bool:
+        return any(isinstance(p, ScenarioContradiction) for p in self.problems)
+
+    @property
+    def cuda_fault(self) -> bool:
+        """Whether a CUDA fault was seen: the process's CUDA context is unusable."""
+        raised = [self.raised, *(getattr(p, "raised", None) for p in self.problems)]
+        return any(r is not None and r.cuda_fault for r in raised)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(p.kind for p in self.problems))
+
+    def with_problem(self, problem: Problem) -> ItemOutcome:
+        return dataclasses.replace(self, problems=(*self.problems, problem))
+
+    def portable(self) -> ItemOutcome:
+        """This outcome without live exception objects, with plain-value metrics: what a worker
+        process sends back (pickle-safe, JSON-ready)."""
+
+        def strip(value: Any) -> Any:
+            if isinstance(value, Raised):
+                return value.portable()
+            if dataclasses.is_dataclass(value) and not isinstance(value, type):
+                changes = {
+                    f.name: strip(getattr(value, f.name))
+                    for f in dataclasses.fields(value)
+                    if isinstance(getattr(value, f.name), Raised)
+                }
+                return dataclasses.replace(value, **changes) if changes else value
+            return value
+
+        return dataclasses.replace(
+            self,
+            problems=tuple(strip(p) for p in self.problems),
+            raised=None if self.raised is None else self.raised.portable(),
+            metrics={str(k): plain(v) for k, v in self.metrics.items()},
+        )
+
+    @classmethod
+    def harness(cls, stage: str, error: BaseException, **metrics: Any) -> ItemOutcome:
+        """A fault of the harness itself (never the backend's)."""
+        return cls(problems=(HarnessFault(stage, Raised.of(error, frames=None)),), metrics=metrics)
+
+
+def plain(value: Any) -> Any:
+    """A metric as a JSON-ready Python value (numpy and torch scalars included)."""
+    import numbers
+
+    if value is None or type(value) in (bool, int, float, str):  # not subclasses (numpy)
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        return plain(value.item())
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Message:
+    reason: str  # one line that stands alone (records, the terminal summary)
+    details: str  # every problem, tracebacks included
+    text: str  # what pytest shows: the details, then how to reproduce
+
+
+def exit_text(returncode: int) -> tuple[str, str]:
+    """(the short reason, the longer text) for a worker that ended with `returncode`."""
+    if returncode < 0:
+        try:
+            sig = signal.Signals(-returncode)
+        except ValueError:
+            return f"crashed: signal {-returncode}", f"was killed by signal {-returncode}"
+        return f"crashed: {sig.name}", f"was killed by {sig.name} ({signal.strsignal(sig)})"
+    return f"crashed: exit code {returncode}", f"exited with code {returncode}"
+
+
+def render(outcome: ItemOutcome, *, repro: str = "") -> Message:
+    """The words for an outcome: a passing one says so in one line."""
+    if outcome.passed:
+        return Message("passed", "", "passed")
+    paragraphs = [_describe(p) for p in outcome.problems]
+    reason = paragraphs[0].splitlines()[0] if paragraphs[0] else type(outcome.problems[0]).__name__
+    details = "\n\n".join(paragraphs).strip()
+    text = f"{details}\nReproduce: {repro}" if repro else details
+    return Message(reason, details, text)
+
+
+def _describe(problem: Problem) -> str:
+    """One problem's paragraph; its first line stands alone."""
+    if isinstance(problem, NumericFailure):
+        what = f"shape set {problem.shape_set} ({problem.shape}): {problem.inputs}"
+        text = problem.verdict.message(what=what)
+        if problem.draws > 1 or problem.rounds > 1:
+            text += (
+                f"\nDraws: {problem.draws_failed} of {problem.draws} independent input draws "
+                f"failed on their own; {problem.rounds_failed} of {problem.rounds} judgments "
+                "over fresh draws failed (a failure counts when most of them fail)."
+            )
+        return text
+    if isinstance(problem, Unwritten):
+        where = f" of output {problem.output}" if problem.output else ""
+        return (
+            f"Unwritten output: {problem.count} of {problem.numel} elements{where} on shape set "
+            f"{problem.shape_set} still hold the pattern the harness filled fresh memory with "
+            f"before the call (first at index {problem.first_index}); the backend never wrote "
+            "them, and what it returns there is whatever its allocator handed back."
+        )
+    if isinstance(problem, StaleResult):
+        head = (
+            "Stale result: a second call on fresh values of the same shapes "
+            f"({problem.shape}) returned "
+            + (
+                "the first call's answer, bit for bit"
+                if problem.same_as_earlier
+                else "a wrong answer where the first call's was right"
+            )
+        )
+        return f"{head}; the backend must not reuse results across calls.\n" + (
+            problem.verdict.message(what=f"the second call ({problem.shape})")
+        )
+    if isinstance(problem, StreamMismatch):
+        return "A call on a non-default CUDA stream gave a wrong answer: " + (
+            problem.verdict.message(what="the call on a side stream, read after that stream")
+        )
+    if isinstance(problem, InputsModified):
+        where = (
+            f"first at index {problem.first_index}: {problem.before!r} before, "
+            f"{problem.after!r} after"
+            if problem.first_index
+            else "outside the view the call was given (its storage's padding or offset)"
+        )
+        return (
+            f"Inputs modified: the call wrote into input {problem.name} ({problem.shape}): "
+            f"{problem.count} of {problem.numel} stored elements changed, {where}. A GEMM's "
+            "inputs are the caller's data."
+        )
+    if isinstance(problem, Nondeterministic):
+        return (
+            f"Nondeterministic: two calls on the same inputs ({problem.shape}) differ at "
+            f"{problem.count} of {problem.numel} elements (first at index {problem.first_index}: "
+            f"{problem.first!r} then {problem.second!r}); the scenario asks for bitwise-equal "
+            "results (checks.deterministic)."
+        )
+    if isinstance(problem, BatchVariant):
+        return (
+            f"Not batch-invariant: the first {problem.m_part} row(s) of a call with M="
+            f"{problem.m_part} differ from the same rows of the call with M={problem.m_full} at "
+            f"{problem.count} of {problem.numel} elements (first at index {problem.first_index}: "
+            f"{problem.full!r} with M={problem.m_full}, {problem.part!r} with M={problem.m_part}); "
+            "the scenario asks for rows that do not depend on M (checks.batch_invariant)."
+        )
+    if isinstance(problem, Crash):
+        return _describe_crash(problem)
+    if isinstance(problem, Unsupported):
+        if problem.reason is not None:
+            return f"Unsupported: the backend declines this item: {problem.reason}"
+        assert problem.raised is not None
+        return (
+            f"Unsupported: the backend raised {problem.raised.short()} during {problem.stage}\n"
+            f"{_raised_text(problem.raised)}"
+        )
+    if isinstance(problem, WrongError):
+        return _describe_wrong_error(problem)
+    if isinstance(problem, Recompiled):
+        return (
+            f"Recompiled: {problem.compiles} compiles over {len(problem.shape_sets)} shape set(s) "
+            f"({', '.join(problem.shape_sets)}); the scenario allows {problem.budget} (compile "
+            f"mode {problem.mode})."
+        )
+    if isinstance(problem, CodeCheckFailed):
+        diagnostic = problem.result.diagnostic
+        first, _, rest = diagnostic.partition("\n")
+        head = f"Code check failed on '{problem.result.block.artifact}': {first}"
+        return f"{head}\n{rest}".rstrip()
+    if isinstance(problem, TimedOut):
+        head = f"timed out after {problem.timeout_s:g} s"
+        return (
+            f"{head}: no result came back, so the worker was stopped (SIGTERM, SIGKILL after "
+            f"{problem.grace_s:g} s) and the run goes on in a fresh one. --item-timeout SECONDS "
+            "sets the limit (0: none; default: scaled to the item, plus the backend's "
+            "compile_timeout_s per compile)."
+        )
+    if isinstance(problem, HarnessFault):
+        raised = problem.raised
+        return (
+            f"Harness error in {problem.stage}: {raised.short()}"
+            f"{f' (at {raised.location})' if raised.location and raised.message else ''}. This is "
+            "gemmconf's own fault, not the backend's.\n" + raised.traceback
+        ).rstrip()
+    if isinstance(problem, ScenarioContradiction):
+        eager = (
+            "returned normally"
+            if problem.eager is None
+            else f"raised {problem.eager.type_name}: {problem.eager.first_line}"
+        )
+        return (
+            f"{problem.instance_id} expects eager to {problem.expected}, but eager {eager} on "
+            f"{problem.device} ({problem.inputs})\nThe scenario is wrong, not the backend "
+            f"({problem.source})."
+        )
+    raise TypeError(f"no words for {type(problem).__name__}")
+
+
+def _raised_text(raised: Raised) -> str:
+    unwrapped = f"(raised inside {' > '.join(raised.wrappers)})\n" if raised.wrappers else ""
+    return (unwrapped + raised.traceback).rstrip()
+
+
+def _describe_crash(crash: Crash) -> str:
+    if crash.raised is not None:
+        cause = " The GPU's CUDA context is lost: the worker is replaced." * crash.raised.cuda_fault
+        return (
+            f"Backend raised during {crash.stage}: {crash.raised.short()}{cause}\n"
+            f"{_raised_text(crash.raised)}"
+        ).rstrip()
+    if crash.returncode is not None:
+        summary, text = exit_text(crash.returncode)
+        return (
+            f"{summary}: the worker process running this item {text}. The run goes on in a fresh "
+            "worker. What the worker printed (for a fatal signal, faulthandler's Python stack) "
+            "is in this item's captured stderr; --no-isolate runs the item in-process, for a "
+            "debugger."
+        )
+    return f"crashed during {crash.stage}"
+
+
+def _describe_wrong_error(problem: WrongError) -> str:
+    expected = problem.expected
+    wanted = f"eager raises {expected.type_name} ({expected.first_line})"
+    if problem.match:
+        wanted += f" matching {problem.match!r}"
+    got = problem.got
+    if got is None:
+        return f"No exception: {wanted}, the backend returned {problem.returned}"
+    if got.not_implemented:
+        head = (
+            f"Unsupported: {wanted}; the backend raised NotImplementedError: {got.first_line} "
+            "(not implementing the op is not the rejection eager makes)"
+        )
+    elif got.type_name == expected.type_name:
+        head = f"Wrong message: {wanted}; the backend raised {got.short()}"
+    else:
+        head = f"Wrong exception: {wanted}; the backend raised {got.short()}"
+    return f"{head}\n{_raised_text(got)}".rstrip()
