@@ -13,7 +13,16 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-GEMMS = {torch.mm, torch.addmm, torch.bmm, torch.baddbmm, torch.matmul, torch.nn.functional.linear}
+GEMMS = {
+    torch.mm,
+    torch.addmm,
+    torch.bmm,
+    torch.baddbmm,
+    torch.matmul,
+    torch.nn.functional.linear,
+    torch._scaled_mm,
+    torch._int_mm,
+}
 
 
 class _Intercept(TorchFunctionMode):
@@ -139,6 +148,285 @@ def _crash_on_zero_size(func, args, kwargs):
     return NotImplemented
 
 
+def _refuse_unusual(func, args, kwargs):
+    """Only plain row-major, non-empty operands are implemented; anything else raises
+    NotImplementedError (before checking the inputs, so invalid ones raise it too)."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if any(t.numel() == 0 or not t.is_contiguous() or t.storage_offset() for t in tensors):
+        raise NotImplementedError(f"{func.__name__}: only contiguous, non-empty operands")
+    return NotImplemented
+
+
+def _raise_own_runtime_error(func, args, kwargs):
+    """Inputs are validated by the backend's own checks, which raise RuntimeError with their
+    own words whatever eager raises (IndexError, ValueError, another message)."""
+    try:
+        return func(*args, **kwargs)
+    except Exception:
+        raise RuntimeError(f"gemm backend: invalid arguments to {func.__name__}") from None
+
+
+class _ResultCache:
+    """Results served from a cache keyed by the input shapes (a memo that forgot the values)."""
+
+    def __init__(self) -> None:
+        self.cache: dict[Any, Any] = {}
+
+    def __call__(self, func, args, kwargs):
+        key = (func, tuple((tuple(a.shape), a.dtype) for a in args if isinstance(a, torch.Tensor)))
+        if key not in self.cache:
+            self.cache[key] = func(*args, **kwargs).clone()
+        return self.cache[key].clone()
+
+
+def _bias_in_place(func, args, kwargs):
+    """addmm/baddbmm computed into C itself (`c.mul_(beta).add_(...)`): the caller's C is
+    overwritten."""
+    if func not in (torch.addmm, torch.baddbmm):
+        return NotImplemented
+    c, a, b = args
+    out_shape = (*a.shape[:-1], b.shape[-1])
+    if tuple(c.shape) != out_shape or c.dtype != a.dtype:
+        return NotImplemented
+    mm = torch.mm if func is torch.addmm else torch.bmm
+    c.mul_(kwargs.get("beta", 1)).add_(mm(a, b), alpha=kwargs.get("alpha", 1))
+    return c.clone()
+
+
+TILE = 32
+
+
+def _unwritten_edge_tiles(func, args, kwargs):
+    """Only whole 32x32 output tiles are computed; the edge tiles are never written. The buffer
+    comes from the allocator right after a scratch result of the same size was freed, so without
+    poisoning it often holds the right answer there already."""
+    if func not in (torch.mm, torch.matmul) or len(args) != 2:
+        return NotImplemented
+    a, b = args
+    if a.dim() != 2 or b.dim() != 2:
+        return NotImplemented
+    m, n = a.shape[0], b.shape[1]
+    mt, nt = m - m % TILE, n - n % TILE
+    if (mt, nt) == (m, n) or not a.is_floating_point():
+        return NotImplemented
+    scratch = torch.mm(a, b)  # a plan's first pass; freed before the output is allocated
+    del scratch
+    out = torch.empty(m, n, dtype=a.dtype, device=a.device)
+    if mt and nt:
+        out[:mt, :nt] = torch.mm(a[:mt], b[:, :nt])
+    return out
+
+
+def _column_major_output(func, args, kwargs):
+    """Right values, returned column-major where eager returns row-major."""
+    if func not in (torch.mm, torch.addmm, torch.bmm, torch.baddbmm):
+        return NotImplemented
+    out = func(*args, **kwargs)
+    return out.transpose(-2, -1).contiguous().transpose(-2, -1)
+
+
+def _split_k_random_order(func, args, kwargs):
+    """Split-K with the partial sums added in whatever order they finish (atomics): results
+    differ in the last bits from call to call."""
+    if func not in (torch.mm, torch.bmm):
+        return NotImplemented
+    a, b = args
+    k = a.shape[-1]
+    if k < 64 or not a.is_floating_point():
+        return NotImplemented
+    chunks = [
+        torch.matmul(a[..., s : s + 16].float(), b[..., s : s + 16, :].float())
+        for s in range(0, k, 16)
+    ]
+    order = torch.randperm(len(chunks)).tolist()  # the global RNG: differs call to call
+    acc = torch.zeros_like(chunks[0])
+    for i in order:
+        acc = acc + chunks[i]
+    return acc.to(a.dtype)
+
+
+def _scaled(rewrite):
+    """A rewrite of `torch._scaled_mm` calls only."""
+
+    def rewriter(func, args, kwargs):
+        if func is not torch._scaled_mm:
+            return NotImplemented
+        return rewrite(*args, **kwargs)
+
+    return rewriter
+
+
+def _scale_axis_ignored(a, b, scale_a, scale_b, **kwargs):
+    """Per-row / per-column scales read as one tensor-wide scale (their first element)."""
+    if scale_a.numel() <= 1 and scale_b.numel() <= 1:
+        return torch._scaled_mm(a, b, scale_a, scale_b, **kwargs)
+    first_a, first_b = scale_a.reshape(-1)[0], scale_b.reshape(-1)[0]
+    return torch._scaled_mm(a, b, first_a, first_b, **kwargs)
+
+
+def _e5m2_read_as_e4m3(a, b, scale_a, scale_b, **kwargs):
+    """e5m2 operands decoded with the e4m3fn format (same bytes, wrong exponent width)."""
+
+    def decoded(t):
+        return t.view(torch.float8_e4m3fn) if t.dtype == torch.float8_e5m2 else t
+
+    if torch.float8_e5m2 not in (a.dtype, b.dtype):
+        return torch._scaled_mm(a, b, scale_a, scale_b, **kwargs)
+    return torch._scaled_mm(decoded(a), decoded(b), scale_a, scale_b, **kwargs)
+
+
+def _fast_accum_always(a, b, scale_a, scale_b, **kwargs):
+    """Accumulation in the tensor core's reduced precision (the accumulator rounded to 10
+    mantissa bits every 32 products), as `use_fast_accum=True` allows, even where the call says
+    False."""
+    bias, out_dtype = kwargs.get("bias"), kwargs.get("out_dtype") or torch.bfloat16
+    deq_a = a.float() * (scale_a if scale_a.dim() else scale_a.reshape(1, 1))
+    deq_b = b.float() * (scale_b if scale_b.dim() else scale_b.reshape(1, 1))
+    acc = torch.zeros(a.shape[0], b.shape[1])
+    for start in range(0, a.shape[1], 32):
+        acc = acc + deq_a[:, start : start + 32] @ deq_b[start : start + 32]
+        acc = _keep_mantissa(acc, 10)
+    if bias is not None:
+        acc = acc + bias.float()
+    return acc.to(out_dtype)
+
+
+def _keep_mantissa(x: torch.Tensor, bits: int) -> torch.Tensor:
+    drop = 23 - bits
+    raw = x.contiguous().view(torch.int32)
+    rounded = (raw + (1 << (drop - 1))) & ~((1 << drop) - 1)
+    return rounded.view(torch.float32).view(x.shape)
+
+
+def _bias_dropped(a, b, scale_a, scale_b, **kwargs):
+    """The bias argument of `_scaled_mm` is never applied."""
+    return torch._scaled_mm(a, b, scale_a, scale_b, **{**kwargs, "bias": None})
+
+
+def _int_mm_in_floats(func, args, kwargs):
+    """`_int_mm` computed as an fp32 GEMM and cast back: exact only while sums stay below 2^24."""
+    if func is not torch._int_mm:
+        return NotImplemented
+    a, b = args
+    valid = a.dim() == b.dim() == 2 and a.shape[1] == b.shape[0]
+    if not valid or a.dtype != torch.int8 or b.dtype != torch.int8:
+        return NotImplemented  # eager's own checks
+    return torch.mm(a.float(), b.float()).round().to(torch.int32)
+
+
+def _refuse_everything(fn, example_inputs, dynamic):
+    raise NotImplementedError("this backend implements nothing yet")
+
+
+class RefusingBackend(PlantedBackend):
+    """compile() raises NotImplementedError for every function: a backend at its first commit."""
+
+    def compile(self, fn, example_inputs: Sequence[Any], *, dynamic: bool | None):
+        _refuse_everything(fn, example_inputs, dynamic)
+
+
+class FxPlanted:
+    """A backend that traces the program with torch.fx and rewrites the graph (epilogue bugs)."""
+
+    def __init__(self, name: str, rewrite: Callable[[torch.fx.GraphModule], None]):
+        self.name = name
+        self.rewrite = rewrite
+
+    def availability(self) -> str | None:
+        return None
+
+    def compile(self, fn, example_inputs: Sequence[Any], *, dynamic: bool | None):
+        gm = torch.fx.symbolic_trace(fn)
+        self.rewrite(gm)
+        gm.graph.lint()
+        gm.recompile()
+        return PlantedCompiled(gm, _untouched, count_shapes=False)
+
+
+ACTIVATIONS = {
+    torch.relu,
+    torch.tanh,
+    torch.sigmoid,
+    torch.nn.functional.gelu,
+    torch.nn.functional.silu,
+}
+
+
+def _activation_nodes(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
+    return [n for n in gm.graph.nodes if n.op == "call_function" and n.target in ACTIVATIONS]
+
+
+def _drop_activation(gm: torch.fx.GraphModule) -> None:
+    """The epilogue's activation is never applied (a fused kernel that forgot it)."""
+    for node in _activation_nodes(gm):
+        node.replace_all_uses_with(node.args[0])
+        gm.graph.erase_node(node)
+
+
+def _activation_before_bias(gm: torch.fx.GraphModule) -> None:
+    """addmm/linear + activation fused as act(A @ B) + bias instead of act(A @ B + bias)."""
+    graph = gm.graph
+    for node in _activation_nodes(gm):
+        gemm = node.args[0]
+        if not isinstance(gemm, torch.fx.Node) or gemm.op != "call_function":
+            continue
+        if gemm.target is torch.addmm:
+            c, a, b = gemm.args
+            alpha, beta = gemm.kwargs.get("alpha", 1), gemm.kwargs.get("beta", 1)
+            with graph.inserting_before(node):
+                product = graph.call_function(torch.mm, (a, b))
+                scaled = graph.call_function(torch.mul, (product, alpha))
+        elif gemm.target is torch.nn.functional.linear and gemm.args[2] is not None:
+            a, b, c = gemm.args
+            beta = 1
+            with graph.inserting_before(node):
+                scaled = graph.call_function(torch.nn.functional.linear, (a, b, None))
+        else:
+            continue
+        with graph.inserting_after(node):
+            bias = graph.call_function(torch.mul, (c, beta))
+        with graph.inserting_after(bias):
+            total = graph.call_function(torch.add, (node, bias))
+        node.replace_all_uses_with(total)
+        total.args = (node, bias)
+        node.args = (scaled, *node.args[1:])
+        if not gemm.users:
+            graph.erase_node(gemm)
+
+
+class MissingInstruction:
+    """Eager's results, and a TTGIR artifact whose MMA and loads are the generic ones (`tt.dot`,
+    `tt.load`) where the scenario promises wgmma and TMA: the code the backend says it generated
+    lacks what the scenario's code checks require. Named `reference` so that the reference
+    backend's code checks apply to it."""
+
+    name = "reference"
+
+    def availability(self) -> str | None:
+        return None
+
+    def compile(self, fn, example_inputs: Sequence[Any], *, dynamic: bool | None):
+        return _MissingInstructionCompiled(fn, _untouched, count_shapes=False)
+
+
+TTGIR_WITHOUT_WGMMA = """\
+module attributes {"ttg.target" = "cuda:90", "ttg.num-warps" = 4 : i32} {
+  tt.func public @gemm_kernel(%a: !tt.ptr<bf16>, %b: !tt.ptr<bf16>, %c: !tt.ptr<bf16>) {
+    %0 = tt.load %a : tensor<64x32x!tt.ptr<bf16>>
+    %1 = tt.load %b : tensor<32x64x!tt.ptr<bf16>>
+    %2 = tt.dot %0, %1, %cst : tensor<64x32xbf16> * tensor<32x64xbf16> -> tensor<64x64xf32>
+    tt.store %c, %2 : tensor<64x64x!tt.ptr<bf16>>
+    tt.return
+  }
+}
+"""
+
+
+class _MissingInstructionCompiled(PlantedCompiled):
+    def artifacts(self) -> dict[str, str]:
+        return {"ttgir": TTGIR_WITHOUT_WGMMA}
+
+
 bias_broadcast_dropped = PlantedBackend("bias-broadcast-dropped", _drop_bias_broadcast)
 low_precision_accumulation = PlantedBackend("low-precision-acc", _low_precision_accumulation)
 wrong_output_dtype = PlantedBackend("wrong-output-dtype", _wrong_output_dtype)
@@ -146,6 +434,22 @@ recompiles_every_shape = PlantedBackend("recompiles-every-shape", _untouched, co
 tf32_without_permission = PlantedBackend("tf32-inputs", _tf32_inputs)
 ignores_strides = PlantedBackend("ignores-strides", _ignore_strides)
 crashes_on_zero_size = PlantedBackend("crashes-on-zero-size", _crash_on_zero_size)
+not_implemented_everywhere = RefusingBackend("not-implemented-everywhere", _untouched)
+refuses_unusual_inputs = PlantedBackend("refuses-unusual-inputs", _refuse_unusual)
+raises_its_own_runtime_error = PlantedBackend("own-runtime-error", _raise_own_runtime_error)
+caches_results = PlantedBackend("caches-results", _ResultCache())
+writes_into_bias = PlantedBackend("writes-into-bias", _bias_in_place)
+unwritten_edge_tiles = PlantedBackend("unwritten-edge-tiles", _unwritten_edge_tiles)
+column_major_output = PlantedBackend("column-major-output", _column_major_output)
+split_k_random_order = PlantedBackend("split-k-random-order", _split_k_random_order)
+fp8_scale_axis_ignored = PlantedBackend("fp8-scale-axis-ignored", _scaled(_scale_axis_ignored))
+fp8_e5m2_read_as_e4m3 = PlantedBackend("fp8-e5m2-as-e4m3", _scaled(_e5m2_read_as_e4m3))
+fp8_fast_accum_always = PlantedBackend("fp8-fast-accum-always", _scaled(_fast_accum_always))
+fp8_bias_dropped = PlantedBackend("fp8-bias-dropped", _scaled(_bias_dropped))
+int_mm_in_floats = PlantedBackend("int-mm-in-floats", _int_mm_in_floats)
+activation_dropped = FxPlanted("activation-dropped", _drop_activation)
+activation_before_bias = FxPlanted("activation-before-bias", _activation_before_bias)
+missing_instruction = MissingInstruction()
 
 ALL = {
     "bias_broadcast_dropped": bias_broadcast_dropped,
@@ -155,4 +459,20 @@ ALL = {
     "tf32_without_permission": tf32_without_permission,
     "ignores_strides": ignores_strides,
     "crashes_on_zero_size": crashes_on_zero_size,
+    "not_implemented_everywhere": not_implemented_everywhere,
+    "refuses_unusual_inputs": refuses_unusual_inputs,
+    "raises_its_own_runtime_error": raises_its_own_runtime_error,
+    "caches_results": caches_results,
+    "writes_into_bias": writes_into_bias,
+    "unwritten_edge_tiles": unwritten_edge_tiles,
+    "column_major_output": column_major_output,
+    "split_k_random_order": split_k_random_order,
+    "fp8_scale_axis_ignored": fp8_scale_axis_ignored,
+    "fp8_e5m2_read_as_e4m3": fp8_e5m2_read_as_e4m3,
+    "fp8_fast_accum_always": fp8_fast_accum_always,
+    "fp8_bias_dropped": fp8_bias_dropped,
+    "int_mm_in_floats": int_mm_in_floats,
+    "activation_dropped": activation_dropped,
+    "activation_before_bias": activation_before_bias,
+    "missing_instruction": missing_instruction,
 }

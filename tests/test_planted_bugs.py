@@ -1,72 +1,246 @@
-"""Every planted-bug backend fails the items that expose its bug, and only plausible ones.
+"""Every planted-bug backend fails the items that expose its bug, with the failure kind the bug
+is, and only items its bug explains (plausible bugs only).
 
-The run goes through `runner.run_item`, the same code the plugin calls, over the repository's
-foundation suite (suites/dense/first.yaml).
+The runs go through `runner.run_item`, the same code the plugin calls, over the repository's
+suite files (a selection per backend, to keep the self-tests quick).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import planted_backends
 import pytest
 import torch
 
-from gemmconf.outcome import render
+from gemmconf import capability
+from gemmconf.outcome import Unwritten, render
 from gemmconf.runner import run_item
-from gemmconf.scenario import load_suite
+from gemmconf.scenario import ScenarioInstance, load_suite
 
-FIRST = Path(__file__).resolve().parents[1] / "suites" / "dense" / "first.yaml"
-
-
-@pytest.fixture(scope="module")
-def instances():
-    return load_suite(FIRST)
+SUITES = Path(__file__).resolve().parents[1] / "suites"
+CPU = capability.detect()
 
 
-def failing(backend, instances) -> set[str]:
-    return {
-        i.id
-        for i in instances
-        if not run_item(i, backend, seed=0, device="cpu", target=None, repro="-").passed
-    }
+def runnable(path: str, target: str | None = None) -> list[ScenarioInstance]:
+    """The instances of a suite file that run on this CPU (as the plugin would decide)."""
+    return [
+        i
+        for i in load_suite(SUITES / path)
+        if capability.unmet(i.requires, CPU, target_arch=target) is None
+    ]
 
 
-# backend -> (ids that must fail, a predicate every failing id must satisfy)
+@dataclass(frozen=True)
+class Case:
+    files: tuple[str, ...]
+    must_fail: frozenset[str]
+    plausible: Callable[[str], bool]  # every failing id must satisfy it
+    kind: str  # the failure kind of every failing item
+    select: Callable[[str], bool] = lambda i: True  # which instances of the files to run
+    target: str | None = None
+
+
+FIRST = ("dense/first.yaml",)
+ACTIVATIONS = ("relu", "gelu", "silu", "tanh", "sigmoid", "two_tensors")  # two_tensors: a relu
+
 CAUGHT = {
-    "bias_broadcast_dropped": (
-        {
-            "first/addmm[fp32-bias_N-plain]",
-            "first/addmm[bf16-bias_M1-a2_b-0.5]",
-            "first/addmm[fp16-bias_1N-plain]",
-        },
+    "bias_broadcast_dropped": Case(
+        FIRST,
+        frozenset(
+            {
+                "first/addmm[fp32-bias_N-plain]",
+                "first/addmm[bf16-bias_M1-a2_b-0.5]",
+                "first/addmm[fp16-bias_1N-plain]",
+            }
+        ),
         lambda i: "addmm" in i and "bias_MN" not in i,
+        "wrong values",
     ),
-    "low_precision_accumulation": (
-        {"first/mm[fp16-32x48x1024-nn]", "first/mm[fp16-32x48x1024-col]"},
+    "low_precision_accumulation": Case(
+        FIRST,
+        frozenset({"first/mm[fp16-32x48x1024-nn]", "first/mm[fp16-32x48x1024-col]"}),
         lambda i: "x1024-" in i and "fp32" not in i,
+        "wrong values",
     ),
-    "wrong_output_dtype": (
-        {"first/mm[fp16-64x64x64-nn]", "first/bmm[bf16-3b32x32x32]", "first/mm_zero_m[bf16]"},
+    "wrong_output_dtype": Case(
+        FIRST,
+        frozenset(
+            {"first/mm[fp16-64x64x64-nn]", "first/bmm[bf16-3b32x32x32]", "first/mm_zero_m[bf16]"}
+        ),
         lambda i: "fp16" in i or "bf16" in i or "mark_dynamic" in i,
+        "wrong layout",
     ),
-    "recompiles_every_shape": (
-        {"first/mm_dynamic", "first/mm_mark_dynamic"},
+    "recompiles_every_shape": Case(
+        FIRST,
+        frozenset({"first/mm_dynamic", "first/mm_mark_dynamic"}),
         lambda i: "dynamic" in i,
+        "recompiles",
     ),
-    "tf32_without_permission": (
-        {"first/mm[fp32-64x64x64-nn]", "first/addmm[fp32-bias_MN-plain]"},
+    "tf32_without_permission": Case(
+        FIRST,
+        frozenset({"first/mm[fp32-64x64x64-nn]", "first/addmm[fp32-bias_MN-plain]"}),
         lambda i: "fp32" in i or i in ("first/mm_dynamic", "first/mm_inductor_code"),
+        "wrong values",
     ),
-    "ignores_strides": (
-        {"first/mm[fp32-64x64x64-col]", "first/mm[bf16-127x65x33-nt]"},
+    "ignores_strides": Case(
+        FIRST,
+        frozenset({"first/mm[fp32-64x64x64-col]", "first/mm[bf16-127x65x33-nt]"}),
         lambda i: i.endswith("-nt]") or i.endswith("-col]"),
+        "wrong values",
     ),
-    "crashes_on_zero_size": (
-        {"first/mm_zero_m[fp32]", "first/mm_zero_m[bf16]"},
+    "crashes_on_zero_size": Case(
+        FIRST,
+        frozenset({"first/mm_zero_m[fp32]", "first/mm_zero_m[bf16]"}),
         lambda i: "zero" in i,
+        "crash",
+    ),
+    "not_implemented_everywhere": Case(
+        ("errors/errors.yaml",),
+        frozenset({"errors/inner_dim_mismatch[mm-fp32]", "errors/dtype_mismatch[bmm-fp32_fp16]"}),
+        lambda i: True,
+        "unsupported",
+    ),
+    "refuses_unusual_inputs": Case(
+        FIRST,
+        frozenset(
+            {"first/mm[fp32-64x64x64-nt]", "first/mm[bf16-127x65x33-col]", "first/mm_zero_m[fp32]"}
+        ),
+        lambda i: i.endswith("-nt]") or i.endswith("-col]") or "zero" in i,
+        "unsupported",
+    ),
+    "raises_its_own_runtime_error": Case(
+        ("errors/errors.yaml",),
+        frozenset(
+            {
+                "errors/rank_mismatch[baddbmm_2d_b-fp32]",  # eager: IndexError
+                "errors/rank_mismatch[bmm_2d_a-bf16]",  # the scenario's message pattern
+                "errors/dtype_mismatch[mm-fp32_fp16]",
+            }
+        ),
+        lambda i: any(
+            s in i
+            for s in (
+                "baddbmm_2d_b",
+                "bmm_2d_",
+                "dtype_mismatch",
+                "bias_dtype_mismatch",
+                "integer_operands",
+            )
+        ),
+        "wrong error",
+    ),
+    "caches_results": Case(
+        FIRST,
+        frozenset({"first/mm[fp32-64x64x64-nn]", "first/bmm[fp16-2b17x9x65]", "first/mm_dynamic"}),
+        lambda i: "zero" not in i,
+        "wrong values",
+    ),
+    "writes_into_bias": Case(
+        FIRST,
+        frozenset({"first/addmm[fp32-bias_MN-plain]", "first/addmm[bf16-bias_MN-beta0]"}),
+        lambda i: "bias_MN" in i,
+        "inputs modified",
+    ),
+    "unwritten_edge_tiles": Case(
+        FIRST,
+        frozenset({"first/mm[fp32-127x65x33-nn]", "first/mm[bf16-32x48x1024-col]"}),
+        lambda i: any(s in i for s in ("127x65x33", "32x48x1024", "mm_dynamic", "mark_dynamic")),
+        "wrong values",
+    ),
+    "column_major_output": Case(
+        FIRST,
+        frozenset({"first/mm[fp32-64x64x64-nn]", "first/addmm[fp16-bias_N-plain]"}),
+        lambda i: "zero" not in i,
+        "wrong layout",
+    ),
+    "split_k_random_order": Case(
+        ("integrity/integrity.yaml",),
+        frozenset(
+            {
+                "integrity/deterministic[mm-fp32-2b64x48x512]",
+                "integrity/deterministic[bmm-fp32-2b17x9x1024]",
+            }
+        ),
+        lambda i: "deterministic[mm" in i or "deterministic[bmm" in i,
+        "nondeterministic",
+        select=lambda i: "deterministic" in i,
+    ),
+    "fp8_scale_axis_ignored": Case(
+        ("fp8/scaled_mm.yaml",),
+        frozenset({"fp8/bias_row[rowwise]", "fp8/shapes[rowwise-200x64x128]"}),
+        lambda i: "rowwise" in i,
+        "wrong values",
+    ),
+    "fp8_e5m2_read_as_e4m3": Case(
+        ("fp8/scaled_mm.yaml",),
+        frozenset({"fp8/e5m2_pair_cpu[rowwise-fp32]", "fp8/fp8_output[tensorwise_e5m2_b]"}),
+        lambda i: "e5m2" in i,
+        "wrong values",
+    ),
+    "fp8_fast_accum_always": Case(
+        ("fp8/scaled_mm.yaml", "stress/stress.yaml"),
+        frozenset(
+            {
+                "fp8/bias_cpu_only[rowwise-out_fp32_bias_fp32]",
+                "stress/k_sweep_fp8[4x16x65536-rowwise-no_use_fast_accum]",
+            }
+        ),
+        lambda i: "-use_fast_accum" not in i and "fast_cpu" not in i and "_fast]" not in i,
+        "wrong values",
+        select=lambda i: i.startswith("fp8/") or "k_sweep_fp8" in i,
+    ),
+    "fp8_bias_dropped": Case(
+        ("fp8/scaled_mm.yaml",),
+        frozenset({"fp8/bias_row[tensorwise]", "fp8/fp8_output[tensorwise_bias_bf16]"}),
+        lambda i: "bias" in i,
+        "wrong values",
+    ),
+    "int_mm_in_floats": Case(
+        ("int8/int_mm.yaml",),
+        frozenset({"int8/large_sums[32x32x2048]", "int8/large_sums[64x32x4096]"}),
+        lambda i: "large_sums" in i,
+        "wrong values",
+    ),
+    "activation_dropped": Case(
+        ("epilogue/epilogue.yaml",),
+        frozenset({"epilogue/unary[mm-relu-fp32]", "epilogue/unary[addmm-gelu_tanh-bf16]"}),
+        lambda i: any(a in i for a in ACTIVATIONS),
+        "wrong values",
+        select=lambda i: "/unary[" in i or "/chains[" in i,
+    ),
+    "activation_before_bias": Case(
+        ("epilogue/epilogue.yaml",),
+        frozenset({"epilogue/unary[addmm-relu-fp32]", "epilogue/unary[linear_bias-silu-bf16]"}),
+        lambda i: ("addmm" in i or "linear_bias" in i) and any(a in i for a in ACTIVATIONS),
+        "wrong values",
+        select=lambda i: "/unary[" in i or "/chains[" in i,
+    ),
+    "missing_instruction": Case(
+        ("tma/codecheck.yaml",),
+        frozenset(
+            {"tma_codecheck/sm90_tma[mm-bf16-aligned]", "tma_codecheck/sm90_tma[bmm-fp16-padded]"}
+        ),
+        lambda i: not ("misaligned" in i and "fp32" in i),
+        "code check",
+        select=lambda i: "/sm90_tma[" in i,
+        target="sm90",
     ),
 }
+
+
+def outcomes(name: str, case: Case, seed: int = 0) -> dict[str, object]:
+    backend = planted_backends.ALL[name]
+    found = {}
+    for path in case.files:
+        for instance in runnable(path, case.target):
+            if case.select(instance.id):
+                found[instance.id] = run_item(
+                    instance, backend, seed=seed, device="cpu", target=case.target
+                )
+    return found
 
 
 def test_every_planted_backend_is_covered():
@@ -74,28 +248,47 @@ def test_every_planted_backend_is_covered():
 
 
 @pytest.mark.parametrize("name", sorted(CAUGHT))
-def test_planted_bug_is_caught(name, instances):
-    must_fail, plausible = CAUGHT[name]
-    failed = failing(planted_backends.ALL[name], instances)
-    assert must_fail <= failed, f"{name} escaped: {sorted(must_fail - failed)}"
-    unexpected = {i for i in failed if not plausible(i)}
+def test_planted_bug_is_caught(name):
+    case = CAUGHT[name]
+    results = outcomes(name, case)
+    assert case.must_fail <= set(results), f"unknown ids: {sorted(case.must_fail - set(results))}"
+    failed = {i: o for i, o in results.items() if not o.passed}
+    assert case.must_fail <= set(failed), f"{name} escaped: {sorted(case.must_fail - set(failed))}"
+    unexpected = {i for i in failed if not case.plausible(i)}
     assert not unexpected, f"{name} failed items its bug cannot explain: {sorted(unexpected)}"
+    kinds = {i: o.kind for i, o in failed.items() if o.kind != case.kind}
+    assert not kinds, f"{name}: failures of another kind than {case.kind!r}: {kinds}"
 
 
-def test_eager_passes_all_of_them(instances):
+def test_unwritten_tiles_are_named_as_such():
+    case = CAUGHT["unwritten_edge_tiles"]
+    outcome = outcomes("unwritten_edge_tiles", case)["first/mm[fp32-127x65x33-nn]"]
+    found = [p for p in outcome.problems if isinstance(p, Unwritten)]
+    assert found and found[0].count == 127 * 65 - 96 * 64
+    assert render(outcome).reason.startswith("Unwritten output: 2111 of 8255 elements")
+
+
+def test_eager_passes_all_of_them():
     from gemmconf.backends.eager import EagerBackend
 
-    assert failing(EagerBackend(), instances) == set()
+    backend = EagerBackend()
+    failed = {
+        i.id
+        for path in ("dense/first.yaml", "errors/errors.yaml", "fp8/scaled_mm.yaml")
+        for i in runnable(path)
+        if not run_item(i, backend, seed=0, device="cpu", target=None).passed
+    }
+    assert failed == set()
 
 
-def test_a_wrong_eager_is_refuted_by_fp64_and_named(instances, monkeypatch):
+def test_a_wrong_eager_is_refuted_by_fp64_and_named(monkeypatch):
     """Eager itself can be wrong (an H200 with torch 2.11: inf in half of a blockwise fp8 GEMM
     with fp16 output). A right backend then passes with metrics.eager_wrong set, and eager run as
     a backend fails."""
     from gemmconf import program
     from gemmconf.backends.eager import EagerBackend
 
-    instance = next(i for i in instances if i.op == "mm" and i.dtype == "fp16")
+    instance = next(i for i in load_suite(SUITES / FIRST[0]) if i.op == "mm" and i.dtype == "fp16")
     make_function = program.make_function
 
     def broken_eager(inst):
@@ -117,9 +310,9 @@ def test_a_wrong_eager_is_refuted_by_fp64_and_named(instances, monkeypatch):
             return EagerBackend().compile(make_function(instance), example_inputs, dynamic=dynamic)
 
     monkeypatch.setattr(program, "make_function", broken_eager)
-    right = run_item(instance, RightBackend(), seed=0, device="cpu", target=None, repro="-")
+    right = run_item(instance, RightBackend(), seed=0, device="cpu", target=None)
     assert right.passed, render(right).details
     dims = instance.dims()
     assert right.metrics["eager_wrong"] == dims["M"] * (dims["N"] // 2)
-    wrong = run_item(instance, EagerBackend(), seed=0, device="cpu", target=None, repro="-")
+    wrong = run_item(instance, EagerBackend(), seed=0, device="cpu", target=None)
     assert not wrong.passed and "Eager is wrong at" in render(wrong).details

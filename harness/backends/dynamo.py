@@ -55,28 +55,20 @@ def recompile_limit_patches() -> dict[str, Any]:
     return patches
 
 
-def tracing_error(error: BaseException) -> bool:
-    """An error dynamo raised while tracing (eager's meta checks), not one from the backend."""
-    from torch._dynamo import exc
-
-    return isinstance(error, exc.TorchDynamoException) and not isinstance(
-        error, exc.BackendCompilerFailed
-    )
-
-
 class DynamoCompiled:
     """`torch.compile(fn, backend=compiler)` for an adapter whose compiler counts `invocations`.
 
-    Compiles an isolated copy of `fn` under the raised recompile limit. When dynamo fails while
-    tracing, `fn` runs eagerly once so the caller gets eager's own exception class (meta functions
-    sometimes raise another one), chained to dynamo's. Subclasses add `artifacts()`.
+    Compiles an isolated copy of `fn` under the raised recompile limit and reports what the
+    compiled function did: its result, or what it raised. When dynamo fails while tracing (eager's
+    meta functions reject the inputs), that failure is the backend's answer too: the harness takes
+    the error out of dynamo's wrappers (`outcome.unwrap`), and never runs eager in its place.
+    Subclasses add `artifacts()`.
     """
 
     def __init__(self, fn: Callable[..., Any], compiler: Any, *, dynamic: bool | None) -> None:
         import torch
         import torch._dynamo.config as dynamo_config
 
-        self._fn = fn
         self.compiler = compiler
         self._patches = recompile_limit_patches()
         with dynamo_config.patch(self._patches):
@@ -85,17 +77,8 @@ class DynamoCompiled:
     def __call__(self, *args: Any) -> Any:
         import torch._dynamo.config as dynamo_config
 
-        try:
-            with dynamo_config.patch(self._patches):
-                return self._compiled(*args)
-        except Exception as error:
-            if not tracing_error(error):
-                raise
-            try:
-                self._fn(*args)
-            except Exception as eager_error:
-                raise eager_error from error
-            raise
+        with dynamo_config.patch(self._patches):
+            return self._compiled(*args)
 
     def compiles(self) -> int:
         return self.compiler.invocations

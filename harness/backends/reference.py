@@ -9,11 +9,10 @@ Per `compile()`:
 - Artifacts. `python` (call plans and rewritten graphs), `triton` (kernel source), and `ttir`,
   `ttgir`, `ptx` cross-compiled for `RunOptions.target_arch` (else the GPU here, else sm90).
 - Errors. Inputs the aten ops reject fail while dynamo traces, inside eager's meta functions,
-  and dynamo wraps that error (`TorchRuntimeError`) or the meta raises another class than eager
-  (`_scaled_mm` scale shapes: RuntimeError from meta, ValueError from eager). Nothing was compiled
-  then, so the call runs `fn` eagerly once and raises eager's own exception, chained to dynamo's;
-  if eager does not raise, dynamo's error propagates. Failures inside the backend itself
-  (`BackendCompilerFailed`) propagate unchanged.
+  and dynamo wraps that error (`TorchRuntimeError`); the backend's own failures arrive wrapped
+  in `BackendCompilerFailed`. Both propagate as raised: the harness takes the error out of the
+  wrappers and compares its class with eager's, and never substitutes eager's. Checks eager makes
+  only in its kernels are the backend's own (backend/eager_checks.py).
 
 Environment: on a machine without a usable CUDA GPU, importing `backend` sets
 TRITON_INTERPRET=1 (unless set) so kernels run in the Triton interpreter on CPU tensors. TF32 for

@@ -36,6 +36,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"Default: {DEFAULT_BACKEND}.",
     )
     group.addoption(
+        "--allow-unavailable",
+        action="store_true",
+        help="run even when a backend named by --backend is unavailable here (its items are "
+        "skipped with the reason); without it, that is a usage error at start-up",
+    )
+    group.addoption(
         "--seed",
         default="0",
         metavar="N",
@@ -75,18 +81,24 @@ class RunState:
         self.timeouts = parse_item_timeout(config.getoption("item_timeout"))
         self.shard = parse_shard(config.getoption("shard"))
         self.benchmark = bool(config.getoption("benchmark"))
-        specs = config.getoption("backend") or DEFAULT_BACKEND
-        self.backend_specs = [s.strip() for s in specs.split(",") if s.strip()]
-        if not self.backend_specs:
-            raise pytest.UsageError("--backend: no backend named")
+        named = config.getoption("backend")
+        self.backend_specs = [s.strip() for s in (named or DEFAULT_BACKEND).split(",")]
+        if named is not None and not all(self.backend_specs):
+            raise pytest.UsageError(
+                f"--backend {named!r}: an empty backend name (an unset variable?); "
+                "name one or more backends, comma-separated"
+            )
         self.capability = capability.detect()
         self.device = "cuda" if self.capability.device == "cuda" else "cpu"
         if self.benchmark and not hasattr(config, "workerinput"):
             check_benchmark(self.device, numprocesses(config))
         self.backends: dict[str, Backend] = {}
         self.specs: dict[str, str] = {}  # label -> the --backend text that named it
-        if config.getoption("backend"):
+        self.allow_unavailable = bool(config.getoption("allow_unavailable"))
+        if named is not None:
             self.resolve_backends()  # a bad --backend fails at start, whatever is collected
+            if not hasattr(config, "workerinput"):
+                self.check_available()
         self.instances: dict[Path, list[ScenarioInstance]] = {}
         self.tables: dict[str, expectations.ExpectationTable] = {}
         self.writer: ResultsWriter | None = None
@@ -111,6 +123,19 @@ class RunState:
             label = _label(spec, backend)
             self.backends[label] = backend
             self.specs[label] = spec
+
+    def check_available(self) -> None:
+        """A backend named on the command line that cannot run here is a usage error (a CI
+        line must not go green by skipping everything), unless --allow-unavailable."""
+        if self.allow_unavailable:
+            return
+        for label, backend in self.backends.items():
+            reason = backend.availability()
+            if reason:
+                raise pytest.UsageError(
+                    f"--backend {self.specs[label]}: unavailable here: {reason}. "
+                    "--allow-unavailable runs anyway, skipping its items with that reason."
+                )
 
     def runner(self) -> isolation.IsolatedRunner | isolation.InProcessRunner:
         """Where items run: a worker process (started after collection), or here."""

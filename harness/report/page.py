@@ -52,6 +52,7 @@ FIELDS = (
     "seed",
     "target_arch",
     "details",
+    "kind",
 )
 EXCERPT_CHARS = 2000
 EXCERPT_BUDGET = 1_500_000
@@ -199,6 +200,7 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
             "seed": record.get("seed"),
             "target_arch": strings.ref(record.get("target_arch")),
             "details": strings.ref(details),
+            "kind": strings.ref(record.get("kind")),
         }
         row = [values[f] for f in FIELDS]
         while row and row[-1] is None:  # trailing empties cost bytes at 8,000 records
@@ -214,6 +216,7 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
         "name": name,
         "outcomes": list(results.OUTCOMES),
         "failing": list(results.FAILING),
+        "kind_counts": results.count_kinds(document["records"]),
         "fields": list(FIELDS),
         "strings": strings.values,
         "axes": axes.values,
@@ -274,6 +277,7 @@ def render(document: dict[str, Any], *, name: str = "") -> str:
     data = page_data(document, name=name)
     run = data["run"]
     counts = results.count(document["records"])
+    kind_counts = results.count_kinds(document["records"])
     environment = document.get("environment") or {}
     devices = sorted({device_of(r, document) for r in document["records"]} - {""})
     template = _environment().get_template("conformance.html.j2")
@@ -282,6 +286,7 @@ def render(document: dict[str, Any], *, name: str = "") -> str:
         name=name,
         run=run,
         counts=counts,
+        kind_counts=kind_counts,
         outcomes=results.OUTCOMES,
         failing=results.FAILING,
         total=len(document["records"]),

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gemmconf import kinds
+
 FORMAT = "gemmconf-results"
 VERSION = 1
 OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
@@ -73,6 +75,7 @@ class ResultsWriter:
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             **self.run,
             "counts": count(self.records),
+            "kind_counts": count_kinds(self.records),
             "records": sorted(self.records, key=lambda r: (r["id"], r["backend"])),
         }
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -87,6 +90,21 @@ def count(records: list[dict[str, Any]]) -> dict[str, int]:
     for record in records:
         totals[record["outcome"]] = totals.get(record["outcome"], 0) + 1
     return totals
+
+
+def count_kinds(
+    records: list[dict[str, Any]], outcomes: tuple[str, ...] = FAILING
+) -> dict[str, int]:
+    """Records of the given outcomes by failure kind, in `kinds.KINDS` order ("unsupported"
+    and "wrong values" are counted apart, never together); records without a kind (an xpass)
+    count as "(no kind)"."""
+    found: dict[str, int] = {}
+    for record in records:
+        if record["outcome"] in outcomes:
+            kind = record.get("kind") or "(no kind)"
+            found[kind] = found.get(kind, 0) + 1
+    order = {kind: i for i, kind in enumerate(kinds.KINDS)}
+    return dict(sorted(found.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
 
 
 def read(path: str | Path) -> dict[str, Any]:

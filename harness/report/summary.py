@@ -4,8 +4,9 @@ One table: a row per (backend, op, dtype), a column per outcome (failing outcome
 that are zero everywhere left out), zeros printed as "." so that what is not a pass stands out.
 A run of thousands of items stays on one screen: past `max_rows` rows, the rows without a failing
 item fold into one line (their counts still shown); if the failing rows alone are too many, rows
-become (backend, op). Then the hardware skips by the class they need, and the first few failing
-items with their reasons, one line each.
+become (backend, op). Then the failing (and expected-to-fail) items of each backend by failure
+kind, so that "unsupported" and "wrong values" are never one number; the hardware skips by the
+class they need; and the first few failing items with their kind and reason, one line each.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from gemmconf.report.results import FAILING
+from gemmconf.report.results import FAILING, count_kinds
 
 # column order: what needs attention first
 COLUMNS = (
@@ -70,6 +71,7 @@ def render_terminal_summary(
         numbers = "  ".join(c.rjust(w) for c, w in zip(row[3:], widths[3:], strict=True))
         lines.append(f"  {text}  {numbers}".rstrip())
 
+    lines += _kind_lines(records)
     hardware_skips = Counter(
         r["skip_class"] for r in records if r["outcome"] == "skipped" and r.get("skip_class")
     )
@@ -81,6 +83,8 @@ def render_terminal_summary(
     failing = [r for r in records if r["outcome"] in FAILING]
     for record in failing[:max_failures]:
         head = f"  {SHORT[record['outcome']]} {record.get('id')}@{record.get('backend')}"
+        if record.get("kind"):
+            head += f" ({record['kind']})"
         reason = " ".join(str(record.get("reason") or "").split())
         room = max(WIDTH - len(head) - 3, 40)  # like pytest's short summary: one line each
         if len(reason) > room:
@@ -91,6 +95,25 @@ def render_terminal_summary(
             f"  ... and {len(failing) - max_failures} more failing items "
             "(gemmconf report html RESULTS.json -o PAGE.html to browse them)"
         )
+    return lines
+
+
+def _kind_lines(records: list[dict[str, Any]]) -> list[str]:
+    """Per backend, its failing items by kind, then its expected failures by kind."""
+    lines = []
+    for title, outcomes in (("failing", FAILING), ("expected to fail", ("xfailed",))):
+        parts = []
+        for backend in sorted({str(r.get("backend")) for r in records}):
+            counts = count_kinds([r for r in records if r.get("backend") == backend], outcomes)
+            if counts:
+                parts.append(f"{backend}: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
+        if parts:
+            line = f"  {title} by kind: " + "; ".join(parts)
+            lines += (
+                [line]
+                if len(line) <= WIDTH
+                else [f"  {title} by kind:"] + [f"    {part}" for part in parts]
+            )
     return lines
 
 

@@ -74,7 +74,7 @@
       axes: field(row, "axes") === null ? {} : DATA.axes[field(row, "axes")],
       markers: field(row, "markers") === null ? [] : DATA.markers[field(row, "markers")],
       source: str(field(row, "source")), outcome: DATA.outcomes[field(row, "outcome")],
-      reason: str(field(row, "reason")), details: str(field(row, "details")), metrics: field(row, "metrics") || {},
+      reason: str(field(row, "reason")), details: str(field(row, "details")), kind: str(field(row, "kind")), metrics: field(row, "metrics") || {},
       duration: field(row, "duration_s"),
       excerpt: field(row, "excerpt") === null ? null : DATA.excerpts[field(row, "excerpt")],
       skipClass: str(field(row, "skip_class")), seed: field(row, "seed"),
@@ -276,7 +276,7 @@
           const ratio = num(r.metrics.err_ratio);
           const chip = el("button", { type: "button", class: "chip o-" + r.outcome,
                                       "data-index": String(r.index),
-                                      title: r.outcome + (r.reason ? ": " + r.reason : ""),
+                                      title: r.outcome + (r.kind ? " (" + r.kind + ")" : "") + (r.reason ? ": " + r.reason : ""),
                                       text: SHORT[r.outcome] + (ratio !== null ? " " + fmt(ratio) : "") });
           chip.addEventListener("click", function (e) { e.stopPropagation(); openDetail(r); });
           td.appendChild(chip);
@@ -338,6 +338,10 @@
       el("span", { class: "badge o-" + r.outcome, text: r.outcome }),
       el("span", { class: "muted", text: " on " + r.backend + (r.device ? " (" + r.device + ")" : "") }),
     ]));
+    if (r.kind) {
+      detailBody.appendChild(el("h4", { text: "kind" }));
+      detailBody.appendChild(el("p", { class: "kind", text: r.kind }));
+    }
     if (r.reason) {
       detailBody.appendChild(el("h4", { text: "reason" }));
       detailBody.appendChild(el("pre", { class: "reason", text: r.reason }));
