@@ -5,11 +5,12 @@
   the backend never wrote are found (`unwritten`) instead of passing for right when the allocator
   happens to hand back an earlier answer. On a GPU, blocks of the outputs' sizes are filled with
   0xFF (NaN in every float dtype) and returned to the caching allocator just before the call,
-  which hands the same blocks to the next allocations of those sizes. On a Linux CPU, glibc's
-  `M_PERTURB` (mallopt) fills every allocation made during the call, for the call only; blocks of
-  the outputs' sizes are poisoned and freed first too, for the small sizes glibc's tcache serves
-  without the fill. Neither changes what the backend computes: only what memory holds before it
-  writes (tests/test_integrity.py runs backends with and without it and compares bit for bit).
+  which hands the same blocks to the call's allocations of those sizes (memory the call frees and
+  takes again itself is not refilled: the caching allocator has no such hook). On a Linux CPU,
+  glibc's `M_PERTURB` (mallopt) fills every allocation made during the call with 0x7F and all it
+  frees with 0x80, for the call only; the small blocks glibc's per-size caches would hand out
+  unfilled are held meanwhile. Neither changes what the backend computes, only what memory holds
+  before it writes (tests/test_integrity.py compares results with and without it bit for bit).
   `torch.utils.deterministic.fill_uninitialized_memory` was not used: it needs
   `torch.use_deterministic_algorithms(True)`, which changes the kernels ops choose (and makes
   CUDA GEMMs raise without CUBLAS_WORKSPACE_CONFIG); a TorchDispatchMode was not used either:
@@ -37,6 +38,9 @@ PERTURB_BYTE = 0x80
 CPU_POISON = PERTURB_BYTE ^ 0xFF  # 0x7F: 3.4e38 in fp32/bf16, NaN in fp16 and fp8, 2139062143
 CUDA_POISON = 0xFF  # NaN in every float dtype, -1 in integers
 SIDE_STREAM_SLEEP_CYCLES = 20_000_000  # ~10 ms of the default stream kept busy
+CUDA_BLOCKS_PER_SIZE = 2
+SMALL_BLOCK_BYTES = 2048  # glibc's tcache and fastbins serve blocks up to about this size
+SMALL_BLOCKS_HELD = 16  # more than tcache's 7 per size and a fastbin's usual length
 
 
 def _mallopt() -> Callable[[int, int], int] | None:
@@ -71,34 +75,48 @@ def tensors_of(value: Any) -> list[torch.Tensor]:
 
 
 class Poison:
-    """Fresh memory holds `byte` in every byte while the backend's call runs (module docstring)."""
+    """Fresh memory holds a known pattern in every byte while the backend's call runs (module
+    docstring); `patterns` are the bytes an unwritten element may hold."""
 
     def __init__(self, device: str, sizes: Sequence[int] = (), *, enabled: bool = True):
         self.device = torch.device(device)
         self.sizes = sorted({int(s) for s in sizes if s > 0})
         self.enabled = enabled
-        self.byte = CUDA_POISON if self.device.type == "cuda" else CPU_POISON
+        cuda = self.device.type == "cuda"
+        # on a CPU, memory freed during the call holds PERTURB_BYTE when it comes back unfilled
+        self.patterns = (CUDA_POISON,) if cuda else (CPU_POISON, PERTURB_BYTE)
+        self._held: list[torch.Tensor] = []
 
     def __enter__(self) -> Poison:
         if not self.enabled:
             return self
         if self.device.type == "cuda":
-            # Freed into the caching allocator's pool of the current stream, where the call's
-            # allocations of these sizes come from.
-            blocks = [torch.empty(n, dtype=torch.uint8, device=self.device) for n in self.sizes]
+            # The allocator hands these blocks (best fit, lowest address first: the ones the
+            # call's own allocations of these sizes would get) back to the call, poisoned.
+            blocks = [
+                torch.empty(n, dtype=torch.uint8, device=self.device)
+                for n in self.sizes
+                for _ in range(CUDA_BLOCKS_PER_SIZE)
+            ]
             for block in blocks:
-                block.fill_(self.byte)
+                block.fill_(CUDA_POISON)
             del blocks
-        elif self.device.type == "cpu":
-            blocks = [torch.full((n,), self.byte, dtype=torch.uint8) for n in self.sizes]
-            del blocks
-            if _MALLOPT is not None:
-                _MALLOPT(M_PERTURB, PERTURB_BYTE)
+        elif self.device.type == "cpu" and _MALLOPT is not None:
+            _MALLOPT(M_PERTURB, PERTURB_BYTE)
+            # glibc's per-size caches (tcache, fastbins) hand small blocks out without the fill:
+            # hold what they have of these sizes, so the call's allocations get filled ones
+            self._held = [
+                torch.empty(n, dtype=torch.uint8)
+                for n in self.sizes
+                if n <= SMALL_BLOCK_BYTES
+                for _ in range(SMALL_BLOCKS_HELD)
+            ]
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.enabled and self.device.type == "cpu" and _MALLOPT is not None:
             _MALLOPT(M_PERTURB, _PERTURB_BEFORE)
+            self._held = []
 
 
 def nbytes_of(value: Any) -> list[int]:
@@ -123,8 +141,9 @@ class UnwrittenFinding:
     first_index: tuple[int, ...]
 
 
-def unwritten(expected: Any, actual: Any, byte: int) -> list[UnwrittenFinding]:
-    """Outputs whose elements still hold the poison where eager's are other (finite) values."""
+def unwritten(expected: Any, actual: Any, patterns: Sequence[int]) -> list[UnwrittenFinding]:
+    """Outputs whose elements still hold a poison pattern where eager's are other (finite)
+    values."""
     found = []
     wanted = dict(leaves(expected))
     for path, got in leaves(actual):
@@ -133,9 +152,12 @@ def unwritten(expected: Any, actual: Any, byte: int) -> list[UnwrittenFinding]:
             continue
         if got.shape != want.shape or got.dtype != want.dtype or got.numel() == 0:
             continue
-        hit = _poisoned(got, byte) & ~_poisoned(want.to(got.device), byte)
+        want = want.to(got.device)
+        hit = torch.zeros(got.numel(), dtype=torch.bool, device=got.device)
+        for byte in patterns:
+            hit |= _poisoned(got, byte) & ~_poisoned(want, byte)
         if want.is_floating_point():
-            hit &= torch.isfinite(want.to(got.device).float()).reshape(-1)
+            hit &= torch.isfinite(want.float()).reshape(-1)
         count = int(hit.sum())
         if count:
             first = int(hit.nonzero()[0])

@@ -10,7 +10,8 @@ Numeric verdicts are stable across `--seed`: each shape set is judged over enoug
 input draws that small outputs (a few elements, where eager's own error is a matter of luck) are
 judged over at least `DRAW_ELEMENTS` elements, and a failing judgment is confirmed on
 `CONFIRM_ROUNDS` further rounds of fresh draws: the shape set fails when most rounds fail. The
-second draw of the first shape set is also the check that fresh values give a fresh answer.
+second draw of the first shape set is also the check that fresh values give a fresh answer. Only
+marginal failures are put to the vote (`CONFIRM_BELOW`): a grossly wrong result fails at once.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ from gemmconf.scenario import ScenarioInstance
 DRAW_ELEMENTS = 64  # a judgment covers at least this many output elements (more draws if small)
 MAX_DRAWS = 64  # draws per judgment, for a one-element output
 CONFIRM_ROUNDS = 2  # further judgments over fresh draws when one fails; most decide
+# A failure is confirmed only when marginal (err_ratio up to this many times the allowed ratio,
+# NaN/Inf positions and attributes right): a grossly wrong result is a bug, whatever other draws do.
+CONFIRM_BELOW = 10.0
 # ops whose outputs eager returns row-major contiguous (and an epilogue keeps so)
 ROW_MAJOR_OPS = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")
 
@@ -208,7 +212,7 @@ class _ItemRun:
             self.stage = "looking for unwritten outputs"
             problems += [
                 Unwritten(self._shape_index, f.output, f.count, f.numel, f.first_index)
-                for f in integrity.unwritten(like, actual, poison.byte)
+                for f in integrity.unwritten(like, actual, poison.patterns)
             ]
         return actual, problems
 
@@ -388,7 +392,7 @@ class _ItemRun:
             next_draw += 1
         first = self._judge(drawn)
         rounds = [first]
-        while not _attributes_failed(first) and _undecided(rounds):
+        while _marginal(first) and _undecided(rounds):
             batch = []
             for _ in range(per_judgment):
                 batch.append(self._draw(index, next_draw))
@@ -615,6 +619,17 @@ def _undecided(rounds: list[oracle.Verdict]) -> bool:
     total = 1 + CONFIRM_ROUNDS
     failed = sum(1 for v in rounds if not v.passed)
     return failed * 2 <= total and (len(rounds) - failed) * 2 <= total
+
+
+def _marginal(verdict: oracle.Verdict) -> bool:
+    """A failure that further draws may not confirm: values off by a small factor only."""
+    if any(not c.passed and c.name != "values" for c in verdict.checks):
+        return False
+    failed = [p for p in (verdict.parts or (verdict,)) if not p.passed]
+    return all(
+        p.err_ratio is not None and p.err_ratio <= CONFIRM_BELOW * (p.max_ratio or 1.0)
+        for p in failed
+    )
 
 
 def _attributes_failed(verdict: oracle.Verdict) -> bool:

@@ -196,10 +196,10 @@ def _bias_in_place(func, args, kwargs):
 TILE = 32
 
 
-def _unwritten_edge_tiles(func, args, kwargs):
+def _unwritten_edge_tiles(func, args, kwargs, *, scratch: bool = True):
     """Only whole 32x32 output tiles are computed; the edge tiles are never written. The buffer
     comes from the allocator right after a scratch result of the same size was freed, so without
-    poisoning it often holds the right answer there already."""
+    poisoning it often holds the right answer there already (`scratch`)."""
     if func not in (torch.mm, torch.matmul) or len(args) != 2:
         return NotImplemented
     a, b = args
@@ -209,12 +209,31 @@ def _unwritten_edge_tiles(func, args, kwargs):
     mt, nt = m - m % TILE, n - n % TILE
     if (mt, nt) == (m, n) or not a.is_floating_point():
         return NotImplemented
-    scratch = torch.mm(a, b)  # a plan's first pass; freed before the output is allocated
-    del scratch
+    if scratch:
+        first_pass = torch.mm(a, b)  # a plan's first pass; freed before the output is allocated
+        del first_pass
     out = torch.empty(m, n, dtype=a.dtype, device=a.device)
     if mt and nt:
         out[:mt, :nt] = torch.mm(a[:mt], b[:, :nt])
     return out
+
+
+def _unwritten_edge_tiles_no_scratch(func, args, kwargs):
+    return _unwritten_edge_tiles(func, args, kwargs, scratch=False)
+
+
+def _default_stream(func, args, kwargs):
+    """Kernels launched on the default stream whatever the caller's current stream is: a caller
+    that reads the result after its own stream finished reads it too early."""
+    if not any(isinstance(a, torch.Tensor) and a.is_cuda for a in args):
+        return NotImplemented
+    current = torch.cuda.current_stream()
+    default = torch.cuda.default_stream()
+    if current == default:
+        return NotImplemented
+    with torch.cuda.stream(default):
+        default.wait_stream(current)  # the inputs are ready; the result is not waited for
+        return func(*args, **kwargs)
 
 
 def _column_major_output(func, args, kwargs):
@@ -450,6 +469,19 @@ int_mm_in_floats = PlantedBackend("int-mm-in-floats", _int_mm_in_floats)
 activation_dropped = FxPlanted("activation-dropped", _drop_activation)
 activation_before_bias = FxPlanted("activation-before-bias", _activation_before_bias)
 missing_instruction = MissingInstruction()
+
+
+class _Unavailable(PlantedBackend):
+    def availability(self) -> str | None:
+        return "needs the frobnicator accelerator (none found)"
+
+
+# not a planted bug: a backend that reports itself unavailable (--backend must refuse it)
+unavailable = _Unavailable("unavailable", _untouched)
+
+# GPU only (tests/test_integrity.py runs them where a CUDA GPU is)
+default_stream_launch = PlantedBackend("default-stream-launch", _default_stream)
+unwritten_tiles_gpu = PlantedBackend("unwritten-tiles-gpu", _unwritten_edge_tiles_no_scratch)
 
 ALL = {
     "bias_broadcast_dropped": bias_broadcast_dropped,

@@ -481,3 +481,17 @@ def test_harness_mistakes_raise():
         judge(torch.ones(2, 2), torch.ones(2, 2), torch.ones(3), k=1)
     with pytest.raises(ValueError, match="k must be"):
         judge(torch.ones(2), torch.ones(2), k=-1)
+
+
+def test_strides_are_checked_only_when_asked_and_only_where_eager_is_row_major():
+    expected = torch.randn(8, 6)
+    column_major = expected.t().contiguous().t()
+    assert judge(expected, column_major, k=4).passed  # the values are right
+    verdict = judge(expected, column_major, k=4, strides=True)
+    assert not verdict.passed
+    assert [c.name for c in verdict.checks if not c.passed] == ["strides"]
+    assert "The output's strides (1, 8) are not row-major" in verdict.message()
+    # size-1 dims have no stride that matters; a non-contiguous eager output fixes nothing
+    row = torch.randn(1, 6)
+    assert judge(row, row.t().contiguous().t(), k=4, strides=True).passed
+    assert judge(column_major, expected.clone(), k=4, strides=True).passed

@@ -82,7 +82,8 @@ class RunState:
         self.shard = parse_shard(config.getoption("shard"))
         self.benchmark = bool(config.getoption("benchmark"))
         named = config.getoption("backend")
-        self.backend_specs = [s.strip() for s in (named or DEFAULT_BACKEND).split(",")]
+        text = DEFAULT_BACKEND if named is None else named
+        self.backend_specs = [s.strip() for s in text.split(",")]
         if named is not None and not all(self.backend_specs):
             raise pytest.UsageError(
                 f"--backend {named!r}: an empty backend name (an unset variable?); "

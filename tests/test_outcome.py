@@ -1,0 +1,289 @@
+"""Outcomes as data, failure kinds, exact errors, harness faults and the --backend rules.
+
+- an item's outcome (`ItemOutcome`) carries data; `render` alone writes words, its first line
+  standing alone; the record's outcome (xfail, xpass, error) is decided from that data;
+- error scenarios want eager's exact exception class after torch.compile's wrappers are taken
+  off; `NotImplementedError` is "unsupported", never the expected rejection;
+- a fault of the harness itself is an `error` of kind "harness error" that names the exception's
+  type and where it was raised, even with an empty message;
+- `--backend` naming an unavailable backend or nothing is a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import planted_backends
+import pytest
+import torch
+
+from gemmconf import capability, inputs, program
+from gemmconf.backends import resolve
+from gemmconf.backends.eager import EagerBackend
+from gemmconf.outcome import HarnessFault, ItemOutcome, Raised, WrongError, render, unwrap
+from gemmconf.report.summary import render_terminal_summary
+from gemmconf.runner import run_item
+from gemmconf.scenario import discover, load_suite
+
+pytest_plugins = ["pytester"]
+
+TESTS = Path(__file__).resolve().parent
+SUITES = TESTS.parent / "suites"
+CPU = capability.detect()
+
+
+def cpu_error_cases() -> list:
+    return [
+        i
+        for path in discover([SUITES], TESTS.parent)
+        for i in load_suite(path)
+        if i.checks.raises and capability.unmet(i.requires, CPU) is None
+    ]
+
+
+def error_item(ident: str):
+    return next(i for i in load_suite(SUITES / "errors/errors.yaml") if i.id == ident)
+
+
+def test_dynamo_wrappers_are_taken_off():
+    def mm(a, b):
+        return torch.mm(a, b)
+
+    with pytest.raises(Exception) as traced:  # fake tensors reject it while dynamo traces
+        torch.compile(mm, backend="eager")(torch.randn(4, 5), torch.randn(6, 7))
+    inner, wrappers = unwrap(traced.value)
+    assert type(traced.value).__name__ == "TorchRuntimeError" and type(inner) is RuntimeError
+    assert wrappers[0] == "torch._dynamo.exc.TorchRuntimeError"
+
+    def failing_backend(gm, example_inputs):
+        raise ValueError("the backend's own error")
+
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as compiled:
+        torch.compile(mm, backend=failing_backend)(torch.randn(4, 5), torch.randn(5, 7))
+    raised = Raised.of(compiled.value)
+    assert raised.type_name == "ValueError" and raised.message == "the backend's own error"
+    assert "torch._dynamo.exc.BackendCompilerFailed" in raised.wrappers
+
+
+class _Raising:
+    """compile() returns a function that raises `error` (a class), with `message`."""
+
+    def __init__(self, error: type[BaseException], message: str = "rejected"):
+        self.name = f"raises-{error.__name__}"
+        self.error, self.message = error, message
+
+    def availability(self):
+        return None
+
+    def compile(self, fn, example_inputs, *, dynamic):
+        def call(*args):
+            raise self.error(self.message)
+
+        return planted_backends.PlantedCompiled(call, planted_backends._untouched, False)
+
+
+class _SubclassOfRuntimeError(RuntimeError):
+    pass
+
+
+@pytest.mark.parametrize(
+    "error,message,kind",
+    [
+        (RuntimeError, "mat1 and mat2 shapes cannot be multiplied", None),
+        (NotImplementedError, "no kernel for this", "unsupported"),  # a RuntimeError subclass
+        (_SubclassOfRuntimeError, "close, but not eager's class", "wrong error"),
+        (ValueError, "another class", "wrong error"),
+    ],
+)
+def test_error_scenarios_want_eagers_exact_class(error, message, kind):
+    item = error_item("errors/inner_dim_mismatch[mm-fp32]")
+    outcome = run_item(item, _Raising(error, message), seed=0, device="cpu", target=None)
+    assert outcome.kind == kind
+    assert outcome.raised is not None and outcome.raised.message == message
+
+
+def test_a_message_pattern_must_match():
+    item = error_item("errors/dtype_mismatch[mm-fp32_fp16]")  # match: "dtype|scalar type"
+    wrong = run_item(item, _Raising(RuntimeError, "shapes"), seed=0, device="cpu", target=None)
+    assert wrong.kind == "wrong error" and isinstance(wrong.problems[0], WrongError)
+    assert render(wrong).reason.startswith("Wrong message: eager raises RuntimeError")
+    right = _Raising(RuntimeError, "expected m1 and m2 to have the same dtype")
+    assert run_item(item, right, seed=0, device="cpu", target=None).passed
+
+
+def test_returning_where_eager_raises_is_no_error():
+    outcome = run_item(
+        error_item("errors/bias_mismatch[addmm_n1-fp32]"),
+        planted_backends.PlantedBackend("ignores", lambda f, a, k: torch.zeros(4, 7)),
+        seed=0,
+        device="cpu",
+        target=None,
+    )
+    assert outcome.kind == "no error"
+    assert "the backend returned Tensor of shape (4, 7)" in render(outcome).reason
+
+
+def test_not_implemented_everywhere_fails_every_error_case():
+    """Before: such a backend passed 106 of the 111 CPU error-case items."""
+    items = cpu_error_cases()
+    assert len(items) >= 111
+    backend = planted_backends.not_implemented_everywhere
+    kinds = {i.id: run_item(i, backend, seed=0, device="cpu", target=None).kind for i in items}
+    assert set(kinds.values()) == {"unsupported"}, kinds
+
+
+def test_reference_and_eager_pass_every_error_case_without_laundering():
+    items = cpu_error_cases()
+    for backend in (EagerBackend(), resolve("reference")):
+        failed = {
+            i.id: render(o).reason
+            for i in items
+            if not (o := run_item(i, backend, seed=0, device="cpu", target=None)).passed
+        }
+        assert not failed, (backend.name, failed)
+
+
+def test_a_harness_fault_is_a_harness_error_naming_type_and_place(monkeypatch):
+    item = next(i for i in load_suite(SUITES / "dense/first.yaml") if i.op == "mm")
+
+    def broken_reference(instance):
+        def reference(*args):
+            raise KeyError()  # an empty message
+
+        return reference
+
+    monkeypatch.setattr(program, "make_reference", broken_reference)
+    outcome = run_item(item, EagerBackend(), seed=0, device="cpu", target=None)
+    assert outcome.kind == "harness error" and outcome.harness_error
+    fault = outcome.problems[0]
+    assert isinstance(fault, HarnessFault) and fault.stage == "computing the fp64 reference"
+    reason = render(outcome).reason
+    assert reason.startswith("Harness error in computing the fp64 reference: KeyError")
+    assert "(no message) at " in reason and "test_outcome.py:" in reason
+
+
+def test_a_fault_building_inputs_is_the_harness_s(monkeypatch):
+    item = next(i for i in load_suite(SUITES / "dense/first.yaml") if i.op == "mm")
+    monkeypatch.setattr(inputs, "build", lambda *a, **k: 1 / 0)
+    outcome = run_item(item, EagerBackend(), seed=0, device="cpu", target=None)
+    assert outcome.kind == "harness error"
+    assert "building the inputs: ZeroDivisionError: division by zero" in render(outcome).reason
+
+
+def test_the_renderer_writes_one_standalone_line_first():
+    item = next(i for i in load_suite(SUITES / "dense/first.yaml") if i.id.endswith("-col]"))
+    outcome = run_item(item, planted_backends.ignores_strides, seed=0, device="cpu", target=None)
+    message = render(outcome, repro="pytest x")
+    assert "\n" not in message.reason and message.reason == message.details.splitlines()[0]
+    assert message.text.endswith("\nReproduce: pytest x")
+    assert "Reproduce" not in message.details
+    assert render(ItemOutcome()).reason == "passed"
+
+
+def test_kinds_are_counted_apart_in_the_summary():
+    def record(outcome, kind=None):
+        return {
+            "id": "s/x",
+            "backend": "b",
+            "op": "mm",
+            "dtype": "fp32",
+            "outcome": outcome,
+            "kind": kind,
+            "reason": "r",
+        }
+
+    records = [
+        record("failed", "unsupported"),
+        record("failed", "unsupported"),
+        record("failed", "wrong values"),
+        record("error", "harness error"),
+        record("xfailed", "unsupported"),
+        record("passed"),
+    ]
+    text = "\n".join(render_terminal_summary(records, CPU))
+    assert "failing by kind: b: wrong values 1, unsupported 2, harness error 1" in text
+    assert "expected to fail by kind: b: unsupported 1" in text
+    assert "FAIL s/x@b (unsupported) - r" in text
+
+
+SUITE = """
+suite: tiny
+scenarios:
+  - name: mm
+    op: mm
+    axes:
+      dtype: [fp32, bf16]
+    shape: {M: 8, N: 8, K: 8}
+  - name: bad
+    op: mm
+    shape: {M: 4, N: 4, K: 4}
+    checks: {raises: ValueError}
+"""
+EXPECTATIONS = """
+backend: caches-results
+expectations:
+  - match: "tiny/mm[fp32]"
+    status: xfail
+    reason: a cache keyed by shapes
+  - match: "tiny/mm[bf16]"
+    status: xfail
+    reason: a cache keyed by shapes
+"""
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.syspathinsert(TESTS)
+    (pytester.path / "suites" / "expectations").mkdir(parents=True)
+    (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
+    (pytester.path / "suites" / "expectations" / "caches-results.yaml").write_text(EXPECTATIONS)
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    return pytester
+
+
+def test_records_carry_outcomes_decided_from_data_and_kinds(suite):
+    result = suite.runpytest(
+        "suites", "--backend", "eager,planted_backends:caches_results", "--no-isolate"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    document = json.loads((suite.path / "reports" / "results.json").read_text())
+    got = {(r["id"], r["backend"]): (r["outcome"], r.get("kind")) for r in document["records"]}
+    assert got[("tiny/mm[fp32]", "eager")] == ("passed", None)
+    assert got[("tiny/mm[fp32]", "caches-results")] == ("xfailed", "wrong values")
+    assert got[("tiny/bad", "eager")] == ("error", "harness error")  # eager does not raise
+    assert document["kind_counts"] == {"harness error": 2}
+    bad = next(r for r in document["records"] if r["id"] == "tiny/bad")
+    assert bad["suite_error"] is True and "expects eager to raise ValueError" in bad["reason"]
+
+
+def test_an_xpass_is_decided_from_data(suite):
+    (suite.path / "suites" / "expectations" / "eager.yaml").write_text(
+        'backend: eager\nexpectations:\n  - {match: "tiny/mm[fp32]", status: xfail, reason: r}\n'
+    )
+    result = suite.runpytest("suites", "--backend", "eager", "-k", "mm", "--no-isolate")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    document = json.loads((suite.path / "reports" / "results.json").read_text())
+    record = next(r for r in document["records"] if r["id"] == "tiny/mm[fp32]")
+    assert record["outcome"] == "xpassed" and record["reason"].startswith("[XPASS(strict)] r")
+
+
+@pytest.mark.parametrize("value", ["", ",", "eager,"])
+def test_an_empty_backend_name_is_a_usage_error(suite, value):
+    result = suite.runpytest("suites", "--backend", value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--backend*an empty backend name (an unset variable?)*"])
+
+
+def test_an_unavailable_backend_is_a_usage_error_unless_allowed(suite):
+    result = suite.runpytest("suites", "--backend", "eager,planted_backends:unavailable")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--backend planted_backends:unavailable: unavailable here: needs the frobnicator*"]
+    )
+    allowed = suite.runpytest(
+        "suites", "--backend", "planted_backends:unavailable", "--allow-unavailable", "-k", "mm"
+    )
+    assert allowed.ret == pytest.ExitCode.OK
+    allowed.assert_outcomes(skipped=3)
