@@ -220,7 +220,8 @@ class Modified:
 
 
 class InputGuard:
-    """Snapshots of the inputs (values, and the bytes of their storages) to compare after a call."""
+    """A copy of the bytes of every input's storage, to compare after a call (one copy of the
+    inputs' memory; the view's values before are read back from it when something changed)."""
 
     def __init__(self, names: Sequence[str], tensors: Sequence[Any]):
         self.entries = []
@@ -230,17 +231,21 @@ class InputGuard:
                 continue
             storage = t.untyped_storage()
             key = (storage.device, storage.data_ptr())
-            label = name if key not in seen else f"{seen[key]} (also {name})"
-            seen.setdefault(key, name)
+            if key in seen:  # an alias (layout `alias`): one storage, checked once
+                continue
+            seen[key] = name
             raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage)
-            self.entries.append((label, t, t.detach().clone(), raw, raw.clone()))
+            self.entries.append((name, t, raw, raw.clone()))
 
     def modified(self) -> list[Modified]:
         found = []
-        for name, t, values, raw, raw_before in self.entries:
+        for name, t, raw, raw_before in self.entries:
             if torch.equal(raw, raw_before):
                 continue
-            diff = bitwise_diff(values, t)
+            before = torch.empty(0, dtype=t.dtype, device=t.device).set_(
+                raw_before.untyped_storage(), t.storage_offset(), t.shape, t.stride()
+            )
+            diff = bitwise_diff(before, t)
             if diff is None:  # only bytes outside the view changed
                 count = int((raw != raw_before).sum())
                 found.append(Modified(name, tuple(t.shape), count, raw.numel(), (), None, None))

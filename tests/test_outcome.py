@@ -287,3 +287,37 @@ def test_an_unavailable_backend_is_a_usage_error_unless_allowed(suite):
     )
     assert allowed.ret == pytest.ExitCode.OK
     allowed.assert_outcomes(skipped=3)
+
+
+def test_the_page_data_carries_kinds_and_counts_them_apart():
+    from gemmconf.report.page import page_data, render
+
+    def record(i, outcome, kind=None):
+        return {
+            "id": f"s/x{i}",
+            "backend": "b",
+            "suite": "s",
+            "op": "mm",
+            "dtype": "fp32",
+            "outcome": outcome,
+            "kind": kind,
+            "source": "suites/s.yaml:1",
+        }
+
+    document = {
+        "records": [
+            record(0, "failed", "unsupported"),
+            record(1, "failed", "wrong values"),
+            record(2, "xfailed", "unsupported"),
+            record(3, "passed"),
+        ],
+        "complete": True,
+    }
+    data = page_data(document)
+    assert data["kind_counts"] == {"wrong values": 1, "unsupported": 1}
+    kind = data["fields"].index("kind")
+    assert [data["strings"][row[kind]] for row in data["rows"][:2]] == [
+        "unsupported",
+        "wrong values",
+    ]
+    assert "failing by kind:" in render(document) and "1 unsupported" in render(document)

@@ -3,16 +3,18 @@
 Each pytest process (every xdist worker too) keeps one *worker*: a fresh interpreter (spawned,
 never forked: the parent may hold a CUDA context) that resolves the backends from their
 ``--backend`` specs once, then runs item after item with `run_item` and sends back each
-`ItemResult`. The parent keeps the setup (availability, hardware skips) and the verdict; the
+`ItemOutcome`. The parent keeps the setup (availability, hardware skips) and the verdict; the
 worker does the work, and:
 
 - the worker dies (segfault, abort, exit): the item fails ``crashed: SIGSEGV`` (or the exit
   code) and a fresh worker serves the next item;
 - no answer within the item's timeout: SIGTERM, SIGKILL after `TERM_GRACE_S`, and the item
   fails ``timed out after N s``;
-- a CUDA error (illegal memory access, device-side assert) poisons the worker's context: the
-  item fails with the error and the worker is replaced;
-- a `SuiteBug` or a harness exception travels back and is raised in the parent as before.
+- a CUDA error (illegal memory access, device-side assert: `torch.AcceleratorError`, or a
+  synchronize that fails after the item) poisons the worker's context: the item fails with the
+  error and the worker is replaced;
+- a fault of the harness itself (its reference, inputs, a scenario eager contradicts) comes back
+  as an outcome of kind "harness error", like any other outcome.
 
 The worker is a ``python -c`` child on a socket pair rather than a `multiprocessing` spawn child:
 spawn re-imports the parent's ``__main__`` (a wrapper script that calls ``pytest.main()`` at top

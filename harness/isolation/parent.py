@@ -20,7 +20,6 @@ from gemmconf.isolation.request import ItemRequest, Reply, WorkerError
 from gemmconf.isolation.timeouts import BENCH_S, TimeoutPolicy
 from gemmconf.isolation.worker import BOOT, WorkerConfig
 from gemmconf.outcome import Crash, ItemOutcome, TimedOut, exit_text
-from gemmconf.runner import SuiteBug
 
 TERM_GRACE_S = 2.0  # between SIGTERM and SIGKILL for a worker that overran its timeout
 
@@ -219,8 +218,6 @@ class IsolatedRunner:
         self.slowest[request.label] = max(self.slowest.get(request.label, 0.0), elapsed)
         if reply.restart:
             self._discard()
-        if reply.kind == "suite_bug":
-            raise SuiteBug(reply.message)
         if reply.kind != "result" or reply.result is None:
             raise WorkerError(reply.message or f"unexpected reply {reply.kind!r} from the worker")
         return reply.result
