@@ -245,13 +245,13 @@ def _column_major_output(func, args, kwargs):
 
 
 def _split_k_random_order(func, args, kwargs):
-    """Split-K with the partial sums added in whatever order they finish (atomics): results
-    differ in the last bits from call to call."""
+    """fp32 GEMMs split over K, the partial sums added in whatever order they finish (fp32
+    atomics): results differ in the last bits from call to call."""
     if func not in (torch.mm, torch.bmm):
         return NotImplemented
     a, b = args
     k = a.shape[-1]
-    if k < 64 or not a.is_floating_point():
+    if k < 64 or a.dtype != torch.float32:
         return NotImplemented
     chunks = [
         torch.matmul(a[..., s : s + 16].float(), b[..., s : s + 16, :].float())
@@ -416,10 +416,10 @@ def _activation_before_bias(gm: torch.fx.GraphModule) -> None:
 class MissingInstruction:
     """Eager's results, and a TTGIR artifact whose MMA and loads are the generic ones (`tt.dot`,
     `tt.load`) where the scenario promises wgmma and TMA: the code the backend says it generated
-    lacks what the scenario's code checks require. Named `reference` so that the reference
+    lacks what the scenario's code checks require. Named `reference:...` so that the reference
     backend's code checks apply to it."""
 
-    name = "reference"
+    name = "reference:missing-instruction"
 
     def availability(self) -> str | None:
         return None

@@ -164,7 +164,7 @@ CAUGHT = {
                 "integrity/deterministic[bmm-fp32-2b17x9x1024]",
             }
         ),
-        lambda i: "deterministic[mm" in i or "deterministic[bmm" in i,
+        lambda i: ("deterministic[mm" in i or "deterministic[bmm" in i) and "-fp32-" in i,
         "nondeterministic",
         select=lambda i: "deterministic" in i,
     ),
