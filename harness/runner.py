@@ -122,6 +122,7 @@ def run_item(
     start = time.perf_counter()
     run = _ItemRun(instance, backend, seed=seed, device=device, target=target, poison=poison)
     try:
+        run.prepare()
         outcome = run.execute()
     except _BackendFailed as failed:
         outcome = ItemOutcome(problems=(failed.problem,), raised=failed.raised, metrics=run.metrics)
@@ -177,11 +178,14 @@ class _ItemRun:
         self.stage = "setting up"  # what the harness was doing: names a harness fault
         self.metrics: dict[str, Any] = {}
         self.problems: list[Problem] = []
-        self.fn = program.make_function(instance)
-        self.reference_fn = program.make_reference(instance)
-        self.rounding_fn = program.make_rounding_magnitude(instance)  # input-rounding policies
         self.compiled: Any = None
         self._shape_index = 0  # the shape set being called (names unwritten outputs)
+
+    def prepare(self) -> None:
+        self.stage = "making the program"
+        self.fn = program.make_function(self.instance)
+        self.reference_fn = program.make_reference(self.instance)
+        self.rounding_fn = program.make_rounding_magnitude(self.instance)  # input rounding
 
     def _backend(self, stage: str, call: Callable[[], Any]) -> Any:
         try:

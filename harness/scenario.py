@@ -599,6 +599,8 @@ def _build(
     if values == "nan_in_c" and bias is None:
         raise fail("values", "nan_in_c needs a bias/C operand")
     checks = _checks(f.get("checks", {}), raw.nodes.get("checks", scenario), where, fail)
+    if checks.batch_invariant and "M" not in [str(e) for e in operands[0].shape]:
+        raise fail("checks", "batch_invariant slices rows of a: a needs a dim that is M")
     requires = _requires(f.get("requires", {}), fail)
     markers = f.get("markers", [])
     if not isinstance(markers, list) or not all(isinstance(m, str) for m in markers):

@@ -321,3 +321,46 @@ def test_the_page_data_carries_kinds_and_counts_them_apart():
         "wrong values",
     ]
     assert "failing by kind:" in render(document) and "1 unsupported" in render(document)
+
+
+def test_a_declared_refusal_is_unsupported():
+    class Declines(EagerBackend):
+        name = "declines"
+
+        def supports(self, instance):
+            return "bf16 only" if instance.dtype != "bf16" else None
+
+    items = [i for i in load_suite(SUITES / "dense/first.yaml") if i.op == "mm"][:4]
+    kinds = {
+        i.dtype: run_item(i, Declines(), seed=0, device="cpu", target=None).kind for i in items
+    }
+    assert kinds["fp32"] == "unsupported"
+    outcome = run_item(items[0], Declines(), seed=0, device="cpu", target=None)
+    assert render(outcome).reason == "Unsupported: the backend declines this item: bf16 only"
+
+
+@pytest.mark.parametrize(
+    "checks,message",
+    [
+        ("{raises: NotImplementedError}", "never the rejection an error scenario expects"),
+        ("{raises: {type: RuntimeError, match: '('}}", "is not a regular expression"),
+        ("{raises: {type: RuntimeError, pattern: x}}", "unknown key 'pattern'"),
+        ("{deterministic: yes please}", "deterministic must be true or false"),
+        ("{raises: RuntimeError, deterministic: true}", "no result to compare between calls"),
+    ],
+)
+def test_the_new_check_fields_are_validated(tmp_path, checks, message):
+    from gemmconf.scenario import ScenarioError
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        f"scenarios:\n  - name: x\n    op: mm\n    shape: {{M: 4, N: 4, K: 4}}\n"
+        f"    checks: {checks}\n"
+    )
+    with pytest.raises(ScenarioError, match=message):
+        load_suite(path)
+
+
+def test_raises_with_a_pattern_loads():
+    item = error_item("errors/dtype_mismatch[mm-fp32_fp16]")
+    assert (item.checks.raises, item.checks.raises_match) == ("RuntimeError", "dtype|scalar type")
