@@ -264,6 +264,18 @@ def _split_k_random_order(func, args, kwargs):
     return acc.to(a.dtype)
 
 
+def _k_tail_dropped(func, args, kwargs):
+    """K looped over whole 16-wide tiles only: the last partial tile is never added."""
+    if func not in (torch.mm, torch.bmm, torch.matmul) or len(args) != 2:
+        return NotImplemented
+    a, b = args
+    k = a.shape[-1]
+    whole = k - k % 16
+    if whole == k or whole == 0 or not a.is_floating_point():
+        return NotImplemented
+    return func(a[..., :whole], b[..., :whole, :])
+
+
 def _scaled(rewrite):
     """A rewrite of `torch._scaled_mm` calls only."""
 
@@ -469,6 +481,7 @@ int_mm_in_floats = PlantedBackend("int-mm-in-floats", _int_mm_in_floats)
 activation_dropped = FxPlanted("activation-dropped", _drop_activation)
 activation_before_bias = FxPlanted("activation-before-bias", _activation_before_bias)
 missing_instruction = MissingInstruction()
+k_tail_dropped = PlantedBackend("k-tail-dropped", _k_tail_dropped)
 
 
 class _Unavailable(PlantedBackend):
@@ -507,4 +520,5 @@ ALL = {
     "activation_dropped": activation_dropped,
     "activation_before_bias": activation_before_bias,
     "missing_instruction": missing_instruction,
+    "k_tail_dropped": k_tail_dropped,
 }
