@@ -55,17 +55,16 @@ def test_unwritten_tiles_are_named_only_with_the_poison():
     assert poisoned.problems[0].count == 127 * 65 - 96 * 64
 
 
-def test_an_unwritten_first_call_can_pass_for_right_without_the_poison():
-    """One call: the output block is the scratch result's, freed just before."""
+def test_the_poison_finds_every_unwritten_element_of_one_call():
+    """One call, poisoned: whatever the allocator would have handed back (often the scratch
+    result freed just before: the right numbers, by luck), the unwritten tiles show."""
     item = instance(*ODD_MM)
     fn = program.make_function(item)
     tensors = inputs.build(item, 0, 0, "cpu").tensors
     compiled = planted_backends.unwritten_edge_tiles.compile(fn, tensors, dynamic=False)
     expected = fn(*tensors)
-    lucky = compiled(*tensors)
     with integrity.Poison("cpu", integrity.nbytes_of(expected)) as poison:
         exposed = compiled(*tensors)
-    assert integrity.bitwise_diff(expected, lucky) is None  # right, by the allocator's luck
     found = integrity.unwritten(expected, exposed, poison.patterns)
     assert found and found[0].count == 127 * 65 - 96 * 64
 
