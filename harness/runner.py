@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from gemmconf import codecheck, inputs, oracle, program
+from gemmconf import chunked, codecheck, inputs, memory, oracle, program, progress
 from gemmconf.backends.base import Backend
 from gemmconf.scenario import ScenarioInstance
 
@@ -108,6 +108,7 @@ def run_item(
 def _run(
     instance: ScenarioInstance, backend: Backend, *, seed: int, device: str, target: str | None
 ) -> ItemResult:
+    progress.report("prepare")
     fn = program.make_function(instance)
     reference_fn = program.make_reference(instance)
     rounding_fn = program.make_rounding_magnitude(instance)  # used only by input-rounding policies
@@ -135,6 +136,7 @@ def _run(
         if instance.compile.mode == "mark_dynamic":
             mark_dynamic_dims(instance, backend_inputs[0])
         result = ItemResult(passed=True)
+        progress.report("compile")
         try:
             compiled = backend.compile(
                 fn, backend_inputs[0].tensors, dynamic=instance.compile.dynamic
@@ -143,33 +145,41 @@ def _run(
             return _crashed(result, "compile", exc)
         actual = []
         for index, item_inputs in enumerate(backend_inputs):
+            if index:
+                progress.report("call")
             try:
                 actual.append(compiled(*item_inputs.tensors))
             except Exception as exc:
                 return _crashed(result, f"run on shape set {index} ({_shape(item_inputs)})", exc)
 
+    progress.report("check")
     verdicts = []
     for index, item_inputs in enumerate(eager_inputs):
         reference = None
+        # fp64 on the item's device (a 16384^2 reference takes a minute on a CPU) in pieces of
+        # bounded size, and outputs too large to judge beside a GPU's other items judged on the
+        # CPU: workers sharing a GPU share its memory (chunked.py, memory.py).
+        judged_on = memory.judging_device(instance, item_inputs.dims, device)
+        fp64 = chunked.Evaluator(instance, item_inputs, device, out_device=judged_on)
         if reference_fn is not None and instance.checks.numeric in ("auto", "fp64"):
-            # fp64 on the item's device: a 16384^2 reference takes a minute on a CPU.
-            reference = reference_fn(*(t.to(device) for t in item_inputs.reference))
+            reference = fp64(reference_fn)
         policy = _policy(instance, expected[index])
         if instance.checks.numeric == "none":
             continue
+        judged_expected, judged_actual = memory.placed(judged_on, expected[index], actual[index])
         magnitude = rounding = None
-        if reference is not None and _eager_suspect(expected[index], reference):
-            magnitude = reference_fn(*(t.to(device).abs() for t in item_inputs.reference))
+        if reference is not None and _eager_suspect(judged_expected, reference):
+            magnitude = fp64(reference_fn, transform=torch.abs)
         if (
             reference is not None
             and rounding_fn is not None
             and policy is not None
             and policy.input_rounding > 0
         ):
-            rounding = rounding_fn(*(t.to(device) for t in item_inputs.reference))
+            rounding = fp64(rounding_fn)
         verdict = oracle.judge(
-            expected[index],
-            actual[index],
+            judged_expected,
+            judged_actual,
             reference,
             k=item_inputs.k,
             policy=policy,
@@ -223,6 +233,7 @@ def _run_error_case(instance, backend, fn, eager_errors, seed, device) -> ItemRe
         )
     backend_inputs = inputs.build(instance, 0, seed, device)
     result = ItemResult(passed=True)
+    progress.report("compile")
     try:
         compiled = backend.compile(fn, backend_inputs.tensors, dynamic=instance.compile.dynamic)
         value = compiled(*backend_inputs.tensors)
@@ -253,6 +264,9 @@ def _crashed(result: ItemResult, stage: str, exc: BaseException) -> ItemResult:
     result.problems.append(
         f"Backend raised during {stage}: {type(error).__name__}: {_first_line(error)}\n{frames}"
     )
+    oom = memory.out_of_memory(error)  # the numbers for the failure kind "out of memory"
+    if oom is not None:
+        result.metrics["out_of_memory"] = oom.metrics()
     return result
 
 

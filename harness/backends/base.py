@@ -7,6 +7,11 @@ checks and `compiles()` for the recompile budget.
 Optional: `compile_timeout_s` (a number), the seconds one compile may take on this backend beyond
 what the harness allows any item (nvcc, autotuning). `--item-timeout auto` adds it once per
 compile the item may make; a fixed `--item-timeout` ignores it.
+
+Optional: `autotunes = True`, for a backend whose first call of a shape times candidate kernels:
+its time to first result gets the autotuning default (`--first-result-timeout`), and `-n auto`
+on GPUs runs one xdist worker per GPU (workers autotuning side by side on one GPU time each
+other's kernels), unless `--workers-per-gpu` says otherwise.
 """
 
 from __future__ import annotations

@@ -420,6 +420,11 @@ class InductorBackend:
         return patches
 
     @property
+    def autotunes(self) -> bool:
+        """max-autotune times candidate kernels at a shape's first call (base.py)."""
+        return self.max_autotune
+
+    @property
     def compile_timeout_s(self) -> float:
         """Seconds one compile may need beyond the harness's default (base.py): CUTLASS
         candidates each take an nvcc run (items measured 40-230 s on an H200 with six workers);

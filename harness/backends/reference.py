@@ -70,6 +70,11 @@ class ReferenceBackend:
             return f"reference backend unavailable: {exc}"
         return None
 
+    @property
+    def autotunes(self) -> bool:
+        """`reference:autotune` benchmarks its tile candidates (base.py)."""
+        return bool(self.options is not None and self.options.autotune)
+
     def configure(self, options: RunOptions) -> None:
         self.target_arch = options.target_arch
 

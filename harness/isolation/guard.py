@@ -7,6 +7,7 @@ import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gemmconf import memory, progress
 from gemmconf.backends import Backend, RunOptions, resolve
 from gemmconf.isolation.request import ItemRequest
 from gemmconf.runner import ItemResult, run_item
@@ -81,14 +82,17 @@ def run_guarded(
 ) -> ItemResult:
     """`run_item`, plus the GPU leak check when watched (``metrics["leaked_bytes"]``)."""
     before = watch.baseline() if watch is not None else 0
-    result = run_item(
-        request.instance,
-        backend,
-        seed=request.seed,
-        device=request.device,
-        target=request.target,
-        repro=request.repro,
-    )
+    peak = memory.PeakWatch(request.device)  # the GPU memory the item took (memory.py)
+    with peak.watching():
+        result = run_item(
+            request.instance,
+            backend,
+            seed=request.seed,
+            device=request.device,
+            target=request.target,
+            repro=request.repro,
+        )
+    result.metrics.update(peak.metrics())
     if watch is not None:
         leaked = watch.leaked_since(before)
         if leaked is not None:
@@ -96,6 +100,7 @@ def run_guarded(
     if request.benchmark and result.passed:
         from gemmconf import bench
 
+        progress.report("benchmark")
         try:
             result.metrics.update(
                 bench.measure(request.instance, backend, seed=request.seed, device=request.device)

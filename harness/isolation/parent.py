@@ -1,9 +1,20 @@
 """The pytest side: a runner that sends items to a worker process and survives its crashes and
-hangs, or runs them in-process."""
+hangs, or runs them in-process.
+
+Around each item both runners hold its share of the machine and of its GPU's memory
+(`gemmconf.isolation.budget`, with the estimate of `gemmconf.memory`), and confirm failures:
+
+- a timeout is charged only once confirmed: the item is rerun alone, in a fresh worker, with no
+  other item of the run running (or it had already run alone); the reason says which;
+- with ``--confirm-failures N`` a failed item is rerun N times, each in a fresh worker with the
+  same seed; the record counts the runs and failures (``confirm_runs``, ``confirm_failed``) and
+  an item that passed on a rerun is marked ``flaky``.
+"""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import socket
@@ -11,11 +22,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from gemmconf import memory, progress
 from gemmconf.backends import Backend, RunOptions
+from gemmconf.isolation.budget import Grant, RunBudget
 from gemmconf.isolation.guard import LEAK_THRESHOLD_BYTES, LeakCheck, run_guarded
 from gemmconf.isolation.request import ItemRequest, Reply, WorkerError
 from gemmconf.isolation.timeouts import BENCH_S, TimeoutPolicy
@@ -28,20 +42,123 @@ TERM_GRACE_S = 2.0  # between SIGTERM and SIGKILL for a worker that overran its 
 START_TIMEOUT_S = 600.0  # a worker's start: importing torch and the backends, on a loaded machine
 
 
-class InProcessRunner:
+MAX_ALONE_RERUNS = 3  # timeouts confirmed alone per process: each one stops the whole machine
+
+
+# What a phase covers, for a timeout's reason ("start": before the worker reported any).
+PHASE_TEXT = {"start": "before the item reported a phase", **progress.PHASES}
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    """A timeout: the phase that ran out, its limit, and whether the item had run alone."""
+
+    phase: str
+    limit: float | None
+    elapsed: float
+    fixed: bool  # --item-timeout N (the whole item), not a phase budget
+    alone: bool = False
+
+
+class _Scheduling:
+    """What both runners do around an item: hold its share of the machine and of its GPU's
+    memory, add what the record says about that, and rerun failed items to confirm them."""
+
+    budget: RunBudget | None
+    confirm_failures: int
+    autotunes: frozenset[str]
+
+    def _estimate(self, request: ItemRequest) -> int:
+        if self.budget is None or self.budget.device is None:
+            return 0
+        footprint = memory.estimate(
+            request.instance,
+            autotunes=request.label in self.autotunes,
+            shared=self.budget.shared_bytes,
+        )
+        return footprint.total
+
+    @contextlib.contextmanager
+    def _held(self, estimate: int, *, alone: bool = False) -> Iterator[list[Grant]]:
+        """Hold the item's share while the block runs; the grant is in the list afterwards."""
+        granted: list[Grant] = []
+        if self.budget is None:
+            yield granted
+            return
+        with self.budget.hold(estimate, alone=alone) as grant:
+            granted.append(grant)
+            yield granted
+
+    def _note_memory(self, result: ItemResult, estimate: int, granted: list[Grant]) -> None:
+        if not granted or self.budget is None or self.budget.device is None:
+            return
+        grant = granted[0]
+        result.metrics["memory_estimate_bytes"] = estimate
+        if grant.waited_s >= 0.5:
+            result.metrics["memory_wait_s"] = round(grant.waited_s, 1)
+        if grant.device is not None and grant.device.alone:
+            result.metrics["memory_alone"] = True  # larger than what the GPU's items share
+
+    def _confirmed(
+        self, request: ItemRequest, first: ItemResult, rerun: Callable[[], ItemResult]
+    ) -> ItemResult:
+        """`first`, a failure, with the counts of `confirm_failures` reruns (`rerun`: one run in
+        a fresh worker, same seed); flaky when one of them passed."""
+        runs = self.confirm_failures
+        failed = sum(not rerun().passed for _ in range(runs))
+        first.metrics.update(confirm_runs=runs, confirm_failed=failed, flaky=failed < runs)
+        if failed < runs:
+            first.summary = f"{first.summary} (flaky: failed {1 + failed} of {1 + runs} runs)"
+            _insert_note(
+                first,
+                f"Flaky: the item failed {1 + failed} of {1 + runs} runs with the same seed (this "
+                f"run, then {failed} of {runs} reruns, each in a fresh worker process); the "
+                "first failure is the one reported.",
+            )
+        return first
+
+
+def _insert_note(result: ItemResult, note: str) -> None:
+    """A paragraph before the `Reproduce:` line (or at the end)."""
+    at = len(result.problems)
+    if result.problems and result.problems[-1].startswith("Reproduce: "):
+        at -= 1
+    result.problems.insert(at, note)
+
+
+class InProcessRunner(_Scheduling):
     """``--no-isolate``: items run in this process (a debugger sees the backend; no timeout,
     and a crash ends the run)."""
 
     def __init__(
-        self, backends: Mapping[str, Backend], *, leak_threshold: int = LEAK_THRESHOLD_BYTES
+        self,
+        backends: Mapping[str, Backend],
+        *,
+        leak_threshold: int = LEAK_THRESHOLD_BYTES,
+        budget: RunBudget | None = None,
+        confirm_failures: int = 0,
+        autotunes: frozenset[str] = frozenset(),
     ):
         self.backends = backends
         self.leaks = LeakCheck(leak_threshold)
+        self.budget = budget
+        self.confirm_failures = confirm_failures
+        self.autotunes = autotunes
 
     def run(self, request: ItemRequest) -> ItemResult:
-        return run_guarded(
-            request, self.backends[request.label], watch=self.leaks.watch_for(request)
-        )
+        estimate = self._estimate(request)
+        result = self._attempt(request, estimate)
+        if not result.passed and self.confirm_failures:
+            result = self._confirmed(request, result, lambda: self._attempt(request, estimate))
+        return result
+
+    def _attempt(self, request: ItemRequest, estimate: int) -> ItemResult:
+        with self._held(estimate) as granted:
+            result = run_guarded(
+                request, self.backends[request.label], watch=self.leaks.watch_for(request)
+            )
+        self._note_memory(result, estimate, granted)
+        return result
 
     def close(self) -> None:
         pass
@@ -80,7 +197,7 @@ class _Spool:
 class _Worker:
     """One worker process and its socket, from the parent's side."""
 
-    def __init__(self, config: WorkerConfig):
+    def __init__(self, config: WorkerConfig, env: Mapping[str, str] | None = None):
         parent_end, child_end = socket.socketpair()
         self.spools = [_Spool("stdout"), _Spool("stderr")]
         with child_end:
@@ -90,6 +207,7 @@ class _Worker:
                 stdin=subprocess.DEVNULL,
                 stdout=self.spools[0].write_fd,
                 stderr=self.spools[1].write_fd,
+                env=None if env is None else {**os.environ, **env},
             )
         for spool in self.spools:
             os.close(spool.write_fd)
@@ -161,7 +279,7 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-class IsolatedRunner:
+class IsolatedRunner(_Scheduling):
     """Runs items in a worker process that is replaced after a crash, hang or CUDA fault."""
 
     def __init__(
@@ -171,27 +289,100 @@ class IsolatedRunner:
         *,
         timeouts: TimeoutPolicy | None = None,
         leak_threshold: int = LEAK_THRESHOLD_BYTES,
+        budget: RunBudget | None = None,
+        confirm_failures: int = 0,
+        autotunes: frozenset[str] = frozenset(),
+        worker_env: Mapping[str, str] | None = None,
     ):
         self.config = WorkerConfig(dict(specs), options, leak_threshold)
         self.timeouts = timeouts or TimeoutPolicy()
+        self.budget = budget
+        self.confirm_failures = confirm_failures
+        self.autotunes = autotunes
+        self.worker_env = dict(worker_env or {})
         self.starts = 0  # workers started; a crash, timeout or CUDA fault costs one more
         self.slowest: dict[str, float] = {}  # label -> longest item finished (the pace)
+        self.slowest_phase: dict[tuple[str, str], float] = {}  # (label, phase) -> longest
+        self.alone_reruns = 0
         self._worker: _Worker | None = None
         self._registered = False
 
     def run(self, request: ItemRequest) -> ItemResult:
+        estimate = self._estimate(request)
+        result, timed_out = self._attempt(request, estimate)
+        if timed_out is not None:
+            return self._charge_timeout(request, estimate, result, timed_out)
+        if not result.passed and self.confirm_failures:
+            return self._confirmed(
+                request, result, lambda: self._attempt(request, estimate, fresh=True)[0]
+            )
+        return result
+
+    def _attempt(
+        self, request: ItemRequest, estimate: int, *, alone: bool = False, fresh: bool = False
+    ) -> tuple[ItemResult, TimedOut | None]:
+        """One run of the item, holding its share (all of the machine when `alone`), in a
+        fresh worker when `fresh`."""
+        if fresh:
+            self._discard()
+        with self._held(estimate, alone=alone) as granted:
+            result, timed_out = self._run_once(request)
+        self._note_memory(result, estimate, granted)
+        if timed_out is not None and granted:
+            timed_out = TimedOut(**{**timed_out.__dict__, "alone": granted[0].ran_alone})
+        return result, timed_out
+
+    def _charge_timeout(
+        self, request: ItemRequest, estimate: int, first: ItemResult, timed_out: TimedOut
+    ) -> ItemResult:
+        """A timeout stands only once confirmed alone (the module docstring)."""
+        first.metrics["timeout_phase"] = timed_out.phase
+        if timed_out.limit is not None:
+            first.metrics["timeout_s"] = timed_out.limit
+        if timed_out.alone or self.budget is None:
+            first.metrics["timeout_confirmed"] = "ran alone" if timed_out.alone else "no"
+            how = "it ran alone: no other item of this run was running" if timed_out.alone else ""
+            return _with_confirmation(first, how)
+        if self.alone_reruns >= MAX_ALONE_RERUNS:
+            first.metrics["timeout_confirmed"] = "no"
+            return _with_confirmation(
+                first,
+                f"not rerun alone: {MAX_ALONE_RERUNS} timeouts were already rerun alone in this "
+                "process, and each stops the whole run",
+            )
+        self.alone_reruns += 1
+        second, again = self._attempt(request, estimate, alone=True, fresh=True)
+        if again is not None:
+            second.metrics.update(
+                timeout_phase=again.phase,
+                timeout_confirmed="rerun alone",
+                timeout_first=first.summary,
+            )
+            if again.limit is not None:
+                second.metrics["timeout_s"] = again.limit
+            return _with_confirmation(
+                second, "again when rerun alone, in a fresh worker, with no other item running"
+            )
+        second.metrics["timeout_unconfirmed"] = {
+            "first": first.summary,
+            "phase": timed_out.phase,
+            "elapsed_s": round(timed_out.elapsed, 1),
+            "load_avg": round(os.getloadavg()[0], 2),
+        }
+        note = (
+            f"An earlier run of this item {first.summary}, among other items; rerun alone, in a "
+            "fresh worker with no other item running, it finished in time, so the timeout was not "
+            "charged: this is that run's result."
+        )
+        if not second.passed:
+            _insert_note(second, note)
+        return second
+
+    def _run_once(self, request: ItemRequest) -> tuple[ItemResult, TimedOut | None]:
         worker = self._ready_worker()
         if isinstance(worker, ItemResult):
-            return worker
-        timeout = self.timeouts.seconds(
-            request.instance,
-            request.device,
-            cold=request.label not in worker.warm,
-            slowest=self.slowest.get(request.label, 0.0),
-            compile_s=request.compile_s,
-        )
-        if timeout is not None and request.benchmark and self.timeouts.fixed is None:
-            timeout += BENCH_S
+            return worker, None
+        cold = request.label not in worker.warm
         start = time.perf_counter()
         try:
             try:
@@ -200,19 +391,20 @@ class IsolatedRunner:
                 self._discard()
                 worker = self._ready_worker()
                 if isinstance(worker, ItemResult):
-                    return worker
+                    return worker, None
+                cold = True
                 worker.conn.send(request)
-            reply = worker.receive(timeout)
-        except TimeoutError:
-            self._discard()
-            return _timed_out(request, timeout, time.perf_counter() - start)
+            reply = self._await_result(worker, request, cold=cold)
         except BaseException:  # Ctrl-C or SIGTERM: the item is abandoned with its worker
             self._discard()
             raise
+        if isinstance(reply, TimedOut):
+            self._discard()
+            return _timed_out(request, reply), reply
         if reply is None:
             returncode = worker.returncode()
             self._discard()
-            return _crashed(request, returncode, time.perf_counter() - start)
+            return _crashed(request, returncode, time.perf_counter() - start), None
         worker.warm.add(request.label)
         worker.forward_output()
         elapsed = time.perf_counter() - start
@@ -223,7 +415,55 @@ class IsolatedRunner:
             raise SuiteBug(reply.message)
         if reply.kind != "result" or reply.result is None:
             raise WorkerError(reply.message or f"unexpected reply {reply.kind!r} from the worker")
-        return reply.result
+        return reply.result, None
+
+    def _await_result(
+        self, worker: _Worker, request: ItemRequest, *, cold: bool
+    ) -> Reply | TimedOut | None:
+        """The item's reply, timing each phase the worker reports against its budget."""
+        start = phase_start = time.monotonic()
+        phase = "start"
+        fixed = self.timeouts.fixed is not None
+        while True:
+            limit = self._limit(request, phase, cold=cold)
+            if limit is None:
+                remaining = None
+            else:
+                began = start if fixed else phase_start
+                remaining = max(0.0, began + limit - time.monotonic())
+            try:
+                reply = worker.receive(remaining)
+            except TimeoutError:
+                return TimedOut(phase, limit, time.monotonic() - start, fixed)
+            now = time.monotonic()
+            if phase != "start":
+                key = (request.label, phase)
+                self.slowest_phase[key] = max(self.slowest_phase.get(key, 0.0), now - phase_start)
+            if reply is None or reply.kind != "phase":
+                return reply
+            phase, phase_start = reply.message, now
+
+    def _limit(self, request: ItemRequest, phase: str, *, cold: bool) -> float | None:
+        if phase == "start":  # no phase reported (yet): the whole item's timeout, as ever
+            limit = self.timeouts.seconds(
+                request.instance,
+                request.device,
+                cold=cold,
+                slowest=self.slowest.get(request.label, 0.0),
+                compile_s=request.compile_s,
+            )
+            if limit is not None and request.benchmark and self.timeouts.fixed is None:
+                limit += BENCH_S
+            return limit
+        return self.timeouts.phase_seconds(
+            phase,
+            request.instance,
+            request.device,
+            cold=cold,
+            compile_s=request.compile_s,
+            autotunes=request.label in self.autotunes,
+            slowest=self.slowest_phase.get((request.label, phase), 0.0),
+        )
 
     def close(self) -> None:
         if self._worker is not None:
@@ -245,7 +485,7 @@ class IsolatedRunner:
             atexit.register(self.close)
             self._registered = True
         self.starts += 1
-        self._worker = _Worker(self.config)
+        self._worker = _Worker(self.config, self.worker_env)
         return self._worker
 
     def _ready_worker(self) -> _Worker | ItemResult:
@@ -302,17 +542,32 @@ def _crashed(request: ItemRequest, returncode: int, elapsed: float) -> ItemResul
     )
 
 
-def _timed_out(request: ItemRequest, timeout: float | None, elapsed: float) -> ItemResult:
-    summary = f"timed out after {timeout:g} s"
+def _timed_out(request: ItemRequest, timed_out: TimedOut) -> ItemResult:
+    limit = timed_out.limit if timed_out.limit is not None else timed_out.elapsed
+    where = f"in phase {timed_out.phase!r}: {PHASE_TEXT.get(timed_out.phase, timed_out.phase)}"
+    if timed_out.fixed:
+        summary = f"timed out after {limit:g} s (--item-timeout), {where}"
+    else:
+        summary = f"timed out after {limit:g} s {where}"
     return ItemResult(
         passed=False,
         summary=summary,
-        duration_s=elapsed,
+        duration_s=timed_out.elapsed,
         problems=[
             f"{summary}: no result came back, so the worker was stopped (SIGTERM, SIGKILL after "
             f"{TERM_GRACE_S:g} s) and the run goes on in a fresh one. --item-timeout SECONDS sets "
-            "the limit (0: none; default: scaled to the item, plus the backend's compile_timeout_s "
-            "per compile).",
+            "one limit for the whole item (0: none); by default each phase has its own budget, "
+            "scaled to the item, and --first-result-timeout SECONDS sets the time to first "
+            "result (compile, autotune, JIT; default 180 s, 600 s for a backend that declares "
+            "autotunes = True, plus its compile_timeout_s).",
             f"Reproduce: {request.repro}",
         ],
     )
+
+
+def _with_confirmation(result: ItemResult, how: str) -> ItemResult:
+    """A charged timeout's reason, saying how it was confirmed (or why it was not)."""
+    if how:
+        result.summary = f"{result.summary}; {how}"
+        result.problems[0] = f"{how[0].upper()}{how[1:]}.\n{result.problems[0]}"
+    return result

@@ -29,7 +29,9 @@ class ItemRequest:
 
 @dataclass
 class Reply:
-    kind: str  # "ready", "start_failed", "result", "suite_bug", "error"
+    kind: (
+        str  # "ready", "start_failed", "phase" (message: its name), "result", "suite_bug", "error"
+    )
     result: ItemResult | None = None
     message: str = ""
     restart: bool = False  # the worker's CUDA context is poisoned: it exits after this reply

@@ -17,7 +17,7 @@ from gemmconf.backends import Backend, RunOptions, UnknownBackendError
 from gemmconf.markers import MARKERS
 from gemmconf.plugin.benchmark import check_benchmark
 from gemmconf.plugin.hardware import parse_required, parse_target, pin_worker
-from gemmconf.plugin.isolating import parse_item_timeout
+from gemmconf.plugin.isolating import make_runner, parse_timeouts
 from gemmconf.plugin.sharding import parse_shard
 from gemmconf.plugin.stash import STATE
 from gemmconf.report.results import ResultsWriter
@@ -72,7 +72,7 @@ class RunState:
             or config.getoption("usepdb", False)
             or config.getoption("trace", False)
         )
-        self.timeouts = parse_item_timeout(config.getoption("item_timeout"))
+        self.timeouts = parse_timeouts(config)
         self.shard = parse_shard(config.getoption("shard"))
         self.benchmark = bool(config.getoption("benchmark"))
         specs = config.getoption("backend") or DEFAULT_BACKEND
@@ -115,12 +115,7 @@ class RunState:
     def runner(self) -> isolation.IsolatedRunner | isolation.InProcessRunner:
         """Where items run: a worker process (started after collection), or here."""
         if self._runner is None:
-            if self.isolate:
-                self._runner = isolation.IsolatedRunner(
-                    self.specs, self.options, timeouts=self.timeouts
-                )
-            else:
-                self._runner = isolation.InProcessRunner(self.backends)
+            self._runner = make_runner(self)  # isolating.py: budgets, timeouts, confirmation
         return self._runner
 
     def close(self) -> None:
