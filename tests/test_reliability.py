@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import itertools
 import json
+from types import SimpleNamespace
 
 import faulty_backends
 import pytest
 import reliability_backends
+
+from gemmconf.plugin import hardware
 
 pytest_plugins = ["pytester"]
 
@@ -152,3 +155,55 @@ def test_workers_share_a_memory_budget_and_larger_items_run_alone(suite):
     for record in ran:
         assert record["metrics"]["memory_alone"] is True
         assert record["metrics"]["memory_estimate_bytes"] > 1000
+
+
+# --- -n auto on GPUs (the GPUs are simulated: nvidia-smi's answers are patched) ---------------
+
+
+def fake_config(**options) -> SimpleNamespace:
+    defaults = {"workers_per_gpu": None, "gpu_memory_budget": None, "backend": None}
+    values = {**defaults, **options}
+    return SimpleNamespace(getoption=lambda name: values[name], stash=pytest.Stash())
+
+
+@pytest.fixture
+def gpu_machine(monkeypatch):
+    """One 80 GB GPU and 16 cores, as the H100 machine."""
+    monkeypatch.setattr(hardware, "gpu_ids", lambda: ["0"])
+    monkeypatch.setattr(hardware, "gpu_memory_bytes", lambda: 80 * 10**9)
+    monkeypatch.setattr(hardware.os, "cpu_count", lambda: 16)
+
+
+def test_n_auto_runs_one_worker_per_gpu_for_autotuning_backends(gpu_machine):
+    config = fake_config(backend="reference,inductor-max-autotune:TRITON")
+    assert hardware.pytest_xdist_auto_num_workers(config) == 1
+    (line,) = hardware.pytest_report_header(config)
+    assert line == (
+        "gemmconf: -n auto: 1 xdist worker(s) on 1 GPU(s), 1 per GPU: "
+        "inductor-max-autotune:TRITON autotunes (--workers-per-gpu N to change)"
+    )
+    assert hardware.pytest_xdist_auto_num_workers(fake_config(backend="reference:autotune")) == 1
+
+
+def test_n_auto_on_a_gpu_is_bounded_by_cores_and_by_the_memory_budget(gpu_machine):
+    assert hardware.pytest_xdist_auto_num_workers(fake_config()) == 12  # 80 GB / 6 GiB
+    config = fake_config(gpu_memory_budget="24")
+    assert hardware.pytest_xdist_auto_num_workers(config) == 3
+    assert "3 per GPU: one per 6 GiB of its 24 GB" in hardware.pytest_report_header(config)[0]
+    config = fake_config(workers_per_gpu="2", backend="inductor-max-autotune")
+    assert hardware.pytest_xdist_auto_num_workers(config) == 2
+    assert hardware.auto_workers(gpus=8, cpus=128, autotuning=[], memory_bytes=141 * 10**9) == (
+        128,
+        "16 per GPU: one per CPU core (--workers-per-gpu N to change)",
+    )
+
+
+def test_n_auto_without_a_gpu_is_left_to_xdist(monkeypatch):
+    monkeypatch.setattr(hardware, "gpu_ids", lambda: [])
+    assert hardware.pytest_xdist_auto_num_workers(fake_config(workers_per_gpu="2")) is None
+
+
+def test_bad_workers_per_gpu_is_a_usage_error(suite):
+    result = suite.runpytest("suites", "--backend", "eager", "--workers-per-gpu", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--workers-per-gpu: expected a number >= 1, got '0'*"])
