@@ -29,7 +29,8 @@ one results file. Items are identified by (id, backend, device name): one item o
 stays two records. The same item in two files is an error (a shard ran twice, a file given
 twice) unless --later-wins, where the file named later replaces the earlier record. Files from
 different suite versions (their top-level suite_version, a hash of the suite files) are refused
-unless --allow-mixed."""
+unless --allow-mixed. The items skipped on every machine of the merge (tested nowhere) are
+listed, and kept in the merged file's never_ran."""
 
 DIFF_HELP = """\
 Compare two results files item by item, matched by (id, backend), or by (id, backend, device)
@@ -117,7 +118,30 @@ def _merge(args: argparse.Namespace) -> int:
         f"gemmconf: merged {len(args.inputs)} files into {out}: "
         f"{len(document['records'])} records ({counts})"
     )
+    for line in never_ran_lines(document["never_ran"], out):
+        print(line)
     return OK
+
+
+NEVER_RAN_SHOWN = 20
+
+
+def never_ran_lines(items: list[dict[str, Any]], path: Any) -> list[str]:
+    """The items no machine of the merge ran, one line each (the first `NEVER_RAN_SHOWN`)."""
+    if not items:
+        return []
+    lines = [
+        f"gemmconf: {len(items)} item(s) never ran on any machine of the merge (skipped on each):"
+    ]
+    for item in items[:NEVER_RAN_SHOWN]:
+        where = "; ".join(
+            f"{s['device'] or 'unknown device'}: {s['reason'] or 'no reason'}"
+            for s in item["skipped_on"]
+        )
+        lines.append(f"  {item['id']} on {item['backend']} ({where})")
+    if len(items) > NEVER_RAN_SHOWN:
+        lines.append(f"  ... and {len(items) - NEVER_RAN_SHOWN} more (never_ran in {path})")
+    return lines
 
 
 def _diff(args: argparse.Namespace) -> int:
