@@ -207,3 +207,18 @@ def test_bad_workers_per_gpu_is_a_usage_error(suite):
     result = suite.runpytest("suites", "--backend", "eager", "--workers-per-gpu", "0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--workers-per-gpu: expected a number >= 1, got '0'*"])
+
+
+def test_the_page_data_marks_flaky_items():
+    from test_report_page import blob, sample_document
+
+    from gemmconf.report import page
+
+    document = sample_document()
+    failed = next(r for r in document["records"] if r["outcome"] == "failed")
+    failed["metrics"] = {**(failed.get("metrics") or {}), "flaky": True, "confirm_runs": 2}
+    data = blob(page.render(document))
+    column = data["fields"].index("flaky")
+    flagged = [row for row in data["rows"] if len(row) > column and row[column] is True]
+    assert len(flagged) == 1
+    assert data["strings"][flagged[0][data["fields"].index("id")]] == failed["id"]

@@ -52,6 +52,7 @@ FIELDS = (
     "seed",
     "target_arch",
     "details",
+    "flaky",  # true: failed on some runs of --confirm-failures and passed on others
 )
 EXCERPT_CHARS = 2000
 EXCERPT_BUDGET = 1_500_000
@@ -199,6 +200,7 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
             "seed": record.get("seed"),
             "target_arch": strings.ref(record.get("target_arch")),
             "details": strings.ref(details),
+            "flaky": True if (record.get("metrics") or {}).get("flaky") is True else None,
         }
         row = [values[f] for f in FIELDS]
         while row and row[-1] is None:  # trailing empties cost bytes at 8,000 records

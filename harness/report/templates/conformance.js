@@ -78,7 +78,7 @@
       duration: field(row, "duration_s"),
       excerpt: field(row, "excerpt") === null ? null : DATA.excerpts[field(row, "excerpt")],
       skipClass: str(field(row, "skip_class")), seed: field(row, "seed"),
-      targetArch: str(field(row, "target_arch")),
+      targetArch: str(field(row, "target_arch")), flaky: field(row, "flaky") === true,
     };
     const nodeid = str(field(row, "nodeid"));
     r.nodeid = nodeid || ((r.source || "").replace(/:\d+$/, "") + "::" +
@@ -276,8 +276,9 @@
           const ratio = num(r.metrics.err_ratio);
           const chip = el("button", { type: "button", class: "chip o-" + r.outcome,
                                       "data-index": String(r.index),
-                                      title: r.outcome + (r.reason ? ": " + r.reason : ""),
-                                      text: SHORT[r.outcome] + (ratio !== null ? " " + fmt(ratio) : "") });
+                                      title: r.outcome + (r.flaky ? " (flaky)" : "") + (r.reason ? ": " + r.reason : ""),
+                                      text: SHORT[r.outcome] + (r.flaky ? " flaky" : "") +
+                                            (ratio !== null ? " " + fmt(ratio) : "") });
           chip.addEventListener("click", function (e) { e.stopPropagation(); openDetail(r); });
           td.appendChild(chip);
         }
@@ -336,6 +337,8 @@
     detailBody.appendChild(el("h3", { text: r.id }));
     detailBody.appendChild(el("p", {}, [
       el("span", { class: "badge o-" + r.outcome, text: r.outcome }),
+      r.flaky ? el("span", { class: "badge", text: "flaky",
+                             title: "failed on some runs with the same seed, passed on others" }) : null,
       el("span", { class: "muted", text: " on " + r.backend + (r.device ? " (" + r.device + ")" : "") }),
     ]));
     if (r.reason) {
