@@ -52,11 +52,16 @@ class Footprint:
     backend: int  # the backend's own workspace (autotuning: a copy of inputs and output)
     reference: int  # the largest piece of the chunked fp64 reference
     oracle: int  # fp64 output-sized values while judging
+    host: int = 0  # on the CPU: the fp64 reference inputs, drawn sources, outputs judged there
 
     @property
     def total(self) -> int:
         raw = self.inputs + self.outputs + self.backend + self.reference + self.oracle
         return int(raw * MARGIN) + SLACK_BYTES
+
+    @property
+    def host_total(self) -> int:
+        return int(self.host * MARGIN) + SLACK_BYTES
 
     def as_record(self) -> dict[str, int]:
         return {
@@ -66,6 +71,7 @@ class Footprint:
             "reference": self.reference,
             "oracle": self.oracle,
             "total": self.total,
+            "host": self.host_total,
         }
 
 
@@ -78,8 +84,8 @@ def estimate(
 ) -> Footprint:
     """The device memory `run_item` will hold at its peak for this item (an upper bound), when
     the items of its GPU share `shared` bytes (None: no budget; it decides `judging_device`)."""
-    inputs = outputs = 0
-    biggest_set = biggest_out = reference = oracle = 0
+    inputs = outputs = host = 0
+    biggest_set = biggest_out = reference = oracle = drawn = 0
     for index in range(len(instance.shape_sets)):
         sizes = instance.dims(index)
         stored = stored_input_bytes(instance, sizes)
@@ -92,8 +98,12 @@ def estimate(
             reference = max(reference, chunked.plan(instance, sizes, chunk_bytes).piece_bytes)
         if judging_device(instance, sizes, "cuda", shared) == "cuda":
             oracle = max(oracle, oracle_bytes(instance, sizes))
+        else:  # judged on the CPU: the oracle's values and copies of both outputs are there
+            host += oracle_bytes(instance, sizes) + 2 * out
+        host += 2 * reference_input_bytes(instance, sizes)  # each build keeps fp64 copies
+        drawn = max(drawn, stored + largest_operand(instance, sizes) * 4)  # fp32 draws, casts
     backend = biggest_set if autotunes else biggest_out
-    return Footprint(inputs, outputs + biggest_out, backend, reference, oracle)
+    return Footprint(inputs, outputs + biggest_out, backend, reference, oracle, host + drawn)
 
 
 def oracle_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
@@ -132,6 +142,26 @@ def placed(device: str, *values: Any) -> tuple[Any, ...]:
         type(v)(t.to(device) for t in v) if isinstance(v, tuple | list) else v.to(device)
         for v in values
     )
+
+
+def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
+    """Bytes of one shape set's fp64 reference inputs (`inputs.build` keeps them on the CPU; a
+    stride-0 batch is a view of one batch)."""
+    if instance.op == "int_mm":
+        return 0
+    total = 0
+    for name, exprs in chunked.input_dims(instance).items():
+        shape = [eval_dim(e, sizes) for e in exprs]
+        operand = next((o for o in instance.operands if o.name == name), None)
+        if operand is not None and operand.layout == "expand" and shape:
+            shape[0] = 1
+        total += _prod(shape) * FP64
+    return total
+
+
+def largest_operand(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
+    """Elements of the largest operand of one shape set."""
+    return max((_prod(eval_dim(e, sizes) for e in o.shape) for o in instance.operands), default=0)
 
 
 def stored_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:

@@ -138,6 +138,8 @@ def test_the_two_h100_failures_fit_a_24_gb_gpu_with_four_workers(cutlass_seeds):
         assert plan.whole_bytes > 12e9  # in one piece, the fp64 reference alone was 12.6 GB
         # eager's and the backend's fp16 inputs, 3.2 GB each, are the estimate's floor
         assert footprint.inputs == 2 * (10 * 4096 * 25728 + 10 * 25728 * 2048) * 2
+        # on the host: both builds' fp64 reference inputs (12.6 GB each) and the drawn sources
+        assert footprint.host > 2 * 8 * (10 * 4096 * 25728 + 10 * 25728 * 2048)
 
 
 def test_outputs_too_large_for_a_gpus_share_are_judged_on_the_cpu(cutlass_seeds):
@@ -267,11 +269,13 @@ def test_holds_of_a_dead_process_are_dropped(tmp_path):
     assert state.holds == {} and state.queue == []
 
 
-def test_run_budget_holds_the_machine_then_the_gpu(tmp_path):
-    budget = RunBudget(tmp_path, device_key="gpu-0", shared_bytes=100)
-    with budget.hold(30) as grant:
+def test_run_budget_holds_the_machine_the_host_and_the_gpu(tmp_path):
+    budget = RunBudget(tmp_path, device_key="gpu-0", shared_bytes=100, host_bytes=1000)
+    with budget.hold(30, host=700) as grant:
         assert grant.device is not None and grant.device.amount == 30
+        assert grant.host is not None and grant.host.amount == 700
         assert Ledger(tmp_path / "device-gpu-0.json", 100).snapshot().holds
+        assert Ledger(tmp_path / "host.json", 1000).snapshot().holds
         assert Ledger(tmp_path / "machine.json", math.inf).snapshot().holds
     assert grant.ran_alone
     assert RunBudget(tmp_path, device_key=None, shared_bytes=None).device is None

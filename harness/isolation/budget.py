@@ -16,11 +16,13 @@ Holds of a process that died (a killed xdist worker) are dropped by the next pro
 Waiting is polling, with the lock held only to read and write the state.
 
 Every item holds one unit of the machine ledger (unbounded: it only counts), then its estimate of
-its GPU's ledger; always in that order, so two items cannot wait on each other.
+the host's memory (on GPU machines: the fp64 reference inputs live on the CPU), then of its GPU's;
+always in that order, so two items cannot wait on each other.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import math
@@ -182,14 +184,16 @@ def _alive(pid: int) -> bool:
 
 @dataclass
 class Grant:
-    """An item's holds on the machine and its GPU, as its record reports them."""
+    """An item's holds on the machine, the host's memory and its GPU's, as its record reports
+    them."""
 
     machine: Hold
     device: Hold | None
+    host: Hold | None = None
 
     @property
     def waited_s(self) -> float:
-        return self.machine.waited_s + (self.device.waited_s if self.device else 0.0)
+        return sum(h.waited_s for h in (self.machine, self.host, self.device) if h is not None)
 
     @property
     def ran_alone(self) -> bool:
@@ -198,23 +202,41 @@ class Grant:
 
 
 class RunBudget:
-    """The ledgers one pytest process uses: the machine's, and its GPU's (None: memory is not
-    budgeted, as on a CPU unless `--gpu-memory-budget` simulates one)."""
+    """The ledgers one pytest process uses: the machine's, the host memory's and its GPU's (None:
+    not budgeted, as on a CPU unless `--gpu-memory-budget` simulates a GPU)."""
 
-    def __init__(self, directory: Path, *, device_key: str | None, shared_bytes: int | None):
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        device_key: str | None,
+        shared_bytes: int | None,
+        host_bytes: int | None = None,
+    ):
         self.directory = Path(directory)
         self.machine = Ledger(self.directory / "machine.json", math.inf)
         self.device: Ledger | None = None
+        self.host: Ledger | None = None
         self.shared_bytes = shared_bytes
         if device_key is not None and shared_bytes is not None:
             key = re.sub(r"[^A-Za-z0-9_.-]", "_", device_key)
             self.device = Ledger(self.directory / f"device-{key}.json", shared_bytes)
+        if host_bytes is not None:
+            self.host = Ledger(self.directory / "host.json", host_bytes)
 
     @contextmanager
-    def hold(self, estimate: int, *, alone: bool = False) -> Iterator[Grant]:
-        with self.machine.hold(1, alone=alone) as machine:
-            if self.device is None:
-                yield Grant(machine, None)
-                return
-            with self.device.hold(estimate, alone=alone) as device:
-                yield Grant(machine, device)
+    def hold(self, estimate: int, *, host: int = 0, alone: bool = False) -> Iterator[Grant]:
+        """Hold the machine, `host` bytes of the host's memory, `estimate` bytes of the GPU's."""
+        with contextlib.ExitStack() as stack:
+            machine = stack.enter_context(self.machine.hold(1, alone=alone))
+            on_host = (
+                None
+                if self.host is None
+                else stack.enter_context(self.host.hold(host, alone=alone))
+            )
+            device = (
+                None
+                if self.device is None
+                else stack.enter_context(self.device.hold(estimate, alone=alone))
+            )
+            yield Grant(machine, device, on_host)

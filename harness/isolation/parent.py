@@ -50,6 +50,14 @@ PHASE_TEXT = {"start": "before the item reported a phase", **progress.PHASES}
 
 
 @dataclass(frozen=True)
+class Estimate:
+    """What an item is expected to hold at its peak, in bytes: of its GPU, and of the host."""
+
+    device: int
+    host: int
+
+
+@dataclass(frozen=True)
 class TimedOut:
     """A timeout: the phase that ran out, its limit, and whether the item had run alone."""
 
@@ -68,32 +76,36 @@ class _Scheduling:
     confirm_failures: int
     autotunes: frozenset[str]
 
-    def _estimate(self, request: ItemRequest) -> int:
-        if self.budget is None or self.budget.device is None:
-            return 0
+    def _estimate(self, request: ItemRequest) -> Estimate:
+        if self.budget is None or (self.budget.device is None and self.budget.host is None):
+            return Estimate(0, 0)
         footprint = memory.estimate(
             request.instance,
             autotunes=request.label in self.autotunes,
             shared=self.budget.shared_bytes,
         )
-        return footprint.total
+        if request.device == "cpu":  # an item that runs on the CPU of a GPU machine
+            return Estimate(0, footprint.host_total + footprint.total)
+        return Estimate(footprint.total, footprint.host_total)
 
     @contextlib.contextmanager
-    def _held(self, estimate: int, *, alone: bool = False) -> Iterator[list[Grant]]:
+    def _held(self, estimate: Estimate, *, alone: bool = False) -> Iterator[list[Grant]]:
         """Hold the item's share while the block runs; the grant is in the list afterwards."""
         granted: list[Grant] = []
         if self.budget is None:
             yield granted
             return
-        with self.budget.hold(estimate, alone=alone) as grant:
+        with self.budget.hold(estimate.device, host=estimate.host, alone=alone) as grant:
             granted.append(grant)
             yield granted
 
-    def _note_memory(self, result: ItemResult, estimate: int, granted: list[Grant]) -> None:
+    def _note_memory(self, result: ItemResult, estimate: Estimate, granted: list[Grant]) -> None:
         if not granted or self.budget is None or self.budget.device is None:
             return
         grant = granted[0]
-        result.metrics["memory_estimate_bytes"] = estimate
+        result.metrics["memory_estimate_bytes"] = estimate.device
+        if self.budget.host is not None:
+            result.metrics["host_memory_estimate_bytes"] = estimate.host
         if grant.waited_s >= 0.5:
             result.metrics["memory_wait_s"] = round(grant.waited_s, 1)
         if grant.device is not None and grant.device.alone:
@@ -152,7 +164,7 @@ class InProcessRunner(_Scheduling):
             result = self._confirmed(request, result, lambda: self._attempt(request, estimate))
         return result
 
-    def _attempt(self, request: ItemRequest, estimate: int) -> ItemResult:
+    def _attempt(self, request: ItemRequest, estimate: Estimate) -> ItemResult:
         with self._held(estimate) as granted:
             result = run_guarded(
                 request, self.backends[request.label], watch=self.leaks.watch_for(request)
@@ -319,7 +331,7 @@ class IsolatedRunner(_Scheduling):
         return result
 
     def _attempt(
-        self, request: ItemRequest, estimate: int, *, alone: bool = False, fresh: bool = False
+        self, request: ItemRequest, estimate: Estimate, *, alone: bool = False, fresh: bool = False
     ) -> tuple[ItemResult, TimedOut | None]:
         """One run of the item, holding its share (all of the machine when `alone`), in a
         fresh worker when `fresh`."""
@@ -333,7 +345,7 @@ class IsolatedRunner(_Scheduling):
         return result, timed_out
 
     def _charge_timeout(
-        self, request: ItemRequest, estimate: int, first: ItemResult, timed_out: TimedOut
+        self, request: ItemRequest, estimate: Estimate, first: ItemResult, timed_out: TimedOut
     ) -> ItemResult:
         """A timeout stands only once confirmed alone (the module docstring)."""
         first.metrics["timeout_phase"] = timed_out.phase

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 # context, cuBLAS workspaces, compiled kernels and the allocator's cache between items.
 PROCESS_RESERVE_BYTES = 1 << 30
 MIN_SHARED_BYTES = 1 << 30
+# The host's memory on GPU machines (each item's fp64 reference inputs live there): this share of
+# it, less what each pytest process and its isolation worker take for themselves.
+HOST_SHARE = 0.75
+HOST_PROCESS_RESERVE_BYTES = 3 << 30
 
 LEDGER_DIR = pytest.StashKey[Path]()
 WORKERINPUT_KEY = "gemmconf_ledger_dir"
@@ -170,10 +174,27 @@ def device_budget(state: RunState) -> tuple[str | None, int | None, int | None]:
     return "cpu", simulated, simulated
 
 
+def host_budget(state: RunState) -> int | None:
+    """What the items of a GPU machine share of its host memory (None: not budgeted)."""
+    if state.device != "cuda":
+        return None
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    return max(int(total * HOST_SHARE) - workers * HOST_PROCESS_RESERVE_BYTES, total // 4)
+
+
 def make_runner(state: RunState) -> isolation.IsolatedRunner | isolation.InProcessRunner:
-    """The run's runner, with the machine's and its GPU's ledgers."""
+    """The run's runner, with the machine's, the host memory's and its GPU's ledgers."""
     key, budget, shared = device_budget(state)
-    run_budget = RunBudget(state.config.stash[LEDGER_DIR], device_key=key, shared_bytes=shared)
+    run_budget = RunBudget(
+        state.config.stash[LEDGER_DIR],
+        device_key=key,
+        shared_bytes=shared,
+        host_bytes=host_budget(state),
+    )
     confirm = parse_confirm(state.config.getoption("confirm_failures"))
     autotunes = frozenset(
         label for label, backend in state.backends.items() if declares_autotuning(backend)
