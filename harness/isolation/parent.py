@@ -84,7 +84,7 @@ class _Scheduling:
             autotunes=request.label in self.autotunes,
             shared=self.budget.shared_bytes,
         )
-        if request.device == "cpu":  # an item that runs on the CPU of a GPU machine
+        if request.device == "cpu" and self.budget.host is not None:  # the CPU of a GPU machine
             return Estimate(0, footprint.host_total + footprint.total)
         return Estimate(footprint.total, footprint.host_total)
 
