@@ -173,7 +173,8 @@ def evaluate(
     piece at a time."""
 
     def call(args: Sequence[torch.Tensor]) -> Any:
-        moved = [t.to(device) for t in args]
+        # fp64 on the device, piece by piece: inputs kept in a narrower dtype upcast exactly
+        moved = [t.to(device=device, dtype=torch.float64) for t in args]
         return fn(*(transform(t) if transform is not None else t for t in moved))
 
     def whole() -> Any:

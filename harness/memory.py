@@ -40,7 +40,7 @@ BUDGET_ENV = "GEMMCONF_GPU_MEMORY_BUDGET_BYTES"
 # worker the same way: an output whose judging would take more than 1/HOST_JUDGE_SHARE of it is
 # judged on the CPU (`judging_device`).
 SHARED_ENV = "GEMMCONF_GPU_MEMORY_SHARED_BYTES"
-HOST_JUDGE_SHARE = 4
+HOST_JUDGE_SHARE = 2
 
 
 @dataclass(frozen=True)

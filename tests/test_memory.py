@@ -198,33 +198,41 @@ def test_an_item_waits_until_its_memory_is_free(tmp_path):
     assert float(events[1].split()[-1]) >= 0.5
 
 
-def test_items_larger_than_the_share_run_alone_and_arrival_order_is_kept(tmp_path):
-    log: list[tuple[str, float, float]] = []
+def run_items(path: Path, items, patience_s: float) -> dict:
+    """Threads holding (name, amount) from `path` after a delay; their spans and alone flags."""
+    log: list[tuple[str, float, float, bool]] = []
 
     def item(name: str, amount: int, delay: float) -> None:
         time.sleep(delay)
-        with Ledger(tmp_path / "gpu.json", capacity=10).hold(amount) as hold:
+        with Ledger(path, capacity=10, patience_s=patience_s).hold(amount) as hold:
             start = time.monotonic()
             time.sleep(0.3)
             log.append((name, start, time.monotonic(), hold.alone))
 
-    threads = [
-        threading.Thread(target=item, args=args)
-        for args in (("a", 4, 0.0), ("huge", 50, 0.1), ("b", 4, 0.2), ("c", 4, 0.25))
-    ]
+    threads = [threading.Thread(target=item, args=args) for args in items]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    spans = {name: (start, end, alone) for name, start, end, alone in log}
+    return {name: (start, end, alone) for name, start, end, alone in log}
+
+
+def test_items_larger_than_the_share_run_alone_and_a_patient_queue_turns_strict(tmp_path):
+    items = [("a", 4, 0.0), ("huge", 50, 0.1), ("b", 4, 0.2), ("c", 4, 0.25)]
+    spans = run_items(tmp_path / "strict.json", items, patience_s=0.0)
     huge_start, huge_end, huge_alone = spans["huge"]
     assert huge_alone
     for name in ("a", "b", "c"):
         start, end, alone = spans[name]
         assert not alone and (end <= huge_start or start >= huge_end), name  # never beside it
-    # b and c arrived after huge: a stream of small items does not overtake a waiting large one
+    # b and c arrived after huge: once it has waited, nothing overtakes it
     assert spans["b"][0] >= huge_end and spans["c"][0] >= huge_end
     assert abs(spans["b"][0] - spans["c"][0]) < 0.25  # and then they share the GPU
+
+    # with patience, b and c (which fit beside a) pass the waiting huge item; it still runs alone
+    spans = run_items(tmp_path / "patient.json", items, patience_s=5.0)
+    assert spans["b"][1] <= spans["huge"][0] and spans["c"][1] <= spans["huge"][0]
+    assert spans["huge"][2] and spans["b"][0] < spans["a"][1]  # b ran beside a
 
 
 def test_a_run_alone_waits_for_the_machine_to_be_idle_and_knows_it_was(tmp_path):
@@ -258,7 +266,7 @@ def test_holds_of_a_dead_process_are_dropped(tmp_path):
             {
                 "capacity": 10,
                 "holds": {f"{dead}-1-1": {"pid": dead, "amount": 10, "alone": True}},
-                "queue": [f"{dead}-1-2"],
+                "queue": [[f"{dead}-1-2", time.time()]],
                 "admitted": 1,
             }
         )

@@ -4,8 +4,10 @@ xdist workers are separate processes, so what they share is kept in files: a *le
 (and one for the machine) in a directory of the run, a JSON state read and written under an
 exclusive ``flock``. An item *holds* an amount from the ledger while it runs:
 
-- it is admitted in arrival order (a queue: a large item waiting for memory is not overtaken by
-  a stream of small ones), when what is held plus its amount fits the ledger's capacity;
+- it is admitted when what is held plus its amount fits the ledger's capacity, in arrival order
+  with some patience: an item that fits may pass items waiting ahead of it, but only while none
+  of them has waited `PATIENCE_S`; then the queue is strict, so a large item waiting for memory
+  is not starved by a stream of small ones (and the GPU does not idle behind it meanwhile);
 - an item larger than the capacity runs *alone*: once nothing else is held, and nothing else is
   admitted until it is done (it may still fail for memory; then it is the item, not its
   neighbours, that did not fit);
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 POLL_S = (0.02, 0.5)  # first and longest pause between looks at a full ledger
+PATIENCE_S = 30.0  # how long a waiting item lets items that arrived after it pass
 
 
 @dataclass
@@ -53,16 +56,17 @@ class Hold:
 class _State:
     capacity: float
     holds: dict[str, dict] = field(default_factory=dict)  # token -> {pid, amount, alone}
-    queue: list[str] = field(default_factory=list)  # tokens waiting, in arrival order
+    queue: list[list] = field(default_factory=list)  # [token, arrival time] in arrival order
     admitted: int = 0
 
 
 class Ledger:
     """One shared resource of `capacity` units (bytes of a GPU; items of the machine)."""
 
-    def __init__(self, path: Path, capacity: float):
+    def __init__(self, path: Path, capacity: float, *, patience_s: float = PATIENCE_S):
         self.path = Path(path)
         self.capacity = capacity
+        self.patience_s = patience_s
         self._lock_path = self.path.with_suffix(".lock")
         self._count = 0
 
@@ -73,7 +77,7 @@ class Ledger:
         token = f"{os.getpid()}-{id(self)}-{self._count}"
         start = time.monotonic()
         with self._state() as state:
-            state.queue.append(token)
+            state.queue.append([token, time.time()])
         pause = POLL_S[0]
         try:
             while True:
@@ -86,8 +90,7 @@ class Ledger:
                 pause = min(pause * 1.5, POLL_S[1])
         except BaseException:
             with self._state() as state:
-                if token in state.queue:
-                    state.queue.remove(token)
+                state.queue = [entry for entry in state.queue if entry[0] != token]
             raise
         try:
             yield granted
@@ -99,17 +102,24 @@ class Ledger:
                 )
 
     def _admit(self, state: _State, token: str, amount: int, alone: bool) -> Hold | None:
-        if not state.queue or state.queue[0] != token:
+        tokens = [entry[0] for entry in state.queue]
+        if token not in tokens:
             return None
+        ahead = state.queue[: tokens.index(token)]
+        exceeds = amount > state.capacity
+        if ahead and (alone or exceeds):
+            return None  # nothing passes by running alone
+        now = time.time()
+        if any(now - arrived >= self.patience_s for _, arrived in ahead):
+            return None  # someone ahead has waited long enough: strict order now
         if any(h["alone"] for h in state.holds.values()):
             return None
         held = sum(h["amount"] for h in state.holds.values())
-        exceeds = amount > state.capacity
         if (alone or exceeds) and state.holds:
             return None
         if not (alone or exceeds) and held + amount > state.capacity:
             return None
-        state.queue.pop(0)
+        state.queue = [entry for entry in state.queue if entry[0] != token]
         state.admitted += 1
         hold = Hold(
             amount,
@@ -169,7 +179,7 @@ def _drop_dead(state: _State) -> None:
     for token, hold in list(state.holds.items()):
         if not _alive(int(hold["pid"])):
             del state.holds[token]
-    state.queue = [t for t in state.queue if _alive(int(t.split("-", 1)[0]))]
+    state.queue = [e for e in state.queue if _alive(int(str(e[0]).split("-", 1)[0]))]
 
 
 def _alive(pid: int) -> bool:

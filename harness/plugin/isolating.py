@@ -30,7 +30,7 @@ PROCESS_RESERVE_BYTES = 1 << 30
 MIN_SHARED_BYTES = 1 << 30
 # The host's memory on GPU machines (each item's fp64 reference inputs live there): this share of
 # it, less what each pytest process and its isolation worker take for themselves.
-HOST_SHARE = 0.75
+HOST_SHARE = 0.8
 HOST_PROCESS_RESERVE_BYTES = 3 << 30
 
 LEDGER_DIR = pytest.StashKey[Path]()
@@ -335,7 +335,7 @@ def reliability_lines(records: list[dict[str, Any]], *, shown: int = 10) -> list
     waited = [metrics(r)["memory_wait_s"] for r in records if metrics(r).get("memory_wait_s")]
     if alone or waited:
         lines.append(
-            f"gemmconf: {len(waited)} item(s) waited for GPU memory ({sum(waited):.0f} s in all); "
+            f"gemmconf: {len(waited)} item(s) waited for memory ({sum(waited):.0f} s in all); "
             f"{alone} ran alone (larger than the GPU's shared budget)"
         )
     return lines
