@@ -251,7 +251,14 @@ class PeakWatch:
                 torch.cuda.empty_cache()
 
     def metrics(self) -> dict[str, int]:
-        return {} if self.peak is None else {"memory_peak_bytes": self.peak}
+        """The item's peak, and the worker's largest resident set so far (host memory: it only
+        grows, so it is the item's own where the item set a new high)."""
+        if self.peak is None:
+            return {}
+        import resource
+
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+        return {"memory_peak_bytes": self.peak, "worker_max_rss_bytes": int(rss)}
 
 
 _capped = False
