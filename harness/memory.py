@@ -145,8 +145,8 @@ def placed(device: str, *values: Any) -> tuple[Any, ...]:
 
 
 def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
-    """Bytes of one shape set's fp64 reference inputs (`inputs.build` keeps them on the CPU; a
-    stride-0 batch is a view of one batch)."""
+    """Bytes of one shape set's reference inputs, which `inputs.build` keeps on the CPU: fp8
+    dequantized in fp64, others in their own dtype; a stride-0 batch is a view of one batch."""
     if instance.op == "int_mm":
         return 0
     total = 0
@@ -155,7 +155,15 @@ def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> 
         operand = next((o for o in instance.operands if o.name == name), None)
         if operand is not None and operand.layout == "expand" and shape:
             shape[0] = 1
-        total += _prod(shape) * FP64
+        if operand is not None:
+            itemsize = FP64 if operand.dtype in FP8_DTYPES else _itemsize(operand.dtype)
+        elif name in ("c", "bias"):
+            itemsize = _itemsize(instance.bias_dtype or _result_dtype(instance))
+        elif name.startswith("other"):
+            itemsize = _itemsize(_result_dtype(instance))
+        else:  # a scale, folded into its operand: a 0-dim fp64 one
+            itemsize = FP64
+        total += _prod(shape) * itemsize
     return total
 
 
