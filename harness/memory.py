@@ -26,9 +26,9 @@ from gemmconf.scenario import ScenarioInstance, eval_dim
 
 GIB = 1 << 30
 FP64 = 8
-ORACLE_FP64_OUTPUTS = (
-    12  # the fp64 reference, rounding/magnitude bound and the oracle's temporaries
-)
+# fp64 output-sized values while judging: the reference, a rounding or magnitude bound and the
+# oracle's temporaries (measured on an H100: about 9.5)
+ORACLE_FP64_OUTPUTS = 10
 MARGIN = 1.15  # allocator rounding and fragmentation
 SLACK_BYTES = 256 << 20  # small tensors, scales, compiled kernels' constants
 RELEASE_ABOVE_BYTES = 256 << 20  # an item that reserved more gives its cached blocks back
