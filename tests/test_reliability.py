@@ -99,7 +99,7 @@ def test_the_time_to_first_result_has_its_own_budget_and_the_reason_names_it(sui
     result = suite.runpytest(
         "suites",
         "--backend",
-        "reliability_backends:slow_compile",
+        "reliability_backends:slow_compile,reliability_backends:out_of_memory",
         "--first-result-timeout",
         "3",
         "-k",
@@ -116,6 +116,12 @@ def test_the_time_to_first_result_has_its_own_budget_and_the_reason_names_it(sui
     # it ran alone (no xdist): charged at once, and the reason says why
     assert record["reason"].endswith("it ran alone: no other item of this run was running")
     result.stdout.fnmatch_lines(["*gemmconf: time to first result (compile, autotune, JIT) 3 s*"])
+    # a backend's out-of-memory failure carries the numbers, and it ran alone: it stands
+    oom = records(suite)[(TRIGGER, "out-of-memory")]
+    assert oom["outcome"] == "failed" and "OutOfMemoryError" in oom["reason"]
+    numbers = oom["metrics"]["out_of_memory"]
+    assert numbers["requested_bytes"] == 2 << 30 and numbers["free_bytes"] == int(1.25 * 2**30)
+    assert numbers["confirmed"] == "ran alone"
 
 
 @pytest.mark.parametrize("bad", ["x", "-1"])

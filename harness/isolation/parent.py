@@ -316,6 +316,7 @@ class IsolatedRunner(_Scheduling):
         self.slowest: dict[str, float] = {}  # label -> longest item finished (the pace)
         self.slowest_phase: dict[tuple[str, str], float] = {}  # (label, phase) -> longest
         self.alone_reruns = 0
+        self._ran_alone = False  # the last attempt: no other item of the run ran beside it
         self._worker: _Worker | None = None
         self._registered = False
 
@@ -324,6 +325,8 @@ class IsolatedRunner(_Scheduling):
         result, timed_out = self._attempt(request, estimate)
         if timed_out is not None:
             return self._charge_timeout(request, estimate, result, timed_out)
+        if isinstance(result.metrics.get("out_of_memory"), dict):
+            return self._charge_out_of_memory(request, estimate, result)
         if not result.passed and self.confirm_failures:
             return self._confirmed(
                 request, result, lambda: self._attempt(request, estimate, fresh=True)[0]
@@ -340,9 +343,30 @@ class IsolatedRunner(_Scheduling):
         with self._held(estimate, alone=alone) as granted:
             result, timed_out = self._run_once(request)
         self._note_memory(result, estimate, granted)
+        self._ran_alone = bool(granted) and granted[0].ran_alone
         if timed_out is not None and granted:
             timed_out = TimedOut(**{**timed_out.__dict__, "alone": granted[0].ran_alone})
         return result, timed_out
+
+    def _charge_out_of_memory(
+        self, request: ItemRequest, estimate: Estimate, first: ItemResult
+    ) -> ItemResult:
+        """A backend's out-of-memory failure stands once it ran alone: memory the other items of
+        the run took is not the backend's to answer for (`out_of_memory.confirmed` says how)."""
+        numbers = first.metrics["out_of_memory"]
+        if self._ran_alone or self.budget is None:
+            numbers["confirmed"] = "ran alone" if self._ran_alone else "no"
+            return first
+        if self.alone_reruns >= MAX_ALONE_RERUNS:
+            numbers["confirmed"] = "no"
+            return first
+        self.alone_reruns += 1
+        second, _ = self._attempt(request, estimate, alone=True, fresh=True)
+        if isinstance(second.metrics.get("out_of_memory"), dict):
+            second.metrics["out_of_memory"]["confirmed"] = "rerun alone"
+        else:
+            second.metrics["out_of_memory_unconfirmed"] = numbers  # it fit, alone
+        return second
 
     def _charge_timeout(
         self, request: ItemRequest, estimate: Estimate, first: ItemResult, timed_out: TimedOut
