@@ -50,6 +50,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gemmconf.backends.cache import cache_dir
+
 ABI_VERSION = 1
 ARCH = "sm_90a"
 GENCODE = "-gencode=arch=compute_90a,code=sm_90a"
@@ -627,14 +629,8 @@ def nvcc_version(nvcc: str) -> str:
     return release[-1].strip() if release else out.strip()
 
 
-def gemmconf_cache(name: str) -> Path:
-    """`name` under gemmconf's cache: $GEMMCONF_CACHE, else ~/.cache/gemmconf."""
-    base = os.environ.get("GEMMCONF_CACHE")
-    return (Path(base) if base else Path.home() / ".cache" / "gemmconf") / name
-
-
 def cache_root() -> Path:
-    return gemmconf_cache("cutlass")
+    return cache_dir("cutlass")
 
 
 # ---------------------------------------------------------------------------------------------
