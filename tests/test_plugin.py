@@ -225,3 +225,46 @@ def test_xdist_and_serial_runs_agree(suite):
     a, b = records(suite, "serial.json"), records(suite, "parallel.json")
     assert outcomes(a) == outcomes(b) and len(outcomes(a)) == 8
     assert b["complete"] is True
+
+
+PACKAGED_BACKEND = """
+from pathlib import Path
+
+from planted_backends import PlantedBackend, _drop_bias_broadcast
+
+backend = PlantedBackend("bias-broadcast-dropped", _drop_bias_broadcast)
+backend.expectations = Path(__file__).with_name("packaged.yaml")
+"""
+
+
+def test_a_backends_packaged_expectations_apply_unless_the_suite_has_its_own(suite):
+    suite.makepyfile(packaged_backend=PACKAGED_BACKEND)
+    suite.syspathinsert()
+    (suite.path / "packaged.yaml").write_text(
+        'backend: bias-broadcast-dropped\nexpectations:\n  - match: "tiny/addmm[bias_N]"\n'
+        "    reason: drops broadcast biases\n"
+    )
+    suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    assert outcomes(records(suite))[("tiny/addmm[bias_N]", "bias-broadcast-dropped")] == "xfailed"
+
+    expectations(suite, "bias-broadcast-dropped", '- {match: "tiny/mm_dyn", reason: x}\n')
+    suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    found = outcomes(records(suite))
+    assert found[("tiny/addmm[bias_N]", "bias-broadcast-dropped")] == "failed"  # suite's file
+    assert found[("tiny/mm_dyn", "bias-broadcast-dropped")] == "xpassed"
+
+
+def test_a_stale_pattern_in_a_packaged_expectations_file_is_an_error(suite):
+    suite.makepyfile(packaged_backend=PACKAGED_BACKEND)
+    suite.syspathinsert()
+    (suite.path / "packaged.yaml").write_text(
+        'backend: bias-broadcast-dropped\nexpectations:\n  - match: "tiny/gone[*]"\n'
+        "    reason: fixed long ago\n"
+    )
+    result = suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*packaged.yaml:3: match: pattern 'tiny/gone[[]*]' matches no*"])
+    (suite.path / "packaged.yaml").unlink()
+    result = suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*packaged.yaml: expectations: backend 'bias-broadcast-dropped'*"])
