@@ -16,7 +16,7 @@ instance is a read-only `ScenarioInstance` (its fields are the suite format's, s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from math import prod
@@ -106,6 +106,7 @@ class ItemVerdict:
     passed: bool
     summary: str  # the first failure's first line; "" when passed
     problems: tuple[str, ...]  # one paragraph per failed check, the last a `Reproduce:` line
+    metrics: Mapping[str, Any]  # as in the item's record: err_ratio, recompiles, code_checks, ...
 
 
 def run(
@@ -126,4 +127,6 @@ def run(
         target=target,
         repro=f"gemmconf explain '{instance.id}' --run --backend {backend.name} --seed {seed}",
     )
-    return ItemVerdict(instance.id, result.passed, result.summary, tuple(result.problems))
+    return ItemVerdict(
+        instance.id, result.passed, result.summary, tuple(result.problems), dict(result.metrics)
+    )

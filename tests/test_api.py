@@ -45,7 +45,14 @@ def test_program_marks_dynamic_dims_as_the_item_does() -> None:
 
 def test_run_gives_the_harness_verdict() -> None:
     (instance,) = api.instances(["first/mm[bf16-127x65x33-nt]"])
-    assert api.run(instance, EagerBackend()) == api.ItemVerdict(instance.id, True, "", ())
+    verdict = api.run(instance, EagerBackend())
+    assert (verdict.id, verdict.passed, verdict.summary, verdict.problems) == (
+        instance.id,
+        True,
+        "",
+        (),
+    )
+    assert verdict.metrics["err_ratio"] == pytest.approx(1.0) and verdict.metrics["recompiles"] == 0
     (addmm,) = api.instances(["dense_bias/addmm[bias_N-a1_b1-fp32]"])
     verdict = api.run(addmm, bias_broadcast_dropped)
     assert not verdict.passed and verdict.summary == verdict.problems[0].splitlines()[0]
