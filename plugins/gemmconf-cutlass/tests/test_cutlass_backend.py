@@ -843,3 +843,27 @@ def test_codegen_suite_checks_hold_on_emulated_launches() -> None:
         verdict = api.run(instance, backend)
         assert verdict.passed, "\n".join(verdict.problems)
         assert verdict.metrics.get("code_checks"), f"{instance.id}: no code check ran"
+
+
+@needs_cutlass_library
+def test_survey_finds_the_kernels_and_leaves_judging_to_gemmconf(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Plan-only survey of two instances; with --check, gemmconf's runner judges each one, so a
+    launch that computes the wrong thing is caught by the harness, not by the backend."""
+    from gemmconf_cutlass import survey
+
+    ids = ["cutlass_codegen/sm90_kernels[fp16_mm]", "cutlass_codegen/sm90_kernels[fp16_linear_odd]"]
+    found = survey.survey(api.instances(ids))
+    assert sorted({i for used in found.specs.values() for i in used}) == sorted(ids)
+    assert not (found.errors or found.not_implemented or found.failed)
+    assert survey.main([*ids, "--check"]) == 0
+    assert "0 failed gemmconf's check" in capsys.readouterr().out
+
+    def off_by_one(plan: CutlassLaunchPlan) -> None:
+        emulate_launch(plan)
+        plan.d.tensor.add_(1)  # a plausible bug: a stray epilogue term
+
+    monkeypatch.setattr(survey, "emulate_launch", off_by_one)
+    found = survey.survey(api.instances(ids[:1]), check=True)
+    assert list(found.failed) == ids[:1] and "not close" in found.failed[ids[0]].lower()
