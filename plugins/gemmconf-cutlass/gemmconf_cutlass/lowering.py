@@ -83,8 +83,10 @@ OPERAND_NAMES = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class CutlassLaunchRecord:
+    """One distinct launch a GEMM call made, for the artifacts."""
+
     plan_text: str
     spec: codegen.KernelSpec | None  # None: no kernel was needed
     built: codegen.Built | None  # None: not built here (an emulated launch)
@@ -279,7 +281,7 @@ def _other_gemm(node: fx.Node) -> bool:
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class CutlassLoweredGraph:
     index: int
     gm: fx.GraphModule

@@ -53,7 +53,7 @@ class CutlassProblem:
     true_mnk: tuple[int, int, int]
 
 
-@dataclass
+@dataclass(frozen=True)
 class CutlassOperand:
     """Memory a kernel reads or writes: the tensor whose data_ptr it gets and its ABI strides.
 
@@ -105,7 +105,7 @@ class CutlassLaunchPlan:
         return "\n".join(lines)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SkippedLaunch:
     """A call whose sizes need no kernel (M, N, L or K zero); computed here, said in the plan."""
 
