@@ -237,13 +237,18 @@ backend.expectations = Path(__file__).with_name("packaged.yaml")
 """
 
 
-def test_a_backends_packaged_expectations_apply_unless_the_suite_has_its_own(suite):
-    suite.makepyfile(packaged_backend=PACKAGED_BACKEND)
-    suite.syspathinsert()
-    (suite.path / "packaged.yaml").write_text(
-        'backend: bias-broadcast-dropped\nexpectations:\n  - match: "tiny/addmm[bias_N]"\n'
-        "    reason: drops broadcast biases\n"
+def packaged_backend(pytester: pytest.Pytester, match: str, reason: str) -> None:
+    """`packaged_backend:backend`, a backend that ships packaged.yaml with one entry."""
+    pytester.makepyfile(packaged_backend=PACKAGED_BACKEND)
+    pytester.syspathinsert()
+    (pytester.path / "packaged.yaml").write_text(
+        f'backend: bias-broadcast-dropped\nexpectations:\n  - match: "{match}"\n'
+        f"    reason: {reason}\n"
     )
+
+
+def test_a_backends_packaged_expectations_apply_unless_the_suite_has_its_own(suite):
+    packaged_backend(suite, "tiny/addmm[bias_N]", "drops broadcast biases")
     suite.runpytest("suites", "--backend", "packaged_backend:backend")
     assert outcomes(records(suite))[("tiny/addmm[bias_N]", "bias-broadcast-dropped")] == "xfailed"
 
@@ -255,12 +260,7 @@ def test_a_backends_packaged_expectations_apply_unless_the_suite_has_its_own(sui
 
 
 def test_a_stale_pattern_in_a_packaged_expectations_file_is_an_error(suite):
-    suite.makepyfile(packaged_backend=PACKAGED_BACKEND)
-    suite.syspathinsert()
-    (suite.path / "packaged.yaml").write_text(
-        'backend: bias-broadcast-dropped\nexpectations:\n  - match: "tiny/gone[*]"\n'
-        "    reason: fixed long ago\n"
-    )
+    packaged_backend(suite, "tiny/gone[*]", "fixed long ago")
     result = suite.runpytest("suites", "--backend", "packaged_backend:backend")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*packaged.yaml:3: match: pattern 'tiny/gone[[]*]' matches no*"])
