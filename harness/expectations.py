@@ -1,4 +1,6 @@
-"""Expected outcomes per backend: ``suites/expectations/<backend>.yaml``.
+"""Expected outcomes per backend: ``suites/expectations/<backend>.yaml``, or the file the
+backend's own package ships (the backend's optional ``expectations`` attribute, a path), used when
+the suite has no file for it: a suite's file wins, so a user can override a package's table.
 
 A file lists id patterns (``*`` matches any run of characters, ``?`` one character; brackets are
 literal, since ids contain them) with a status, ``xfail`` or ``skip``, a reason and optionally an
@@ -63,11 +65,31 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
+def packaged_file(backend: object) -> Path | None:
+    """The expectations file a backend's package ships: its optional `expectations` attribute."""
+    declared = getattr(backend, "expectations", None)
+    return Path(declared) if declared else None
+
+
 def load(
-    directory: Path, backend: str, all_ids: Iterable[str], root: Path | None = None
+    directory: Path,
+    backend: str,
+    all_ids: Iterable[str],
+    root: Path | None = None,
+    *,
+    packaged: Path | None = None,
 ) -> ExpectationTable:
-    """The backend's table (empty when it has no file); validates every entry against `all_ids`."""
+    """The backend's table: the suite's file, else the `packaged` one, else empty. Validates
+    every entry against `all_ids`, the ids of the whole suite."""
     path = path_for(directory, backend)
+    if not path.exists() and packaged is not None:
+        if not packaged.is_file():
+            raise ScenarioError(
+                str(packaged),
+                "expectations",
+                f"backend {backend!r} declares this file; it is missing",
+            )
+        path = packaged
     if not path.exists():
         return ExpectationTable(backend, ())
     shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)

@@ -245,3 +245,46 @@ def test_a_report_is_a_plugin_through_gemmconf_hooks(suite):
     result = suite.runpytest("suites", "--backend", "eager", "-k", "mm_dyn or mm_sm90")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["my-report: 2 records, results.json"])
+
+
+PACKAGED_BACKEND = """
+from pathlib import Path
+
+from planted_backends import PlantedBackend, _drop_bias_broadcast
+
+backend = PlantedBackend("bias-broadcast-dropped", _drop_bias_broadcast)
+backend.expectations = Path(__file__).with_name("packaged.yaml")
+"""
+
+
+def packaged_backend(pytester: pytest.Pytester, match: str, reason: str) -> None:
+    """`packaged_backend:backend`, a backend that ships packaged.yaml with one entry."""
+    pytester.makepyfile(packaged_backend=PACKAGED_BACKEND)
+    pytester.syspathinsert()
+    (pytester.path / "packaged.yaml").write_text(
+        f'backend: bias-broadcast-dropped\nexpectations:\n  - match: "{match}"\n'
+        f"    reason: {reason}\n"
+    )
+
+
+def test_a_backends_packaged_expectations_apply_unless_the_suite_has_its_own(suite):
+    packaged_backend(suite, "tiny/addmm[bias_N]", "drops broadcast biases")
+    suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    assert outcomes(records(suite))[("tiny/addmm[bias_N]", "bias-broadcast-dropped")] == "xfailed"
+
+    expectations(suite, "bias-broadcast-dropped", '- {match: "tiny/mm_dyn", reason: x}\n')
+    suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    found = outcomes(records(suite))
+    assert found[("tiny/addmm[bias_N]", "bias-broadcast-dropped")] == "failed"  # suite's file
+    assert found[("tiny/mm_dyn", "bias-broadcast-dropped")] == "xpassed"
+
+
+def test_a_stale_pattern_in_a_packaged_expectations_file_is_an_error(suite):
+    packaged_backend(suite, "tiny/gone[*]", "fixed long ago")
+    result = suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*packaged.yaml:3: match: pattern 'tiny/gone[[]*]' matches no*"])
+    (suite.path / "packaged.yaml").unlink()
+    result = suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*packaged.yaml: expectations: backend 'bias-broadcast-dropped'*"])

@@ -4,9 +4,16 @@ A backend turns a Python function over tensors into a `Compiled` callable. The h
 inside: it calls `compile`, calls the result once per shape set, reads `artifacts()` for the code
 checks and `compiles()` for the recompile budget.
 
-Optional: `compile_timeout_s` (a number), the seconds one compile may take on this backend beyond
-what the harness allows any item (nvcc, autotuning). `--item-timeout auto` adds it once per
-compile the item may make; a fixed `--item-timeout` ignores it.
+Optional attributes and methods, read with getattr (a backend without them is complete):
+
+- `compile_timeout_s` (a number): the seconds one compile may take on this backend beyond what the
+  harness allows any item (nvcc, autotuning). `--item-timeout auto` adds it once per compile the
+  item may make; a fixed `--item-timeout` ignores it.
+- `expectations` (a path): the expectations file the backend's package ships (the format of
+  `suites/expectations/*.yaml`, its `backend:` the name the backend runs under). It is used when
+  the suite has no `suites/expectations/<name>.yaml` of its own, and validated the same way
+  against the whole suite (a pattern that matches nothing is an error).
+- `configure(options: RunOptions)`: run-wide settings, called once after the backend is made.
 """
 
 from __future__ import annotations

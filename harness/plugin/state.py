@@ -139,11 +139,18 @@ class RunState:
         return self.instances[path]
 
     def load_expectations(self) -> None:
-        """Validate every backend's expectations against every instance of the whole suite."""
+        """Validate every backend's expectations (the suite's file, else the one its package
+        ships) against every instance of the whole suite."""
         all_ids = [i.id for path in discover([self.suites_dir], self.root) for i in self.load(path)]
         directory = self.suites_dir / "expectations"
-        for label in self.backends:
-            self.tables[label] = expectations.load(directory, label, all_ids, root=self.root)
+        for label, backend in self.backends.items():
+            self.tables[label] = expectations.load(
+                directory,
+                label,
+                all_ids,
+                root=self.root,
+                packaged=expectations.packaged_file(backend),
+            )
 
 
 def _label(spec: str, backend: Backend) -> str:
