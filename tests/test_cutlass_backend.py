@@ -854,7 +854,7 @@ def test_codegen_suite_checks_hold_on_emulated_launches() -> None:
         compiled = compile_emulated(fn)
         got, want = compiled(*item_inputs.tensors), fn(*item_inputs.tensors)
         torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
-        blocks = applicable_checks(instance, "cutlass", target=None)
+        blocks, _ = applicable_checks(instance, "cutlass", target=None)
         assert blocks, instance.id
         for result in codecheck.check_artifacts(blocks, compiled.artifacts(), target=None):
             assert result.passed, f"{instance.id}:\n{result.diagnostic}"
