@@ -1,4 +1,4 @@
-"""FileCheck code checks on a backend's generated code (DESIGN.md, "Generated code").
+"""FileCheck code checks on a backend's generated code (suites/README.md, `checks.filecheck`).
 
 A scenario carries `CheckBlock`s: FileCheck directives for one artifact kind ("ttgir", "ptx", ...)
 and optionally one target class ("sm90"). `split_by_target` separates the blocks for the run's
@@ -12,14 +12,14 @@ the path of an LLVM FileCheck binary, or `filecheck` for the package. Every resu
 engine. The two read regexes differently (`{{...}}` is POSIX ERE in LLVM, Python `re` in the
 package): write regexes both accept.
 
-Diagnostics are the engine's own, unedited. The block's text is written to a temporary copy of
-the suite file's path, at the block's own line (blank lines before it) and indentation, so
-FileCheck names the suite file and line itself:
+Diagnostics are the engine's own (only cut after `_MAX_LINES` lines). The block's text is written
+to a temporary copy of the suite file's path, at the block's own line (blank lines before it) and
+indentation, so FileCheck names the suite file and line itself:
 
-    suites/tma/codecheck.yaml:49:8: error: CHECK: expected string not found in input
+    suites/tma/codecheck.yaml:53:9: error: CHECK: expected string not found in input
      CHECK: ttng.async_tma_copy_global_to_local
             ^
-    <ttgir>:12:3: note: scanning from here
+    <ttgir>:2:31: note: scanning from here
 
 Lines are the suite file's; columns are counted the way FileCheck counts them, after it folds each
 run of blanks into one (an indented line's column is smaller than an editor's), and in the
@@ -35,9 +35,9 @@ nothing but directives and comments, so a line that is neither is a typo such as
 forgotten `CHECK:`; a block needs a directive; substitutions must exist), then, with LLVM
 FileCheck, reads the block with an empty input and `--allow-empty`: exit status 2 means FileCheck
 rejected the check file (an unclosed `{{`, an empty pattern, a `CHECK-NEXT:` with nothing before
-it), and its diagnostic is the error. The `filecheck` package parses lazily while it matches and
-gives the same exit status for both kinds of failure, so with it the pre-check is all that runs
-at load time and a syntax error shows as a failed code check.
+it), and its diagnostic is the error. The `filecheck` package exits 1 both for a malformed check
+file and for a failed match, so with it the pre-check is all that runs at load time and a syntax
+error shows as a failed code check.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def available_engines() -> list[Engine]:
     """Every engine this machine has (the package always; LLVM FileCheck when found)."""
     engines = [_package_engine()]
     binary = _triton_filecheck()
-    if binary is not None:
+    if binary is not None and _runs(binary):
         engines.insert(0, _llvm_engine(binary))
     return engines
 
@@ -187,7 +187,8 @@ def split_by_target(
                 block.artifact,
                 block.target,
                 block.source,
-                f"checks {block.target} code; {here}: --target-arch {block.target} runs it",
+                f"checks {block.target} code; {here} (an {block.target} GPU runs it, or "
+                f"--target-arch {block.target} with a backend that cross-compiles)",
             )
         )
     return to_run, not_run
@@ -270,8 +271,8 @@ def expecttest_accept_conflict(
     """The error to stop a run with when EXPECTTEST_ACCEPT would corrupt test files, else None.
 
     expecttest rewrites the calling test file in place. Under pytest-xdist with any distribution
-    other than `loadfile`, several workers rewrite the same file at once (FACTS.md: `-n 2` with the
-    default `--dist load` left syntax errors and wrong values). `numprocesses` is xdist's `-n`
+    other than `loadfile`, several workers rewrite the same file at once (`-n 2` with the default
+    `--dist load` was seen to leave syntax errors and wrong values). `numprocesses` is xdist's `-n`
     (an int, or "auto"/"logical" before xdist resolves it); `dist` is its `--dist`.
     """
     if not env.get("EXPECTTEST_ACCEPT"):  # expecttest accepts on any non-empty value
@@ -465,14 +466,25 @@ def _default_engine(choice: str) -> Engine:
     if choice == "filecheck":
         return _package_engine()
     if choice:
-        if not (os.path.isfile(choice) and os.access(choice, os.X_OK)):
+        if not (os.path.isfile(choice) and os.access(choice, os.X_OK) and _runs(choice)):
             raise RuntimeError(
-                f"{ENGINE_ENV}={choice!r} is neither an executable FileCheck nor 'filecheck' "
+                f"{ENGINE_ENV}={choice!r} is neither a FileCheck that runs here nor 'filecheck' "
                 "(the filecheck package)"
             )
         return _llvm_engine(choice)
     binary = _triton_filecheck()
-    return _package_engine() if binary is None else _llvm_engine(binary)
+    return _llvm_engine(binary) if binary is not None and _runs(binary) else _package_engine()
+
+
+@functools.lru_cache(maxsize=8)
+def _runs(binary: str) -> bool:
+    """Whether `binary --version` works here (a wheel's binary may lack a library it needs)."""
+    try:
+        return (
+            subprocess.run([binary, "--version"], capture_output=True, timeout=30).returncode == 0
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 @functools.lru_cache(maxsize=8)

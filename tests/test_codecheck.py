@@ -28,6 +28,10 @@ from gemmconf.runner import run_item
 from gemmconf.scenario import discover, load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
+SM100_NOT_RUN = (
+    "checks sm100 code; this run checks sm90 code (an sm100 GPU runs it, or --target-arch sm100 "
+    "with a backend that cross-compiles)"
+)
 ENGINES = {engine.name: engine for engine in available_engines()}
 LLVM = ENGINES.get("llvm-filecheck")
 needs_llvm = pytest.mark.skipif(LLVM is None, reason="the triton wheel here ships no FileCheck")
@@ -291,14 +295,14 @@ def test_split_by_target_records_what_is_not_run_here():
             "ttgir",
             "sm100",
             "suites/a.yaml:9:7",
-            "checks sm100 code; this run checks sm90 code: --target-arch sm100 runs it",
+            SM100_NOT_RUN,
         )
     ]
     assert not_run[0].record() == {
         "artifact": "ttgir",
         "target": "sm100",
         "source": "suites/a.yaml:9:7",
-        "reason": "checks sm100 code; this run checks sm90 code: --target-arch sm100 runs it",
+        "reason": SM100_NOT_RUN,
     }
     run_here, not_run = split_by_target(blocks, None)
     assert run_here == blocks[:1]
@@ -338,7 +342,7 @@ def test_engine_choice(monkeypatch):
     assert default_engine().name == "filecheck-package"
     assert default_engine().version == "1.0.6"
     monkeypatch.setenv(codecheck.ENGINE_ENV, "/no/such/FileCheck")
-    with pytest.raises(RuntimeError, match="neither an executable FileCheck nor 'filecheck'"):
+    with pytest.raises(RuntimeError, match="neither a FileCheck that runs here nor 'filecheck'"):
         default_engine()
     monkeypatch.delenv(codecheck.ENGINE_ENV)
     assert default_engine().name == ("llvm-filecheck" if LLVM else "filecheck-package")
@@ -418,7 +422,7 @@ def test_blocks_for_another_target_are_recorded_as_not_run_here(tmp_path):
             "artifact": "ttgir",
             "target": "sm100",
             "source": "two_targets.yaml:15:13",
-            "reason": "checks sm100 code; this run checks sm90 code: --target-arch sm100 runs it",
+            "reason": SM100_NOT_RUN,
         }
     ]
     on_cpu = run_item(instance, _PlantedArtifacts(), seed=0, device="cpu", target=None, repro="-")
