@@ -186,7 +186,21 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _Node:
         if isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">"):
             # Block scalars start on the line after their key; FileCheck diagnostics need it.
             mapping.key_lines[f"{key}@text"] = value_node.start_mark.line + 2
+            mapping.key_lines[f"{key}@col"] = _block_indent(value_node.start_mark) + 1
     return mapping
+
+
+def _block_indent(mark: yaml.Mark) -> int:
+    """The indentation of a block scalar's text: its first non-blank line after the indicator."""
+    text = mark.buffer or ""
+    start = text.find("\n", mark.pointer) + 1
+    while 0 < start < len(text):
+        end = text.find("\n", start)
+        line = text[start : end if end >= 0 else len(text)]
+        if line.strip(" \0"):
+            return len(line) - len(line.lstrip(" "))
+        start = end + 1 if end >= 0 else 0
+    return 0
 
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
@@ -866,10 +880,11 @@ def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
                 f"{target!r} is not one of {', '.join(HARDWARE)}",
             )
         text_line = _line_of(block, "check@text") or _line_of(block, "check")
-        source = f"{where.path}:{text_line}"
-        problem = validate_block(block["check"])
+        text_col = block.key_lines.get("check@col", 1) if isinstance(block, _Node) else 1
+        source = f"{where.path}:{text_line}:{text_col}"
+        problem = validate_block(block["check"], source=source, artifact=block["artifact"])
         if problem:
-            raise ScenarioError(where.at(block, "check"), "checks.filecheck.check", problem)
+            raise ScenarioError(problem.where, "checks.filecheck.check", problem.message)
         backends = block.get("backends", [])
         if not isinstance(backends, list):
             raise ScenarioError(

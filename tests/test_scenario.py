@@ -268,7 +268,7 @@ def test_filecheck_block_source_points_at_the_check_text(tmp_path):
     )
     (instance,) = load_suite(path)
     (block,) = instance.checks.filecheck
-    assert block.source.endswith("s.yaml:10")
+    assert block.source.endswith("s.yaml:10:13")  # line and column where the text starts
     assert block.target == "sm90"
     bad = load_error(
         tmp_path,
@@ -280,10 +280,12 @@ def test_filecheck_block_source_points_at_the_check_text(tmp_path):
             checks:
               filecheck:
                 - artifact: ttgir
-                  check: "CHECK-NEXT: foo"
+                  check: |
+                    CHECK: foo
+                    CHECK-NXT: bar
     """,
     )
-    assert "checks.filecheck.check" in bad
+    assert "s.yaml:10: checks.filecheck.check: unknown directive 'CHECK-NXT:'" in bad
 
 
 def test_dynamic_modes_and_markers(tmp_path):

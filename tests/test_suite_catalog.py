@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from gemmconf.capability import HARDWARE_CLASSES
+from gemmconf.codecheck import expand
 from gemmconf.scenario import OPS, ScenarioInstance, discover, implied_markers, load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,7 +173,7 @@ def test_sm90_tma_checks_split_aligned_from_misaligned(catalog):
     for instance in sm90:
         align = instance.axis_record()["align"]
         texts = [
-            b.text
+            expand(b.text)
             for b in instance.checks.filecheck
             if all(instance.axis_record().get(a) in ok for a, ok in b.when)
         ]
