@@ -142,6 +142,37 @@ def test_misspelled_key_names_file_line_and_key(tmp_path):
             "K % 16",
         ),
         (
+            "    op: scaled_mm\n    scaling: blockwise\n    shape: {M: 16, N: 64, K: 128}\n",
+            5,
+            "shape",
+            "K and N to be multiples of 128",
+        ),
+        (
+            "    op: bmm\n    shape: {B: 2, M: 4, N: 4, K: 4}\n"
+            "    operands: {b: {shape: [B+1, K, N]}}\n",
+            4,
+            "shape",
+            "batch sizes differ",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    scaling: rowwise\n",
+            5,
+            "scaling",
+            "only scaled_mm takes a scaling recipe",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    out_dtype: bf16\n",
+            5,
+            "out_dtype",
+            "only scaled_mm takes out_dtype",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    alpha: 2\n",
+            5,
+            "alpha",
+            "ops with one: addmm, baddbmm",
+        ),
+        (
             "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    epilogue: [relu, {clamp: 3}]\n",
             5,
             "epilogue",
