@@ -9,6 +9,7 @@ those blocks. Scales are what ``_scaled_mm`` takes: the factor that dequantizes 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -84,11 +85,9 @@ class Recipe:
         sizes = {"M": m, "N": n, "K": k}
         if not any(sizes[dim] % multiple for dim, multiple in needed.items()):
             return None
-        if len(set(needed.values())) == 1:
-            dims = " and ".join(needed)
-            return (
-                f"{self.name} scaling needs {dims} to be multiples of {next(iter(needed.values()))}"
-            )
+        first = next(iter(needed.values()))
+        if all(multiple == first for multiple in needed.values()):
+            return f"{self.name} scaling needs {' and '.join(needed)} to be multiples of {first}"
         rules = ", ".join(f"{dim} % {multiple} == 0" for dim, multiple in needed.items())
         return f"{self.name} scaling needs {rules}"
 
@@ -96,11 +95,10 @@ class Recipe:
         """Whether these scales implement this recipe for an (M, K) x (K, N) GEMM."""
         if scale_a.dtype != self.scale_dtype or scale_b.dtype != self.scale_dtype:
             return False
+        shape_a, shape_b = tuple(scale_a.shape), tuple(scale_b.shape)
         if self.per_tensor:  # one value, whatever its rank
-            return _numel(scale_a.shape) == 1 and _numel(scale_b.shape) == 1
-        return tuple(scale_a.shape) == self.scale_shape("a", m, k) and tuple(
-            scale_b.shape
-        ) == self.scale_shape("b", k, n)
+            return math.prod(shape_a) == 1 and math.prod(shape_b) == 1
+        return shape_a == self.scale_shape("a", m, k) and shape_b == self.scale_shape("b", k, n)
 
     def quantize(self, source: torch.Tensor, operand: str, dtype: torch.dtype) -> Quantized:
         """`source` in `dtype`, with scales `amax / max(dtype)` over this recipe's blocks.
@@ -132,13 +130,6 @@ class Recipe:
         if self.scales_column_major:
             scale = scale.t().contiguous().t()
         return Quantized(values, scale, dequantized)
-
-
-def _numel(shape: Sequence[Any]) -> int:
-    count = 1
-    for size in shape:
-        count *= size
-    return count
 
 
 def _nonzero(amax: torch.Tensor) -> torch.Tensor:
