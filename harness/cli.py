@@ -1,7 +1,9 @@
-"""The `gemmconf` command: list backends and scenarios, explain or reproduce one item.
+"""The `gemmconf` command: run the installed suite from any folder, list backends and
+scenarios, explain or reproduce one item, and work with results files (`gemmconf report`).
 
-Running the suite is pytest's job (`pytest suites --backend NAME`); this command answers the
-questions around a run.
+`gemmconf run [pytest args]` is pytest on the suite installed with gemmconf (or `--suites PATH`),
+with the same configuration wherever it is started; in a checkout, `pytest suites ...` does the
+same on the checkout's suite.
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ from gemmconf.report import cli as report_cli
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:  # every other argument is pytest's: no parsing of ours
+        return run_suite(argv[1:])
     parser = argparse.ArgumentParser(
         prog="gemmconf",
-        description="GEMM backend conformance suite: helpers around a pytest run "
-        "(run the suite itself with `pytest suites --backend NAME`).",
+        description="GEMM backend conformance suite: run the installed suite with pytest "
+        "(`gemmconf run --backend NAME`), and the helpers around a run.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+
+    commands.add_parser(
+        "run",
+        help="run the conformance suite with pytest: `gemmconf run [pytest args]` (e.g. "
+        "--backend NAME, -m EXPR, --lf); reports/ in the current folder",
+        description=RUN_HELP,
+    )
 
     commands.add_parser("backends", help="list known backends and whether they run here")
 
@@ -31,14 +43,14 @@ def main(argv: list[str] | None = None) -> int:
         default="*",
         help="id pattern (* and ? wildcards; brackets are literal)",
     )
-    listing.add_argument("--suites", default="suites", help="suite directory (default: suites)")
+    listing.add_argument("--suites", default=None, help=SUITES_HELP)
 
     explain = commands.add_parser(
         "explain",
         help="show one scenario instance: its fields, inputs, and the command that runs it",
     )
     explain.add_argument("id", help="instance id, e.g. 'first/mm[bf16-127x65x33-nt]'")
-    explain.add_argument("--suites", default="suites")
+    explain.add_argument("--suites", default=None, help=SUITES_HELP)
     explain.add_argument("--backend", default="reference")
     explain.add_argument("--seed", type=int, default=0)
     explain.add_argument(
@@ -47,15 +59,16 @@ def main(argv: list[str] | None = None) -> int:
 
     bench = commands.add_parser(
         "bench",
-        help="time backends against cuBLAS: runs pytest with --benchmark (default: "
-        "suites/bench on the reference backend, one item at a time) and prints the table",
+        help="time backends against cuBLAS: runs the suite's bench/ files with --benchmark "
+        "(on the reference backend, one item at a time) and prints the table",
     )
     bench.add_argument(
         "paths",
         nargs="*",
-        default=["suites/bench"],
-        help="suite files or folders (default: suites/bench)",
+        default=None,
+        help="suite files or folders (default: bench/ of the suite)",
     )
+    bench.add_argument("--suites", default=None, help=SUITES_HELP)
     bench.add_argument("--backend", default="reference", help="as pytest's --backend")
     bench.add_argument("-k", dest="keyword", default=None, help="as pytest's -k")
     bench.add_argument(
@@ -75,11 +88,95 @@ def main(argv: list[str] | None = None) -> int:
     return _explain(args)
 
 
-def _bench(args: argparse.Namespace) -> int:
+RUN_HELP = """\
+Run the conformance suite: pytest on the suite installed with gemmconf (or --suites PATH), from
+any folder. Every argument is pytest's (see `pytest --help`, group gemmconf): --backend NAME,
+-m EXPR, -k EXPR, -n N, --lf, --junitxml PATH, ... Results go to reports/ in the current folder;
+--lf and --ff remember failures in .pytest_cache/ there. Suite files named as arguments are
+looked up in the suite when the current folder has no such file, so a node id that a run printed
+(`dense/first.yaml::mm[fp32-127x65x33-nn@eager]`) can be pasted back. No ini file of the
+current folder is read (gemmconf's own run.ini is used); run pytest directly to use yours."""
+
+SUITES_HELP = "the suite folder (default: the suite installed with gemmconf)"
+
+# pytest arguments after which gemmconf run adds none of its own: the caller chose them.
+_CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir")
+
+
+def run_suite(args: list[str]) -> int:
+    """`gemmconf run`: pytest on the suite with `pytest_arguments`."""
     import pytest
 
+    if any(a in ("-h", "--help") for a in args):
+        print(RUN_HELP + "\n")
+    try:
+        command = pytest_arguments(args, Path.cwd())
+    except FileNotFoundError as exc:
+        print(f"gemmconf run: error: {exc}", file=sys.stderr)
+        return int(pytest.ExitCode.USAGE_ERROR)
+    return int(pytest.main(command))
+
+
+def pytest_arguments(args: list[str], cwd: Path) -> list[str]:
+    """pytest's arguments for `gemmconf run ARGS` started in `cwd`: rooted at the suite folder
+    (node ids relative to it), configured by gemmconf's run.ini, with pytest's cache in `cwd`;
+    the whole suite unless ARGS name suite files."""
+    suites = _given_suites(args, cwd) or _default_suites()
+    if not suites.is_dir():
+        raise FileNotFoundError(f"--suites: no such folder: {suites}")
+    command: list[str] = []
+    if not any(a.split("=")[0] in _CONFIG_OPTIONS for a in args):
+        command += ["-c", str(Path(__file__).with_name("run.ini")), "--rootdir", str(suites)]
+        command += ["-o", f"cache_dir={cwd / '.pytest_cache'}"]
+    if _given_suites(args, cwd) is None:
+        command += ["--suites", str(suites)]
+    command += [_in_suite(a, suites, cwd) for a in args]
+    if not any(_is_suite_path(a) for a in args):
+        command.append(str(suites))
+    return command
+
+
+def _given_suites(args: list[str], cwd: Path) -> Path | None:
+    for index, arg in enumerate(args):
+        for name in ("--suites", "--gemmconf-suites"):
+            if arg == name and index + 1 < len(args):
+                return (cwd / args[index + 1]).resolve()
+            if arg.startswith(name + "="):
+                return (cwd / arg.split("=", 1)[1]).resolve()
+    return None
+
+
+def _default_suites() -> Path:
+    from gemmconf import bundled_suites
+
+    return bundled_suites()
+
+
+def _is_suite_path(arg: str) -> bool:
+    return not arg.startswith("-") and arg.split("::")[0].endswith((".yaml", ".yml"))
+
+
+def _in_suite(arg: str, suites: Path, cwd: Path) -> str:
+    """A suite file named relative to the suite (as node ids are), made absolute; any other
+    argument as given."""
+    path = arg.split("::")[0]
+    if _is_suite_path(arg) and not (cwd / path).exists() and (suites / path).is_file():
+        return str(suites / path) + arg[len(path) :]
+    return arg
+
+
+def _suites_arg(suites: str | None) -> Path:
+    if suites is not None:
+        return Path(suites)
+    return _default_suites()
+
+
+def _bench(args: argparse.Namespace) -> int:
+    suites = _suites_arg(args.suites).resolve()
     command = [
-        *args.paths,
+        *(args.paths or [str(suites / "bench")]),
+        "--suites",
+        str(suites),
         "--backend",
         args.backend,
         "--benchmark",
@@ -88,12 +185,10 @@ def _bench(args: argparse.Namespace) -> int:
         "-p",
         "no:xdist",
         "-q",
-        "-p",
-        "no:cacheprovider",
     ]
     if args.keyword:
         command += ["-k", args.keyword]
-    return int(pytest.main(command))
+    return run_suite(command)
 
 
 # Template families of inductor-max-autotune listed with their own availability (each needs
@@ -123,12 +218,16 @@ def _backends() -> int:
     return 0
 
 
-def _instances(suites: str):
+def _instances(suites: str | None):
     from gemmconf.scenario import ScenarioError, discover, load_suite
 
     root = Path.cwd()
+    folder = _suites_arg(suites)
+    if not folder.is_dir():
+        print(f"gemmconf: --suites {folder}: no such folder", file=sys.stderr)
+        raise SystemExit(2)
     try:
-        for path in discover([suites], root):
+        for path in discover([folder], root):
             yield from load_suite(path, root=root)
     except ScenarioError as exc:
         print(f"gemmconf: invalid suite file: {exc}", file=sys.stderr)
@@ -189,11 +288,28 @@ def _explain(args: argparse.Namespace) -> int:
         print(f"  expects: {i.checks.raises} from eager and the backend")
     for block in i.checks.filecheck:
         print(f"  filecheck {block.artifact} target {block.target or 'any'} ({block.source})")
-    node = f"{i.source.rsplit(':', 1)[0]}::{i.id.split('/', 1)[1]}@{args.backend}"
-    print(f"  run: pytest '{node}' --backend {args.backend} --seed {args.seed}")
+    print(f"  run: {_run_command(i, args)}")
     if args.run:
         return _run_one(i, args)
     return 0
+
+
+def _run_command(instance, args: argparse.Namespace) -> str:
+    """The command that runs this one item: pytest on a suite file under the current folder,
+    else `gemmconf run` with the file named relative to the suite (as node ids are)."""
+    import shlex
+
+    from gemmconf.ids import item_name
+
+    file = Path(instance.source.rsplit(":", 1)[0])
+    suites = _suites_arg(args.suites).resolve()
+    options = ["--backend", args.backend, "--seed", str(args.seed)]
+    if not file.is_absolute():  # shown relative to the current folder: it is under it
+        return shlex.join(["pytest", f"{file}::{item_name(instance.id, args.backend)}", *options])
+    node = f"{file.relative_to(suites)}::{item_name(instance.id, args.backend)}"
+    if args.suites is not None:
+        options += ["--suites", str(suites)]
+    return shlex.join(["gemmconf", "run", node, *options])
 
 
 def _run_one(instance, args: argparse.Namespace) -> int:

@@ -40,7 +40,7 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.syspathinsert(TESTS)  # planted_backends
     (pytester.path / "suites").mkdir()
     (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
     return pytester
 
 
@@ -73,9 +73,33 @@ def test_item_names_markers_and_selection(suite):
         "suites", "--backend", "eager", "--collect-only", "-q", "-m", "addmm", "--strict-markers"
     )
     result.stdout.fnmatch_lines(
-        ["suites/tiny.yaml::addmm[[]bias_MN[]]@eager", "suites/tiny.yaml::addmm[[]bias_N[]]@eager"]
+        ["suites/tiny.yaml::addmm[[]bias_MN@eager[]]", "suites/tiny.yaml::addmm[[]bias_N@eager[]]"]
     )
     assert "mm[fp32" not in result.stdout.str()
+    result = suite.runpytest("suites", "--backend", "eager", "--collect-only", "-q", "-k", "dyn")
+    result.stdout.fnmatch_lines(["suites/tiny.yaml::mm_dyn[[]@eager[]]"])  # no axes: no params
+
+
+def test_last_failed_reruns_exactly_the_failures(suite):
+    """Node ids carry every bracket at the end, so pytest's cache reads them back: --lf reruns
+    the failures of the previous run and nothing else, --ff runs them first."""
+    backends = "planted_backends:bias_broadcast_dropped,planted_backends:recompiles_every_shape"
+    first = suite.runpytest("suites", "--backend", backends, "--no-isolate", "-rf")
+    failed = sorted(line.split()[1] for line in first.stdout.lines if line.startswith("FAILED "))
+    assert len(failed) == 2 and first.ret == pytest.ExitCode.TESTS_FAILED
+    again = suite.runpytest("suites", "--backend", backends, "--no-isolate", "-rf", "--lf")
+    again.stdout.fnmatch_lines(["*run-last-failure: rerun previous 2 failures*"])
+    rerun = sorted(line.split()[1] for line in again.stdout.lines if line.startswith("FAILED "))
+    assert rerun == failed
+    again.assert_outcomes(failed=2)
+    assert {r["nodeid"] for r in records(suite)["records"]} == set(failed)
+    first_failed = suite.runpytest("suites", "--backend", backends, "--no-isolate", "--ff", "-v")
+    ran = [
+        line.split()[0]
+        for line in first_failed.stdout.lines
+        if " PASSED" in line or " FAILED" in line
+    ]
+    assert sorted(ran[:2]) == failed
 
 
 def test_planted_bugs_fail_the_right_items(suite):
@@ -93,7 +117,7 @@ def test_planted_bugs_fail_the_right_items(suite):
     result.stdout.fnmatch_lines(
         [
             "*Recompiled: 3 compiles over 3 shape set(s)*allows 1*",
-            "*Reproduce: pytest *tiny.yaml::mm_dyn@recompiles-every-shape*",
+            "*Reproduce: pytest *tiny.yaml::mm_dyn?@recompiles-every-shape?*",
         ]
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED

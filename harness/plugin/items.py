@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gemmconf import capability, isolation
+from gemmconf import capability, ids, isolation
 from gemmconf.backends import Backend
 from gemmconf.plugin.stash import STATE
 
@@ -67,9 +67,13 @@ class SuiteFile(pytest.File):
             state.load_expectations()
         for instance in instances:
             for label, backend in state.backends.items():
+                name = _item_name(instance, label)
                 yield ScenarioItem.from_parent(
                     self,
-                    name=_item_name(instance, label),
+                    name=name,
+                    # as a string, so pytest parses the bracket into params exactly as it parses
+                    # the ids --lf/--ff read back from its cache (pytest >= 9.2 compares them)
+                    nodeid=f"{self.nodeid}::{name}",
                     instance=instance,
                     backend=backend,
                     label=label,
@@ -77,7 +81,7 @@ class SuiteFile(pytest.File):
 
 
 def _item_name(instance: ScenarioInstance, label: str) -> str:
-    return f"{instance.id.split('/', 1)[1]}@{label}"
+    return ids.item_name(instance.id, label)  # `mm[fp32-127x65x33-nn@eager]`
 
 
 class ConformanceFailure(Exception):

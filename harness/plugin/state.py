@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gemmconf import capability, codecheck, expectations, isolation
+from gemmconf import bundled_suites, capability, codecheck, expectations, isolation
 from gemmconf.backends import Backend, RunOptions, UnknownBackendError
 from gemmconf.markers import MARKERS
 from gemmconf.plugin.benchmark import check_benchmark
@@ -42,8 +42,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run seed; each item's inputs are drawn from a seed derived from its id "
         "and this (default: 0)",
     )
+    group.addoption(
+        "--suites",
+        default=None,
+        metavar="PATH",
+        help="the suite folder (scenario files and expectations/) to run. Default: the ini "
+        "value gemmconf_suites when the project's ini sets it, else the suite installed with "
+        "gemmconf",
+    )
     parser.addini(
-        "gemmconf_suites", "directory holding the suite files and expectations/", default="suites"
+        "gemmconf_suites",
+        "the suite folder, relative to this ini file (default: the suite installed with "
+        "gemmconf; --suites overrides it)",
+        default="",
     )
 
 
@@ -62,7 +73,7 @@ class RunState:
     def __init__(self, config: pytest.Config):
         self.config = config
         self.root = Path(config.rootpath)
-        self.suites_dir = (self.root / config.getini("gemmconf_suites")).resolve()
+        self.suites_dir = suites_dir(config)
         self.seed = _parse_seed(config.getoption("seed"))
         self.target_arch = parse_target(config.getoption("target_arch"))
         self.required = parse_required(config.getoption("require_hardware"))
@@ -144,6 +155,27 @@ class RunState:
         directory = self.suites_dir / "expectations"
         for label in self.backends:
             self.tables[label] = expectations.load(directory, label, all_ids, root=self.root)
+
+
+def suites_dir(config: pytest.Config) -> Path:
+    """The suite this run collects: --suites (relative to the current folder), else the ini's
+    gemmconf_suites (relative to the ini file), else the installed suite. Never pytest's
+    rootdir, which moves with the arguments (`--results /elsewhere/x.json` is one)."""
+    given = config.getoption("suites")
+    ini = config.getini("gemmconf_suites")
+    if given:
+        path, source = config.invocation_params.dir / given, f"--suites {given}"
+    elif ini:
+        base = config.inipath.parent if config.inipath else config.invocation_params.dir
+        path, source = base / ini, f"gemmconf_suites = {ini} ({config.inipath or 'ini'})"
+    else:
+        try:
+            return bundled_suites()
+        except FileNotFoundError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    if not path.is_dir():
+        raise pytest.UsageError(f"{source}: no such folder: {path}")
+    return path.resolve()
 
 
 def _label(spec: str, backend: Backend) -> str:
