@@ -269,3 +269,73 @@ def test_a_report_is_a_plugin_through_gemmconf_hooks(suite):
     result = suite.runpytest("suites", "--backend", "eager", "-k", "mm_dyn or mm_sm90")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["my-report: 2 records, results.json"])
+
+
+def test_silent_in_a_project_that_does_not_run_the_suite(pytester):
+    """Installed, the plugin is loaded in every pytest run; in one that collects no suite file
+    and names no gemmconf option it prints nothing and writes nothing."""
+    pytester.makepyfile(test_unrelated="def test_ok():\n    assert True\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "gemmconf:" not in result.stdout.str() and "gemmconf summary" not in result.stdout.str()
+    assert sorted(p.name for p in pytester.path.iterdir()) == ["test_unrelated.py"]
+    # a yaml file outside the suite folder is not the suite's either
+    pytester.makefile(".yaml", other="scenarios: []\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "other.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # pytest's "not found": nobody collects it
+    assert "gemmconf:" not in result.stdout.str() + result.stderr.str()
+    assert not (pytester.path / "reports").exists()
+
+
+def test_a_gemmconf_option_alone_turns_it_on(pytester):
+    pytester.makepyfile(test_unrelated="def test_ok():\n    assert True\n")
+    result = pytester.runpytest("--backend", "eager", "test_unrelated.py")
+    result.stdout.fnmatch_lines(["gemmconf: backends eager;*"])
+
+
+def test_disabled_with_no_gemmconf(suite):
+    result = suite.runpytest("suites", "-p", "no:gemmconf")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # nothing collects the suite files
+    assert "gemmconf:" not in result.stdout.str() and not (suite.path / "reports").exists()
+
+
+def test_a_project_with_its_own_backend_option_runs_both(suite):
+    """A conftest.py that declares --backend and --seed keeps them; gemmconf's are then
+    --gemmconf-backend and --gemmconf-seed, and the run says so in its header."""
+    suite.makeconftest(
+        """
+        def pytest_addoption(parser):
+            parser.addoption("--backend", default="theirs")
+            parser.addoption("--seed")
+
+        def pytest_report_header(config):
+            return f"project backend: {config.getoption('backend')}"
+        """
+    )
+    suite.makepyfile(
+        test_theirs="def test_ok(pytestconfig):\n"
+        "    assert pytestconfig.getoption('backend') == 'mine'\n"
+    )
+    result = suite.runpytest("test_theirs.py", "--backend", "mine")
+    result.assert_outcomes(passed=1)
+    assert "gemmconf:" not in result.stdout.str()
+    result = suite.runpytest(
+        "suites",
+        "test_theirs.py",
+        "--backend",
+        "mine",
+        "--gemmconf-backend",
+        "eager",
+        "-k",
+        "mm_dyn or ok",
+    )
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "gemmconf: the project's own options: --backend (gemmconf's: --gemmconf-backend), "
+            "--seed (gemmconf's: --gemmconf-seed)",
+            "gemmconf: backends eager;*",
+            "project backend: mine",
+        ]
+    )
+    assert outcomes(records(suite)) == {("tiny/mm_dyn", "eager"): "passed"}

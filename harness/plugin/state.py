@@ -15,6 +15,7 @@ import pytest
 from gemmconf import bundled_suites, capability, codecheck, expectations, isolation
 from gemmconf.backends import Backend, RunOptions, UnknownBackendError
 from gemmconf.markers import MARKERS
+from gemmconf.plugin import options
 from gemmconf.plugin.benchmark import check_benchmark
 from gemmconf.plugin.hardware import parse_required, parse_target, pin_worker
 from gemmconf.plugin.isolating import parse_item_timeout
@@ -25,7 +26,7 @@ from gemmconf.scenario import ScenarioInstance, discover, load_suite
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--backend",
         default=None,
@@ -74,19 +75,19 @@ class RunState:
         self.config = config
         self.root = Path(config.rootpath)
         self.suites_dir = suites_dir(config)
-        self.seed = _parse_seed(config.getoption("seed"))
-        self.target_arch = parse_target(config.getoption("target_arch"))
-        self.required = parse_required(config.getoption("require_hardware"))
+        self.seed = _parse_seed(options.get(config, "seed"))
+        self.target_arch = parse_target(options.get(config, "target_arch"))
+        self.required = parse_required(options.get(config, "require_hardware"))
         # a debugger (--pdb, --trace) must see the backend's frames: that needs the item here
         self.isolate = not (
-            config.getoption("no_isolate")
+            options.get(config, "no_isolate")
             or config.getoption("usepdb", False)
             or config.getoption("trace", False)
         )
-        self.timeouts = parse_item_timeout(config.getoption("item_timeout"))
-        self.shard = parse_shard(config.getoption("shard"))
-        self.benchmark = bool(config.getoption("benchmark"))
-        specs = config.getoption("backend") or DEFAULT_BACKEND
+        self.timeouts = parse_item_timeout(options.get(config, "item_timeout"))
+        self.shard = parse_shard(options.get(config, "shard"))
+        self.benchmark = bool(options.get(config, "benchmark"))
+        specs = options.get(config, "backend") or DEFAULT_BACKEND
         self.backend_specs = [s.strip() for s in specs.split(",") if s.strip()]
         if not self.backend_specs:
             raise pytest.UsageError("--backend: no backend named")
@@ -96,7 +97,7 @@ class RunState:
             check_benchmark(self.device, numprocesses(config))
         self.backends: dict[str, Backend] = {}
         self.specs: dict[str, str] = {}  # label -> the --backend text that named it
-        if config.getoption("backend"):
+        if options.get(config, "backend"):
             self.resolve_backends()  # a bad --backend fails at start, whatever is collected
         self.instances: dict[Path, list[ScenarioInstance]] = {}
         self.tables: dict[str, expectations.ExpectationTable] = {}
@@ -157,18 +158,23 @@ class RunState:
             self.tables[label] = expectations.load(directory, label, all_ids, root=self.root)
 
 
-def suites_dir(config: pytest.Config) -> Path:
-    """The suite this run collects: --suites (relative to the current folder), else the ini's
-    gemmconf_suites (relative to the ini file), else the installed suite. Never pytest's
-    rootdir, which moves with the arguments (`--results /elsewhere/x.json` is one)."""
-    given = config.getoption("suites")
-    ini = config.getini("gemmconf_suites")
+def suites_location(config: pytest.Config) -> tuple[Path | None, str]:
+    """Where the suite is and who said so: --suites (relative to the current folder), else the
+    ini's gemmconf_suites (relative to the ini file), else (None) the installed suite. Never
+    pytest's rootdir, which moves with the arguments (`--results /elsewhere/x.json` is one)."""
+    given = options.get(config, "suites")
     if given:
-        path, source = config.invocation_params.dir / given, f"--suites {given}"
-    elif ini:
+        return config.invocation_params.dir / given, f"--suites {given}"
+    ini = config.getini("gemmconf_suites")
+    if ini:
         base = config.inipath.parent if config.inipath else config.invocation_params.dir
-        path, source = base / ini, f"gemmconf_suites = {ini} ({config.inipath or 'ini'})"
-    else:
+        return base / ini, f"gemmconf_suites = {ini} ({config.inipath or 'ini'})"
+    return None, "the suite installed with gemmconf"
+
+
+def suites_dir(config: pytest.Config) -> Path:
+    path, source = suites_location(config)
+    if path is None:
         try:
             return bundled_suites()
         except FileNotFoundError as exc:
@@ -176,6 +182,57 @@ def suites_dir(config: pytest.Config) -> Path:
     if not path.is_dir():
         raise pytest.UsageError(f"{source}: no such folder: {path}")
     return path.resolve()
+
+
+ACTIVE = pytest.StashKey[
+    list[str]
+]()  # why gemmconf acts in this run; absent or [] when it does not
+
+
+def activation(config: pytest.Config) -> list[str]:
+    """Why this run is gemmconf's: the gemmconf options it was given, or its arguments that
+    collect the suite (a path in the suite folder; or above it, where the project named its
+    suite folder). Empty in any other run: then the plugin stays silent."""
+    reasons = options.given(config)
+    path, _ = suites_location(config)
+    explicit = path is not None
+    try:
+        suites = path.resolve() if explicit else bundled_suites()
+    except FileNotFoundError:
+        return reasons
+    for arg in config.args:
+        target = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if target == suites or suites in target.parents or (explicit and target in suites.parents):
+            reasons.append(arg)
+    return reasons
+
+
+# Feature modules that act during a run; unregistered in runs that are not gemmconf's.
+_FEATURES = (
+    "gemmconf.plugin.hardware",
+    "gemmconf.plugin.isolating",
+    "gemmconf.plugin.sharding",
+    "gemmconf.plugin.benchmark",
+    "gemmconf.plugin.items",
+    "gemmconf.plugin.recording",
+    "gemmconf.plugin.page",
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Opt-in: a run that neither collects the suite nor names a gemmconf option gets none of
+    gemmconf's hooks (no header, no results file, no page), only its options in --help."""
+    config.stash[ACTIVE] = activation(config)
+    if not config.stash[ACTIVE]:
+        for name in _FEATURES:
+            plugin = config.pluginmanager.get_plugin(name)
+            if plugin is not None:
+                config.pluginmanager.unregister(plugin)
+
+
+def is_active(config: pytest.Config) -> bool:
+    return bool(config.stash.get(ACTIVE, None))
 
 
 def _label(spec: str, backend: Backend) -> str:
@@ -193,6 +250,8 @@ def _parse_seed(text: str) -> int:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if not is_active(config):
+        return
     for name, help_text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {help_text}")
     pin_worker(config)
@@ -250,8 +309,8 @@ def numprocesses(config: pytest.Config) -> int | None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    state = session.config.stash[STATE]
-    if state.writer is not None:
+    state = session.config.stash.get(STATE, None)
+    if state is not None and state.writer is not None:
         state.writer.start()
 
 
@@ -260,7 +319,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if state is None:
         return []
     cap = state.capability
+    taken = [f"{name} (gemmconf's: --gemmconf-{name[2:]})" for name in options.taken(config)]
     return [
+        *([f"gemmconf: the project's own options: {', '.join(taken)}"] if taken else []),
         f"gemmconf: backends {', '.join(state.backends)}; device {cap.name} "
         f"({cap.hardware_class}); seed {state.seed}; target "
         f"{state.target or 'none (no GPU, no --target-arch)'}; python {sys.version.split()[0]}",
