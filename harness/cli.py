@@ -75,8 +75,20 @@ def main(argv: list[str] | None = None) -> int:
         "--results", default="reports/bench.json", help="results file (default: reports/bench.json)"
     )
 
+    new = commands.add_parser(
+        "new-backend",
+        help="write a backend package to start from (entry point, expectations file)",
+        description="Write NAME/: a pip-installable package with a backend behind gemmconf's "
+        "protocol, the entry point that lets `--backend NAME` find it, and its own "
+        "expectations file.",
+    )
+    new.add_argument("name", help="the backend's name (letters, digits, - and _)")
+    new.add_argument("--dir", default=".", help="where to write NAME/ (default: here)")
+
     report_cli.add_subcommands(commands)
     args = parser.parse_args(argv)
+    if args.command == "new-backend":
+        return _new_backend(args.name, Path(args.dir))
     if args.command == "report":
         return report_cli.run(args)
     if args.command == "bench":
@@ -163,6 +175,19 @@ def _in_suite(arg: str, suites: Path, cwd: Path) -> str:
     if _is_suite_path(arg) and not (cwd / path).exists() and (suites / path).is_file():
         return str(suites / path) + arg[len(path) :]
     return arg
+
+
+def _new_backend(name: str, where: Path) -> int:
+    from gemmconf import newbackend
+
+    try:
+        folder = newbackend.write(name, where)
+    except (ValueError, FileExistsError) as exc:
+        print(f"gemmconf new-backend: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"gemmconf: wrote {folder}; next: pip install -e {folder}")
+    print(f"  then: gemmconf run --backend {name} -m cpu")
+    return 0
 
 
 def _suites_arg(suites: str | None) -> Path:
@@ -314,6 +339,7 @@ def _run_command(instance, args: argparse.Namespace) -> str:
 
 def _run_one(instance, args: argparse.Namespace) -> int:
     from gemmconf.backends import resolve
+    from gemmconf.backends.base import refusal
     from gemmconf.capability import detect, target_class
     from gemmconf.runner import run_item
 
@@ -322,6 +348,10 @@ def _run_one(instance, args: argparse.Namespace) -> int:
     reason = backend.availability()
     if reason:
         print(f"  not run: backend {args.backend} unavailable: {reason}")
+        return 1
+    reason = refusal(backend, instance)
+    if reason is not None:
+        print(f"  verdict: UNSUPPORTED by {args.backend}: {reason}")
         return 1
     result = run_item(
         instance,

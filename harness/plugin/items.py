@@ -12,6 +12,7 @@ import pytest
 
 from gemmconf import capability, ids, isolation
 from gemmconf.backends import Backend
+from gemmconf.backends.base import refusal
 from gemmconf.plugin.stash import STATE
 
 if TYPE_CHECKING:
@@ -88,6 +89,10 @@ class ConformanceFailure(Exception):
     """The backend got an item wrong; the message is the whole diagnosis."""
 
 
+class Unsupported(ConformanceFailure):
+    """The backend's `supports` refused the item (a failure of kind "unsupported")."""
+
+
 class ScenarioItem(pytest.Item):
     def __init__(self, *, instance: ScenarioInstance, backend: Backend, label: str, **kwargs):
         super().__init__(**kwargs)
@@ -144,6 +149,11 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         state = self.config.stash[STATE]
+        reason = refusal(self.backend, self.instance)
+        if reason is not None:
+            self.record["kind"] = "unsupported"
+            self.record["reason"] = f"unsupported by {self.label}: {reason}"
+            raise Unsupported(self.record["reason"])
         repro = self.repro_command()
         device = "cpu" if self.instance.requires.device == "cpu" else state.device
         request = isolation.ItemRequest(

@@ -44,6 +44,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "and this (default: 0)",
     )
     group.addoption(
+        "--expectations",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="an expectations file (xfail/skip entries; its 'backend:' names the backend it is "
+        "for), used before the suite's and the backend package's own; repeatable",
+    )
+    group.addoption(
         "--suites",
         default=None,
         metavar="PATH",
@@ -151,11 +159,31 @@ class RunState:
         return self.instances[path]
 
     def load_expectations(self) -> None:
-        """Validate every backend's expectations against every instance of the whole suite."""
-        all_ids = [i.id for path in discover([self.suites_dir], self.root) for i in self.load(path)]
+        """Every backend's expectations (--expectations files, the suite's file, the backend
+        package's), each entry validated against every instance of the whole suite."""
+        instances = [i for path in discover([self.suites_dir], self.root) for i in self.load(path)]
+        given = [
+            expectations.read(self.config.invocation_params.dir / path, self.root)
+            for path in options.get(self.config, "expectations")
+        ]
+        for file in given:
+            if file.backend not in self.backends:
+                raise expectations.ScenarioError(
+                    file.shown,
+                    "backend",
+                    f"--expectations {file.path}: the file is for backend {file.backend!r}, "
+                    f"which this run does not test (backends: {', '.join(self.backends)})",
+                )
         directory = self.suites_dir / "expectations"
-        for label in self.backends:
-            self.tables[label] = expectations.load(directory, label, all_ids, root=self.root)
+        for label, backend in self.backends.items():
+            self.tables[label] = expectations.load(
+                directory,
+                label,
+                instances,
+                root=self.root,
+                extra=[f for f in given if f.backend == label],
+                packaged=expectations.packaged_files(backend, label),
+            )
 
 
 def suites_location(config: pytest.Config) -> tuple[Path | None, str]:
