@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         help="id pattern (* and ? wildcards; brackets are literal)",
     )
     listing.add_argument("--suites", default=None, help=SUITES_HELP)
+    listing.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
 
     explain = commands.add_parser(
         "explain",
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     explain.add_argument("id", help="instance id, e.g. 'first/mm[bf16-127x65x33-nt]'")
     explain.add_argument("--suites", default=None, help=SUITES_HELP)
+    explain.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
     explain.add_argument("--backend", default="reference")
     explain.add_argument("--seed", type=int, default=0)
     explain.add_argument(
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "backends":
         return _backends()
     if args.command == "list":
-        return _list(args.suites, args.pattern)
+        return _list(args.suites, args.pattern, args.max_items)
     return _explain(args)
 
 
@@ -110,6 +112,7 @@ looked up in the suite when the current folder has no such file, so a node id th
 current folder is read (gemmconf's own run.ini is used); run pytest directly to use yours."""
 
 SUITES_HELP = "the suite folder (default: the suite installed with gemmconf)"
+MAX_ITEMS_HELP = "the most instances one scenario may expand to (default: 100,000)"
 
 # pytest arguments after which gemmconf run adds none of its own: the caller chose them.
 _CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir")
@@ -243,8 +246,8 @@ def _backends() -> int:
     return 0
 
 
-def _instances(suites: str | None):
-    from gemmconf.scenario import ScenarioError, discover, load_suite
+def _instances(suites: str | None, max_items: int | None = None):
+    from gemmconf.scenario import MAX_INSTANCES, ScenarioError, discover, load_suite
 
     root = Path.cwd()
     folder = _suites_arg(suites)
@@ -253,16 +256,16 @@ def _instances(suites: str | None):
         raise SystemExit(2)
     try:
         for path in discover([folder], root):
-            yield from load_suite(path, root=root)
+            yield from load_suite(path, root=root, max_instances=max_items or MAX_INSTANCES)
     except ScenarioError as exc:
         print(f"gemmconf: invalid suite file: {exc}", file=sys.stderr)
         raise SystemExit(4) from None
 
 
-def _list(suites: str, pattern: str) -> int:
+def _list(suites: str | None, pattern: str, max_items: int | None = None) -> int:
     regex = compile_pattern(pattern)
     count = 0
-    for instance in _instances(suites):
+    for instance in _instances(suites, max_items):
         if regex.fullmatch(instance.id):
             print(instance.id)
             count += 1
@@ -275,7 +278,7 @@ def _explain(args: argparse.Namespace) -> int:
     from gemmconf.runner import compile_budget
     from gemmconf.scenario import implied_markers
 
-    match = next((i for i in _instances(args.suites) if i.id == args.id), None)
+    match = next((i for i in _instances(args.suites, args.max_items) if i.id == args.id), None)
     if match is None:
         print(
             f"gemmconf: no instance {args.id!r} (try `gemmconf list '*pattern*'`)", file=sys.stderr

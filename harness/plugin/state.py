@@ -21,8 +21,14 @@ from gemmconf.plugin.hardware import parse_required, parse_target, pin_worker
 from gemmconf.plugin.isolating import parse_item_timeout
 from gemmconf.plugin.sharding import parse_shard
 from gemmconf.plugin.stash import STATE
-from gemmconf.report.results import ResultsWriter
-from gemmconf.scenario import ScenarioInstance, discover, load_suite
+from gemmconf.report.results import ResultsWriter, writable
+from gemmconf.scenario import (
+    MAX_INSTANCES,
+    SUITE_SUFFIXES,
+    ScenarioInstance,
+    discover,
+    load_suite,
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,6 +56,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="an expectations file (xfail/skip entries; its 'backend:' names the backend it is "
         "for), used before the suite's and the backend package's own; repeatable",
+    )
+    group.addoption(
+        "--max-items",
+        default=MAX_INSTANCES,
+        type=int,
+        metavar="N",
+        help=f"the most instances one scenario may expand to (default: {MAX_INSTANCES:,}); past "
+        "it the suite file is an error naming the scenario",
     )
     group.addoption(
         "--suites",
@@ -112,6 +126,7 @@ class RunState:
         self.writer: ResultsWriter | None = None
         self.results_path: Path | None = None
         self.report_lines: list[str] = []  # from pytest_gemmconf_run_finished (the page, ...)
+        self.results_kept = False  # the run wrote no results file: the previous one stays
         self._runner: isolation.IsolatedRunner | isolation.InProcessRunner | None = None
 
     @property
@@ -155,7 +170,9 @@ class RunState:
     def load(self, path: Path) -> list[ScenarioInstance]:
         path = path.resolve()
         if path not in self.instances:
-            self.instances[path] = load_suite(path, root=self.root)
+            self.instances[path] = load_suite(
+                path, root=self.root, max_instances=options.get(self.config, "max_items")
+            )
         return self.instances[path]
 
     def load_expectations(self) -> None:
@@ -289,6 +306,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if conflict:
         raise pytest.UsageError(conflict)
     state = RunState(config)
+    if not hasattr(config, "workerinput") and not config.option.collectonly:
+        check_results_path(config)
     config.stash[STATE] = state
     config.add_cleanup(state.close)
     _handle_sigterm(config)
@@ -296,6 +315,16 @@ def pytest_configure(config: pytest.Config) -> None:
         from gemmconf.report.html import HtmlColumns
 
         config.pluginmanager.register(HtmlColumns(), "gemmconf-html")
+
+
+def check_results_path(config: pytest.Config) -> None:
+    """--results: a usage error naming the path, before anything runs, when no file can be
+    written there. Only `reports/` of the current folder (the default's) is made when missing."""
+    given = options.get(config, "results")
+    path = config.invocation_params.dir / given
+    problem = writable(path, creatable=config.invocation_params.dir / "reports")
+    if problem:
+        raise pytest.UsageError(f"--results {given}: {problem}")
 
 
 def _handle_sigterm(config: pytest.Config) -> None:
@@ -326,7 +355,7 @@ def suite_version(suites_dir: Path) -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    for path in sorted(suites_dir.rglob("*.yaml")):
+    for path in sorted(p for p in suites_dir.rglob("*") if p.suffix in SUITE_SUFFIXES):
         digest.update(str(path.relative_to(suites_dir)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -336,10 +365,42 @@ def numprocesses(config: pytest.Config) -> int | None:
     return value if isinstance(value, int) else (os.cpu_count() if value == "auto" else None)
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """The results file is started (a previous run's file removed) only once the run gets going:
+    collected cleanly, with items to run (or a shard, whose empty part is a result). A usage
+    error, a collection error or an empty selection keeps the previous run's file."""
     state = session.config.stash.get(STATE, None)
-    if state is not None and state.writer is not None:
+    if state is None or state.writer is None:
+        return
+    broken = session.testsfailed and not session.config.option.continue_on_collection_errors
+    if not broken and (session.items or state.shard is not None or _distributed(session)):
         state.writer.start()
+
+
+def _distributed(session: pytest.Session) -> bool:
+    """xdist's controller collects nothing itself: its workers' items run in its loop."""
+    return session.config.pluginmanager.has_plugin("dsession")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Any:
+    """A run that never started its results file writes none: the previous one stays."""
+    state = session.config.stash.get(STATE, None)
+    if state is not None and state.writer is not None and not state.writer.started:
+        state.writer.abandon()
+        state.writer = None
+        state.results_kept = True
+    return (yield)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is not None and state.results_kept:
+        terminalreporter.write_line(
+            "gemmconf: no results written (no item ran); "
+            f"{options.get(config, 'results')} is left as it was"
+        )
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
