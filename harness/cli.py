@@ -129,7 +129,18 @@ def run_suite(args: list[str]) -> int:
     except FileNotFoundError as exc:
         print(f"gemmconf run: error: {exc}", file=sys.stderr)
         return int(pytest.ExitCode.USAGE_ERROR)
+    _importable_here(Path.cwd())
     return int(pytest.main(command))
+
+
+def _importable_here(cwd: Path) -> None:
+    """Like `python -m pytest`: modules of the current folder import (`--backend my_gemm:MyGemm`
+    finds my_gemm.py here), in this process and in the worker processes items run in."""
+    import os
+
+    sys.path.insert(0, str(cwd))
+    paths = [str(cwd), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths)
 
 
 def pytest_arguments(args: list[str], cwd: Path) -> list[str]:
@@ -145,8 +156,9 @@ def pytest_arguments(args: list[str], cwd: Path) -> list[str]:
         command += ["-o", f"cache_dir={cwd / '.pytest_cache'}"]
     if _given_suites(args, cwd) is None:
         command += ["--suites", str(suites)]
-    command += [_in_suite(a, suites, cwd) for a in args]
-    if not any(_is_suite_path(a) for a in args):
+    files = [_suite_file(a, suites, cwd) for a in args]
+    command += [file or arg for file, arg in zip(files, args, strict=True)]
+    if not any(files):
         command.append(str(suites))
     return command
 
@@ -167,17 +179,22 @@ def _default_suites() -> Path:
     return bundled_suites()
 
 
-def _is_suite_path(arg: str) -> bool:
-    return not arg.startswith("-") and arg.split("::")[0].endswith((".yaml", ".yml"))
-
-
-def _in_suite(arg: str, suites: Path, cwd: Path) -> str:
-    """A suite file named relative to the suite (as node ids are), made absolute; any other
-    argument as given."""
-    path = arg.split("::")[0]
-    if _is_suite_path(arg) and not (cwd / path).exists() and (suites / path).is_file():
-        return str(suites / path) + arg[len(path) :]
-    return arg
+def _suite_file(arg: str, suites: Path, cwd: Path) -> str | None:
+    """`arg` as a suite file (with its `::` part) when it names one: relative to the current
+    folder or to the suite folder (as node ids are). Option values (`--expectations x.yaml`)
+    name no suite file, so they are left alone."""
+    path, _, rest = arg.partition("::")
+    if arg.startswith("-") or not path.endswith((".yaml", ".yml")):
+        return None
+    for candidate in (cwd / path, suites / path):
+        file, root = candidate.resolve(), suites.resolve()
+        if (
+            file.is_file()
+            and root in file.parents
+            and "expectations" not in file.relative_to(root).parts
+        ):
+            return str(candidate) + (f"::{rest}" if rest else "")
+    return None
 
 
 def _new_backend(name: str, where: Path) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from gemmconf import bundled_suites, capability, codecheck, expectations, isolation
-from gemmconf.backends import Backend, RunOptions, UnknownBackendError
+from gemmconf.backends import Backend, RunOptions, UnknownBackendError, known_backends
 from gemmconf.markers import MARKERS
 from gemmconf.plugin import options
 from gemmconf.plugin.benchmark import check_benchmark
@@ -281,9 +281,12 @@ def is_active(config: pytest.Config) -> bool:
 
 
 def _label(spec: str, backend: Backend) -> str:
-    """The name records and expectation files use: the spec for built-ins (keeps options)."""
+    """The name records and expectation files use: the spec for built-ins and entry points
+    (it keeps their options, `inductor-max-autotune:TRITON`), the backend's name for an import
+    path (`my_gemm:MyGemm` runs as its `name`)."""
     name = getattr(backend, "name", spec)
-    return spec if spec.split(":")[0] == name.split(":")[0] else name
+    registered = spec.split(":")[0] in {info.name for info in known_backends()}
+    return spec if registered and spec.split(":")[0] == name.split(":")[0] else name
 
 
 def _parse_seed(text: str) -> int:
