@@ -180,19 +180,24 @@ def _default_suites() -> Path:
 
 
 def _suite_file(arg: str, suites: Path, cwd: Path) -> str | None:
-    """`arg` as a suite file (with its `::` part) when it names one: relative to the current
-    folder or to the suite folder (as node ids are). Option values (`--expectations x.yaml`)
-    name no suite file, so they are left alone."""
+    """`arg` as a path in the suite (with its `::` part) when it names one: a suite file
+    relative to the current folder or to the suite folder (as node ids are), or a folder of the
+    suite relative to the current folder. Option values (`--expectations x.yaml`, `-m fp8`)
+    name none, so they are left alone."""
     path, _, rest = arg.partition("::")
-    if arg.startswith("-") or not path.endswith((".yaml", ".yml")):
+    if arg.startswith("-"):
         return None
-    for candidate in (cwd / path, suites / path):
-        file, root = candidate.resolve(), suites.resolve()
-        if (
-            file.is_file()
-            and root in file.parents
-            and "expectations" not in file.relative_to(root).parts
-        ):
+    root = suites.resolve()
+    candidates = [cwd / path]
+    if path.endswith((".yaml", ".yml")):
+        candidates.append(suites / path)
+    for candidate in candidates:
+        found = candidate.resolve()
+        inside = found == root or root in found.parents
+        if not inside or "expectations" in found.relative_to(root).parts:
+            continue
+        is_suite_file = found.is_file() and found.suffix in (".yaml", ".yml")
+        if is_suite_file or (found.is_dir() and candidate == cwd / path):
             return str(candidate) + (f"::{rest}" if rest else "")
     return None
 

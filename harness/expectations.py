@@ -4,10 +4,11 @@ Where a backend's entries come from, in this order (the first entry that matches
 across files):
 
 1. every ``--expectations PATH`` file whose ``backend:`` is the backend, in the order given;
-2. the suite's own file, ``<suites>/expectations/<backend>.yaml`` (or ``.yml``);
-3. the file the backend's package ships: the backend object's optional ``expectations``
-   attribute (a path), and files registered under the entry-point group
-   ``gemmconf.expectations`` with the backend's name (a path, or a function returning one).
+2. the suite's own file, ``<suites>/expectations/<backend>.yaml`` (or ``.yml``), or, where the
+   suite has none, the files the backend's package ships: the backend object's optional
+   ``expectations`` attribute (a path), and files registered under the entry-point group
+   ``gemmconf.expectations`` with the backend's name (a path, or a function returning one). A
+   suite's file replaces the package's: whoever maintains the suite has the last word on it.
 
 An entry's ``match`` is an id pattern (``*`` matches any run of characters, ``?`` one;
 brackets are literal, since ids contain them), or a mapping over the record's fields, every one
@@ -325,17 +326,21 @@ def load(
     root: Path | None = None,
     *,
     extra: Sequence[ExpectationFile] = (),
-    packaged: Sequence[Path | tuple[Path, str]] = (),
+    packaged: Path | Sequence[Path | tuple[Path, str]] | None = (),
 ) -> ExpectationTable:
-    """The backend's table: `extra` files (from --expectations), the suite's file in
-    `directory`, then the `packaged` files, in that order. Every entry is validated against
-    `instances`, the whole suite (ids alone are accepted; field patterns then match nothing)."""
+    """The backend's table: `extra` files (from --expectations), then the suite's file in
+    `directory`, or the `packaged` files where the suite has none. Every entry is validated
+    against `instances`, the whole suite (ids alone are accepted; field patterns then match
+    nothing)."""
     facts = [Facts.of(i) for i in instances]
     files = list(extra)
     suite_file = path_for(directory, backend)
+    if isinstance(packaged, Path):
+        packaged = [packaged]
     if suite_file.exists():
         files.append(read(suite_file, root))
-    for item in packaged:
+        packaged = []
+    for item in packaged or ():
         path, declared_by = item if isinstance(item, tuple) else (item, f"backend {backend!r}")
         if not path.is_file():
             raise ScenarioError(

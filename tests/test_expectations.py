@@ -221,3 +221,30 @@ def test_supports_must_return_none_or_a_reason():
     assert refusal(Says("no fp8"), None) == "no fp8"
     with pytest.raises(UnsupportedResult, match="it returned False"):
         refusal(Says(False), None)
+
+
+def test_the_suites_file_replaces_the_packages_and_given_files_come_first(tmp_path, instances):
+    shipped = tmp_path / "shipped.yaml"
+    shipped.write_text("backend: b\nexpectations:\n  - {match: {op: addmm}, reason: shipped}\n")
+    directory = tmp_path / "expectations"
+    directory.mkdir()
+    packaged = [(shipped, "backend 'b' (its 'expectations' attribute)")]
+    only_shipped = expectations.load(directory, "b", instances, tmp_path, packaged=packaged)
+    assert only_shipped.lookup("tiny/addmm[bias_N]").reason == "shipped"
+    (tmp_path / "given.yaml").write_text(
+        "backend: b\nexpectations:\n  - {match: 'tiny/addmm[bias_N]', reason: given}\n"
+    )
+    given = expectations.read(tmp_path / "given.yaml", tmp_path)
+    both = expectations.load(directory, "b", instances, tmp_path, extra=[given], packaged=packaged)
+    assert both.lookup("tiny/addmm[bias_N]").reason == "given"
+    assert both.lookup("tiny/addmm[bias_MN]").reason == "shipped"
+    (directory / "b.yaml").write_text(
+        "backend: b\nexpectations:\n  - {match: {op: mm}, reason: suite}\n"
+    )
+    suite = expectations.load(directory, "b", instances, tmp_path, packaged=packaged)
+    assert suite.lookup("tiny/addmm[bias_MN]") is None  # the shipped file is not read
+    assert suite.lookup("tiny/mm[fp16-nt]").reason == "suite"
+    shipped.unlink()
+    (directory / "b.yaml").unlink()
+    with pytest.raises(ScenarioError, match="declares this file; it is missing"):
+        expectations.load(directory, "b", instances, tmp_path, packaged=packaged)

@@ -97,6 +97,9 @@ def test_run_defaults_to_the_installed_suite(tmp_path):
     assert "mm" in command and cli.pytest_arguments(["fp8/errors.yaml"], tmp_path)[-1] == str(
         suites / "fp8" / "errors.yaml"
     )
+    # a folder of the suite (gemmconf bench's default) runs alone; an option's .yaml value is none
+    bench = cli.pytest_arguments([str(suites / "bench"), "--expectations", "x.yaml"], tmp_path)
+    assert bench[-3:] == [str(suites / "bench"), "--expectations", "x.yaml"]
 
 
 def test_list_and_explain_use_the_installed_suite_from_any_folder(tmp_path, monkeypatch, capsys):

@@ -16,10 +16,11 @@ Optional attributes and methods, read with getattr (a backend without them is co
   harness allows any item (nvcc, autotuning). `--item-timeout auto` adds it once per compile the
   item may make; a fixed `--item-timeout` ignores it.
 - `expectations` (a path): the expectations file the backend's package ships (the format of
-  `suites/expectations/*.yaml`, its `backend:` the name the backend runs under). It is used after
-  the suite's own file for the backend, and validated the same way against the whole suite (an
-  entry that matches nothing is an error). A package can also register a file under the
-  entry-point group `gemmconf.expectations`, named as the backend.
+  `suites/expectations/*.yaml`, its `backend:` the name the backend runs under). It is used when
+  the suite has no file of its own for the backend, after any `--expectations` file, and
+  validated the same way against the whole suite (an entry that matches nothing is an error). A
+  package can also register a file under the entry-point group `gemmconf.expectations`, named as
+  the backend.
 - `configure(options: RunOptions)`: run-wide settings, called once after the backend is made.
 """
 

@@ -25,6 +25,7 @@ from gemmconf.report.results import ResultsWriter, writable
 from gemmconf.scenario import (
     MAX_INSTANCES,
     SUITE_SUFFIXES,
+    ScenarioError,
     ScenarioInstance,
     discover,
     load_suite,
@@ -185,7 +186,7 @@ class RunState:
         ]
         for file in given:
             if file.backend not in self.backends:
-                raise expectations.ScenarioError(
+                raise ScenarioError(
                     file.shown,
                     "backend",
                     f"--expectations {file.path}: the file is for backend {file.backend!r}, "
@@ -229,9 +230,8 @@ def suites_dir(config: pytest.Config) -> Path:
     return path.resolve()
 
 
-ACTIVE = pytest.StashKey[
-    list[str]
-]()  # why gemmconf acts in this run; absent or [] when it does not
+# Why gemmconf acts in this run (`activation`); absent or empty when it does not.
+ACTIVE = pytest.StashKey[list[str]]()
 
 
 def activation(config: pytest.Config) -> list[str]:
