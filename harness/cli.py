@@ -114,6 +114,26 @@ current folder is read (gemmconf's own run.ini is used); run pytest directly to 
 SUITES_HELP = "the suite folder (default: the suite installed with gemmconf)"
 MAX_ITEMS_HELP = "the most instances one scenario may expand to (default: 100,000)"
 
+# Options whose value is a path, never a suite path to run (as pytest's positional arguments are).
+_PATH_OPTIONS = (
+    "--suites",
+    "--gemmconf-suites",
+    "--expectations",
+    "--gemmconf-expectations",
+    "--results",
+    "--gemmconf-results",
+    "--conformance-html",
+    "--gemmconf-conformance-html",
+    "--junitxml",
+    "--junit-xml",
+    "--html",
+    "--basetemp",
+    "--confcutdir",
+    "--rootdir",
+    "-c",
+    "--config-file",
+)
+
 # pytest arguments after which gemmconf run adds none of its own: the caller chose them.
 _CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir")
 
@@ -156,7 +176,10 @@ def pytest_arguments(args: list[str], cwd: Path) -> list[str]:
         command += ["-o", f"cache_dir={cwd / '.pytest_cache'}"]
     if _given_suites(args, cwd) is None:
         command += ["--suites", str(suites)]
-    files = [_suite_file(a, suites, cwd) for a in args]
+    files = [
+        None if index and args[index - 1] in _PATH_OPTIONS else _suite_file(arg, suites, cwd)
+        for index, arg in enumerate(args)
+    ]
     command += [file or arg for file, arg in zip(files, args, strict=True)]
     if not any(files):
         command.append(str(suites))
@@ -193,7 +216,7 @@ def _suite_file(arg: str, suites: Path, cwd: Path) -> str | None:
         candidates.append(suites / path)
     for candidate in candidates:
         found = candidate.resolve()
-        inside = found == root or root in found.parents
+        inside = root in found.parents  # the suite folder itself is the default anyway
         if not inside or "expectations" in found.relative_to(root).parts:
             continue
         is_suite_file = found.is_file() and found.suffix in (".yaml", ".yml")
