@@ -34,6 +34,9 @@ from typing import Any
 
 import torch
 
+from gemmconf.gemm.dtypes import FP8_TORCH
+from gemmconf.gemm.ops import OPS, OpSpec
+from gemmconf.gemm.scaling import classify
 from gemmconf_reference import compat, configs, eager_checks, kernels
 from gemmconf_reference.crosscompile import CompileRequest, ParamSpec, specialize
 from gemmconf_reference.epilogue import EpilogueStep
@@ -63,7 +66,7 @@ class GemmSpec:
     """What the lowering decided for one GEMM node, fixed for the graph's lifetime."""
 
     name: str
-    op: str  # "mm", "addmm", "bmm", "baddbmm", "int_mm", "scaled_mm"
+    op: str  # a name in gemmconf.gemm.OPS (lowering.LOWERED_OPS)
     dtype: torch.dtype  # of A (B has the same, or another fp8 type for _scaled_mm)
     steps: tuple[EpilogueStep, ...]
     gemm_dtype: torch.dtype  # the GEMM node's own result (`out_dtype` of _scaled_mm)
@@ -77,8 +80,12 @@ class GemmSpec:
     input_names: tuple[str, ...]  # FX names of A, B (and the fp8 scales)
 
     @property
+    def gemm(self) -> OpSpec:
+        return OPS[self.op]
+
+    @property
     def batched(self) -> bool:
-        return self.op in ("bmm", "baddbmm")
+        return self.gemm.batched
 
     def epilogue_ops(self) -> tuple[str, ...]:
         ops = [step.op for step in self.steps]
@@ -153,7 +160,7 @@ def descriptor_paths(problem: Problem, target: Target) -> tuple[str, str]:
 
 
 def dot_upcast(problem: Problem, target: Target) -> str:
-    fp8 = problem.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)
+    fp8 = problem.dtype in FP8_TORCH
     if target.interpreter and (problem.dtype == torch.bfloat16 or fp8):
         # the interpreter's bf16 tl.dot is wrong (triton#11584); its fp8 conversion loses NaN
         return "fp32"
@@ -284,14 +291,8 @@ def _resolve_shape(shape: list[int], numel: int) -> tuple[int, ...]:
 
 def scaling_kind(scale_a: torch.Tensor, scale_b: torch.Tensor, m: int, n: int, k: int) -> str:
     """The fp8 recipe these scales implement ("other": one the kernels do not)."""
-    if scale_a.numel() == 1 and scale_b.numel() == 1:
-        return "tensorwise"
-    if tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n):
-        return "rowwise"
-    kb = _cdiv(k, 128)
-    if tuple(scale_a.shape) == (m, kb) and tuple(scale_b.shape) == (kb, _cdiv(n, 128)):
-        return "blockwise"
-    return "other"
+    recipe = classify(scale_a, scale_b, m, n, k)
+    return recipe.name if recipe is not None else "other"
 
 
 class GemmCall:
@@ -352,7 +353,7 @@ class GemmCall:
         if spec.op == "int_mm" and a.is_cuda and eager_checks.int_mm_rejected(m, k, n):
             eager_checks.raise_like_eager(lambda: torch._int_mm(a, b))
         scaling = "none"
-        if spec.op == "scaled_mm":
+        if spec.gemm.scaled:
             assert scale_a is not None and scale_b is not None
             scaling = scaling_kind(scale_a, scale_b, m, n, k)
             self._check_scaled_mm(a, b, scale_a, scale_b, operands, scaling)
@@ -382,10 +383,10 @@ class GemmCall:
             a=OperandLayout.of(a3, _batch_stride(a3)),
             b=OperandLayout.of(b3, _batch_stride(b3)),
             scaling=scaling,
-            int_acc=spec.op == "int_mm",
+            int_acc=spec.gemm.exact,
             input_precision=spec.input_precision,
             # blockwise scaling already adds each K tile's product into the fp32 accumulator
-            fast_accum=spec.op != "scaled_mm" or spec.use_fast_accum or scaling == "blockwise",
+            fast_accum=not spec.gemm.scaled or spec.use_fast_accum or scaling == "blockwise",
             epilogue=spec.epilogue_ops(),
             index_64=any(_max_offset(t) >= INT32_LIMIT for t in tensors),
         )

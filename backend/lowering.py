@@ -10,7 +10,7 @@ graph and runs as eager aten. The rewritten GraphModule is the compiled function
 
 Left to eager, on purpose: integer `aten.mm` (wraps in eager), fp64 and fp8 `aten.mm`,
 `_int_mm` with a uint8 operand, `_scaled_mm` with `scale_result` or an fp8 `out_dtype`, and
-scale layouts other than tensorwise / rowwise / (1x128, 128x128) blockwise.
+scales that implement none of the suite's recipes (`gemmconf.gemm.scaling.classify`).
 """
 
 from __future__ import annotations
@@ -21,30 +21,20 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from gemmconf.gemm.dtypes import FP8_TORCH
+from gemmconf.gemm.ops import OPS
+from gemmconf.gemm.scaling import classify
 from gemmconf_reference import compat
 from gemmconf_reference.epilogue import EpilogueStep, FusedChain, fuse_chain, meta_val
 from gemmconf_reference.launcher import GemmCall, GemmSpec, Runtime
 
 aten = torch.ops.aten
 
-GEMM_OPS: dict[Any, str] = {
-    aten.mm.default: "mm",
-    aten.addmm.default: "addmm",
-    aten.bmm.default: "bmm",
-    aten.baddbmm.default: "baddbmm",
-    aten._int_mm.default: "int_mm",
-    aten._scaled_mm.default: "scaled_mm",
-}
+# The ops this backend lowers; linear and matmul arrive decomposed into them.
+LOWERED_OPS = ("mm", "addmm", "bmm", "baddbmm", "int_mm", "scaled_mm")
+GEMM_OPS: dict[Any, str] = {getattr(aten, OPS[op].aten).default: op for op in LOWERED_OPS}
 FLOAT_GEMM_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
-FP8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
 SCALED_OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
-# schema names of the two matrices, per floating-point op
-OPERAND_NAMES = {
-    "mm": ("self", "mat2"),
-    "addmm": ("mat1", "mat2"),
-    "bmm": ("self", "mat2"),
-    "baddbmm": ("batch1", "batch2"),
-}
 
 
 @dataclass
@@ -91,44 +81,39 @@ def _static_scaling(scale_a: Any, scale_b: Any, m: Any, n: Any, k: Any) -> str |
     if sa is None or sb is None:
         return None
     if sa.dtype != torch.float32 or sb.dtype != torch.float32:
-        return None
+        return None  # the kernels read fp32 scales only
     shapes = [*sa.shape, *sb.shape, m, n, k]
     if not all(isinstance(s, int) for s in shapes):
         return "dynamic"
-    if sa.numel() == 1 and sb.numel() == 1:
-        return "tensorwise"
-    if tuple(sa.shape) == (m, 1) and tuple(sb.shape) == (1, n):
-        return "rowwise"
-    k_blocks = -(-k // 128)
-    if tuple(sa.shape) == (m, k_blocks) and tuple(sb.shape) == (k_blocks, -(-n // 128)):
-        return "blockwise"
-    return None
+    recipe = classify(sa, sb, m, n, k)
+    return recipe.name if recipe is not None else None
 
 
 def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | str:
     """The op kind, its own epilogue and operands; or why the node stays eager."""
     op = GEMM_OPS[node.target]
+    spec = OPS[op]
     args = bind(node)
     out = meta_val(node)
     if out is None:
         return f"{node.name}: no shape information"
     if out.device.type == "cpu" and not compat.interpreting():
         return f"{node.name}: CPU tensors, and kernels are compiled for the GPU here"
-    if op in OPERAND_NAMES:
-        first, second = (args[name] for name in OPERAND_NAMES[op])
+    first, second = args[spec.param("a")], args[spec.param("b")]
+    if spec.operand_kind == "float":
         a, b = meta_val(first), meta_val(second)
         if a is None or b is None or a.dtype not in FLOAT_GEMM_DTYPES or b.dtype != a.dtype:
             return f"{node.name}: {op} of {getattr(a, 'dtype', '?')} is left to eager"
         chain = FusedChain([], [], dtype=out.dtype)
-        if op in ("addmm", "baddbmm"):
-            c_val = meta_val(args["self"])
+        if spec.alpha_beta:
+            c_val = meta_val(args[spec.param("c")])
             if c_val is None or c_val.dtype != a.dtype:
                 # the meta function lets this through; eager raises ("must have the same dtype")
                 return f"{node.name}: {op} with C of another dtype is left to eager"
             alpha, beta = args["alpha"], args["beta"]
             if not (_number(alpha) and _number(beta)):
                 return f"{node.name}: symbolic alpha/beta"
-            c = args["self"]
+            c = args[spec.param("c")]
             if beta != 0:
                 chain.operands.append(c)
                 chain.steps.append(
@@ -137,14 +122,14 @@ def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | s
             elif alpha != 1:
                 chain.steps.append(EpilogueStep("affine", float(alpha), 0.0, None, 0, node.name))
         return op, chain, {"a": first, "b": second}
-    if op == "int_mm":
-        a, b = meta_val(args["self"]), meta_val(args["mat2"])
+    if spec.operand_kind == "int":
+        a, b = meta_val(first), meta_val(second)
         if a is None or b is None or a.dtype != torch.int8 or b.dtype != torch.int8:
             return f"{node.name}: _int_mm of {getattr(a, 'dtype', '?')} is left to eager"
-        return op, FusedChain([], [], dtype=torch.int32), {"a": args["self"], "b": args["mat2"]}
+        return op, FusedChain([], [], dtype=torch.int32), {"a": first, "b": second}
     # _scaled_mm
-    a, b = meta_val(args["self"]), meta_val(args["mat2"])
-    if a is None or b is None or a.dtype not in FP8_DTYPES or b.dtype not in FP8_DTYPES:
+    a, b = meta_val(first), meta_val(second)
+    if a is None or b is None or a.dtype not in FP8_TORCH or b.dtype not in FP8_TORCH:
         return f"{node.name}: _scaled_mm of these dtypes is left to eager"
     if args["scale_result"] is not None:
         return f"{node.name}: _scaled_mm with scale_result is left to eager"
@@ -158,12 +143,8 @@ def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | s
     if bias is not None:
         chain.operands.append(bias)
         chain.steps.append(EpilogueStep("axpby", 1.0, 1.0, 0, 0, node.name))
-    operands = {
-        "a": args["self"],
-        "b": args["mat2"],
-        "scale_a": args["scale_a"],
-        "scale_b": args["scale_b"],
-    }
+    operands = {"a": first, "b": second}
+    operands |= {scale.name: args[scale.param] for scale in spec.scales}
     return op, chain, operands
 
 
@@ -191,8 +172,8 @@ def lower_graph(
             steps=tuple(chain.steps),
             gemm_dtype=meta_val(node).dtype,
             out_dtype=meta_val(end).dtype,
-            has_bias=op == "scaled_mm" and bind(node)["bias"] is not None,
-            use_fast_accum=op == "scaled_mm" and bool(bind(node)["use_fast_accum"]),
+            has_bias=OPS[op].scaled and bind(node)["bias"] is not None,
+            use_fast_accum=OPS[op].fast_accum and bool(bind(node)["use_fast_accum"]),
             input_precision=input_precision,
             gemm_node=node.name,
             fused_nodes=tuple(n.name for n in chain.nodes),

@@ -12,8 +12,8 @@ compiled function once per copy (compiles and autotuning happen outside the timi
 with `triton.testing.do_bench` (median of the timed calls after a warm-up; do_bench writes a
 256 MB buffer before each call, so L2 starts cold). The record's metrics gain `time_ms`,
 `tflops`, `cublas_time_ms`, `cublas_tflops` and `vs_cublas` (cuBLAS time / backend time: above
-1.0 the backend is faster). FLOPs count the GEMM only: 2 * M * N * K per batch entry; epilogues
-are free in the count, as they are in cuBLAS's own figures.
+1.0 the backend is faster). FLOPs are the op's count (`OpSpec.flops`: 2 * M * N * K per batch
+entry); epilogues are free in the count, as they are in cuBLAS's own figures.
 
 No test asserts a time: the figures are printed (plugin summary) and recorded, never judged.
 """
@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gemmconf import inputs, program
+from gemmconf.gemm.ops import OPS
 from gemmconf.scenario import ScenarioInstance
 
 Timer = Callable[[Callable[[], Any]], float]  # calls the function, returns milliseconds
@@ -40,10 +41,8 @@ def default_timer(fn: Callable[[], Any]) -> float:
 
 
 def gemm_flops(instance: ScenarioInstance, index: int = 0) -> float:
-    """2 * M * N * K times the batch size of shape set `index` (0 when a dim is 0)."""
-    dims = instance.dims(index)
-    batch = dims.get("B", 1)
-    return 2.0 * batch * dims["M"] * dims["N"] * dims["K"]
+    """The op's FLOPs for shape set `index` (0 when a dim is 0)."""
+    return float(OPS[instance.op].flops(instance.dims(index)))
 
 
 def copies_for(bytes_per_copy: int) -> int:

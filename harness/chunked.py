@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from gemmconf.gemm.ops import OPS
 from gemmconf.program import input_names
 from gemmconf.scenario import ScenarioInstance, eval_dim
 
@@ -71,11 +72,14 @@ def input_dims(instance: ScenarioInstance) -> dict[str, tuple[str, ...]]:
     """Each reference input's shape expressions, in the order of the tensor's dims (an operand
     stored transposed, layout ``t``, arrives transposed: `inputs._reference_value`)."""
     others = iter(step.arg for step in instance.epilogue if step.kind == "add_tensor")
+    spec = OPS[instance.op]
+    scales = {scale.name for scale in spec.scales}
+    addend = spec.addend.name if spec.addend is not None else None
     found: dict[str, tuple[str, ...]] = {}
     for name in input_names(instance):
-        if name.startswith("scale_"):
-            found[name] = ()
-        elif name in ("c", "bias"):
+        if name in scales:
+            found[name] = ()  # folded into its operand: a 0-dim one (inputs._reference_value)
+        elif name == addend:
             found[name] = tuple(str(e) for e in instance.bias or ())
         elif name.startswith("other"):
             found[name] = tuple(str(e) for e in next(others))

@@ -2,11 +2,13 @@
 
 Values are drawn on the CPU from a generator seeded by `item_seed(instance id, shape set,
 --seed)`, then moved to the device, so every backend and every machine sees the same numbers for
-an item. Operands are `randn / K**0.25` (tritonbench's and FACTS.md's scaling): each output element
-is a sum of K products with variance ~1, so outputs neither overflow fp16 nor cancel to ~0, and
-random values are never all zero. fp8 operands are quantized from such a source with scales
-computed from its amax (per tensor, row, or 1x128 / 128x128 block); the reference sees the exact
-dequantized values. int8 operands are small integers so int32 sums are exact.
+an item. Operands are `randn / K**0.25`: each has variance 1/sqrt(K), so each of the K products
+summed into an output element has variance 1/K and the output has variance ~1 whatever K is;
+outputs neither overflow fp16 nor cancel to ~0, and random values are never all zero. fp8
+operands are quantized from such a source by the scenario's scaling recipe
+(`gemmconf.gemm.scaling`: scales from the amax per tensor, row, or 1x128 / 128x128 block); the
+reference sees the exact dequantized values. int8 operands are small integers so int32 sums are
+exact.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from dataclasses import dataclass
 
 import torch
 
-from gemmconf.program import FP8_DTYPES, TORCH_DTYPES, input_names
+from gemmconf.gemm.dtypes import is_fp8, torch_dtype
+from gemmconf.gemm.ops import OPS
+from gemmconf.gemm.scaling import RECIPES
+from gemmconf.program import input_names
 from gemmconf.scenario import Operand, ScenarioInstance, eval_dim
-
-BLOCK = 128  # blockwise fp8: 1x128 activation scales, 128x128 weight scales
 
 
 def item_seed(instance_id: str, shape_index: int, run_seed: int) -> int:
@@ -66,6 +69,7 @@ def build(
     instance: ScenarioInstance, shape_index: int, run_seed: int, device: str | torch.device = "cpu"
 ) -> Inputs:
     """Tensors for one shape set of an instance, on `device`."""
+    spec = OPS[instance.op]
     dims = instance.dims(shape_index)
     seed = item_seed(instance.id, shape_index, run_seed)
     gen = torch.Generator().manual_seed(seed)
@@ -73,6 +77,7 @@ def build(
     values: dict[str, torch.Tensor] = {}  # logical (row-major) high-precision values
     ref: dict[str, torch.Tensor] = {}
     stored: dict[str, torch.Tensor] = {}
+    scales: dict[str, torch.Tensor] = {}  # operand name -> its dequantization scale
 
     for operand in instance.operands:
         shape = [eval_dim(e, dims) for e in operand.shape]
@@ -87,13 +92,14 @@ def build(
         source = _draw(operand, shape_drawn, k, instance.values, gen)
         if operand.name == "a" and instance.values in ("nan_in_a", "inf_in_a") and source.numel():
             source.view(-1)[0] = float("nan") if instance.values == "nan_in_a" else float("inf")
-        if operand.dtype in FP8_DTYPES:
-            q, scale, deq = _quantize(source, operand, instance.scaling or "tensorwise")
-            values[operand.name] = q
-            ref[operand.name] = deq
-            values[f"scale_{operand.name}"] = scale
+        if is_fp8(operand.dtype):
+            recipe = RECIPES[instance.scaling or "tensorwise"]
+            quantized = recipe.quantize(source, operand.name, torch_dtype(operand.dtype))
+            values[operand.name] = quantized.values
+            ref[operand.name] = quantized.dequantized
+            scales[operand.name] = quantized.scale
         else:
-            values[operand.name] = source.to(TORCH_DTYPES[operand.dtype])
+            values[operand.name] = source.to(torch_dtype(operand.dtype))
             ref[operand.name] = values[operand.name]  # exact in fp64 (see Inputs.reference)
         if operand.layout == "expand":
             ref[operand.name] = ref[operand.name].expand(shape)
@@ -104,36 +110,31 @@ def build(
         bias = torch.randn(bias_shape, generator=gen)
         if instance.values == "nan_in_c" and bias.numel():
             bias.view(-1)[:: max(1, bias.numel() // 3)] = float("nan")
-        dtype = TORCH_DTYPES[instance.bias_dtype or _default_bias_dtype(instance)]
-        name = "c" if instance.op in ("addmm", "baddbmm") else "bias"
+        dtype = torch_dtype(instance.bias_dtype or _default_bias_dtype(instance))
+        name = spec.addend.name
         stored[name] = bias.to(dtype).to(device)
         ref[name] = stored[name].cpu()
     for i, step in enumerate(s for s in instance.epilogue if s.kind == "add_tensor"):
         other = torch.randn([eval_dim(e, dims) for e in step.arg], generator=gen)
-        out_dtype = TORCH_DTYPES[_default_bias_dtype(instance)]
+        out_dtype = torch_dtype(_default_bias_dtype(instance))
         stored[f"other{i}"] = other.to(out_dtype).to(device)
         ref[f"other{i}"] = stored[f"other{i}"].cpu()
-    if instance.op == "scaled_mm":
-        for side in ("a", "b"):
-            stored[f"scale_{side}"] = values[f"scale_{side}"].to(device)
+    for scale in spec.scales:
+        stored[scale.name] = scales[scale.of].to(device)
 
     names = input_names(instance)
     missing = [n for n in names if n not in stored]
     assert not missing, f"inputs for {instance.id} lack {missing}"
     tensors = tuple(stored[n] for n in names)
     reference = None
-    if instance.op != "int_mm":
+    if not spec.exact:
         reference = tuple(_reference_value(n, ref, instance) for n in names)
     return Inputs(names, tensors, reference, dims, seed)
 
 
 def _default_bias_dtype(instance: ScenarioInstance) -> str:
-    if instance.op == "scaled_mm":
-        return instance.out_dtype or "bf16"
-    if instance.op == "int_mm":
-        return "int32"
-    dtype = instance.operand("a").dtype
-    return "fp32" if dtype == "tf32" else dtype
+    """The op's result dtype: what its bias and add_tensor operands are given by default."""
+    return OPS[instance.op].result_dtype_for(instance.operand("a").dtype, instance.out_dtype)
 
 
 def _draw(
@@ -145,57 +146,10 @@ def _draw(
         return torch.randint(-4, 5, shape, generator=gen).to(torch.float32)
     if kind == "near_max":
         # Positive values whose K-term sums land near half the dtype's largest finite value.
-        top = torch.finfo(TORCH_DTYPES[operand.dtype]).max
+        top = torch.finfo(torch_dtype(operand.dtype)).max
         magnitude = math.sqrt(0.5 * top / max(k, 1))
         return torch.rand(shape, generator=gen) * 0.5 * magnitude + 0.5 * magnitude
     return torch.randn(shape, generator=gen) / max(k, 1) ** 0.25
-
-
-def _quantize(
-    source: torch.Tensor, operand: Operand, scaling: str
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """fp8 values, the dequantization scale `_scaled_mm` takes, and the exact dequantized values.
-
-    Scales are float32 `amax / fp8_max` over the recipe's groups: the whole tensor (0-dim), each
-    row of a / column of b (rowwise), or 1x128 groups of a / 128x128 blocks of b (blockwise).
-    """
-    dtype = TORCH_DTYPES[operand.dtype]
-    fp8_max = torch.finfo(dtype).max
-    is_a = operand.name == "a"
-    x = source.float()
-    if scaling == "tensorwise":
-        amax = x.abs().amax() if x.numel() else torch.tensor(1.0)
-        scale = _safe(amax) / fp8_max
-        expanded = scale
-    elif scaling == "rowwise":
-        dim = -1 if is_a else -2  # a: per row (M,1); b: per column (1,N)
-        amax = (
-            x.abs().amax(dim=dim, keepdim=True)
-            if x.shape[dim]
-            else torch.ones([s if i != len(x.shape) + dim else 1 for i, s in enumerate(x.shape)])
-        )
-        scale = _safe(amax) / fp8_max
-        expanded = scale
-    else:  # blockwise
-        rows, cols = x.shape[-2], x.shape[-1]
-        if is_a:  # (M, K) with scales (M, K/128)
-            groups = x.reshape(rows, cols // BLOCK, BLOCK).abs().amax(-1)
-            scale = _safe(groups) / fp8_max
-            expanded = scale.repeat_interleave(BLOCK, dim=1)
-        else:  # (K, N) with scales (K/128, N/128)
-            blocks = x.reshape(rows // BLOCK, BLOCK, cols // BLOCK, BLOCK).abs().amax((1, 3))
-            scale = _safe(blocks) / fp8_max
-            expanded = scale.repeat_interleave(BLOCK, 0).repeat_interleave(BLOCK, 1)
-    q = (x / expanded).clamp(-fp8_max, fp8_max).to(dtype)
-    deq = q.to(torch.float64) * expanded.to(torch.float64)
-    scale = scale.float().contiguous()
-    if scaling == "blockwise":  # CUDA eager takes blockwise scales column-major ("outer-dim")
-        scale = scale.t().contiguous().t()
-    return q, scale, deq
-
-
-def _safe(amax: torch.Tensor) -> torch.Tensor:
-    return torch.where(amax > 0, amax, torch.ones_like(amax))
 
 
 def _lay_out(
@@ -229,7 +183,7 @@ def _lay_out(
 def _reference_value(
     name: str, ref: dict[str, torch.Tensor], instance: ScenarioInstance
 ) -> torch.Tensor:
-    if name.startswith("scale_"):
+    if name in {scale.name for scale in OPS[instance.op].scales}:
         return torch.ones((), dtype=torch.float64)  # folded into the dequantized operand
     value = ref[name]
     operand = next((o for o in instance.operands if o.name == name), None)

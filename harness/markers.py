@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from gemmconf.gemm.dtypes import FP8
+from gemmconf.gemm.ops import OPS
+
 HARDWARE_MARKERS = {
     "cpu": "runs on a CPU (no GPU needed)",
     "sm80": "needs an NVIDIA GPU of compute capability 8.0+ (Ampere)",
@@ -10,7 +13,7 @@ HARDWARE_MARKERS = {
     "sm100": "needs compute capability 10.0+ (Blackwell) or checks sm100 code",
 }
 FEATURE_MARKERS = {
-    "fp8": "fp8 (e4m3fn/e5m2) GEMMs",
+    "fp8": f"fp8 ({'/'.join(FP8)}) GEMMs",
     "tma": "TMA / tensor-descriptor alignment scenarios",
     "dynamic": "dynamic-shape scenarios (several shape sets through one compiled artifact)",
     "zero_size": "a dimension of size 0",
@@ -23,8 +26,5 @@ FEATURE_MARKERS = {
     "slow": "takes long on a CPU",
     "bench": "a benchmark shape (suites/bench): run with --benchmark to time it against cuBLAS",
 }
-OP_MARKERS = {
-    op: f"the {op} op"
-    for op in ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")
-}
+OP_MARKERS = {op.marker: f"the {op.name} op: {op.doc}" for op in OPS.values()}
 MARKERS: dict[str, str] = {**HARDWARE_MARKERS, **FEATURE_MARKERS, **OP_MARKERS}

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gemmconf import chunked
-from gemmconf.program import FP8_DTYPES, TORCH_DTYPES
+from gemmconf.gemm.dtypes import DTYPES, is_fp8
+from gemmconf.gemm.ops import OPS
 from gemmconf.scenario import ScenarioInstance, eval_dim
 
 GIB = 1 << 30
@@ -94,7 +95,7 @@ def estimate(
         outputs += 2 * out
         biggest_set = max(biggest_set, stored + out)
         biggest_out = max(biggest_out, out)
-        if instance.op != "int_mm" and instance.checks.numeric != "none":
+        if not OPS[instance.op].exact and instance.checks.numeric != "none":
             reference = max(reference, chunked.plan(instance, sizes, chunk_bytes).piece_bytes)
         if judging_device(instance, sizes, "cuda", shared) == "cuda":
             oracle = max(oracle, oracle_bytes(instance, sizes))
@@ -147,17 +148,18 @@ def placed(device: str, *values: Any) -> tuple[Any, ...]:
 def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
     """Bytes of one shape set's reference inputs, which `inputs.build` keeps on the CPU: fp8
     dequantized in fp64, others in their own dtype; a stride-0 batch is a view of one batch."""
-    if instance.op == "int_mm":
-        return 0
+    if OPS[instance.op].exact:
+        return 0  # judged against eager alone: no reference inputs
     total = 0
     for name, exprs in chunked.input_dims(instance).items():
         shape = [eval_dim(e, sizes) for e in exprs]
         operand = next((o for o in instance.operands if o.name == name), None)
         if operand is not None and operand.layout == "expand" and shape:
             shape[0] = 1
+        addend = OPS[instance.op].addend
         if operand is not None:
-            itemsize = FP64 if operand.dtype in FP8_DTYPES else _itemsize(operand.dtype)
-        elif name in ("c", "bias"):
+            itemsize = FP64 if is_fp8(operand.dtype) else _itemsize(operand.dtype)
+        elif addend is not None and name == addend.name:
             itemsize = _itemsize(instance.bias_dtype or _result_dtype(instance))
         elif name.startswith("other"):
             itemsize = _itemsize(_result_dtype(instance))
@@ -206,16 +208,11 @@ def output_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
 
 def _result_dtype(instance: ScenarioInstance) -> str:
     """The GEMM's output dtype (as `inputs._default_bias_dtype` has it)."""
-    if instance.op == "scaled_mm":
-        return instance.out_dtype or "bf16"
-    if instance.op == "int_mm":
-        return "int32"
-    dtype = instance.operand("a").dtype
-    return "fp32" if dtype in ("tf32", *FP8_DTYPES) else dtype
+    return OPS[instance.op].result_dtype_for(instance.operand("a").dtype, instance.out_dtype)
 
 
 def _itemsize(dtype: str) -> int:
-    return TORCH_DTYPES[dtype].itemsize if dtype in TORCH_DTYPES else FP64
+    return DTYPES[dtype].torch_dtype.itemsize if dtype in DTYPES else FP64
 
 
 def _prod(values: Any) -> int:

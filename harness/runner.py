@@ -59,7 +59,8 @@ def mark_dynamic_dims(instance: ScenarioInstance, item_inputs: inputs.Inputs) ->
 
 def applicable_checks(
     instance: ScenarioInstance, backend_name: str, target: str | None
-) -> list[codecheck.CheckBlock]:
+) -> tuple[list[codecheck.CheckBlock], list[codecheck.NotRunHere]]:
+    """This backend's blocks for the instance's axes: those that run on `target`, the others."""
     axes = instance.axis_record()
     base_name = backend_name.split(":")[0]
     blocks = []
@@ -68,10 +69,8 @@ def applicable_checks(
             continue
         if any(axes.get(axis) not in accepted for axis, accepted in spec.when):
             continue
-        if spec.target is not None and spec.target != target:
-            continue
         blocks.append(codecheck.CheckBlock(spec.artifact, spec.text, spec.source, spec.target))
-    return blocks
+    return codecheck.split_by_target(blocks, target)
 
 
 def _unwrap(error: BaseException) -> BaseException:
@@ -205,7 +204,9 @@ def _run(
             f"{budget} (compile mode {instance.compile.mode})."
         )
 
-    blocks = applicable_checks(instance, backend.name, target)
+    blocks, not_run = applicable_checks(instance, backend.name, target)
+    if not_run:
+        result.metrics["code_checks_not_run"] = [block.record() for block in not_run]
     if blocks:
         artifacts = compiled.artifacts()
         for check in codecheck.check_artifacts(blocks, artifacts, target=target):
@@ -218,6 +219,7 @@ def _run(
                 if text and result.code_excerpt is None:
                     result.code_excerpt = text[:4000]
         result.metrics["code_checks"] = len(blocks)
+        result.metrics["code_check_engine"] = codecheck.default_engine().name
     if not result.passed:
         result.summary = result.problems[0].splitlines()[0]
     return result

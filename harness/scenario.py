@@ -1,4 +1,4 @@
-"""Scenario files: load, validate, expand (the first step of the flow in DESIGN.md).
+"""Scenario files: load, validate, expand (the first step of an item's flow).
 
 A suite file (``suites/**/*.yaml``) holds scenarios. A scenario names an op, its operands, an
 epilogue, a compile mode, the checks and the hardware it needs; ``axes`` expand it into the
@@ -7,7 +7,8 @@ product of their values, ``exclude`` drops combinations. Every instance gets a s
 
 Validation happens here, at collection, and every error names ``file:line`` and the field:
 unknown keys, wrong types, unknown enum values and impossible combinations (inner dimensions that
-do not agree, a layout the operand cannot take, a bias on an op that has none). The schema is
+do not agree, a layout the operand cannot take, a bias on an op that has none). What each op,
+dtype and scaling recipe allows comes from the domain package (`gemmconf.gemm`). The schema is
 documented for users in ``suites/README.md``; keep the two in step.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 import operator
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,33 +27,28 @@ from typing import Any
 import yaml
 
 from gemmconf.capability import Requirements
+from gemmconf.gemm import dtypes
+from gemmconf.gemm.ops import OPS as OP_SPECS
+from gemmconf.gemm.ops import OpSpec, ops_where
+from gemmconf.gemm.scaling import RECIPES
 from gemmconf.markers import MARKERS
 
-OPS = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")
-INPUT_DTYPES = ("fp32", "tf32", "fp16", "bf16", "e4m3fn", "e5m2", "int8", "fp64", "int32")
-OUT_DTYPES = ("fp32", "fp16", "bf16", "e4m3fn", "int32")
+OPS = tuple(OP_SPECS)
+INPUT_DTYPES = dtypes.OPERAND_DTYPES
+OUT_DTYPES = dtypes.OUT_DTYPES
 LAYOUTS = ("row", "t", "col", "offset", "padded", "padded_odd", "expand", "alias")
-SCALINGS = ("tensorwise", "rowwise", "blockwise")
+SCALINGS = tuple(RECIPES)
 COMPILE_MODES = ("static", "dynamic", "mark_dynamic")
 VALUE_KINDS = ("default", "nan_in_c", "nan_in_a", "inf_in_a", "near_max", "integers")
 NUMERIC_POLICIES = ("auto", "fp64", "exact", "none")
 UNARY_EPILOGUES = ("relu", "gelu", "gelu_tanh", "silu", "tanh", "sigmoid", "keep")
 PARAM_EPILOGUES = ("clamp", "mul", "add", "add_tensor", "cast")
 DIMS = ("B", "M", "N", "K")
-
-# Operand order and default shapes per op. Bias-like operands ("c", "bias") come from `bias:`.
-OP_OPERANDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
-    "mm": (("a", ("M", "K")), ("b", ("K", "N"))),
-    "addmm": (("a", ("M", "K")), ("b", ("K", "N"))),
-    "bmm": (("a", ("B", "M", "K")), ("b", ("B", "K", "N"))),
-    "baddbmm": (("a", ("B", "M", "K")), ("b", ("B", "K", "N"))),
-    "linear": (("a", ("M", "K")), ("b", ("N", "K"))),
-    "matmul": (("a", ("M", "K")), ("b", ("K", "N"))),
-    "scaled_mm": (("a", ("M", "K")), ("b", ("K", "N"))),
-    "int_mm": (("a", ("M", "K")), ("b", ("K", "N"))),
-}
-BIAS_OPS = ("addmm", "baddbmm", "linear", "scaled_mm")
-ALPHA_BETA_OPS = ("addmm", "baddbmm")
+BIAS_OPS = ops_where(lambda op: op.addend is not None)
+ALPHA_BETA_OPS = ops_where(lambda op: op.alpha_beta)
+SCALED_OPS = ops_where(lambda op: op.scaled)
+FAST_ACCUM_OPS = ops_where(lambda op: op.fast_accum)
+OUT_DTYPE_OPS = ops_where(lambda op: op.out_dtype is not None)
 
 
 class ScenarioError(Exception):
@@ -186,7 +183,21 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _Node:
         if isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">"):
             # Block scalars start on the line after their key; FileCheck diagnostics need it.
             mapping.key_lines[f"{key}@text"] = value_node.start_mark.line + 2
+            mapping.key_lines[f"{key}@col"] = _block_indent(value_node.start_mark) + 1
     return mapping
+
+
+def _block_indent(mark: yaml.Mark) -> int:
+    """The indentation of a block scalar's text: its first non-blank line after the indicator."""
+    text = mark.buffer or ""
+    start = text.find("\n", mark.pointer) + 1
+    while 0 < start < len(text):
+        end = text.find("\n", start)
+        line = text[start : end if end >= 0 else len(text)]
+        if line.strip(" \0"):
+            return len(line) - len(line.lstrip(" "))
+        start = end + 1 if end >= 0 else 0
+    return 0
 
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
@@ -350,8 +361,15 @@ class _Raw:
     nodes: dict[str, Any]  # field -> the mapping node that held it (for line numbers)
 
 
-def load_suite(path: str | Path, root: str | Path | None = None) -> list[ScenarioInstance]:
-    """Read one suite file and return its expanded, validated instances."""
+SUITE_SUFFIXES = (".yaml", ".yml")  # suite and expectations files alike
+MAX_INSTANCES = 100_000  # per scenario: past it, a typo in an axis, not a suite (--max-items)
+
+
+def load_suite(
+    path: str | Path, root: str | Path | None = None, *, max_instances: int = MAX_INSTANCES
+) -> list[ScenarioInstance]:
+    """Read one suite file and return its expanded, validated instances. A scenario whose axes
+    would expand past `max_instances` is an error, before any is built."""
     path = Path(path)
     shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
     where = _Where(shown)
@@ -391,7 +409,7 @@ def load_suite(path: str | Path, root: str | Path | None = None) -> list[Scenari
         if name in seen_names:
             raise where.error(scenario, "name", f"duplicate scenario name {name!r}")
         seen_names.add(name)
-        for instance in _expand(suite, scenario, defaults, where):
+        for instance in _expand(suite, scenario, defaults, where, max_instances):
             if instance.id in seen_ids:
                 raise ScenarioError(
                     instance.source,
@@ -421,7 +439,7 @@ def _closest(word: str, options: Sequence[str]) -> str | None:
 
 
 def _expand(
-    suite: str, scenario: _Node, defaults: Mapping, where: _Where
+    suite: str, scenario: _Node, defaults: Mapping, where: _Where, max_instances: int
 ) -> Iterator[ScenarioInstance]:
     _reject_unknown(scenario, SCENARIO_FIELDS, where, f"scenario {scenario['name']!r}")
     axes = scenario.get("axes", _Node())
@@ -452,6 +470,14 @@ def _expand(
             )
         axis_values.append((axis, values))
 
+    product = math.prod(len(values) for _, values in axis_values)
+    if product > max_instances:
+        raise where.error(
+            scenario,
+            "axes" if "axes" in scenario else "name",
+            f"the axes expand to {product:,} instances, past the limit of {max_instances:,} "
+            "per scenario: split the scenario, or raise the limit (--max-items)",
+        )
     excludes = scenario.get("exclude", [])
     if not isinstance(excludes, list):
         raise where.error(scenario, "exclude", "expected a list of {axis: value} mappings")
@@ -547,11 +573,11 @@ def _build(
     op = pick("op", OPS)
     if op is None:
         raise fail("op", f"every scenario needs an op ({', '.join(OPS)})")
-    default_dtype = {"scaled_mm": "e4m3fn", "int_mm": "int8"}.get(op, "fp32")
-    dtype = pick("dtype", INPUT_DTYPES, default_dtype)
+    spec = OP_SPECS[op]
+    dtype = pick("dtype", INPUT_DTYPES, spec.default_dtype)
 
     shape_sets = _shape_sets(f, fail)
-    operands = _operands(op, dtype, f, fail)
+    operands = _operands(spec, dtype, f, fail)
     dims_used = set().union(*(_expr_names(e) for o in operands for e in o.shape))
 
     bias = f.get("bias")
@@ -562,28 +588,30 @@ def _build(
             raise fail("bias", f"expected a shape such as [M, N], [N] or [1, N], got {bias!r}")
         bias = tuple(bias)
         dims_used |= set().union(*(_expr_names(e) for e in bias))
-    elif op in ("addmm", "baddbmm"):
-        raise fail("bias", f"{op} needs a bias shape (its input C), e.g. [M, N]")
+    elif spec.addend is not None and not spec.addend.optional:
+        raise fail(
+            "bias", f"{op} needs a bias shape (its input {spec.addend.name.upper()}), e.g. [M, N]"
+        )
     for key in ("alpha", "beta"):
         if key in f and op not in ALPHA_BETA_OPS:
             raise fail(key, f"{op} has no {key} (ops with one: {', '.join(ALPHA_BETA_OPS)})")
     alpha, beta = number("alpha", 1.0), number("beta", 1.0)
 
     scaling = pick("scaling", SCALINGS)
-    if op == "scaled_mm" and scaling is None:
-        raise fail("scaling", f"scaled_mm needs a scaling recipe ({', '.join(SCALINGS)})")
-    if op != "scaled_mm" and scaling is not None:
-        raise fail("scaling", "only scaled_mm takes a scaling recipe")
+    if spec.scaled and scaling is None:
+        raise fail("scaling", f"{op} needs a scaling recipe ({', '.join(SCALINGS)})")
+    if not spec.scaled and scaling is not None:
+        raise fail("scaling", _only(SCALED_OPS, "a scaling recipe"))
     use_fast_accum = f.get("use_fast_accum", False)
     if not isinstance(use_fast_accum, bool):
         raise fail("use_fast_accum", f"expected true or false, got {use_fast_accum!r}")
-    if use_fast_accum and op != "scaled_mm":
-        raise fail("use_fast_accum", "only scaled_mm takes use_fast_accum")
+    if use_fast_accum and not spec.fast_accum:
+        raise fail("use_fast_accum", _only(FAST_ACCUM_OPS, "use_fast_accum"))
     out_dtype = pick("out_dtype", OUT_DTYPES)
-    if out_dtype is not None and op != "scaled_mm":
-        raise fail("out_dtype", "only scaled_mm takes out_dtype (use a cast epilogue elsewhere)")
-    if op == "scaled_mm" and out_dtype is None:
-        out_dtype = "bf16"
+    if out_dtype is not None and spec.out_dtype is None:
+        raise fail("out_dtype", _only(OUT_DTYPE_OPS, "out_dtype (use a cast epilogue elsewhere)"))
+    if out_dtype is None:
+        out_dtype = spec.out_dtype
     bias_dtype = pick("bias_dtype", INPUT_DTYPES)
 
     epilogue = _epilogue(f.get("epilogue", []), fail)
@@ -615,7 +643,7 @@ def _build(
                 f"shape set {index} does not set {', '.join(missing)}",
             )
         if checks.raises is None:
-            _check_consistent(op, operands, bias, known, scaling, fail)
+            _check_consistent(spec, operands, bias, known, scaling, fail)
 
     instance = ScenarioInstance(
         suite=suite,
@@ -671,14 +699,14 @@ def _shape_sets(f: Mapping, fail) -> tuple[tuple[tuple[str, int], ...], ...]:
     return tuple(sets)
 
 
-def _operands(op: str, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
+def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
     overrides = f.get("operands", {})
     if not isinstance(overrides, Mapping):
         raise fail("operands", "expected a mapping of operand name to {shape, dtype, layout}")
-    names = [n for n, _ in OP_OPERANDS[op]]
+    names = [o.name for o in op.inputs]
     for name, spec in overrides.items():
         if name not in names:
-            raise fail("operands", f"{op} has operands {', '.join(names)}; not {name!r}")
+            raise fail("operands", f"{op.name} has operands {', '.join(names)}; not {name!r}")
         if not isinstance(spec, Mapping):
             raise fail("operands", f"operand {name!r}: expected a mapping")
         for key in spec:
@@ -692,11 +720,12 @@ def _operands(op: str, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
         "B" in s for s in (f.get("shapes") or []) if isinstance(s, Mapping)
     )
     operands = []
-    for name, default_shape in OP_OPERANDS[op]:
+    for operand in op.inputs:
+        name = operand.name
         spec = overrides.get(name, {})
-        shape = default_shape
-        if op in ("linear", "matmul") and name == "a" and batched:
-            shape = ("B", *default_shape)  # a batched activation against a 2-D weight
+        shape = operand.shape
+        if operand.batch_prefix and batched:
+            shape = ("B", *operand.shape)  # a batched activation against a 2-D weight
         if "shape" in spec:
             shape = spec["shape"]
             if not isinstance(shape, list) or not all(isinstance(e, str | int) for e in shape):
@@ -866,10 +895,11 @@ def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
                 f"{target!r} is not one of {', '.join(HARDWARE)}",
             )
         text_line = _line_of(block, "check@text") or _line_of(block, "check")
-        source = f"{where.path}:{text_line}"
-        problem = validate_block(block["check"])
+        text_col = block.key_lines.get("check@col", 1) if isinstance(block, _Node) else 1
+        source = f"{where.path}:{text_line}:{text_col}"
+        problem = validate_block(block["check"], source=source, artifact=block["artifact"])
         if problem:
-            raise ScenarioError(where.at(block, "check"), "checks.filecheck.check", problem)
+            raise ScenarioError(problem.where, "checks.filecheck.check", problem.message)
         backends = block.get("backends", [])
         if not isinstance(backends, list):
             raise ScenarioError(
@@ -932,7 +962,7 @@ def _requires(value: Any, fail) -> Requirements:
         raise fail("requires", str(exc)) from None
 
 
-def _check_consistent(op, operands, bias, dims, scaling, fail) -> None:
+def _check_consistent(op: OpSpec, operands, bias, dims, scaling, fail) -> None:
     """Reject shapes eager would reject, unless the scenario expects an error (`raises`)."""
     try:
         shapes = {o.name: [eval_dim(e, dims) for e in o.shape] for o in operands}
@@ -946,27 +976,19 @@ def _check_consistent(op, operands, bias, dims, scaling, fail) -> None:
             f"'alias' passes one tensor as both operands, so a and b need equal "
             f"shapes (a is {a}, b is {b})",
         )
-    k_b = b[-1] if op == "linear" else b[-2]
-    if a[-1] != k_b:
-        raise fail(
-            "shape",
-            f"inner dimensions differ: a is {a}, b is {b} (K {a[-1]} != {k_b}); "
-            "an error scenario says so with checks.raises",
-        )
-    if op in ("bmm", "baddbmm") and a[0] != b[0]:
-        raise fail("shape", f"batch sizes differ: a is {a}, b is {b}")
-    if op == "scaled_mm" and a[-1] % 16 and a[-1] != 0:
-        raise fail(
-            "shape",
-            f"scaled_mm needs K % 16 == 0 (K = {a[-1]}); an error scenario says "
-            "so with checks.raises",
-        )
-    if op == "scaled_mm" and scaling == "blockwise" and (a[-1] % 128 or b[-1] % 128):
-        raise fail("shape", "blockwise scaling needs K and N to be multiples of 128")
+    problem = op.shape_error(a, b)
+    if problem is None and scaling is not None:
+        problem = RECIPES[scaling].shape_error(m=a[-2], n=op.out_shape(a, b)[-1], k=a[-1])
+    if problem is not None:
+        raise fail("shape", f"{problem}; an error scenario says so with checks.raises")
     if bias_shape is not None:
-        out = a[:-1] + ([b[-2]] if op == "linear" else [b[-1]])
+        out = op.out_shape(a, b)
         if not _broadcastable(bias_shape, out):
             raise fail("bias", f"bias {bias_shape} does not broadcast to the output {out}")
+
+
+def _only(ops: Sequence[str], what: str) -> str:
+    return f"only {', '.join(ops)} take{'s' if len(ops) == 1 else ''} {what}"
 
 
 def _broadcastable(shape: list[int], out: list[int]) -> bool:
@@ -979,7 +1001,7 @@ def _implied_requirements(instance: ScenarioInstance) -> Requirements:
     """Features an instance needs whatever its file says (fp8 inputs need fp8 GEMM support)."""
     req = instance.requires
     features = set(req.features)
-    if any(o.dtype in ("e4m3fn", "e5m2") for o in instance.operands):
+    if any(dtypes.is_fp8(o.dtype) for o in instance.operands):
         features.add("fp8")
     if features == set(req.features):
         return req
@@ -990,7 +1012,7 @@ def implied_markers(instance: ScenarioInstance) -> list[str]:
     """Markers of an item: its op, hardware class, features and the file's extra markers."""
     from gemmconf.capability import hardware_class_of
 
-    markers = [instance.op, hardware_class_of(instance.requires)]
+    markers = [OP_SPECS[instance.op].marker, hardware_class_of(instance.requires)]
     markers += list(instance.requires.features)
     if instance.requires.target:
         markers.append(instance.requires.target)
@@ -1007,11 +1029,17 @@ def implied_markers(instance: ScenarioInstance) -> list[str]:
 
 
 def discover(paths: Sequence[str | Path], root: str | Path) -> list[Path]:
-    """Suite files under the given paths (directories are searched for *.yaml)."""
+    """Suite files under the given paths (directories are searched for *.yaml and *.yml)."""
     found: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found += sorted(x for x in p.rglob("*.yaml") if "expectations" not in x.parts)
-        elif p.suffix in (".yaml", ".yml"):
+            found += sorted(
+                x
+                for x in p.rglob("*")
+                if x.suffix in SUITE_SUFFIXES
+                and x.is_file()
+                and "expectations" not in x.relative_to(p).parts
+            )
+        elif p.suffix in SUITE_SUFFIXES:
             found.append(p)
     return found

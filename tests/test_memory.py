@@ -302,7 +302,7 @@ def test_the_gpu_share_leaves_each_worker_its_own_memory(monkeypatch):
         return SimpleNamespace(
             device="cuda",
             capability=SimpleNamespace(memory_bytes=80 * 10**9),
-            config=SimpleNamespace(getoption=lambda name: budget),
+            config=SimpleNamespace(getoption=lambda dest: budget),
         )
 
     key, budget, shared = isolating.device_budget(state(None))

@@ -169,7 +169,9 @@ def test_workers_share_a_memory_budget_and_larger_items_run_alone(suite):
 def fake_config(**options) -> SimpleNamespace:
     defaults = {"workers_per_gpu": None, "gpu_memory_budget": None, "backend": None}
     values = {**defaults, **options}
-    return SimpleNamespace(getoption=lambda name: values[name], stash=pytest.Stash())
+    return SimpleNamespace(
+        getoption=lambda dest: values[dest.removeprefix("gemmconf_")], stash=pytest.Stash()
+    )
 
 
 @pytest.fixture

@@ -142,6 +142,37 @@ def test_misspelled_key_names_file_line_and_key(tmp_path):
             "K % 16",
         ),
         (
+            "    op: scaled_mm\n    scaling: blockwise\n    shape: {M: 16, N: 64, K: 128}\n",
+            5,
+            "shape",
+            "K and N to be multiples of 128",
+        ),
+        (
+            "    op: bmm\n    shape: {B: 2, M: 4, N: 4, K: 4}\n"
+            "    operands: {b: {shape: [B+1, K, N]}}\n",
+            4,
+            "shape",
+            "batch sizes differ",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    scaling: rowwise\n",
+            5,
+            "scaling",
+            "only scaled_mm takes a scaling recipe",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    out_dtype: bf16\n",
+            5,
+            "out_dtype",
+            "only scaled_mm takes out_dtype",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    alpha: 2\n",
+            5,
+            "alpha",
+            "ops with one: addmm, baddbmm",
+        ),
+        (
             "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    epilogue: [relu, {clamp: 3}]\n",
             5,
             "epilogue",
@@ -268,7 +299,7 @@ def test_filecheck_block_source_points_at_the_check_text(tmp_path):
     )
     (instance,) = load_suite(path)
     (block,) = instance.checks.filecheck
-    assert block.source.endswith("s.yaml:10")
+    assert block.source.endswith("s.yaml:10:13")  # line and column where the text starts
     assert block.target == "sm90"
     bad = load_error(
         tmp_path,
@@ -280,10 +311,12 @@ def test_filecheck_block_source_points_at_the_check_text(tmp_path):
             checks:
               filecheck:
                 - artifact: ttgir
-                  check: "CHECK-NEXT: foo"
+                  check: |
+                    CHECK: foo
+                    CHECK-NXT: bar
     """,
     )
-    assert "checks.filecheck.check" in bad
+    assert "s.yaml:10: checks.filecheck.check: unknown directive 'CHECK-NXT:'" in bad
 
 
 def test_dynamic_modes_and_markers(tmp_path):

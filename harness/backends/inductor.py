@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from gemmconf.backends.cache import cache_dir
 from gemmconf.backends.dynamo import isolated_entry, recompile_limit_patches
 
 if TYPE_CHECKING:
@@ -118,14 +119,12 @@ def wheel_cutlass_dir() -> str | None:
     wheel (the `cutlass` extra) holds all of it. The layout is symlinks under
     `$GEMMCONF_CACHE/inductor-cutlass` (default ~/.cache/gemmconf). None when the wheel is absent.
     """
-    from gemmconf.backends.cutlass_codegen import gemmconf_cache
-
     spec = importlib.util.find_spec("cutlass_library")
     if spec is None or not spec.origin:
         return None
     site = os.path.dirname(os.path.dirname(spec.origin))
     source = os.path.join(site, "cutlass_library", "source")
-    root = str(gemmconf_cache("inductor-cutlass"))
+    root = str(cache_dir("inductor-cutlass"))
     links = {
         "include": os.path.join(source, "include"),
         "tools": os.path.join(source, "tools"),

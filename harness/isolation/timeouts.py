@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gemmconf.gemm.ops import OPS
 from gemmconf.runner import compile_budget
 from gemmconf.scenario import ScenarioInstance, eval_dim
 
 # The scaled default timeout (TimeoutPolicy): generous, since a false "timed out" costs more than
-# a late one. On a loaded 2-core CPU the reference backend (Triton interpreter) takes at most ~9 s
-# an item and eager a few ms; a hang is still caught within a couple of minutes.
+# a late one, and far above what items take (BENCHMARKS.md, "Harness figures"); a hang is still
+# caught within a couple of minutes.
 BASE_S = 60.0  # inputs, eager, one compile, the oracle
 
 
@@ -164,12 +165,9 @@ def input_elements(instance: ScenarioInstance) -> int:
 
 
 def item_flops(instance: ScenarioInstance) -> int:
-    """2*B*M*N*K summed over the shape sets: the size term of the timeout."""
-    total = 0
-    for shape_set in instance.shape_sets:
-        dims = dict(shape_set)
-        total += 2 * dims.get("B", 1) * dims.get("M", 1) * dims.get("N", 1) * dims.get("K", 1)
-    return total
+    """The op's FLOPs summed over the shape sets: the size term of the timeout."""
+    flops = OPS[instance.op].flops
+    return sum(flops(dict(shape_set)) for shape_set in instance.shape_sets)
 
 
 def scaled_timeout(instance: ScenarioInstance, device: str, *, cold: bool) -> float:

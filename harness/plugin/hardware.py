@@ -9,6 +9,7 @@ import re
 import pytest
 
 from gemmconf import capability
+from gemmconf.plugin import options
 
 # -n auto on GPUs, for a backend that does not autotune: at most one worker per this much of a
 # GPU's memory (budget), and per CPU core.
@@ -18,7 +19,7 @@ AUTO_WORKERS = pytest.StashKey[str]()  # what -n auto chose, and why (the header
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--require-hardware",
         action="append",
@@ -118,12 +119,12 @@ def auto_workers(
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """-n auto on a GPU machine: a number of workers safe for the GPUs (None: xdist's own)."""
     gpus = gpu_ids()
-    per_gpu = parse_workers_per_gpu(config.getoption("workers_per_gpu"))
+    per_gpu = parse_workers_per_gpu(options.get(config, "workers_per_gpu"))
     if not gpus:
         return None
     from gemmconf.plugin.isolating import parse_budget
 
-    budget = parse_budget(config.getoption("gpu_memory_budget"))
+    budget = parse_budget(options.get(config, "gpu_memory_budget"))
     total = gpu_memory_bytes()
     memory = min(budget, total) if budget and total else budget or total
     count, why = auto_workers(
@@ -144,7 +145,7 @@ def _autotuning_backends(config: pytest.Config) -> list[str]:
     from gemmconf.plugin.isolating import declares_autotuning
     from gemmconf.plugin.state import DEFAULT_BACKEND
 
-    specs = config.getoption("backend") or DEFAULT_BACKEND
+    specs = options.get(config, "backend") or DEFAULT_BACKEND
     found = []
     for spec in (s.strip() for s in specs.split(",") if s.strip()):
         try:
@@ -157,7 +158,7 @@ def _autotuning_backends(config: pytest.Config) -> list[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    parse_workers_per_gpu(config.getoption("workers_per_gpu"))
+    parse_workers_per_gpu(options.get(config, "workers_per_gpu"))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

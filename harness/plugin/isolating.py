@@ -19,6 +19,7 @@ from gemmconf.isolation.timeouts import (
     FIRST_RESULT_S,
     parse_first_result,
 )
+from gemmconf.plugin import options
 from gemmconf.plugin.stash import STATE
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ WORKERINPUT_KEY = "gemmconf_ledger_dir"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--no-isolate",
         action="store_true",
@@ -97,9 +98,9 @@ def parse_item_timeout(text: str) -> isolation.TimeoutPolicy:
 
 def parse_timeouts(config: pytest.Config) -> isolation.TimeoutPolicy:
     """--item-timeout and --first-result-timeout, as one policy."""
-    policy = parse_item_timeout(config.getoption("item_timeout"))
+    policy = parse_item_timeout(options.get(config, "item_timeout"))
     try:
-        return parse_first_result(config.getoption("first_result_timeout"), policy)
+        return parse_first_result(options.get(config, "first_result_timeout"), policy)
     except ValueError as exc:
         raise pytest.UsageError(f"--first-result-timeout: {exc}") from None
 
@@ -132,8 +133,8 @@ def parse_confirm(text: str) -> int:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    parse_budget(config.getoption("gpu_memory_budget"))
-    parse_confirm(config.getoption("confirm_failures"))
+    parse_budget(options.get(config, "gpu_memory_budget"))
+    parse_confirm(options.get(config, "confirm_failures"))
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and workerinput.get(WORKERINPUT_KEY):
         config.stash[LEDGER_DIR] = Path(workerinput[WORKERINPUT_KEY])
@@ -160,7 +161,7 @@ def workers_per_device() -> int:
 
 def device_budget(state: RunState) -> tuple[str | None, int | None, int | None]:
     """(the ledger's key, the budget per GPU, what its items share), or Nones: not budgeted."""
-    simulated = parse_budget(state.config.getoption("gpu_memory_budget"))
+    simulated = parse_budget(options.get(state.config, "gpu_memory_budget"))
     total = state.capability.memory_bytes
     if state.device == "cuda":
         budget = min(simulated, total) if simulated and total else simulated or total
@@ -195,7 +196,7 @@ def make_runner(state: RunState) -> isolation.IsolatedRunner | isolation.InProce
         shared_bytes=shared,
         host_bytes=host_budget(state),
     )
-    confirm = parse_confirm(state.config.getoption("confirm_failures"))
+    confirm = parse_confirm(options.get(state.config, "confirm_failures"))
     autotunes = frozenset(
         label for label, backend in state.backends.items() if declares_autotuning(backend)
     )
@@ -208,7 +209,7 @@ def make_runner(state: RunState) -> isolation.IsolatedRunner | isolation.InProce
     env: dict[str, str] = {}
     if state.device == "cuda" and shared is not None:
         env[memory.SHARED_ENV] = str(shared)
-        if state.config.getoption("gpu_memory_budget") and budget is not None:
+        if options.get(state.config, "gpu_memory_budget") and budget is not None:
             env[memory.BUDGET_ENV] = str(budget)
     return isolation.IsolatedRunner(
         state.specs,
@@ -254,7 +255,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if state is None or not state.backends:
         return []
     lines = []
-    simulated = parse_budget(config.getoption("gpu_memory_budget"))
+    simulated = parse_budget(options.get(config, "gpu_memory_budget"))
     if state.device == "cuda" or simulated:
         budget = simulated or state.capability.memory_bytes or 0
         what = "simulated" if simulated else "the GPU's memory"
@@ -277,7 +278,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             f"gemmconf: time to first result (compile, autotune, JIT) {first_text}; each phase "
             "has its own budget; a timeout is charged after a rerun alone"
         )
-    confirm = parse_confirm(config.getoption("confirm_failures"))
+    confirm = parse_confirm(options.get(config, "confirm_failures"))
     if confirm:
         lines.append(f"gemmconf: failed items are rerun {confirm} time(s) to tell flaky ones")
     return lines

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gemmconf import shard
+from gemmconf.plugin import options
 from gemmconf.plugin.stash import STATE
 
 DURATIONS = pytest.StashKey[dict[str, float]]()
@@ -15,7 +16,7 @@ BALANCE = pytest.StashKey[str]()  # what the balancing did (the header says it)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--shard",
         default=None,
@@ -60,7 +61,7 @@ def read_durations(path: str | None, sharded: bool) -> dict[str, float] | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     durations = read_durations(
-        config.getoption("durations_from"), config.getoption("shard") is not None
+        options.get(config, "durations_from"), options.get(config, "shard") is not None
     )
     if durations is not None:
         config.stash[DURATIONS] = durations
@@ -81,7 +82,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         mine = sum(durations.get(_shard_key(item), median) for item in kept)
         config.stash[BALANCE] = (
             f"shard {state.shard} balanced by the durations in "
-            f"{config.getoption('durations_from')}: {known} of {len(items)} items known (the "
+            f"{options.get(config, 'durations_from')}: {known} of {len(items)} items known (the "
             f"others count as the median, {median:.2g} s); this shard: {len(kept)} items, "
             f"~{mine:.0f} s"
         )

@@ -1,0 +1,165 @@
+"""fp8 scaling recipes: which elements share a scale, how scales are made, how to recognise them.
+
+A recipe says, for each operand of a scaled GEMM (a is (M, K), b is (K, N)), the block of
+elements one scale covers: ``(1, WHOLE)`` is a scale per row, ``(128, 128)`` one per 128x128
+block, ``(WHOLE, WHOLE)`` one for the tensor. Scale shapes, the divisibility the blocks impose,
+quantization and the classifier (scale shapes -> recipe, as a backend sees them) all follow from
+those blocks. Scales are what ``_scaled_mm`` takes: the factor that dequantizes (x = q * scale).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+
+WHOLE = 0  # a block extent spanning the whole dimension
+
+
+class ScaleLike(Protocol):
+    """A scale as a backend sees it: a tensor, a fake tensor or a graph node's meta value."""
+
+    @property
+    def shape(self) -> Sequence[Any]: ...
+
+    @property
+    def dtype(self) -> torch.dtype: ...
+
+
+@dataclass(frozen=True)
+class Quantized:
+    """An operand quantized by a recipe."""
+
+    values: torch.Tensor  # in the fp8 dtype
+    scale: torch.Tensor  # what the scaled GEMM takes for this operand
+    dequantized: torch.Tensor  # fp64, values * scale exactly
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One scaling recipe; `name` is the scenario's ``scaling:`` value."""
+
+    name: str
+    a_block: tuple[int, int]  # elements of a (M, K) one scale covers; WHOLE spans the dim
+    b_block: tuple[int, int]  # elements of b (K, N) one scale covers
+    scale_dtype: torch.dtype = torch.float32
+    # CUDA eager takes blockwise scales column-major ("outer-dim-major")
+    scales_column_major: bool = False
+
+    @property
+    def per_tensor(self) -> bool:
+        return self.a_block == self.b_block == (WHOLE, WHOLE)
+
+    def block(self, operand: str) -> tuple[int, int]:
+        return {"a": self.a_block, "b": self.b_block}[operand]
+
+    def scale_shape(self, operand: str, rows: int, cols: int) -> tuple[int, ...]:
+        """The scale's shape for an operand of (rows, cols): 0-dim for a per-tensor scale."""
+        if self.per_tensor:
+            return ()
+        block_rows, block_cols = self.block(operand)
+        return (
+            1 if block_rows == WHOLE else _cdiv(rows, block_rows),
+            1 if block_cols == WHOLE else _cdiv(cols, block_cols),
+        )
+
+    def multiples(self) -> dict[str, int]:
+        """What M, N and K must be multiples of so that blocks tile the operands."""
+        needed: dict[str, int] = {}
+        for dims, block in ((("M", "K"), self.a_block), (("K", "N"), self.b_block)):
+            for dim, extent in zip(dims, block, strict=True):
+                if extent not in (WHOLE, 1):
+                    needed[dim] = max(needed.get(dim, 1), extent)
+        return needed
+
+    def shape_error(self, m: int, n: int, k: int) -> str | None:
+        """Why blocks of this recipe do not tile an (M, K) x (K, N) problem; None if they do."""
+        needed = self.multiples()
+        sizes = {"M": m, "N": n, "K": k}
+        if not any(sizes[dim] % multiple for dim, multiple in needed.items()):
+            return None
+        first = next(iter(needed.values()))
+        if all(multiple == first for multiple in needed.values()):
+            return f"{self.name} scaling needs {' and '.join(needed)} to be multiples of {first}"
+        rules = ", ".join(f"{dim} % {multiple} == 0" for dim, multiple in needed.items())
+        return f"{self.name} scaling needs {rules}"
+
+    def matches(self, scale_a: ScaleLike, scale_b: ScaleLike, m: int, n: int, k: int) -> bool:
+        """Whether these scales implement this recipe for an (M, K) x (K, N) GEMM."""
+        if scale_a.dtype != self.scale_dtype or scale_b.dtype != self.scale_dtype:
+            return False
+        shape_a, shape_b = tuple(scale_a.shape), tuple(scale_b.shape)
+        if self.per_tensor:  # one value, whatever its rank
+            return math.prod(shape_a) == 1 and math.prod(shape_b) == 1
+        return shape_a == self.scale_shape("a", m, k) and shape_b == self.scale_shape("b", k, n)
+
+    def quantize(self, source: torch.Tensor, operand: str, dtype: torch.dtype) -> Quantized:
+        """`source` in `dtype`, with scales `amax / max(dtype)` over this recipe's blocks.
+
+        A per-tensor scale works on any rank; blocks apply to the last two dims.
+        """
+        top = torch.finfo(dtype).max
+        x = source.float()
+        if self.per_tensor:
+            amax = x.abs().amax() if x.numel() else torch.tensor(1.0)
+            scale = _nonzero(amax) / top
+            expanded = scale
+        else:
+            rows, cols = x.shape[-2], x.shape[-1]
+            block_rows, block_cols = self.block(operand)
+            extent_rows = rows if block_rows == WHOLE else block_rows
+            extent_cols = cols if block_cols == WHOLE else block_cols
+            counts = self.scale_shape(operand, rows, cols)
+            if extent_rows == 0 or extent_cols == 0:  # nothing to reduce: a neutral scale
+                amax = torch.ones(*x.shape[:-2], *counts)
+            else:
+                blocks = x.reshape(*x.shape[:-2], counts[0], extent_rows, counts[1], extent_cols)
+                amax = blocks.abs().amax((-3, -1))
+            scale = _nonzero(amax) / top
+            expanded = scale.repeat_interleave(extent_rows, -2).repeat_interleave(extent_cols, -1)
+        values = (x / expanded).clamp(-top, top).to(dtype)
+        dequantized = values.to(torch.float64) * expanded.to(torch.float64)
+        scale = scale.to(self.scale_dtype).contiguous()
+        if self.scales_column_major:
+            scale = scale.t().contiguous().t()
+        return Quantized(values, scale, dequantized)
+
+
+def _nonzero(amax: torch.Tensor) -> torch.Tensor:
+    """An all-zero block keeps scale 1 (any scale represents it; 0 would divide by zero)."""
+    return torch.where(amax > 0, amax, torch.ones_like(amax))
+
+
+BLOCK = 128  # blockwise: 1x128 activation scales, 128x128 weight scales
+
+RECIPES: dict[str, Recipe] = {
+    recipe.name: recipe
+    for recipe in (
+        Recipe("tensorwise", a_block=(WHOLE, WHOLE), b_block=(WHOLE, WHOLE)),
+        Recipe("rowwise", a_block=(1, WHOLE), b_block=(WHOLE, 1)),
+        Recipe(
+            "blockwise",
+            a_block=(1, BLOCK),
+            b_block=(BLOCK, BLOCK),
+            scales_column_major=True,
+        ),
+    )
+}
+
+
+def classify(scale_a: ScaleLike, scale_b: ScaleLike, m: int, n: int, k: int) -> Recipe | None:
+    """The recipe these scales implement for an (M, K) x (K, N) GEMM; None for any other.
+
+    The first match in `RECIPES` order wins (one-element scales read as tensorwise).
+    """
+    for recipe in RECIPES.values():
+        if recipe.matches(scale_a, scale_b, m, n, k):
+            return recipe
+    return None
