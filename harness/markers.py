@@ -10,7 +10,8 @@ HARDWARE_MARKERS = {
     "sm80": "needs an NVIDIA GPU of compute capability 8.0+ (Ampere)",
     "sm89": "needs compute capability 8.9+ (Ada: fp8)",
     "sm90": "needs compute capability 9.0+ (Hopper: wgmma, TMA) or checks sm90 code",
-    "sm100": "needs compute capability 10.0+ (Blackwell) or checks sm100 code",
+    "sm100": "needs datacenter Blackwell (cc 10.x/11.x: tcgen05, TMEM) or checks sm100 code",
+    "sm120": "needs consumer Blackwell (cc 12.x: no tcgen05/TMEM) or checks sm120 code",
 }
 FEATURE_MARKERS = {
     "fp8": f"fp8 ({'/'.join(FP8)}) GEMMs",

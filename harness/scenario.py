@@ -336,7 +336,7 @@ AXIS_FIELDS = tuple(f for f in SCENARIO_FIELDS if f not in ("name", "axes", "exc
 FILE_FIELDS = ("suite", "doc", "defaults", "scenarios")
 CHECK_FIELDS = ("numeric", "raises", "max_ratio", "filecheck")
 FILECHECK_FIELDS = ("artifact", "check", "target", "backends", "when")
-REQUIRES_FIELDS = ("device", "min_class", "features", "memory_gb", "target")
+REQUIRES_FIELDS = ("device", "min_class", "max_class", "features", "memory_gb", "target")
 COMPILE_FIELDS = ("mode", "dims", "max_compiles")
 OPERAND_FIELDS = ("shape", "dtype", "layout")
 KNOWN_EXCEPTIONS = (
@@ -347,7 +347,7 @@ KNOWN_EXCEPTIONS = (
     "NotImplementedError",
     "AssertionError",
 )
-HARDWARE = ("sm80", "sm89", "sm90", "sm100")
+HARDWARE = ("sm80", "sm89", "sm90", "sm100", "sm120")
 FEATURES = ("fp8", "tma")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
 
@@ -925,6 +925,9 @@ def _requires(value: Any, fail) -> Requirements:
     min_class = value.get("min_class")
     if min_class is not None and min_class not in HARDWARE:
         raise fail("requires", f"min_class {min_class!r} is not one of {', '.join(HARDWARE)}")
+    max_class = value.get("max_class")
+    if max_class is not None and max_class not in HARDWARE:
+        raise fail("requires", f"max_class {max_class!r} is not one of {', '.join(HARDWARE)}")
     features = value.get("features", [])
     if not isinstance(features, list) or any(x not in FEATURES for x in features):
         raise fail("requires", f"features must be a list of {', '.join(FEATURES)}")
@@ -941,6 +944,7 @@ def _requires(value: Any, fail) -> Requirements:
             features=tuple(features),
             memory_gb=memory,
             target=target,
+            max_class=max_class,
         )
     except ValueError as exc:  # contradictions, e.g. device cpu with min_class sm90
         raise fail("requires", str(exc)) from None
