@@ -43,10 +43,9 @@ LOWERED_OPS = ("mm", "addmm", "bmm", "baddbmm", "int_mm", "scaled_mm")
 GEMM_OPS: dict[Any, str] = {getattr(aten, OPS[op].aten).default: op for op in LOWERED_OPS}
 # ops with a call of their own and no fused epilogue
 GROUPED_OPS: dict[Any, str] = {
-    aten._grouped_mm.default: "grouped_mm",
-    aten._scaled_grouped_mm.default: "scaled_grouped_mm",
+    getattr(aten, OPS[op].aten).default: op for op in ("grouped_mm", "scaled_grouped_mm")
 }
-SCALED_MM_V2 = aten._scaled_mm_v2.default
+SCALED_MM_V2 = getattr(aten, OPS["scaled_mm_v2"].aten).default
 FLOAT_GEMM_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 SCALED_OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 

@@ -158,13 +158,13 @@ def test_misspelled_key_names_file_line_and_key(tmp_path):
             "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    scaling: rowwise\n",
             5,
             "scaling",
-            "only scaled_mm takes a scaling recipe",
+            "only scaled_mm, scaled_grouped_mm, scaled_mm_v2 take a scaling recipe",
         ),
         (
             "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    out_dtype: bf16\n",
             5,
             "out_dtype",
-            "only scaled_mm takes out_dtype",
+            "only scaled_mm, grouped_mm, scaled_grouped_mm, scaled_mm_v2 take out_dtype",
         ),
         (
             "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    alpha: 2\n",

@@ -67,8 +67,9 @@ def quantize_mx(x: torch.Tensor, dtype: torch.dtype) -> BlockScaled:
     q = (blocks / scale[..., None]).clamp(-top, top).to(dtype)
     deq = q.double() * scale[..., None]
     e8m0 = (exponent + 127).to(torch.uint8).view(E8M0)
+    padded = blocks.shape[1] * MX_BLOCK
     return BlockScaled(
-        q.reshape(rows, -1)[:, :k].contiguous(), e8m0, None, deq.reshape(rows, -1)[:, :k]
+        q.reshape(rows, padded)[:, :k].contiguous(), e8m0, None, deq.reshape(rows, padded)[:, :k]
     )
 
 
@@ -89,7 +90,7 @@ def fp4_values(codes: torch.Tensor) -> torch.Tensor:
 
 def pack_fp4(codes: torch.Tensor) -> torch.Tensor:
     """(rows, K) e2m1 codes -> (rows, K / 2) `float4_e2m1fn_x2`, element 2j in the low nibble."""
-    pairs = codes.reshape(*codes.shape[:-1], -1, 2)
+    pairs = codes.reshape(*codes.shape[:-1], codes.shape[-1] // 2, 2)
     return (pairs[..., 0] | (pairs[..., 1] << 4)).contiguous().view(FP4)
 
 
@@ -113,8 +114,9 @@ def quantize_nvfp4(x: torch.Tensor, *, global_scale: bool) -> BlockScaled:
     safe = torch.where(scale > 0, scale, torch.ones_like(scale))
     codes = to_fp4(blocks / safe[..., None])
     deq = fp4_values(codes) * scale[..., None]
-    codes = codes.reshape(rows, -1)[:, :k]
-    return BlockScaled(pack_fp4(codes), e4m3, glob, deq.reshape(rows, -1)[:, :k])
+    padded = blocks.shape[1] * NVFP4_BLOCK
+    codes = codes.reshape(rows, padded)[:, :k]
+    return BlockScaled(pack_fp4(codes), e4m3, glob, deq.reshape(rows, padded)[:, :k])
 
 
 def swizzle(scale: torch.Tensor) -> torch.Tensor:
