@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 import operator
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -379,8 +380,15 @@ class _Raw:
     nodes: dict[str, Any]  # field -> the mapping node that held it (for line numbers)
 
 
-def load_suite(path: str | Path, root: str | Path | None = None) -> list[ScenarioInstance]:
-    """Read one suite file and return its expanded, validated instances."""
+SUITE_SUFFIXES = (".yaml", ".yml")  # suite and expectations files alike
+MAX_INSTANCES = 100_000  # per scenario: past it, a typo in an axis, not a suite (--max-items)
+
+
+def load_suite(
+    path: str | Path, root: str | Path | None = None, *, max_instances: int = MAX_INSTANCES
+) -> list[ScenarioInstance]:
+    """Read one suite file and return its expanded, validated instances. A scenario whose axes
+    would expand past `max_instances` is an error, before any is built."""
     path = Path(path)
     shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
     where = _Where(shown)
@@ -420,7 +428,7 @@ def load_suite(path: str | Path, root: str | Path | None = None) -> list[Scenari
         if name in seen_names:
             raise where.error(scenario, "name", f"duplicate scenario name {name!r}")
         seen_names.add(name)
-        for instance in _expand(suite, scenario, defaults, where):
+        for instance in _expand(suite, scenario, defaults, where, max_instances):
             if instance.id in seen_ids:
                 raise ScenarioError(
                     instance.source,
@@ -450,7 +458,7 @@ def _closest(word: str, options: Sequence[str]) -> str | None:
 
 
 def _expand(
-    suite: str, scenario: _Node, defaults: Mapping, where: _Where
+    suite: str, scenario: _Node, defaults: Mapping, where: _Where, max_instances: int
 ) -> Iterator[ScenarioInstance]:
     _reject_unknown(scenario, SCENARIO_FIELDS, where, f"scenario {scenario['name']!r}")
     axes = scenario.get("axes", _Node())
@@ -481,6 +489,14 @@ def _expand(
             )
         axis_values.append((axis, values))
 
+    product = math.prod(len(values) for _, values in axis_values)
+    if product > max_instances:
+        raise where.error(
+            scenario,
+            "axes" if "axes" in scenario else "name",
+            f"the axes expand to {product:,} instances, past the limit of {max_instances:,} "
+            "per scenario: split the scenario, or raise the limit (--max-items)",
+        )
     excludes = scenario.get("exclude", [])
     if not isinstance(excludes, list):
         raise where.error(scenario, "exclude", "expected a list of {axis: value} mappings")
@@ -1140,11 +1156,17 @@ def implied_markers(instance: ScenarioInstance) -> list[str]:
 
 
 def discover(paths: Sequence[str | Path], root: str | Path) -> list[Path]:
-    """Suite files under the given paths (directories are searched for *.yaml)."""
+    """Suite files under the given paths (directories are searched for *.yaml and *.yml)."""
     found: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found += sorted(x for x in p.rglob("*.yaml") if "expectations" not in x.parts)
-        elif p.suffix in (".yaml", ".yml"):
+            found += sorted(
+                x
+                for x in p.rglob("*")
+                if x.suffix in SUITE_SUFFIXES
+                and x.is_file()
+                and "expectations" not in x.relative_to(p).parts
+            )
+        elif p.suffix in SUITE_SUFFIXES:
             found.append(p)
     return found

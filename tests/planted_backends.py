@@ -156,3 +156,13 @@ ALL = {
     "ignores_strides": ignores_strides,
     "crashes_on_zero_size": crashes_on_zero_size,
 }
+
+
+class RefusesAddmm(PlantedBackend):
+    """Not a planted bug: a correct backend that declares it does not support addmm."""
+
+    def supports(self, instance) -> str | None:
+        return "no addmm on this backend" if instance.op == "addmm" else None
+
+
+refuses_addmm = RefusesAddmm("refuses-addmm", _untouched)

@@ -12,12 +12,18 @@ running), `recording` (--results, the summary) and `page` (--conformance-html). 
 the run through the hooks in `hookspecs` (``pytest_gemmconf_record``,
 ``pytest_gemmconf_run_finished``).
 
+The plugin is opt-in (`state`): it acts only in a run that collects the suite or is given a
+gemmconf option, and is silent in any other pytest run of an environment where gemmconf is
+installed. Each option also has a name of its own (`--gemmconf-backend` for `--backend`, see
+`options`), for projects whose conftest.py defines an option of the same short name.
+
 Items run in a worker process by default (`gemmconf.isolation`): a backend that crashes or hangs
 fails its item, not the run. `--no-isolate` runs them in this process, for debuggers.
 """
 
 # Leaves first: `state` imports the option parsers of the feature modules before it.
 pytest_plugins = [
+    "gemmconf.plugin.options",
     "gemmconf.plugin.hardware",
     "gemmconf.plugin.isolating",
     "gemmconf.plugin.sharding",

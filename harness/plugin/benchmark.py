@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
+from gemmconf.plugin import options
 from gemmconf.plugin.hardware import gpu_ids
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--benchmark",
         action="store_true",

@@ -9,10 +9,11 @@ import re
 import pytest
 
 from gemmconf import capability
+from gemmconf.plugin import options
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--require-hardware",
         action="append",

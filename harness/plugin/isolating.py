@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 from gemmconf import isolation
+from gemmconf.plugin import options
 from gemmconf.plugin.stash import STATE
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--no-isolate",
         action="store_true",

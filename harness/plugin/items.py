@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gemmconf import capability, isolation
+from gemmconf import capability, ids, isolation
 from gemmconf.backends import Backend
+from gemmconf.backends.base import refusal
 from gemmconf.plugin.stash import STATE
 
 if TYPE_CHECKING:
@@ -67,9 +68,13 @@ class SuiteFile(pytest.File):
             state.load_expectations()
         for instance in instances:
             for label, backend in state.backends.items():
+                name = _item_name(instance, label)
                 yield ScenarioItem.from_parent(
                     self,
-                    name=_item_name(instance, label),
+                    name=name,
+                    # as a string, so pytest parses the bracket into params exactly as it parses
+                    # the ids --lf/--ff read back from its cache (pytest >= 9.2 compares them)
+                    nodeid=f"{self.nodeid}::{name}",
                     instance=instance,
                     backend=backend,
                     label=label,
@@ -77,11 +82,15 @@ class SuiteFile(pytest.File):
 
 
 def _item_name(instance: ScenarioInstance, label: str) -> str:
-    return f"{instance.id.split('/', 1)[1]}@{label}"
+    return ids.item_name(instance.id, label)  # `mm[fp32-127x65x33-nn@eager]`
 
 
 class ConformanceFailure(Exception):
     """The backend got an item wrong; the message is the whole diagnosis."""
+
+
+class Unsupported(ConformanceFailure):
+    """The backend's `supports` refused the item (a failure of kind "unsupported")."""
 
 
 class ScenarioItem(pytest.Item):
@@ -140,6 +149,11 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         state = self.config.stash[STATE]
+        reason = refusal(self.backend, self.instance)
+        if reason is not None:
+            self.record["kind"] = "unsupported"
+            self.record["reason"] = f"unsupported by {self.label}: {reason}"
+            raise Unsupported(self.record["reason"])
         repro = self.repro_command()
         device = "cpu" if self.instance.requires.device == "cpu" else state.device
         request = isolation.ItemRequest(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from gemmconf.plugin import options
 from gemmconf.plugin.benchmark import benchmark_summary
 from gemmconf.plugin.stash import STATE
 from gemmconf.plugin.state import suite_version
@@ -19,7 +20,7 @@ from gemmconf.report.results import FAILING, ResultsWriter
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--results",
         default="reports/results.json",
@@ -33,7 +34,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = config.stash[STATE]
     if not hasattr(config, "workerinput") and not config.option.collectonly:
         state.writer = ResultsWriter(
-            Path(config.getoption("results")),
+            Path(options.get(config, "results")),
             run={
                 "command": shlex.join(["pytest", *config.invocation_params.args]),
                 "seed": state.seed,

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from gemmconf import shard
+from gemmconf.plugin import options
 from gemmconf.plugin.stash import STATE
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--shard",
         default=None,

@@ -1,8 +1,8 @@
-"""`gemmconf report merge|html|diff`: join, render and compare results files.
+"""`gemmconf report merge|html|diff|csv`: join, render, compare and export results files.
 
 Exit codes: 0 done; 1 `diff` found regressions; 2 bad input (a file that is not a gemmconf
-results file, truncated, of another version, or inputs that cannot be merged), with a message
-naming the file and what is wrong.
+results file, truncated, not UTF-8, of another version, or inputs that cannot be merged), with a
+message naming the file and what is wrong.
 
 `add_subcommands(commands)` adds `report` to the `gemmconf` parser; `run(args)` runs it. The
 module also runs alone: `python -m gemmconf.report.cli merge A.json B.json -o merged.json`.
@@ -36,6 +36,42 @@ Compare two results files item by item, matched by (id, backend), or by (id, bac
 when a file holds one item on several devices. Regressions: items failing now (failed, error,
 xpassed) that were not before, including new items that fail. Progressions: items failing before
 that pass now. Exit status 1 when there are regressions, else 0; 2 for unreadable input."""
+
+
+CSV_HELP = """\
+Write RESULTS.json as CSV, one row per record: id, backend, device, outcome, kind, reason, the
+scenario's fields (suite, scenario, op, dtype, shape, markers and axes, both `;`-joined), the
+metrics (err_ratio, max_abs_err, max_rel_err, recompiles, time_ms, tflops, vs_cublas),
+duration_s, source and nodeid. A killed run's .partial file is read too."""
+
+CSV_METRICS = (
+    "err_ratio",
+    "max_abs_err",
+    "max_rel_err",
+    "recompiles",
+    "time_ms",
+    "tflops",
+    "vs_cublas",
+)
+CSV_COLUMNS = (
+    "id",
+    "backend",
+    "device",
+    "outcome",
+    "kind",
+    "reason",
+    "suite",
+    "scenario",
+    "op",
+    "dtype",
+    "shape",
+    "markers",
+    "axes",
+    *CSV_METRICS,
+    "duration_s",
+    "source",
+    "nodeid",
+)
 
 
 def add_subcommands(commands: Any) -> argparse.ArgumentParser:
@@ -74,6 +110,16 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
         help="where to write the page (default: reports/conformance.html)",
     )
 
+    table = actions.add_parser(
+        "csv",
+        help="one row per record, for spreadsheets and dataframes",
+        description=CSV_HELP,
+    )
+    table.add_argument("results", metavar="RESULTS.json")
+    table.add_argument(
+        "-o", "--output", default=None, metavar="OUT.csv", help="where to write (default: stdout)"
+    )
+
     compare = actions.add_parser(
         "diff", help="regressions and progressions between two runs", description=DIFF_HELP
     )
@@ -93,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
             out = page.write_page(args.results, args.output)
             print(f"gemmconf: wrote {out}")
             return OK
+        if args.report_command == "csv":
+            return _csv(args)
         return _diff(args)
     except (ResultsError, merge_mod.MergeError) as exc:
         print(f"gemmconf report {args.report_command}: error: {exc}", file=sys.stderr)
@@ -118,6 +166,34 @@ def _merge(args: argparse.Namespace) -> int:
         f"{len(document['records'])} records ({counts})"
     )
     return OK
+
+
+def _csv(args: argparse.Namespace) -> int:
+    import csv
+
+    document = merge_mod.load(args.results)
+    out = sys.stdout if args.output is None else open(args.output, "w", newline="")  # noqa: SIM115
+    try:
+        writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for record in document["records"]:
+            writer.writerow(csv_row(record, document))
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if args.output is not None:
+        print(f"gemmconf: wrote {len(document['records'])} rows to {args.output}")
+    return OK
+
+
+def csv_row(record: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    metrics = record.get("metrics") or {}
+    row = {column: record.get(column, "") for column in CSV_COLUMNS}
+    row["device"] = merge_mod.device_of(record, document)
+    row["markers"] = ";".join(record.get("markers") or [])
+    row["axes"] = ";".join(f"{k}={v}" for k, v in (record.get("axes") or {}).items())
+    row.update({name: metrics.get(name, "") for name in CSV_METRICS})
+    return {k: "" if v is None else v for k, v in row.items()}
 
 
 def _diff(args: argparse.Namespace) -> int:

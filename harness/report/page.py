@@ -25,6 +25,7 @@ from typing import Any
 
 import jinja2
 
+from gemmconf import ids
 from gemmconf.report import results
 from gemmconf.report.merge import device_of, load
 
@@ -125,9 +126,10 @@ def _norm(text: str) -> str:
 
 
 def _derived_nodeid(record: dict[str, Any]) -> str:
-    source = str(record.get("source") or "").rsplit(":", 1)[0]
-    name = str(record.get("id") or "").split("/", 1)[-1]
-    return f"{source}::{name}@{record.get('backend')}"
+    """What conformance.js rebuilds when a record's nodeid is left out (gemmconf.ids.node_id)."""
+    return ids.node_id(
+        str(record.get("source") or ""), str(record.get("id") or ""), str(record.get("backend"))
+    )
 
 
 @dataclass

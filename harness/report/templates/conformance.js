@@ -81,13 +81,21 @@
       targetArch: str(field(row, "target_arch")),
     };
     const nodeid = str(field(row, "nodeid"));
-    r.nodeid = nodeid || ((r.source || "").replace(/:\d+$/, "") + "::" +
-                          (r.id || "").split("/").slice(1).join("/") + "@" + r.backend);
+    r.nodeid = nodeid || nodeIdOf(r);
     r.column = MULTI_DEVICE ? r.backend + " @ " + r.device : r.backend;
     r.K = kOf(r);
     r.flops = flopsOf(r);
     return r;
   });
+
+  // gemmconf.ids.node_id: the backend inside the brackets, `mm[fp32-8x8x8@eager]`, `mm_dyn[@eager]`
+  function nodeIdOf(r) {
+    const name = (r.id || "").split("/").slice(1).join("/");
+    const open = name.indexOf("[");
+    const base = open < 0 ? name : name.slice(0, open);
+    const params = open < 0 ? "" : name.slice(open + 1).replace(/\]$/, "");
+    return (r.source || "").replace(/:\d+$/, "") + "::" + base + "[" + params + "@" + r.backend + "]";
+  }
 
   function kOf(r) {
     if (r.dims && r.dims.K !== undefined) return num(r.dims.K);

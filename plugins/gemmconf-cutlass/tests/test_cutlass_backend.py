@@ -594,7 +594,7 @@ def test_expectations_match_the_backends_coverage() -> None:
         bundled_suites() / "expectations",
         "cutlass",
         [i.id for i in instances],
-        packaged=expectations.packaged_file(CutlassBackend()),
+        packaged=expectations.packaged_files(CutlassBackend(), "cutlass"),
     )
     wrong = []
     for instance in instances:

@@ -44,8 +44,9 @@ def test_gemmconf_backends_lists_it(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_expectations_file_is_found_through_the_backend_object() -> None:
-    packaged = expectations.packaged_file(resolve("cutlass"))
+    [(packaged, declared_by)] = expectations.packaged_files(resolve("cutlass"), "cutlass")
     assert packaged == Path(gemmconf_cutlass.__file__).with_name("expectations.yaml")
+    assert "expectations' attribute" in declared_by
     assert packaged.is_file()
     # the suite has no file of its own for cutlass, so a run uses the packaged one
     assert not expectations.path_for(bundled_suites() / "expectations", "cutlass").exists()
