@@ -26,7 +26,7 @@ import torch.fx as fx
 
 from gemmconf_reference import compat, kernels
 from gemmconf_reference.crosscompile import ARTIFACT_KINDS, CROSS_COMPILER
-from gemmconf_reference.launcher import BackendOptions, LaunchRecord, Runtime, plan_launch
+from gemmconf_reference.launcher import BackendOptions, LaunchRecord, Runtime
 from gemmconf_reference.lowering import LoweredGraph, lower_graph
 from gemmconf_reference.target import Target, detect, for_artifacts
 
@@ -87,7 +87,7 @@ class ReferenceCompiler:
         texts: dict[str, list[str]] = {kind: [] for kind in ARTIFACT_KINDS}
         seen = set()
         for record in self.launches():
-            plan = plan_launch(record.problem, target, self.options)
+            plan = record.replan(target, self.options)
             request = record.request(plan)
             if request in seen:
                 continue

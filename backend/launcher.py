@@ -244,9 +244,17 @@ class LaunchRecord:
     """One distinct launch, as data: enough to cross-compile it again for any arch."""
 
     gemm: str
-    problem: Problem
+    problem: Any  # Problem, or a grouped / block-scaled problem with its own `plan`
     runtime_params: tuple[ParamSpec, ...]  # every runtime argument, specialised
     plan: LaunchPlan
+
+    def replan(self, target: Target, options: BackendOptions) -> LaunchPlan:
+        """This launch's plan for another target (grouped and block-scaled problems plan
+        themselves; the dense family goes through `plan_launch`)."""
+        own = getattr(self.problem, "plan", None)
+        if own is not None:
+            return own(target, options)
+        return plan_launch(self.problem, target, options)
 
     def request(self, plan: LaunchPlan) -> CompileRequest:
         """The compile request for `plan` (this call's plan re-derived for another target)."""
@@ -295,21 +303,66 @@ def scaling_kind(scale_a: torch.Tensor, scale_b: torch.Tensor, m: int, n: int, k
     return recipe.name if recipe is not None else "other"
 
 
-class GemmCall:
-    """The callable a rewritten graph uses in place of one GEMM and its fused epilogue."""
+class KernelCall:
+    """What every call node of a rewritten graph shares: its launches, as records to
+    cross-compile again, and the launch of a planned kernel with named arguments."""
 
-    def __init__(self, spec: GemmSpec, runtime: Runtime) -> None:
-        self.spec = spec
+    def __init__(self, name: str, runtime: Runtime) -> None:
+        self.name = name
         self.runtime = runtime
         self.launches: dict[tuple[Any, ...], LaunchRecord] = {}
         self._recorded: set[tuple[Any, ...]] = set()  # launches whose record is up to date
         self.calls = 0
         # FX names the call after these when it prints the graph's code
-        self.__name__ = self.__qualname__ = spec.name
+        self.__name__ = self.__qualname__ = name
         self.__module__ = "reference"
 
     def __repr__(self) -> str:
-        return f"GemmCall({self.spec.name})"
+        return f"{type(self).__name__}({self.name})"
+
+    def _launch(self, plan: LaunchPlan, args: dict[str, Any]) -> None:
+        flags = plan.flags()
+        if (
+            flags.get("A_DESC", "none") != "none" or flags.get("B_DESC", "none") != "none"
+        ) and not self.runtime.target.interpreter:
+            compat.set_tma_allocator()
+        kernel = kernels.KERNELS[plan.kernel]
+        call_args = {
+            name: args[name]
+            for name, is_constexpr in KERNEL_SIGNATURES[plan.kernel]
+            if not is_constexpr
+        }
+        kernel[plan.grid](
+            **call_args, **flags, num_warps=plan.config.num_warps, num_stages=plan.config.num_stages
+        )
+
+    def _record(self, problem: Any, plan: LaunchPlan, args: dict[str, Any]) -> None:
+        # Specialising every argument cost two thirds of a call's host time (~200 us of 300 on a
+        # CPU): a repeated launch, same plan and problem with the same integers and pointer
+        # alignments, has the same specialisation, so it is recorded once.
+        seen = (
+            plan.kernel,
+            plan.constexprs,
+            problem,
+            tuple(
+                (v.dtype, v.data_ptr() % 16 == 0) if isinstance(v, torch.Tensor) else v
+                for v in args.values()
+            ),
+        )
+        if seen in self._recorded:
+            return
+        self._recorded.add(seen)
+        params = tuple(specialize(name, value) for name, value in args.items())
+        key = (plan.kernel, plan.constexprs, params)
+        self.launches[key] = LaunchRecord(self.name, problem, params, plan)
+
+
+class GemmCall(KernelCall):
+    """The callable a rewritten graph uses in place of one GEMM and its fused epilogue."""
+
+    def __init__(self, spec: GemmSpec, runtime: Runtime) -> None:
+        super().__init__(spec.name, runtime)
+        self.spec = spec
 
     def describe(self, *, launches: bool = True) -> str:
         """The plan text: what this call computes (and which kernels it has launched)."""
@@ -528,42 +581,6 @@ class GemmCall:
         options = configs.candidates(runtime.target.arch_class, problem.dtype)
         best = runtime.autotune_cache.choose(key, options, time_config)
         return plan_launch(problem, runtime.target, runtime.options, best)
-
-    def _launch(self, plan: LaunchPlan, args: dict[str, Any]) -> None:
-        flags = plan.flags()
-        if (
-            flags["A_DESC"] != "none" or flags["B_DESC"] != "none"
-        ) and not self.runtime.target.interpreter:
-            compat.set_tma_allocator()
-        kernel = kernels.KERNELS[plan.kernel]
-        call_args = {
-            name: args[name]
-            for name, is_constexpr in KERNEL_SIGNATURES[plan.kernel]
-            if not is_constexpr
-        }
-        kernel[plan.grid](
-            **call_args, **flags, num_warps=plan.config.num_warps, num_stages=plan.config.num_stages
-        )
-
-    def _record(self, problem: Problem, plan: LaunchPlan, args: dict[str, Any]) -> None:
-        # Specialising every argument cost two thirds of a call's host time (~200 us of 300 on a
-        # CPU): a repeated launch, same plan and problem with the same integers and pointer
-        # alignments, has the same specialisation, so it is recorded once.
-        seen = (
-            plan.kernel,
-            plan.constexprs,
-            problem,
-            tuple(
-                (v.dtype, v.data_ptr() % 16 == 0) if isinstance(v, torch.Tensor) else v
-                for v in args.values()
-            ),
-        )
-        if seen in self._recorded:
-            return
-        self._recorded.add(seen)
-        params = tuple(specialize(name, value) for name, value in args.items())
-        key = (plan.kernel, plan.constexprs, params)
-        self.launches[key] = LaunchRecord(self.spec.name, problem, params, plan)
 
 
 def _short(dtype: torch.dtype) -> str:

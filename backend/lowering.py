@@ -8,9 +8,15 @@ was; everything else (views feeding the GEMM, unfused pointwise ops, other ops) 
 graph and runs as eager aten. The rewritten GraphModule is the compiled function, and its
 `code` is the readable call plan.
 
+Grouped GEMMs (`_grouped_mm`, `_scaled_grouped_mm`) and `F.scaled_mm` (`_scaled_mm_v2`) become
+a `GroupedCall` / `BlockScaledCall` each (`grouped.py`, `blockscaled.py`), with no fused epilogue.
+Backward graphs arrive the same way (aot_autograd hands the backward compiler its graph): the
+gradients of mm, bmm, addmm, linear and grouped_mm are GEMMs of these ops on transposed views.
+
 Left to eager, on purpose: integer `aten.mm` (wraps in eager), fp64 and fp8 `aten.mm`,
 `_int_mm` with a uint8 operand, `_scaled_mm` with `scale_result` or an fp8 `out_dtype`, and
-scales that implement none of the suite's recipes (`gemmconf.gemm.scaling.classify`).
+scales that implement none of the suite's recipes (`gemmconf.gemm.scaling.classify`); grouped
+GEMMs with a bias or `scale_result` (eager rejects them) and ScalingType pairs eager rejects.
 """
 
 from __future__ import annotations
@@ -25,14 +31,21 @@ from gemmconf.gemm.dtypes import FP8_TORCH
 from gemmconf.gemm.ops import OPS
 from gemmconf.gemm.scaling import classify
 from gemmconf_reference import compat
+from gemmconf_reference.blockscaled import BlockScaledCall, recipe_of
 from gemmconf_reference.epilogue import EpilogueStep, FusedChain, fuse_chain, meta_val
-from gemmconf_reference.launcher import GemmCall, GemmSpec, Runtime
+from gemmconf_reference.grouped import GroupedCall
+from gemmconf_reference.launcher import GemmCall, GemmSpec, KernelCall, Runtime
 
 aten = torch.ops.aten
 
 # The ops this backend lowers; linear and matmul arrive decomposed into them.
 LOWERED_OPS = ("mm", "addmm", "bmm", "baddbmm", "int_mm", "scaled_mm")
 GEMM_OPS: dict[Any, str] = {getattr(aten, OPS[op].aten).default: op for op in LOWERED_OPS}
+# ops with a call of their own and no fused epilogue
+GROUPED_OPS: dict[Any, str] = {
+    getattr(aten, OPS[op].aten).default: op for op in ("grouped_mm", "scaled_grouped_mm")
+}
+SCALED_MM_V2 = getattr(aten, OPS["scaled_mm_v2"].aten).default
 FLOAT_GEMM_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 SCALED_OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 
@@ -43,7 +56,7 @@ class LoweredGraph:
 
     index: int
     gm: fx.GraphModule
-    calls: list[GemmCall]
+    calls: list[KernelCall]
     skipped: list[str]  # GEMM nodes left to eager, with the reason
 
     def plan_text(self) -> str:
@@ -153,9 +166,18 @@ def lower_graph(
 ) -> LoweredGraph:
     """Replaces each supported GEMM (and its fused epilogue) with a `GemmCall` node."""
     graph = gm.graph
-    calls: list[GemmCall] = []
+    calls: list[KernelCall] = []
     skipped: list[str] = []
     for node in list(graph.nodes):
+        if node.op == "call_function" and (
+            node.target in GROUPED_OPS or node.target == SCALED_MM_V2
+        ):
+            lowered = _lower_own_call(node, runtime, f"gemm_{index}_{len(calls)}")
+            if isinstance(lowered, str):
+                skipped.append(lowered)
+            else:
+                calls.append(lowered)
+            continue
         if node.op != "call_function" or node.target not in GEMM_OPS:
             continue
         start = gemm_spec_start(node)
@@ -201,3 +223,58 @@ def lower_graph(
     graph.lint()
     gm.recompile()
     return LoweredGraph(index, gm, calls, skipped)
+
+
+def _lower_own_call(node: fx.Node, runtime: Runtime, name: str) -> KernelCall | str:
+    """Replace a grouped or `_scaled_mm_v2` node by its call; or say why it stays eager."""
+    args = bind(node)
+    out = meta_val(node)
+    if out is None:
+        return f"{node.name}: no shape information"
+    if out.device.type == "cpu" and not compat.interpreting():
+        return f"{node.name}: CPU tensors, and kernels are compiled for the GPU here"
+    call: KernelCall
+    if node.target in GROUPED_OPS:
+        op = GROUPED_OPS[node.target]
+        if args["bias"] is not None or args.get("scale_result") is not None:
+            return f"{node.name}: {op} with a bias or scale_result is left to eager"
+        call = GroupedCall(
+            name,
+            runtime,
+            op=op,
+            out_dtype=out.dtype,
+            use_fast_accum=bool(args.get("use_fast_accum", False)),
+            node=node.name,
+        )
+        inputs: tuple[Any, ...] = (args["self"], args["mat2"], args["offs"])
+        if op == "scaled_grouped_mm":
+            inputs += (args["scale_a"], args["scale_b"])
+    else:
+        if args["contraction_dim"]:
+            return f"{node.name}: _scaled_mm_v2 with contraction_dim is left to eager"
+        if recipe_of(list(args["recipe_a"]), list(args["recipe_b"])) is None:
+            pair = f"{args['recipe_a']}, {args['recipe_b']}"
+            return f"{node.name}: ScalingType pair {pair} is left to eager"
+        call = BlockScaledCall(
+            name,
+            runtime,
+            recipe_a=list(args["recipe_a"]),
+            recipe_b=list(args["recipe_b"]),
+            swizzle_a=list(args["swizzle_a"]),
+            swizzle_b=list(args["swizzle_b"]),
+            out_dtype=out.dtype,
+            node=node.name,
+        )
+        inputs = (
+            args["self"],
+            args["mat2"],
+            list(args["scale_a"]),
+            list(args["scale_b"]),
+            args["bias"],
+        )
+    with node.graph.inserting_before(node):
+        replacement = node.graph.call_function(call, inputs)
+    replacement.meta.update(node.meta)
+    node.replace_all_uses_with(replacement)
+    node.graph.erase_node(node)
+    return call

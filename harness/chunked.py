@@ -30,7 +30,7 @@ import torch
 
 from gemmconf.gemm.ops import OPS
 from gemmconf.program import input_names
-from gemmconf.scenario import ScenarioInstance, eval_dim
+from gemmconf.scenario import TENSOR_EPILOGUES, ScenarioInstance, eval_dim
 
 CHUNK_BYTES = 1 << 30  # what one piece of the reference may hold on the device
 FP64 = 8
@@ -68,28 +68,42 @@ class Plan:
         return pieces
 
 
-def input_dims(instance: ScenarioInstance) -> dict[str, tuple[str, ...]]:
+def input_dims(instance: ScenarioInstance) -> dict[str, tuple[str, ...] | None]:
     """Each reference input's shape expressions, in the order of the tensor's dims (an operand
-    stored transposed, layout ``t``, arrives transposed: `inputs._reference_value`)."""
-    others = iter(step.arg for step in instance.epilogue if step.kind == "add_tensor")
+    stored transposed, layout ``t``, arrives transposed: `inputs._reference_value`). None for an
+    input whose shape the scenario does not spell (group offsets, a backward pass's output
+    gradient, a dropout mask): such an item's reference is computed in one piece."""
+    tensor_steps = [s for s in instance.epilogue if s.kind in TENSOR_EPILOGUES]
     spec = OPS[instance.op]
     scales = {scale.name for scale in spec.scales}
     addend = spec.addend.name if spec.addend is not None else None
-    found: dict[str, tuple[str, ...]] = {}
+    operands = {operand.name: operand for operand in instance.operands}
+    found: dict[str, tuple[str, ...] | None] = {}
     for name in input_names(instance):
         if name in scales:
             found[name] = ()  # folded into its operand: a 0-dim one (inputs._reference_value)
         elif name == addend:
             found[name] = tuple(str(e) for e in instance.bias or ())
-        elif name.startswith("other"):
-            found[name] = tuple(str(e) for e in next(others))
-        else:
-            operand = instance.operand(name)
-            exprs = [str(e) for e in operand.shape]
-            if operand.layout == "t" and len(exprs) >= 2:
+        elif name.startswith("other") and name[5:].isdigit():
+            step = tensor_steps[int(name[5:])]
+            found[name] = tuple(str(e) for e in step.arg) if step.kind == "add_tensor" else None
+        elif name in operands:
+            exprs = [str(e) for e in operands[name].shape]
+            if operands[name].layout == "t" and len(exprs) >= 2:
                 exprs[-2], exprs[-1] = exprs[-1], exprs[-2]
             found[name] = tuple(exprs)
+        else:
+            found[name] = None
     return found
+
+
+def _chunkable(instance: ScenarioInstance, dims: dict[str, tuple[str, ...] | None]) -> bool:
+    """Rows of the output computed independently of each other, from inputs of known shape."""
+    return (
+        OPS[instance.op].row_sliceable
+        and not instance.backward
+        and all(exprs is not None for exprs in dims.values())
+    )
 
 
 def output_elements(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
@@ -106,11 +120,14 @@ def outputs_of(instance: ScenarioInstance) -> int:
 def plan(instance: ScenarioInstance, sizes: dict[str, int], limit: int = CHUNK_BYTES) -> Plan:
     """The slicing of one shape set's reference that keeps a piece under `limit` bytes."""
     dims = input_dims(instance)
-    sliceable = [d for d in CHUNK_DIMS if _sliceable(d, dims, sizes)]
+    # rows tied together (group offsets, swizzled block scales, a backward pass): one piece
+    known = {name: exprs for name, exprs in dims.items() if exprs is not None}
+    chunkable = _chunkable(instance, dims)
+    sliceable = [d for d in CHUNK_DIMS if _sliceable(d, known, sizes)] if chunkable else []
 
     def piece_bytes(steps: dict[str, int]) -> int:
         total = 0
-        for exprs in dims.values():
+        for exprs in known.values():
             elements = 1
             for expr in exprs:
                 size = _size(expr, sizes)
@@ -178,7 +195,11 @@ def evaluate(
 
     def call(args: Sequence[torch.Tensor]) -> Any:
         # fp64 on the device, piece by piece: inputs kept in a narrower dtype upcast exactly
-        moved = [t.to(device=device, dtype=torch.float64) for t in args]
+        # (integer inputs such as group offsets stay integers)
+        moved = [
+            t.to(device=device, dtype=torch.float64) if t.is_floating_point() else t.to(device)
+            for t in args
+        ]
         return fn(*(transform(t) if transform is not None else t for t in moved))
 
     def whole() -> Any:
@@ -192,7 +213,11 @@ def evaluate(
     chunking = plan(instance, sizes, limit)
     names = input_names(instance)
     dims = input_dims(instance)
-    if chunking.pieces <= 1 or not _shapes_agree(names, dims, tensors, sizes):
+    if (
+        chunking.pieces <= 1
+        or not _chunkable(instance, dims)
+        or not _shapes_agree(names, dims, tensors, sizes)
+    ):
         return whole()
     full: list[torch.Tensor] | None = None
     single = True

@@ -7,8 +7,13 @@ summed into an output element has variance 1/K and the output has variance ~1 wh
 outputs neither overflow fp16 nor cancel to ~0, and random values are never all zero. fp8
 operands are quantized from such a source by the scenario's scaling recipe
 (`gemmconf.gemm.scaling`: scales from the amax per tensor, row, or 1x128 / 128x128 block); the
-reference sees the exact dequantized values. int8 operands are small integers so int32 sums are
-exact.
+reference sees the exact dequantized values (fp4 operands: two e2m1 values a byte along K, so
+their stored K is half the scenario's). int8 operands are small integers so int32 sums are exact.
+
+Grouped ops get `offs`, the int32 running sum of the scenario's group sizes. An `out=` target is
+filled with NaN, so an element the op leaves unwritten shows. Backward scenarios get `grad`, the
+output gradient (randn in the result's dtype), and their differentiated inputs, and the fp64
+reference's, require grad.
 """
 
 from __future__ import annotations
@@ -19,11 +24,17 @@ from dataclasses import dataclass
 
 import torch
 
-from gemmconf.gemm.dtypes import is_fp8, torch_dtype
+from gemmconf.gemm.dtypes import is_quantized, torch_dtype
 from gemmconf.gemm.ops import OPS
-from gemmconf.gemm.scaling import RECIPES
-from gemmconf.program import input_names
-from gemmconf.scenario import Operand, ScenarioInstance, eval_dim
+from gemmconf.gemm.scaling import RECIPES, Recipe
+from gemmconf.program import differentiated, input_names
+from gemmconf.scenario import (
+    TENSOR_EPILOGUES,
+    Operand,
+    ScenarioInstance,
+    eval_dim,
+    group_extents,
+)
 
 
 def item_seed(instance_id: str, shape_index: int, run_seed: int) -> int:
@@ -44,10 +55,13 @@ class Inputs:
     reference: tuple[torch.Tensor, ...] | None
     dims: dict[str, int]
     seed: int
+    reduction: int | None = None  # the longest sum an output takes, where that is not K
 
     @property
     def k(self) -> int:
-        return self.dims.get("K", 1)
+        """The reduction length the oracle's floor grows with: K, or for a backward scenario
+        the longest of the forward and gradient GEMMs' (M, N or K)."""
+        return self.reduction if self.reduction is not None else self.dims.get("K", 1)
 
     def describe(self) -> str:
         """One line per input: name, shape, stride, storage offset, dtype."""
@@ -78,6 +92,7 @@ def build(
     ref: dict[str, torch.Tensor] = {}
     stored: dict[str, torch.Tensor] = {}
     scales: dict[str, torch.Tensor] = {}  # operand name -> its dequantization scale
+    global_scales: dict[str, torch.Tensor] = {}  # operand name -> its second-level scale
 
     for operand in instance.operands:
         shape = [eval_dim(e, dims) for e in operand.shape]
@@ -85,23 +100,30 @@ def build(
             stored[operand.name] = stored["a"]
             ref[operand.name] = ref["a"]
             continue
-        if operand.layout == "expand":
+        if operand.layout.startswith("expand"):
             shape_drawn = [1, *shape[1:]]
         else:
             shape_drawn = shape
+        if operand.name in spec.writes:  # an out= target: NaN until the op writes it
+            values[operand.name] = torch.full(shape_drawn, math.nan).to(torch_dtype(operand.dtype))
+            ref[operand.name] = torch.zeros(shape_drawn, dtype=torch.float64)
+            stored[operand.name] = _lay_out(values[operand.name], operand.layout, shape, device)
+            continue
         source = _draw(operand, shape_drawn, k, instance.values, gen)
         if operand.name == "a" and instance.values in ("nan_in_a", "inf_in_a") and source.numel():
             source.view(-1)[0] = float("nan") if instance.values == "nan_in_a" else float("inf")
-        if is_fp8(operand.dtype):
+        if is_quantized(operand.dtype):
             recipe = RECIPES[instance.scaling or "tensorwise"]
             quantized = recipe.quantize(source, operand.name, torch_dtype(operand.dtype))
             values[operand.name] = quantized.values
             ref[operand.name] = quantized.dequantized
-            scales[operand.name] = quantized.scale
+            scales[operand.name] = _scale_for(instance, recipe, operand.name, quantized.scale)
+            if quantized.global_scale is not None:
+                global_scales[operand.name] = quantized.global_scale
         else:
             values[operand.name] = source.to(torch_dtype(operand.dtype))
             ref[operand.name] = values[operand.name]  # exact in fp64 (see Inputs.reference)
-        if operand.layout == "expand":
+        if operand.layout.startswith("expand"):
             ref[operand.name] = ref[operand.name].expand(shape)
         stored[operand.name] = _lay_out(values[operand.name], operand.layout, shape, device)
 
@@ -114,13 +136,31 @@ def build(
         name = spec.addend.name
         stored[name] = bias.to(dtype).to(device)
         ref[name] = stored[name].cpu()
-    for i, step in enumerate(s for s in instance.epilogue if s.kind == "add_tensor"):
-        other = torch.randn([eval_dim(e, dims) for e in step.arg], generator=gen)
+    for i, step in enumerate(s for s in instance.epilogue if s.kind in TENSOR_EPILOGUES):
         out_dtype = torch_dtype(_default_bias_dtype(instance))
+        if step.kind == "dropout_mask":  # kept with probability 1 - p, scaled by 1 / (1 - p)
+            keep = torch.rand(_result_shape(instance, dims), generator=gen) >= step.arg
+            other = keep.to(torch.float32) / (1 - step.arg)
+        else:
+            other = torch.randn([eval_dim(e, dims) for e in step.arg], generator=gen)
         stored[f"other{i}"] = other.to(out_dtype).to(device)
         ref[f"other{i}"] = stored[f"other{i}"].cpu()
     for scale in spec.scales:
-        stored[scale.name] = scales[scale.of].to(device)
+        made = global_scales if scale.level else scales
+        if scale.of in made:
+            stored[scale.name] = made[scale.of].to(device)
+    sizes = group_extents(instance.operands, instance.group_sizes, dims) if spec.grouped else None
+    if sizes is not None:
+        offsets = torch.tensor(sizes, dtype=torch.int32).cumsum(0, dtype=torch.int32)
+        stored["offs"] = offsets.to(device)
+        ref["offs"] = offsets
+    reduction = None
+    if instance.backward:
+        out_shape = _result_shape(instance, dims)
+        grad = torch.randn(out_shape, generator=gen)
+        stored["grad"] = grad.to(torch_dtype(_default_bias_dtype(instance))).to(device)
+        ref["grad"] = stored["grad"].cpu()
+        reduction = max(dims.get(d, 1) for d in ("M", "N", "K"))
 
     names = input_names(instance)
     missing = [n for n in names if n not in stored]
@@ -129,7 +169,40 @@ def build(
     reference = None
     if not spec.exact:
         reference = tuple(_reference_value(n, ref, instance) for n in names)
-    return Inputs(names, tensors, reference, dims, seed)
+    if instance.backward:
+        wrt = set(differentiated(instance))
+        tensors = tuple(_leaf(t) if n in wrt else t for n, t in zip(names, tensors, strict=True))
+        if reference is not None:
+            reference = tuple(
+                _leaf(t) if n in wrt else t for n, t in zip(names, reference, strict=True)
+            )
+    return Inputs(names, tensors, reference, dims, seed, reduction)
+
+
+def _leaf(t: torch.Tensor) -> torch.Tensor:
+    """`t` (same strides and storage offset) as a leaf that requires grad."""
+    return t.detach().requires_grad_(True)
+
+
+def _scale_for(
+    instance: ScenarioInstance, recipe: Recipe, operand: str, scale: torch.Tensor
+) -> torch.Tensor:
+    """The recipe's scale laid out as the op takes it (`OpSpec.scale_layout`)."""
+    layout = OPS[instance.op].scale_layout
+    if layout is None:
+        return scale
+    a, b = (len(instance.operand(n).shape) for n in ("a", "b"))
+    groups = instance.dims(0).get("B", 1)
+    return layout(
+        recipe, operand, scale, ranks=(a, b), groups=groups, swizzle=instance.swizzle or "none"
+    )
+
+
+def _result_shape(instance: ScenarioInstance, dims: dict[str, int]) -> list[int]:
+    """The op's result shape for one shape set (what a backward scenario's `grad` matches)."""
+    spec = OPS[instance.op]
+    a, b = ([eval_dim(e, dims) for e in instance.operand(n).shape] for n in ("a", "b"))
+    return spec.out_shape(a, b, dims.get("B", 1))
 
 
 def _default_bias_dtype(instance: ScenarioInstance) -> str:
@@ -177,6 +250,10 @@ def _lay_out(
         return view
     if layout == "expand":
         return value.contiguous().expand(shape)
+    if layout.startswith("expand+"):  # a stride-0 batch over a matrix laid out as the rest says
+        return _lay_out(value, layout.removeprefix("expand+"), shape, device).expand(shape)
+    if layout == "col_padded":  # column-major with a padded leading stride: x.t() of a padded x
+        return _lay_out(value.transpose(-2, -1), "padded", shape, device).transpose(-2, -1)
     raise AssertionError(layout)
 
 
@@ -185,6 +262,8 @@ def _reference_value(
 ) -> torch.Tensor:
     if name in {scale.name for scale in OPS[instance.op].scales}:
         return torch.ones((), dtype=torch.float64)  # folded into the dequantized operand
+    if name == "offs":
+        return ref[name]  # the same int32 offsets
     value = ref[name]
     operand = next((o for o in instance.operands if o.name == name), None)
     if operand is not None and operand.layout == "t":

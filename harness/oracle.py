@@ -146,7 +146,7 @@ _FP8_DTYPES = frozenset(
     )
     if hasattr(torch, name)
 )
-_FP8_COMPUTE = frozenset({"e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz"})
+_FP8_COMPUTE = frozenset({"e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz", "fp4"})  # fp4: fp32 sums too
 _COMPUTE = frozenset({"fp64", "fp32", "tf32", "fp16", "bf16", "int8", "int32"}) | _FP8_COMPUTE
 _BY_DTYPE = {
     torch.float64: "fp64",

@@ -18,18 +18,53 @@ import torch
 import torch.nn.functional as F
 
 from gemmconf.gemm.dtypes import DTYPES, torch_dtype
-from gemmconf.gemm.ops import OPS
-from gemmconf.scenario import Epilogue, ScenarioInstance
+from gemmconf.gemm.ops import OPS, jagged_dim
+from gemmconf.gemm.reference import HELPERS
+from gemmconf.gemm.scaling import RECIPES
+from gemmconf.scenario import TENSOR_EPILOGUES, Epilogue, ScenarioInstance
+
+# suite `swizzle:` values -> F.SwizzleType names
+SWIZZLE_TYPES = {"none": "NO_SWIZZLE", "32_4_4": "SWIZZLE_32_4_4"}
 
 
 def input_names(instance: ScenarioInstance) -> tuple[str, ...]:
-    """The function's positional parameters, in order: the op's, then one per add_tensor step."""
-    names = OPS[instance.op].parameters(has_bias=instance.bias is not None)
+    """The function's positional parameters, in order: the op's, the output gradient of a
+    backward scenario (`grad`), then one per add_tensor or dropout_mask step."""
+    names = OPS[instance.op].parameters(
+        has_bias=instance.bias is not None, present=present_conditions(instance)
+    )
+    if instance.backward:
+        names += ("grad",)
     return names + tuple(f"other{i}" for i, _ in enumerate(_tensor_steps(instance)))
 
 
+def present_conditions(instance: ScenarioInstance) -> frozenset[str]:
+    """Which of `gemmconf.gemm.ops.WHEN` hold for the instance: a jagged grouped GEMM (not 3-D x
+    3-D), a recipe with a global scale."""
+    spec = OPS[instance.op]
+    present = set()
+    if spec.grouped and jagged_dim(*operand_ranks(instance)) is not None:
+        present.add("jagged")
+    if instance.scaling is not None and RECIPES[instance.scaling].global_scale:
+        present.add("global_scale")
+    return frozenset(present)
+
+
+def operand_ranks(instance: ScenarioInstance) -> tuple[int, int]:
+    return len(instance.operand("a").shape), len(instance.operand("b").shape)
+
+
+def differentiated(instance: ScenarioInstance) -> tuple[str, ...]:
+    """The parameters a backward scenario takes gradients of: float inputs and the addend."""
+    spec = OPS[instance.op]
+    names = [o.name for o in spec.inputs]
+    if spec.addend is not None and instance.bias is not None:
+        names.append(spec.addend.name)
+    return tuple(names)
+
+
 def _tensor_steps(instance: ScenarioInstance) -> list[Epilogue]:
-    return [step for step in instance.epilogue if step.kind == "add_tensor"]
+    return [step for step in instance.epilogue if step.kind in TENSOR_EPILOGUES]
 
 
 def make_function(instance: ScenarioInstance) -> Callable[..., Any]:
@@ -50,7 +85,7 @@ def make_rounding_magnitude(instance: ScenarioInstance) -> Callable[..., Any] | 
     (`Policy.input_rounding`). C and the bias take no part (they are not rounded to TF32). None
     where the output is not that GEMM (an epilogue follows) or the op is not a float GEMM."""
     magnitude = OPS[instance.op].magnitude
-    if instance.epilogue or magnitude is None:
+    if instance.epilogue or magnitude is None or instance.backward:
         return None
     names = input_names(instance)
     lines = [
@@ -70,7 +105,10 @@ def program_source(instance: ScenarioInstance, *, reference: bool = False) -> st
     """
     names = input_names(instance)
     name = f"{instance.name.replace('.', '_')}_{'reference' if reference else 'program'}"
-    lines = [f"def {name}({', '.join(names)}):", *_transposes(instance, names)]
+    lines = [f"def {name}({', '.join(names)}):"]
+    if instance.backward:  # gradients of the parameters as given, before any transpose
+        lines.append(f"    wrt = ({', '.join(differentiated(instance))},)")
+    lines += _transposes(instance, names)
     lines.append(f"    out = {_gemm_expression(instance, reference=reference)}")
     kept = []
     others = iter(n for n in names if n.startswith("other"))
@@ -82,7 +120,10 @@ def program_source(instance: ScenarioInstance, *, reference: bool = False) -> st
             continue  # the reference stays in fp64
         else:
             lines.append(f"    out = {_epilogue_expression(step, others)}")
-    lines.append(f"    return {', '.join([*kept, 'out'])}" if kept else "    return out")
+    if instance.backward:  # the forward result, then one gradient per differentiated input
+        lines.append("    return (out, *torch.autograd.grad(out, wrt, grad))")
+    else:
+        lines.append(f"    return {', '.join([*kept, 'out'])}" if kept else "    return out")
     return "\n".join(lines) + "\n"
 
 
@@ -105,7 +146,9 @@ def _terms(instance: ScenarioInstance) -> dict[str, str]:
     """The values of an op's expression templates for this instance (`gemmconf.gemm.ops`)."""
     spec = OPS[instance.op]
     out_dtype = instance.out_dtype or spec.out_dtype
-    return {
+    present = present_conditions(instance)
+    recipe = RECIPES[instance.scaling] if instance.scaling else None
+    terms = {
         "alpha": repr(instance.alpha),
         "beta": repr(instance.beta),
         "abs_alpha": repr(abs(instance.alpha) if spec.alpha_beta else 1.0),
@@ -113,7 +156,20 @@ def _terms(instance: ScenarioInstance) -> dict[str, str]:
         "bias_term": " + bias" if instance.bias else "",
         "out_dtype": _torch_name(out_dtype) if out_dtype else "None",
         "use_fast_accum": repr(instance.use_fast_accum),
+        "offs": "offs" if "jagged" in present else "None",
+        "scale_a_arg": "scale_a",
+        "scale_b_arg": "scale_b",
+        "swizzle": f"F.SwizzleType.{SWIZZLE_TYPES[instance.swizzle or 'none']}",
     }
+    if recipe is not None:
+        for side, scaling_type in zip("ab", recipe.scaling_types, strict=True):
+            terms[f"recipe_{side}"] = f"F.ScalingType.{scaling_type}"
+            if recipe.global_scale:
+                terms[f"scale_{side}_arg"] = f"[scale_{side}, global_{side}]"
+                terms[f"recipe_{side}"] = (
+                    f"[F.ScalingType.{scaling_type}, F.ScalingType.TensorWise]"
+                )
+    return terms
 
 
 def _epilogue_expression(step: Epilogue, others: Iterator[str]) -> str:
@@ -136,6 +192,8 @@ def _epilogue_expression(step: Epilogue, others: Iterator[str]) -> str:
         return f"out + {arg!r}"
     if kind == "add_tensor":
         return f"out + {next(others)}"
+    if kind == "dropout_mask":  # dropout with its mask an input: 0 or 1 / (1 - p) per element
+        return f"out * {next(others)}"
     if kind == "cast":
         return f"out.to({_torch_name(arg)})"
     raise AssertionError(kind)
@@ -146,7 +204,7 @@ def _torch_name(dtype: str) -> str:
 
 
 def _compile_source(source: str, instance: ScenarioInstance) -> Callable[..., Any]:
-    namespace: dict[str, Any] = {"torch": torch, "F": F}
+    namespace: dict[str, Any] = {"torch": torch, "F": F, **HELPERS}
     filename = f"<gemmconf program {instance.id}>"
     code = compile(source, filename, "exec")
     # Register the text so tracebacks and dynamo's graph-break messages can show the line.

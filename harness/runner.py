@@ -7,6 +7,7 @@ self-tests can call it directly. The plugin turns an `ItemResult` into a pytest 
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from typing import Any
 
 import torch
 
-from gemmconf import chunked, codecheck, inputs, memory, oracle, program, progress
+from gemmconf import chunked, codecheck, emulation, inputs, memory, oracle, program, progress
 from gemmconf.backends.base import Backend
 from gemmconf.scenario import ScenarioInstance
 
@@ -115,9 +116,12 @@ def _run(
     with program.numerics(instance):
         eager_inputs = [inputs.build(instance, i, seed, device) for i in range(n_sets)]
         expected, eager_errors = [], []
+        stand_in = emulation.stand_in(instance, device)  # where eager has no kernel here
         for item_inputs in eager_inputs:
             try:
-                expected.append(fn(*item_inputs.tensors))
+                expected.append(
+                    fn(*item_inputs.tensors) if stand_in is None else stand_in(item_inputs)
+                )
                 eager_errors.append(None)
             except Exception as exc:
                 expected.append(None)
@@ -163,6 +167,8 @@ def _run(
         if reference_fn is not None and instance.checks.numeric in ("auto", "fp64"):
             reference = fp64(reference_fn)
         policy = _policy(instance, expected[index])
+        if stand_in is not None and policy is not None:
+            policy = oracle.without_eager(policy)  # judged against fp64 alone
         if instance.checks.numeric == "none":
             continue
         judged_expected, judged_actual = memory.placed(judged_on, expected[index], actual[index])
@@ -186,11 +192,16 @@ def _run(
             rounding=rounding,
         )
         verdicts.append(verdict)
+        sqnr = emulation.block_scaled_metrics(instance, actual[index], reference).get("sqnr_db")
+        if sqnr is not None:
+            result.metrics["sqnr_db"] = min(sqnr, result.metrics.get("sqnr_db", math.inf))
         if not verdict.passed:
             result.passed = False
             what = f"shape set {index} ({_shape(item_inputs)}): {item_inputs.describe()}"
             result.problems.append(verdict.message(what=what))
     result.metrics.update(_metrics(verdicts))
+    if stand_in is not None:
+        result.metrics["eager_emulated"] = 1  # eager had no kernel: judged against fp64 alone
 
     compiles = compiled.compiles()
     budget = compile_budget(instance)

@@ -29,26 +29,39 @@ import yaml
 from gemmconf.capability import Requirements
 from gemmconf.gemm import dtypes
 from gemmconf.gemm.ops import OPS as OP_SPECS
-from gemmconf.gemm.ops import OpSpec, ops_where
-from gemmconf.gemm.scaling import RECIPES
+from gemmconf.gemm.ops import OpSpec, jagged_dim, ops_where, scaled_mm_v2_scale_layout
+from gemmconf.gemm.scaling import RECIPES, SWIZZLES
 from gemmconf.markers import MARKERS
 
 OPS = tuple(OP_SPECS)
 INPUT_DTYPES = dtypes.OPERAND_DTYPES
 OUT_DTYPES = dtypes.OUT_DTYPES
-LAYOUTS = ("row", "t", "col", "offset", "padded", "padded_odd", "expand", "alias")
+LAYOUTS = (
+    "row",
+    "t",
+    "col",
+    "col_padded",
+    "offset",
+    "padded",
+    "padded_odd",
+    "expand",
+    "alias",
+)
 SCALINGS = tuple(RECIPES)
 COMPILE_MODES = ("static", "dynamic", "mark_dynamic")
 VALUE_KINDS = ("default", "nan_in_c", "nan_in_a", "inf_in_a", "near_max", "integers")
 NUMERIC_POLICIES = ("auto", "fp64", "exact", "none")
 UNARY_EPILOGUES = ("relu", "gelu", "gelu_tanh", "silu", "tanh", "sigmoid", "keep")
-PARAM_EPILOGUES = ("clamp", "mul", "add", "add_tensor", "cast")
+PARAM_EPILOGUES = ("clamp", "mul", "add", "add_tensor", "dropout_mask", "cast")
+TENSOR_EPILOGUES = ("add_tensor", "dropout_mask")  # steps that take an input of their own
 DIMS = ("B", "M", "N", "K")
 BIAS_OPS = ops_where(lambda op: op.addend is not None)
 ALPHA_BETA_OPS = ops_where(lambda op: op.alpha_beta)
 SCALED_OPS = ops_where(lambda op: op.scaled)
 FAST_ACCUM_OPS = ops_where(lambda op: op.fast_accum)
-OUT_DTYPE_OPS = ops_where(lambda op: op.out_dtype is not None)
+OUT_DTYPE_OPS = ops_where(lambda op: op.out_dtype is not None or op.out_dtype_optional)
+DIFFERENTIABLE_OPS = ops_where(lambda op: op.differentiable)
+GROUPED_OPS = ops_where(lambda op: op.grouped)
 
 
 class ScenarioError(Exception):
@@ -132,6 +145,9 @@ class ScenarioInstance:
     markers: tuple[str, ...] = ()
     seed_test: str | None = None
     doc: str | None = None
+    swizzle: str | None = None  # F.scaled_mm: the scales' layout ("none", "32_4_4")
+    group_sizes: tuple[str, ...] | None = None  # grouped ops: each group's share of the jagged dim
+    backward: bool = False  # the program also returns the gradients (an output gradient `grad`)
 
     def dims(self, index: int = 0) -> dict[str, int]:
         return dict(self.shape_sets[index])
@@ -327,6 +343,9 @@ SCENARIO_FIELDS = (
     "scaling",
     "use_fast_accum",
     "out_dtype",
+    "swizzle",
+    "group_sizes",
+    "backward",
     "compile",
     "values",
     "checks",
@@ -337,7 +356,7 @@ AXIS_FIELDS = tuple(f for f in SCENARIO_FIELDS if f not in ("name", "axes", "exc
 FILE_FIELDS = ("suite", "doc", "defaults", "scenarios")
 CHECK_FIELDS = ("numeric", "raises", "max_ratio", "filecheck")
 FILECHECK_FIELDS = ("artifact", "check", "target", "backends", "when")
-REQUIRES_FIELDS = ("device", "min_class", "features", "memory_gb", "target")
+REQUIRES_FIELDS = ("device", "min_class", "max_class", "features", "memory_gb", "target")
 COMPILE_FIELDS = ("mode", "dims", "max_compiles")
 OPERAND_FIELDS = ("shape", "dtype", "layout")
 KNOWN_EXCEPTIONS = (
@@ -348,7 +367,7 @@ KNOWN_EXCEPTIONS = (
     "NotImplementedError",
     "AssertionError",
 )
-HARDWARE = ("sm80", "sm89", "sm90", "sm100")
+HARDWARE = ("sm80", "sm89", "sm90", "sm100", "sm120")
 FEATURES = ("fp8", "tma")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
 
@@ -608,10 +627,36 @@ def _build(
     if use_fast_accum and not spec.fast_accum:
         raise fail("use_fast_accum", _only(FAST_ACCUM_OPS, "use_fast_accum"))
     out_dtype = pick("out_dtype", OUT_DTYPES)
-    if out_dtype is not None and spec.out_dtype is None:
+    if out_dtype is not None and spec.out_dtype is None and not spec.out_dtype_optional:
         raise fail("out_dtype", _only(OUT_DTYPE_OPS, "out_dtype (use a cast epilogue elsewhere)"))
     if out_dtype is None:
         out_dtype = spec.out_dtype
+    if scaling is not None:
+        recipe = RECIPES[scaling]
+        if op not in recipe.ops:
+            takes = ", ".join(name for name, r in RECIPES.items() if op in r.ops)
+            raise fail("scaling", f"{op} does not take {scaling} scaling (takes: {takes})")
+        wanted = recipe.element
+        for operand in operands:
+            if wanted is not None and operand.dtype != wanted:
+                raise fail(
+                    "dtype", f"{scaling} scaling makes {wanted} operands, not {operand.dtype}"
+                )
+            if wanted is None and dtypes.DTYPES[operand.dtype].kind != "fp8":
+                raise fail("dtype", f"{scaling} scaling quantizes to fp8, not {operand.dtype}")
+    swizzle = pick("swizzle", SWIZZLES)
+    if swizzle is not None and spec.scale_layout is not scaled_mm_v2_scale_layout:
+        raise fail("swizzle", "only scaled_mm_v2 (F.scaled_mm) takes swizzle")
+    if swizzle is None and op == "scaled_mm_v2" and scaling is not None:
+        swizzle = RECIPES[scaling].swizzle
+    backward = f.get("backward", False)
+    if not isinstance(backward, bool):
+        raise fail("backward", f"expected true or false, got {backward!r}")
+    if backward and not spec.differentiable:
+        raise fail("backward", _only(DIFFERENTIABLE_OPS, "backward: true"))
+    group_sizes = _group_sizes(f.get("group_sizes"), spec, fail)
+    if group_sizes is not None:
+        dims_used |= set().union(*(_expr_names(e) for e in group_sizes))
     bias_dtype = pick("bias_dtype", INPUT_DTYPES)
 
     epilogue = _epilogue(f.get("epilogue", []), fail)
@@ -644,6 +689,8 @@ def _build(
             )
         if checks.raises is None:
             _check_consistent(spec, operands, bias, known, scaling, fail)
+        if spec.grouped:
+            _check_groups(operands, group_sizes, known, fail, strict=checks.raises is None)
 
     instance = ScenarioInstance(
         suite=suite,
@@ -670,8 +717,65 @@ def _build(
         markers=tuple(markers),
         seed_test=f.get("seed"),
         doc=f.get("doc"),
+        swizzle=swizzle,
+        group_sizes=group_sizes,
+        backward=backward,
     )
     return replace(instance, requires=_implied_requirements(instance))
+
+
+def _group_sizes(value: Any, spec: OpSpec, fail) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not spec.grouped:
+        raise fail("group_sizes", _only(GROUPED_OPS, "group_sizes"))
+    if not isinstance(value, list) or not all(isinstance(e, str | int) for e in value):
+        raise fail("group_sizes", f"expected a list of sizes or expressions, got {value!r}")
+    for expr in value:
+        try:
+            _expr_names(expr)
+        except SyntaxError:
+            raise fail("group_sizes", f"bad expression {expr!r}") from None
+    return tuple(value)
+
+
+def group_extents(
+    instance_operands: Sequence[Operand], group_sizes: Sequence[str | int] | None, dims: Mapping
+) -> list[int] | None:
+    """Each group's size along the jagged dim for one shape set (None for 3-D x 3-D): the
+    scenario's `group_sizes`, else the jagged dim split as evenly as it goes over B groups."""
+    ranks = tuple(len(o.shape) for o in instance_operands[:2])
+    jagged = jagged_dim(*ranks)
+    if jagged is None:
+        return None
+    if group_sizes is not None:
+        return [eval_dim(e, dims) for e in group_sizes]
+    total, groups = dims[jagged], dims["B"]
+    return [total // groups + (1 if g < total % groups else 0) for g in range(groups)]
+
+
+def _check_groups(operands, group_sizes, dims, fail, *, strict: bool) -> None:
+    """Group sizes: one per group, none negative, summing to the jagged dim (eager reads past
+    offs[-1] nothing: rows or columns there are never written, so the suite never leaves any)."""
+    inputs = [o for o in operands if o.name in ("a", "b")]
+    try:
+        sizes = group_extents(inputs, group_sizes, dims)
+    except ValueError as exc:
+        raise fail("group_sizes", str(exc)) from None
+    if sizes is None:
+        if group_sizes is not None:
+            raise fail("group_sizes", "3-D a and b have no jagged dim to cut into groups")
+        return
+    if "B" not in dims:
+        raise fail("shape", "a grouped op needs B, the number of groups")
+    jagged = jagged_dim(*(len(o.shape) for o in inputs))
+    if strict and (
+        len(sizes) != dims["B"] or any(x < 0 for x in sizes) or sum(sizes) != dims[jagged]
+    ):
+        raise fail(
+            "group_sizes",
+            f"{dims['B']} groups must split {jagged} = {dims[jagged]}, got sizes {sizes}",
+        )
 
 
 def _shape_sets(f: Mapping, fail) -> tuple[tuple[tuple[str, int], ...], ...]:
@@ -703,7 +807,7 @@ def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
     overrides = f.get("operands", {})
     if not isinstance(overrides, Mapping):
         raise fail("operands", "expected a mapping of operand name to {shape, dtype, layout}")
-    names = [o.name for o in op.inputs]
+    names = [o.name for o in op.laid_out]
     for name, spec in overrides.items():
         if name not in names:
             raise fail("operands", f"{op.name} has operands {', '.join(names)}; not {name!r}")
@@ -720,7 +824,7 @@ def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
         "B" in s for s in (f.get("shapes") or []) if isinstance(s, Mapping)
     )
     operands = []
-    for operand in op.inputs:
+    for operand in op.laid_out:
         name = operand.name
         spec = overrides.get(name, {})
         shape = operand.shape
@@ -744,12 +848,12 @@ def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
                 f"{', '.join(INPUT_DTYPES)}",
             )
         layout = spec.get("layout", layouts[name])
-        if layout not in LAYOUTS:
+        if _base_layout(layout) not in LAYOUTS:
             raise fail(
                 "operands",
                 f"operand {name!r}: layout {layout!r} is not one of {', '.join(LAYOUTS)}",
             )
-        if layout == "expand" and len(shape) < 3:
+        if layout.startswith("expand") and len(shape) < 3:
             raise fail(
                 "layout",
                 f"operand {name!r} is {len(shape)}-D; 'expand' (stride-0 batch) needs a batch dim",
@@ -758,6 +862,13 @@ def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
     if any(o.layout == "alias" for o in operands) and operands[1].layout != "alias":
         raise fail("layout", "'alias' passes a's tensor as b too: give it to operand 'b'")
     return tuple(operands)
+
+
+def _base_layout(layout: Any) -> Any:
+    """ "expand+X" (a stride-0 batch of an X-laid-out matrix) is checked as X."""
+    if isinstance(layout, str) and layout.startswith("expand+"):
+        return layout.removeprefix("expand+")
+    return layout
 
 
 def _layouts(value: Any, names: list[str], fail) -> dict[str, str]:
@@ -778,7 +889,7 @@ def _layouts(value: Any, names: list[str], fail) -> dict[str, str]:
         for name, layout in value.items():
             if name not in names:
                 raise fail("layout", f"no operand {name!r}; operands are {', '.join(names)}")
-            if layout not in LAYOUTS:
+            if _base_layout(layout) not in LAYOUTS:
                 raise fail("layout", f"{layout!r} is not a layout ({', '.join(LAYOUTS)})")
             layouts[name] = layout
         return layouts
@@ -814,6 +925,10 @@ def _epilogue(steps: Any, fail) -> tuple[Epilogue, ...]:
             raise fail("epilogue", f"cast takes fp32, fp16 or bf16, got {arg!r}")
         if kind == "add_tensor" and not (isinstance(arg, list) and arg):
             raise fail("epilogue", f"add_tensor takes the other tensor's shape, got {arg!r}")
+        if kind == "dropout_mask" and (
+            isinstance(arg, bool) or not isinstance(arg, int | float) or not 0 <= arg < 1
+        ):
+            raise fail("epilogue", f"dropout_mask takes a drop probability in [0, 1), got {arg!r}")
         chain.append(Epilogue(kind, tuple(arg) if isinstance(arg, list) else arg))
     return tuple(chain)
 
@@ -941,6 +1056,9 @@ def _requires(value: Any, fail) -> Requirements:
     min_class = value.get("min_class")
     if min_class is not None and min_class not in HARDWARE:
         raise fail("requires", f"min_class {min_class!r} is not one of {', '.join(HARDWARE)}")
+    max_class = value.get("max_class")
+    if max_class is not None and max_class not in HARDWARE:
+        raise fail("requires", f"max_class {max_class!r} is not one of {', '.join(HARDWARE)}")
     features = value.get("features", [])
     if not isinstance(features, list) or any(x not in FEATURES for x in features):
         raise fail("requires", f"features must be a list of {', '.join(FEATURES)}")
@@ -957,6 +1075,7 @@ def _requires(value: Any, fail) -> Requirements:
             features=tuple(features),
             memory_gb=memory,
             target=target,
+            max_class=max_class,
         )
     except ValueError as exc:  # contradictions, e.g. device cpu with min_class sm90
         raise fail("requires", str(exc)) from None
@@ -977,12 +1096,13 @@ def _check_consistent(op: OpSpec, operands, bias, dims, scaling, fail) -> None:
             f"shapes (a is {a}, b is {b})",
         )
     problem = op.shape_error(a, b)
+    groups = dims.get("B", 1)
     if problem is None and scaling is not None:
-        problem = RECIPES[scaling].shape_error(m=a[-2], n=op.out_shape(a, b)[-1], k=a[-1])
+        problem = RECIPES[scaling].shape_error(m=a[-2], n=op.out_shape(a, b, groups)[-1], k=a[-1])
     if problem is not None:
         raise fail("shape", f"{problem}; an error scenario says so with checks.raises")
     if bias_shape is not None:
-        out = op.out_shape(a, b)
+        out = op.out_shape(a, b, groups)
         if not _broadcastable(bias_shape, out):
             raise fail("bias", f"bias {bias_shape} does not broadcast to the output {out}")
 
@@ -1001,7 +1121,7 @@ def _implied_requirements(instance: ScenarioInstance) -> Requirements:
     """Features an instance needs whatever its file says (fp8 inputs need fp8 GEMM support)."""
     req = instance.requires
     features = set(req.features)
-    if any(dtypes.is_fp8(o.dtype) for o in instance.operands):
+    if any(dtypes.is_quantized(o.dtype) for o in instance.operands):
         features.add("fp8")
     if features == set(req.features):
         return req
@@ -1024,6 +1144,13 @@ def implied_markers(instance: ScenarioInstance) -> list[str]:
         markers.append("error_case")
     if instance.checks.filecheck:
         markers.append("codecheck")
+    recipe = RECIPES.get(instance.scaling or "")
+    if recipe is not None and recipe.microscaling:
+        markers.append("mx" if recipe.kind == "mx" else "nvfp4")
+    if instance.backward:
+        markers.append("backward")
+    if OP_SPECS[instance.op].writes:
+        markers.append("out")
     markers += instance.markers
     return list(dict.fromkeys(markers))
 

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from gemmconf.gemm import dtypes, ops, scaling
 from gemmconf.gemm.ops import OPS
+from gemmconf.gemm.reference import HELPERS
 from gemmconf.gemm.scaling import RECIPES, classify
 
 TERMS = {
@@ -20,20 +21,32 @@ TERMS = {
     "bias_term": " + bias",
     "out_dtype": "torch.bfloat16",
     "use_fast_accum": "False",
+    "offs": "offs",
+    "scale_a_arg": "[scale_a, global_a]",
+    "scale_b_arg": "[scale_b, global_b]",
+    "recipe_a": "F.ScalingType.BlockWise1x16",
+    "recipe_b": "F.ScalingType.BlockWise1x16",
+    "swizzle": "F.SwizzleType.SWIZZLE_32_4_4",
 }
+ALL_PRESENT = frozenset(ops.WHEN)
 
 
 @pytest.mark.parametrize("name", list(OPS))
 def test_every_template_is_python_over_the_ops_parameters(name):
     op = OPS[name]
-    parameters = set(op.parameters(has_bias=True))
+    parameters = set(op.parameters(has_bias=True, present=ALL_PRESENT))
     for template in filter(None, (op.call, op.reference, op.magnitude)):
         tree = ast.parse(template.format_map(TERMS), mode="eval")
-        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"torch", "F"}
+        helpers = {"torch", "F", *HELPERS}
+        bound = {n.target.id for n in ast.walk(tree) if isinstance(n, ast.NamedExpr)}
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - helpers - bound
         assert used <= parameters, f"{name}: {template} uses {used - parameters}"
 
 
-@pytest.mark.parametrize("name", [n for n, op in OPS.items() if not op.scaled])
+@pytest.mark.parametrize(
+    "name",
+    [n for n, op in OPS.items() if not (op.scaled or op.grouped or op.writes or op.composite)],
+)
 def test_eager_call_gives_the_shape_the_op_spec_says(name):
     """Every unscaled op on its default shapes: the result's shape is `out_shape`."""
     op = OPS[name]
@@ -69,19 +82,38 @@ def test_flops_count_the_gemm():
 
 
 def test_registry_views():
-    assert ops.ops_where(lambda op: op.alpha_beta) == ("addmm", "baddbmm")
+    assert ops.ops_where(lambda op: op.alpha_beta) == (
+        "addmm",
+        "baddbmm",
+        "addmm_out",
+        "baddbmm_out",
+    )
     assert ops.ops_where(lambda op: op.addend is not None) == (
         "addmm",
         "baddbmm",
         "linear",
         "scaled_mm",
+        "grouped_mm",
+        "scaled_mm_v2",
+        "addmm_out",
+        "baddbmm_out",
+        "linear_autocast",
     )
     assert OPS["addmm"].parameters(has_bias=False) == ("c", "a", "b")
     assert OPS["scaled_mm"].parameters(has_bias=False) == ("a", "b", "scale_a", "scale_b")
     assert OPS["scaled_mm"].parameters(has_bias=True)[-1] == "bias"
     assert [o.param for o in OPS["baddbmm"].operands] == ["self", "batch1", "batch2"]
     with pytest.raises(ValueError, match="role"):
-        ops.OperandSpec("offs", "offsets")
+        ops.OperandSpec("offs", "jagged")
+    assert OPS["grouped_mm"].parameters(has_bias=False) == ("a", "b")
+    assert OPS["grouped_mm"].parameters(has_bias=False, present=frozenset({"jagged"})) == (
+        "a",
+        "b",
+        "offs",
+    )
+    nvfp4 = OPS["scaled_mm_v2"].parameters(has_bias=False, present=frozenset({"global_scale"}))
+    assert nvfp4 == ("a", "b", "scale_a", "scale_b", "global_a", "global_b")
+    assert OPS["mm_out"].writes == ("out",) and OPS["mm_out"].marker == "mm"
 
 
 def test_dtype_table():
@@ -92,7 +124,10 @@ def test_dtype_table():
     assert not dtypes.is_fp8("e4m3fnuz")  # a torch dtype, not one scenarios give operands
 
 
-@pytest.mark.parametrize("recipe", list(RECIPES.values()), ids=list(RECIPES))
+V1_RECIPES = {name: r for name, r in RECIPES.items() if "scaled_mm" in r.ops}
+
+
+@pytest.mark.parametrize("recipe", list(V1_RECIPES.values()), ids=list(V1_RECIPES))
 @pytest.mark.parametrize("mnk", [(256, 128, 384), (1, 128, 128), (3, 256, 0)])
 def test_quantized_scales_classify_as_their_recipe(recipe, mnk):
     """Scales the recipe makes are the scales the classifier (the backends' view) recognises."""

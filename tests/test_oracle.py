@@ -472,8 +472,9 @@ def test_policy_table():
     assert policy_for(torch.int32, compute="int8") == POLICIES["int"]
     assert POLICIES["int"].exact and not POLICIES["fp8"].exact
     assert POLICIES["fp32"].floor_eps < POLICIES["tf32"].floor_eps
+    assert policy_for(torch.bfloat16, compute="fp4").name == "fp8"  # NVFP4: fp32 sums too
     with pytest.raises(ValueError, match="unknown compute"):
-        policy_for(torch.float32, compute="fp4")
+        policy_for(torch.float32, compute="fp6")
 
 
 def test_harness_mistakes_raise():

@@ -158,13 +158,13 @@ def test_misspelled_key_names_file_line_and_key(tmp_path):
             "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    scaling: rowwise\n",
             5,
             "scaling",
-            "only scaled_mm takes a scaling recipe",
+            "only scaled_mm, scaled_grouped_mm, scaled_mm_v2 take a scaling recipe",
         ),
         (
             "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    out_dtype: bf16\n",
             5,
             "out_dtype",
-            "only scaled_mm takes out_dtype",
+            "only scaled_mm, grouped_mm, scaled_grouped_mm, scaled_mm_v2 take out_dtype",
         ),
         (
             "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    alpha: 2\n",
@@ -201,6 +201,13 @@ def test_misspelled_key_names_file_line_and_key(tmp_path):
             5,
             "requires",
             "sm70",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n"
+            "    requires: {min_class: sm100, max_class: sm90}\n",
+            5,
+            "requires",
+            "min_class sm100 is above max_class sm90",
         ),
     ],
 )
@@ -338,6 +345,27 @@ def test_dynamic_modes_and_markers(tmp_path):
     for marker in ("scaled_mm", "fp8", "dynamic", "zero_size"):
         assert marker in markers
     assert "fp8" in instance.requires.features
+
+
+def test_sm120_and_max_class_requirements(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        scenarios:
+          - name: below_blackwell
+            op: mm
+            shape: {M: 4, N: 4, K: 4}
+            requires: {device: gpu, max_class: sm90}
+          - name: consumer_blackwell_code
+            op: mm
+            shape: {M: 4, N: 4, K: 4}
+            requires: {target: sm120}
+    """,
+    )
+    below, code = load_suite(path)
+    assert below.requires.max_class == "sm90"
+    assert implied_markers(below)[:2] == ["mm", "sm80"]
+    assert "sm120" in implied_markers(code) and "cpu" in implied_markers(code)
 
 
 def test_eval_dim_and_value_ids():

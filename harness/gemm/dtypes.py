@@ -1,6 +1,7 @@
 """GEMM dtypes by the names suite files give them: the one table of what each name means.
 
-A row says which torch dtype holds the values, the numeric kind (``float``, ``fp8``, ``int``, or
+A row says which torch dtype holds the values, the numeric kind (``float``, ``fp8``, ``fp4``
+(``float4_e2m1fn_x2``: two e2m1 values a byte, K halved in storage), ``int``, or
 ``scale`` for the 8-bit exponent-only block scales of MX formats), whether a scenario's operands
 may take it and whether it may be a scaled GEMM's ``out_dtype``. ``tf32`` is fp32 storage with
 TF32 matrix math allowed.
@@ -19,7 +20,7 @@ class DType:
 
     name: str
     torch_dtype: torch.dtype
-    kind: str  # "float", "fp8", "int", "scale"
+    kind: str  # "float", "fp8", "fp4", "int", "scale"
     operand: bool = True  # a scenario's operands may take it
     out: bool = False  # a scaled GEMM may write it (`out_dtype`)
     tf32: bool = False  # fp32 storage with TF32 matrix math allowed
@@ -34,7 +35,8 @@ DTYPES: dict[str, DType] = {
         DType("fp16", torch.float16, "float", out=True),
         DType("bf16", torch.bfloat16, "float", out=True),
         DType("e4m3fn", torch.float8_e4m3fn, "fp8", out=True),
-        DType("e5m2", torch.float8_e5m2, "fp8"),
+        DType("e5m2", torch.float8_e5m2, "fp8", out=True),
+        DType("fp4", torch.float4_e2m1fn_x2, "fp4"),
         DType("int8", torch.int8, "int"),
         DType("fp64", torch.float64, "float"),
         DType("int32", torch.int32, "int", out=True),
@@ -47,6 +49,10 @@ OPERAND_DTYPES: tuple[str, ...] = tuple(d.name for d in DTYPES.values() if d.ope
 OUT_DTYPES: tuple[str, ...] = tuple(d.name for d in DTYPES.values() if d.out)
 FP8: tuple[str, ...] = tuple(d.name for d in DTYPES.values() if d.kind == "fp8" and d.operand)
 FP8_TORCH: frozenset[torch.dtype] = frozenset(DTYPES[name].torch_dtype for name in FP8)
+# operands made by quantizing with a scaling recipe: fp8, and fp4 (two e2m1 values a byte)
+QUANTIZED: tuple[str, ...] = tuple(
+    d.name for d in DTYPES.values() if d.kind in ("fp8", "fp4") and d.operand
+)
 
 
 def torch_dtype(name: str) -> torch.dtype:
@@ -57,6 +63,11 @@ def torch_dtype(name: str) -> torch.dtype:
 def is_fp8(name: str) -> bool:
     """Whether operands of this dtype are quantized with an fp8 scaling recipe."""
     return name in FP8
+
+
+def is_quantized(name: str) -> bool:
+    """Whether operands of this dtype are made by a scaling recipe (fp8, fp4)."""
+    return name in QUANTIZED
 
 
 def tensor_name(name: str) -> str:

@@ -25,7 +25,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="CLASS",
-        help="turn a skip for missing CLASS (cpu, sm80, sm89, sm90, sm100) into a "
+        help="turn a skip for missing CLASS (cpu, sm80, sm89, sm90, sm100, sm120) into a "
         "failure, so a run that should have had the hardware cannot pass by skipping; "
         "repeatable",
     )
@@ -33,7 +33,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--target-arch",
         default=None,
         metavar="smXY",
-        help="code-check target (sm80, sm90, sm100) for backends that cross-compile "
+        help="code-check target (sm80, sm90, sm100, sm120) for backends that cross-compile "
         "(the reference backend does): checks and items for that class run without "
         "such a GPU",
     )
@@ -47,7 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-TARGETS = ("sm80", "sm90", "sm100")
+TARGETS = ("sm80", "sm90", "sm100", "sm120")
 
 
 def parse_target(text: str | None) -> str | None:
