@@ -76,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--results", default="reports/bench.json", help="results file (default: reports/bench.json)"
     )
+    bench.add_argument(
+        "--bench-mode",
+        default="wall",
+        help="as pytest's --bench-mode: wall (default), kernel or cudagraph",
+    )
 
     new = commands.add_parser(
         "new-backend",
@@ -253,6 +258,8 @@ def _bench(args: argparse.Namespace) -> int:
         "--backend",
         args.backend,
         "--benchmark",
+        "--bench-mode",
+        args.bench_mode,
         "--results",
         args.results,
         "-p",

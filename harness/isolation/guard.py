@@ -103,7 +103,13 @@ def run_guarded(
         progress.report("benchmark")
         try:
             result.metrics.update(
-                bench.measure(request.instance, backend, seed=request.seed, device=request.device)
+                bench.measure(
+                    request.instance,
+                    backend,
+                    seed=request.seed,
+                    device=request.device,
+                    mode=request.bench_mode,
+                )
             )
         except Exception as exc:  # a figure is missing; the verdict stands
             result.metrics["bench_error"] = f"{type(exc).__name__}: {exc}"[:500]

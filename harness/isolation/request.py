@@ -24,6 +24,7 @@ class ItemRequest:
     target: str | None
     repro: str
     benchmark: bool = False  # time the item after it passes (harness/bench.py)
+    bench_mode: str = "wall"  # what a timed sample holds (bench.BENCH_MODES)
     compile_s: float = 0.0  # the backend's `compile_timeout_s`: extra seconds per compile
 
 

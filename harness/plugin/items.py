@@ -17,6 +17,7 @@ from gemmconf.plugin.stash import STATE
 
 if TYPE_CHECKING:
     from gemmconf.plugin.state import RunState
+from gemmconf.plugin.benchmark import bench_mode
 from gemmconf.plugin.isolating import compile_allowance
 from gemmconf.runner import SuiteBug
 from gemmconf.scenario import ScenarioError, ScenarioInstance, implied_markers
@@ -164,6 +165,7 @@ class ScenarioItem(pytest.Item):
             target=state.target,
             repro=repro,
             benchmark=state.benchmark and device == "cuda",
+            bench_mode=bench_mode(self.config),
             compile_s=compile_allowance(self.backend),
         )
         try:

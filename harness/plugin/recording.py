@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from gemmconf.plugin import options
-from gemmconf.plugin.benchmark import benchmark_summary
+from gemmconf.plugin.benchmark import bench_mode, benchmark_summary
 from gemmconf.plugin.stash import STATE
 from gemmconf.plugin.state import suite_version
 
@@ -145,7 +145,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for line in leak_warnings(state.writer.records) + eager_warnings(state.writer.records):
         terminalreporter.write_line(line, yellow=True)
     if state.benchmark:
-        for line in benchmark_summary(state.writer.records):
+        for line in benchmark_summary(state.writer.records, bench_mode(config)):
             terminalreporter.write_line(line)
     path = state.results_path
     if path is not None:
