@@ -1,8 +1,9 @@
 """`gemmconf report merge|html|diff|csv`: join, render, compare and export results files.
 
-Exit codes: 0 done; 1 `diff` found regressions; 2 bad input (a file that is not a gemmconf
-results file, truncated, not UTF-8, of another version, or inputs that cannot be merged), with a
-message naming the file and what is wrong.
+Exit codes: 0 done; 1 `diff` found outcome regressions; 2 bad input (a file that is not a
+gemmconf results file, truncated, not UTF-8, of another version, or inputs that cannot be
+merged), with a message naming the file and what is wrong; 3 `diff --fail-on-regression` found
+benchmark regressions (items slower beyond the noise) and no outcome regression.
 
 `add_subcommands(commands)` adds `report` to the `gemmconf` parser; `run(args)` runs it. The
 module also runs alone: `python -m gemmconf.report.cli merge A.json B.json -o merged.json`.
@@ -19,9 +20,10 @@ from typing import Any
 
 from gemmconf.report import diff as diff_mod
 from gemmconf.report import merge as merge_mod
+from gemmconf.report import perf
 from gemmconf.report.results import ResultsError
 
-OK, REGRESSED, BAD_INPUT = 0, 1, 2
+OK, REGRESSED, BAD_INPUT, SLOWER = 0, 1, 2, 3
 
 MERGE_HELP = """\
 Join results files (shards of one run, runs of several backends, runs on several machines) into
@@ -36,7 +38,11 @@ DIFF_HELP = """\
 Compare two results files item by item, matched by (id, backend), or by (id, backend, device)
 when a file holds one item on several devices. Regressions: items failing now (failed, error,
 xpassed) that were not before, including new items that fail. Progressions: items failing before
-that pass now. Exit status 1 when there are regressions, else 0; 2 for unreadable input."""
+that pass now. Benchmark figures of items timed in both runs (--benchmark): slower or faster
+when the figure moved beyond the noise, k times the combined standard error of the two medians
+(from each item's recorded spread and repetitions) and more than the minimum relative change.
+Exit status: 0 no regression; 1 outcome regressions; 2 unreadable input; 3 with
+--fail-on-regression, benchmark regressions (slower items) and no outcome regression."""
 
 
 CSV_HELP = """\
@@ -127,6 +133,40 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
     compare.add_argument("old", metavar="OLD.json")
     compare.add_argument("new", metavar="NEW.json")
     compare.add_argument("--json", action="store_true", help="print the changes as JSON")
+    compare.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 3 when a benchmarked item got slower beyond the noise (outcome regressions "
+        "exit 1 with or without it)",
+    )
+    compare.add_argument(
+        "--metric",
+        choices=sorted(perf.COMPARED),
+        default="vs_cublas",
+        help="benchmark figure to compare: vs_cublas (default: the ratio to cuBLAS in the same "
+        "run, which cancels most drift between machines and days) or time_ms",
+    )
+    compare.add_argument(
+        "--noise-k",
+        type=float,
+        default=perf.NOISE_K,
+        metavar="K",
+        help=f"a change must exceed K x the combined standard error (default {perf.NOISE_K:g})",
+    )
+    compare.add_argument(
+        "--min-change",
+        type=float,
+        default=perf.MIN_CHANGE,
+        metavar="FRACTION",
+        help="and this fraction of the old value (default "
+        f"{perf.MIN_CHANGE:g}: run-to-run drift the repetitions cannot see)",
+    )
+    html.add_argument(
+        "--baseline",
+        metavar="OLD.json",
+        default=None,
+        help="an earlier results file: the page lists the regressions against it",
+    )
     return report
 
 
@@ -137,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         if args.report_command == "html":
             from gemmconf.report import page  # jinja2: only when a page is asked for
 
-            out = page.write_page(args.results, args.output)
+            out = page.write_page(args.results, args.output, baseline=args.baseline)
             print(f"gemmconf: wrote {out}")
             return OK
         if args.report_command == "csv":
@@ -222,13 +262,23 @@ def csv_row(record: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
 
 def _diff(args: argparse.Namespace) -> int:
     old, new = merge_mod.load(args.old), merge_mod.load(args.new)
-    result = diff_mod.diff(old, new, old_name=args.old, new_name=args.new)
+    result = diff_mod.diff(
+        old,
+        new,
+        old_name=args.old,
+        new_name=args.new,
+        metric=args.metric,
+        k=args.noise_k,
+        min_change=args.min_change,
+    )
     if args.json:
         print(json.dumps(result.as_json(), indent=1))
     else:
         width = max(shutil.get_terminal_size((120, 24)).columns, 100)
         print("\n".join(diff_mod.render(result, width=width)))
-    return REGRESSED if result.regressions else OK
+    if result.regressions:
+        return REGRESSED
+    return SLOWER if args.fail_on_regression and result.slower else OK
 
 
 def main(argv: list[str] | None = None) -> int:
