@@ -292,7 +292,7 @@ def _backends() -> int:
                 spec = f"{info.name}:{variant}"
                 print(f"  {spec:<32} {'':<20} {availability(spec)}")
     print(
-        "\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N], "
+        "\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N][,cudagraphs], "
         "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr"
     )
     return 0

@@ -207,6 +207,9 @@ def _run(
     budget = compile_budget(instance)
     result.metrics["recompiles"] = max(0, compiles - 1)
     result.metrics["compiles"] = compiles
+    kernel_stats = getattr(compiled, "kernel_stats", None)  # optional: signatures, compiles
+    if kernel_stats is not None:
+        result.metrics.update(kernel_stats())
     if compiles > budget:
         result.passed = False
         result.problems.append(

@@ -50,6 +50,10 @@ class ReferenceCompiled(DynamoCompiled):
     def artifacts(self) -> dict[str, str]:
         return self.compiler.artifacts(self._target_arch)
 
+    def kernel_stats(self) -> dict[str, object]:
+        """Distinct kernel signatures launched and compiles they cost (the run's summary)."""
+        return self.compiler.kernel_stats()
+
 
 class ReferenceBackend:
     """The project's own Triton GEMM backend (backend/), the default system under test."""
@@ -98,7 +102,9 @@ def make() -> ReferenceBackend:
 def make_reference(option: str | None = None) -> ReferenceBackend:
     """Registry factory: `reference` or `reference:OPTIONS`, comma-separated: `autotune`
     (benchmark the tile table's candidates per kernel signature, GPU only), `persistent=auto|
-    always|never`, `promote=N` (fp8 without fast accumulation: MMA K tiles per fp32 addition)."""
+    always|never`, `promote=N` (fp8 without fast accumulation: MMA K tiles per fp32 addition),
+    `cudagraphs` (replay each call's launch from a CUDA graph per set of input addresses, while
+    the previous output is free; GPU only, ignored in the interpreter)."""
     from gemmconf_reference import BackendOptions
 
     if option is None:
@@ -112,10 +118,12 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
             fields["persistent"] = value
         elif key == "promote" and value.isdigit() and int(value) >= 1:
             fields["fp8_promote_every"] = int(value)
+        elif key == "cudagraphs" and not value:
+            fields["cudagraphs"] = True
         else:
             raise ValueError(
                 f"unknown reference option {part!r}; known: autotune, "
-                "persistent=auto|always|never, promote=N (N >= 1)"
+                "persistent=auto|always|never, promote=N (N >= 1), cudagraphs"
             )
     return ReferenceBackend(BackendOptions(**fields), name=f"reference:{option}")
 
