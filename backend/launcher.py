@@ -479,13 +479,15 @@ class LaunchGraphs:
     """One plan's launch captured in CUDA graphs, one per set of input addresses.
 
     A set is captured the second time it is seen (a one-off call never pays a capture), at most
-    `MAX_GRAPHS` per plan (least recently used dropped). A graph writes the same output memory
-    on every replay, so it is replayed only while nobody holds what it returned last time:
-    each replay hands out a new alias of the graph's output (`detach`), and the storage's use
-    count tells whether any alias, or a view of one, is still alive. Otherwise, and while
-    another capture is under way, the call launches normally into a fresh output."""
+    `MAX_GRAPHS` per plan (least recently used dropped; once `MAX_GRAPHS` were dropped the plan
+    captures no more, since its callers rotate through more address sets than it keeps). A
+    graph writes the same output memory on every replay, so it is replayed only while nobody
+    holds what it returned last time: each replay hands out a new alias of the graph's output
+    (`detach`), and the storage's use count tells whether any alias, or a view of one, is still
+    alive. Otherwise, and while another capture is under way, the call launches normally into a
+    fresh output."""
 
-    MAX_GRAPHS = 8
+    MAX_GRAPHS = 16
     MAX_SIGHTINGS = 1024
 
     def __init__(self, api: Any = None) -> None:
@@ -496,6 +498,7 @@ class LaunchGraphs:
         self.sightings: dict[tuple[int, ...], int] = {}
         self.replays = 0
         self.captures = 0
+        self.dropped = 0
 
     def __call__(
         self, addresses: tuple[int, ...], launch: Callable[[], torch.Tensor]
@@ -510,7 +513,7 @@ class LaunchGraphs:
                 self.replays += 1
                 return out.detach()
             return launch()
-        if self.api.capturing():
+        if self.api.capturing() or self.dropped >= self.MAX_GRAPHS:
             return launch()
         if len(self.sightings) >= self.MAX_SIGHTINGS:
             self.sightings.clear()
@@ -523,6 +526,7 @@ class LaunchGraphs:
         self.graphs[addresses] = (replay, out, _use_count(out))
         while len(self.graphs) > self.MAX_GRAPHS:
             self.graphs.popitem(last=False)
+            self.dropped += 1
         replay()  # a capture records the launch without running it
         self.replays += 1
         return out.detach()

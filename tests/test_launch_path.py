@@ -194,13 +194,19 @@ def test_graphs_capture_on_the_second_sighting_and_replay_only_a_free_output():
     assert graphs.captures == 1
 
 
-def test_graphs_keep_at_most_max_graphs():
+def test_graphs_keep_at_most_max_graphs_and_stop_capturing_when_callers_rotate_past_them():
     graphs = launcher.LaunchGraphs(FakeGraphs())
-    for address in range(launcher.LaunchGraphs.MAX_GRAPHS + 3):
+    most = launcher.LaunchGraphs.MAX_GRAPHS
+    for address in range(most + 3):
         for _ in range(2):
             graphs((address,), lambda: torch.zeros(2))
-    assert len(graphs.graphs) == launcher.LaunchGraphs.MAX_GRAPHS
+    assert len(graphs.graphs) == most and graphs.captures == most + 3
     assert (0,) not in graphs.graphs  # least recently used first out
+    for address in range(most + 3, 3 * most):
+        for _ in range(2):
+            graphs((address,), lambda: torch.zeros(2))
+    assert graphs.dropped == most and graphs.captures == 2 * most  # then no more captures
+    assert graphs((2 * most - 1,), lambda: torch.ones(2)).tolist() == [0.0, 0.0]  # still replays
 
 
 def test_cudagraphs_option_is_parsed_and_ignored_in_the_interpreter():
