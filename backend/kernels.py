@@ -15,9 +15,13 @@ flags the way Triton tutorial 03 plugs in its activation:
   first (`DOT_UPCAST == "fp32"`); targets without fp8 MMA get fp16 (`"fp16"`, exact for fp8).
 - the K loop accumulates in fp32 (int32 when `INT_ACC`), fp32 inputs at `INPUT_PRECISION`
   ("ieee" unless the run allows TF32; TF32 inputs are rounded to nearest as cuBLAS does, where
-  tensor cores would truncate). fp8 without `FAST_ACCUM` adds the product of every `PROMOTE_EVERY`
-  K tiles into the fp32 accumulator, because Hopper's fp8 MMA accumulates with fewer bits than
-  fp32 (cuBLAS promotes likewise unless `use_fast_accum`).
+  tensor cores would truncate). fp8 without `FAST_ACCUM` promotes partial products into the fp32
+  accumulator, because Hopper's fp8 MMA accumulates with fewer bits than fp32 (cuBLAS promotes
+  likewise unless `use_fast_accum`), in one of three ways (`FP8_ACCUM`): "tile" adds the product
+  of every `PROMOTE_EVERY` K tiles, kept in a second accumulator; "mma" leaves it to Triton's
+  MMA lowering (`max_num_imprecise_acc=BLOCK_K`: promotion inside the dot, every K tile);
+  "pingpong" takes two K tiles a step into two fresh accumulators, so that one MMA chain can
+  run while the other's product is added.
 - fp8 scaling (`SCALING`): "tensorwise" (0-dim scales), "rowwise" ((M,1) and (1,N)), or
   "blockwise" (1x128 activation scales and 128x128 weight scales, applied to each 128-wide K slab,
   so BLOCK_K must divide 128).
@@ -205,6 +209,38 @@ def load_row_scale(scale_ptr, offs, n, stride):
 
 
 @triton.jit
+def load_operands(
+    a_ptr,
+    b_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    off_m,
+    off_n,
+    k0,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    A_DESC: tl.constexpr,
+    B_DESC: tl.constexpr,
+    DOT_UPCAST: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
+    INDEX_64: tl.constexpr,
+):
+    """The A and B tiles of K slab k0, as the dot takes them."""
+    a = load_a(a_ptr, M, K, stride_am, stride_ak, off_m, k0, BLOCK_M, BLOCK_K, A_DESC, INDEX_64)
+    b = load_b(b_ptr, N, K, stride_bk, stride_bn, off_n, k0, BLOCK_N, BLOCK_K, B_DESC, INDEX_64)
+    return (
+        dot_operand(a, DOT_UPCAST, INPUT_PRECISION),
+        dot_operand(b, DOT_UPCAST, INPUT_PRECISION),
+    )
+
+
+@triton.jit
 def mainloop(
     a_ptr,
     b_ptr,
@@ -234,6 +270,7 @@ def mainloop(
     INPUT_PRECISION: tl.constexpr,
     FAST_ACCUM: tl.constexpr,
     PROMOTE_EVERY: tl.constexpr,
+    FP8_ACCUM: tl.constexpr,
     INDEX_64: tl.constexpr,
 ):
     """The K loop: the BLOCK_M x BLOCK_N tile of A @ B (blockwise fp8 scales applied per slab)."""
@@ -244,44 +281,108 @@ def mainloop(
     if SCALING == "blockwise":
         offs_m = off_m + tl.arange(0, BLOCK_M)
         offs_n = off_n + tl.arange(0, BLOCK_N)
-    if not FAST_ACCUM:
-        part = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
-        a = dot_operand(
-            load_a(
-                a_ptr, M, K, stride_am, stride_ak, off_m, k0, BLOCK_M, BLOCK_K, A_DESC, INDEX_64
-            ),
-            DOT_UPCAST,
-            INPUT_PRECISION,
-        )
-        b = dot_operand(
-            load_b(
-                b_ptr, N, K, stride_bk, stride_bn, off_n, k0, BLOCK_N, BLOCK_K, B_DESC, INDEX_64
-            ),
-            DOT_UPCAST,
-            INPUT_PRECISION,
-        )
-        if INT_ACC:
-            acc = tl.dot(a, b, acc, out_dtype=tl.int32)
-        elif SCALING == "blockwise":
-            # one scale per (row, 128-wide K slab) for A and per (128x128 block) for B
-            kb = k0 // 128
-            sa = load_row_scale(a_scale_ptr + kb * stride_sak, offs_m, M, stride_sam)
-            sb = load_row_scale(
-                b_scale_ptr + kb * stride_sbk, offs_n // 128, cdiv(N, 128), stride_sbn
+    if not FAST_ACCUM and FP8_ACCUM == "pingpong":
+        # two K tiles a step, each into a fresh accumulator of its own: the second MMA chain
+        # can run while the first one's product is promoted into the fp32 accumulator
+        for k0 in range(0, K, 2 * BLOCK_K):
+            a0, b0 = load_operands(
+                a_ptr,
+                b_ptr,
+                M,
+                N,
+                K,
+                stride_am,
+                stride_ak,
+                stride_bk,
+                stride_bn,
+                off_m,
+                off_n,
+                k0,
+                BLOCK_M,
+                BLOCK_N,
+                BLOCK_K,
+                A_DESC,
+                B_DESC,
+                DOT_UPCAST,
+                INPUT_PRECISION,
+                INDEX_64,
             )
-            acc += tl.dot(a, b) * sa[:, None] * sb[None, :]
-        elif FAST_ACCUM:
-            acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-        else:
-            # fp8: Hopper's MMA accumulates with fewer bits than fp32, so the product of
-            # PROMOTE_EVERY K tiles is added into the fp32 accumulator, then restarted
-            part = tl.dot(a, b, part)
-            if (k0 // BLOCK_K) % PROMOTE_EVERY == PROMOTE_EVERY - 1:
-                acc += part
-                part = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
-    if not FAST_ACCUM:
-        acc += part
+            a1, b1 = load_operands(
+                a_ptr,
+                b_ptr,
+                M,
+                N,
+                K,
+                stride_am,
+                stride_ak,
+                stride_bk,
+                stride_bn,
+                off_m,
+                off_n,
+                k0 + BLOCK_K,
+                BLOCK_M,
+                BLOCK_N,
+                BLOCK_K,
+                A_DESC,
+                B_DESC,
+                DOT_UPCAST,
+                INPUT_PRECISION,
+                INDEX_64,
+            )
+            first = tl.dot(a0, b0)
+            second = tl.dot(a1, b1)
+            acc += first
+            acc += second
+    else:
+        if not FAST_ACCUM:
+            part = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
+        for k0 in range(0, K, BLOCK_K):
+            a, b = load_operands(
+                a_ptr,
+                b_ptr,
+                M,
+                N,
+                K,
+                stride_am,
+                stride_ak,
+                stride_bk,
+                stride_bn,
+                off_m,
+                off_n,
+                k0,
+                BLOCK_M,
+                BLOCK_N,
+                BLOCK_K,
+                A_DESC,
+                B_DESC,
+                DOT_UPCAST,
+                INPUT_PRECISION,
+                INDEX_64,
+            )
+            if INT_ACC:
+                acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+            elif SCALING == "blockwise":
+                # one scale per (row, 128-wide K slab) for A and per (128x128 block) for B
+                kb = k0 // 128
+                sa = load_row_scale(a_scale_ptr + kb * stride_sak, offs_m, M, stride_sam)
+                sb = load_row_scale(
+                    b_scale_ptr + kb * stride_sbk, offs_n // 128, cdiv(N, 128), stride_sbn
+                )
+                acc += tl.dot(a, b) * sa[:, None] * sb[None, :]
+            elif FAST_ACCUM:
+                acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+            elif FP8_ACCUM == "mma":
+                # the MMA lowering promotes into the fp32 accumulator every BLOCK_K products
+                acc = tl.dot(a, b, acc, max_num_imprecise_acc=BLOCK_K)
+            else:
+                # fp8: Hopper's MMA accumulates with fewer bits than fp32, so the product of
+                # PROMOTE_EVERY K tiles is added into the fp32 accumulator, then restarted
+                part = tl.dot(a, b, part)
+                if (k0 // BLOCK_K) % PROMOTE_EVERY == PROMOTE_EVERY - 1:
+                    acc += part
+                    part = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
+        if not FAST_ACCUM and FP8_ACCUM == "tile":
+            acc += part
     return acc
 
 
@@ -434,6 +535,7 @@ def gemm_tile(
     INPUT_PRECISION: tl.constexpr,
     FAST_ACCUM: tl.constexpr,
     PROMOTE_EVERY: tl.constexpr,
+    FP8_ACCUM: tl.constexpr,
     EPI0: tl.constexpr,
     EPI1: tl.constexpr,
     EPI2: tl.constexpr,
@@ -481,6 +583,7 @@ def gemm_tile(
         INPUT_PRECISION,
         FAST_ACCUM,
         PROMOTE_EVERY,
+        FP8_ACCUM,
         INDEX_64,
     )
     acc = apply_scaling(
@@ -611,6 +714,7 @@ def gemm_kernel(
     INPUT_PRECISION: tl.constexpr,
     FAST_ACCUM: tl.constexpr,
     PROMOTE_EVERY: tl.constexpr,
+    FP8_ACCUM: tl.constexpr,
     EPI0: tl.constexpr,
     EPI1: tl.constexpr,
     EPI2: tl.constexpr,
@@ -679,6 +783,7 @@ def gemm_kernel(
         INPUT_PRECISION,
         FAST_ACCUM,
         PROMOTE_EVERY,
+        FP8_ACCUM,
         EPI0,
         EPI1,
         EPI2,
@@ -747,6 +852,7 @@ def gemm_persistent_kernel(
     INPUT_PRECISION: tl.constexpr,
     FAST_ACCUM: tl.constexpr,
     PROMOTE_EVERY: tl.constexpr,
+    FP8_ACCUM: tl.constexpr,
     EPI0: tl.constexpr,
     EPI1: tl.constexpr,
     EPI2: tl.constexpr,
@@ -828,6 +934,7 @@ def gemm_persistent_kernel(
             INPUT_PRECISION,
             FAST_ACCUM,
             PROMOTE_EVERY,
+            FP8_ACCUM,
             EPI0,
             EPI1,
             EPI2,
@@ -1003,6 +1110,7 @@ def grouped_gemm_kernel(
                 INPUT_PRECISION,
                 FAST_ACCUM,
                 PROMOTE_EVERY,
+                "tile",  # FP8_ACCUM: grouped GEMMs promote per K tile (the dense variants' default)
                 INDEX_64,
             )
             acc = apply_scaling(
@@ -1271,6 +1379,7 @@ PIECES = (
     fp8_to_fp32,
     dot_operand,
     load_row_scale,
+    load_operands,
     mainloop,
     apply_scaling,
     epilogue_step,

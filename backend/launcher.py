@@ -16,7 +16,7 @@ every shape set (dynamic shapes never recompile the graph):
 
 Specialisation rules (what makes Triton compile a new kernel variant, never a new graph):
 constexpr flags (tiles, `A_DESC`/`B_DESC` path, `SCALING`, `DOT_UPCAST`, `INPUT_PRECISION`,
-`FAST_ACCUM`/`PROMOTE_EVERY`, epilogue ops, `INDEX_64` when an offset may pass 2**31,
+`FAST_ACCUM`/`PROMOTE_EVERY`/`FP8_ACCUM`, epilogue ops, `INDEX_64` when an offset may pass 2**31,
 `BF16_RNE` in the interpreter) and Triton's own argument specialisation (16-divisibility of
 pointers and ints, ints equal to 1). The graph itself is specialised only by what dynamo
 guards on (dtypes, ranks, and sizes 0/1), by the TF32 flag, and by which nodes fuse.
@@ -56,6 +56,7 @@ from gemmconf_reference.epilogue import EpilogueStep
 from gemmconf_reference.target import Target
 
 INT32_LIMIT = 2**31
+FP8_ACCUM = ("tile", "mma", "pingpong")  # BackendOptions.fp8_accum: kernels.py's FP8_ACCUM
 TF32_MIN_K = 16  # shorter K loops (under two TF32 MMA k-steps) stay IEEE fp32
 
 
@@ -72,6 +73,10 @@ class BackendOptions:
     # fp8 without use_fast_accum: K tiles multiplied in the MMA accumulator before each addition
     # into the fp32 one (1: every tile, the most accurate; more: faster on Hopper)
     fp8_promote_every: int = 1
+    # how those products are promoted: "tile" (a second accumulator, added every
+    # fp8_promote_every K tiles), "mma" (Triton's max_num_imprecise_acc, every K tile) or
+    # "pingpong" (two K tiles a step into two fresh accumulators); kernels.py says more
+    fp8_accum: str = "tile"
     # replay each call's launch from a CUDA graph per set of input addresses (GPU only; see the
     # module docstring for when a graph is captured and when it may be replayed)
     cudagraphs: bool = False
@@ -230,6 +235,7 @@ def plan_launch(
         "INPUT_PRECISION": input_precision(problem, target),
         "FAST_ACCUM": problem.fast_accum,
         "PROMOTE_EVERY": options.fp8_promote_every,
+        "FP8_ACCUM": options.fp8_accum,
         **{f"EPI{i}": op for i, op in enumerate(problem.epilogue)},
         "INDEX_64": problem.index_64,
         "BF16_RNE": target.interpreter,  # the interpreter truncates fp32 -> bf16

@@ -292,7 +292,8 @@ def _backends() -> int:
                 spec = f"{info.name}:{variant}"
                 print(f"  {spec:<32} {'':<20} {availability(spec)}")
     print(
-        "\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N][,cudagraphs], "
+        "\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N][,cudagraphs]"
+        "[,fp8_accum=tile|mma|pingpong], "
         "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr"
     )
     return 0

@@ -104,8 +104,10 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
     (benchmark the tile table's candidates per kernel signature, GPU only), `persistent=auto|
     always|never`, `promote=N` (fp8 without fast accumulation: MMA K tiles per fp32 addition),
     `cudagraphs` (replay each call's launch from a CUDA graph per set of input addresses, while
-    the previous output is free; GPU only, ignored in the interpreter)."""
+    the previous output is free; GPU only, ignored in the interpreter), `fp8_accum=tile|mma|
+    pingpong` (how fp8 without fast accumulation promotes its partial products)."""
     from gemmconf_reference import BackendOptions
+    from gemmconf_reference.launcher import FP8_ACCUM
 
     if option is None:
         return ReferenceBackend()
@@ -120,10 +122,13 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
             fields["fp8_promote_every"] = int(value)
         elif key == "cudagraphs" and not value:
             fields["cudagraphs"] = True
+        elif key == "fp8_accum" and value in FP8_ACCUM:
+            fields["fp8_accum"] = value
         else:
             raise ValueError(
                 f"unknown reference option {part!r}; known: autotune, "
-                "persistent=auto|always|never, promote=N (N >= 1), cudagraphs"
+                "persistent=auto|always|never, promote=N (N >= 1), cudagraphs, "
+                f"fp8_accum={'|'.join(FP8_ACCUM)}"
             )
     return ReferenceBackend(BackendOptions(**fields), name=f"reference:{option}")
 
