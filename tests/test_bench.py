@@ -321,7 +321,7 @@ def test_session_finish_puts_the_benchmark_block_in_the_results_header():
     writer = SimpleNamespace(records=[timed("a", "bf16", 8192, 1.1)], run={})
     state = SimpleNamespace(benchmark=True, writer=writer)
     config = SimpleNamespace(
-        stash={STATE: state}, getoption=lambda name: {"bench_mode": "cudagraph"}[name]
+        stash={STATE: state}, getoption=lambda name: {"gemmconf_bench_mode": "cudagraph"}[name]
     )
     hook = plugin_benchmark.pytest_sessionfinish(SimpleNamespace(config=config))
     next(hook)  # before the results file is finished

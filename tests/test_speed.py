@@ -1,5 +1,6 @@
-"""Harness speed (plugin/speed.py, report/perf.py): --slow-first orders items by an earlier run's
-durations, and the summary counts kernel compiles against distinct kernel signatures."""
+"""Harness speed: --durations-from runs the slowest items of an earlier run first (with or
+without --shard), and the summary counts kernel compiles against distinct kernel signatures
+(plugin/speed.py, report/perf.py)."""
 
 from __future__ import annotations
 
@@ -11,26 +12,6 @@ import pytest
 from gemmconf.report import perf
 
 pytest_plugins = ["pytester"]
-
-
-def test_slow_first_orders_by_duration_and_places_unknown_items_at_the_median():
-    keys = [("a", "x"), ("b", "x"), ("c", "x"), ("new", "x"), ("d", "x")]
-    seconds = {("a", "x"): 1.0, ("b", "x"): 9.0, ("c", "x"): 3.0, ("d", "x"): 5.0}
-    order = perf.slow_first(keys, seconds)
-    # "new" counts as the median, 5 (of 1, 3, 5, 9), and ties keep their order
-    assert [keys[i][0] for i in order] == ["b", "new", "d", "c", "a"]
-    assert perf.slow_first(keys, {}) == list(range(5))  # nothing known: the order stays
-
-
-def test_durations_take_the_slowest_record_of_an_item():
-    document = {
-        "records": [
-            {"id": "s/a", "backend": "x", "duration_s": 1.5},
-            {"id": "s/a", "backend": "x", "duration_s": 2.5},  # merged from two machines
-            {"id": "s/b", "backend": "x"},  # skipped at setup: no duration
-        ]
-    }
-    assert perf.durations(document) == {("s/a", "x"): 2.5}
 
 
 def test_kernel_summary_counts_distinct_signatures_and_compiles():
@@ -48,36 +29,36 @@ def test_kernel_summary_counts_distinct_signatures_and_compiles():
     assert "reference: 3 items launched 4 kernel signatures, 2 distinct; 2 compiled" in line
 
 
-def test_slow_first_reorders_collection(pytester: pytest.Pytester):
+def node_names(result: pytest.RunResult) -> list[str]:
+    return [line.split("::")[1] for line in result.outlines if "::" in line]
+
+
+def test_durations_from_runs_the_slowest_items_first(pytester: pytest.Pytester):
     faulty_backends.make_suite(pytester.path)
     first = pytester.runpytest("suites", "--backend", "eager", "--co", "-q")
-    ids = [line.split("::")[1] for line in first.outlines if "::" in line]
-    assert len(ids) >= 4
-    slowest = ids[2]
-    previous = {
-        "format": "gemmconf-results",
-        "version": 1,
-        "complete": True,
-        "records": [
+    names = node_names(first)
+    assert len(names) >= 4
+    slowest, slower = names[2], names[3]
+    records = []
+    for name in names:  # mm[fp32-8x8x8@eager] -> tiny/mm[fp32-8x8x8]
+        scenario, _, rest = name.partition("[")
+        params = rest.rstrip("]").rsplit("@", 1)[0]
+        records.append(
             {
-                "id": f"tiny/{node.rsplit('@', 1)[0]}",
+                "id": f"tiny/{scenario}" + (f"[{params}]" if params else ""),
                 "backend": "eager",
                 "outcome": "passed",
-                "duration_s": 9.0 if node == slowest else 1.0,
+                "duration_s": {slowest: 9.0, slower: 5.0}.get(name, 1.0),
             }
-            for node in ids
-        ],
-    }
+        )
+    previous = {"format": "gemmconf-results", "version": 1, "complete": True, "records": records}
     (pytester.path / "old.json").write_text(json.dumps(previous))
     ordered = pytester.runpytest(
-        "suites", "--backend", "eager", "--co", "-q", "--slow-first", "old.json"
+        "suites", "--backend", "eager", "--co", "-q", "--durations-from", "old.json"
     )
-    reordered = [line.split("::")[1] for line in ordered.outlines if "::" in line]
-    assert reordered[0] == slowest and sorted(reordered) == sorted(ids)
-    (pytester.path / "bad.json").write_text("{}")
-    bad = pytester.runpytest("suites", "--backend", "eager", "--co", "--slow-first", "bad.json")
-    assert bad.ret == pytest.ExitCode.USAGE_ERROR
-    bad.stderr.fnmatch_lines(["*--slow-first: *bad.json*"])
+    reordered = node_names(ordered)
+    assert reordered[:2] == [slowest, slower] and sorted(reordered) == sorted(names)
+    ordered.stdout.fnmatch_lines(["*items ordered slowest first by the durations in old.json*"])
 
 
 def test_reference_run_prints_its_kernel_counts(pytester: pytest.Pytester):

@@ -1,5 +1,7 @@
 """--shard i/n: this process runs one deterministic part of the selected items; with
---durations-from RESULTS, parts of about equal time (gemmconf.shard)."""
+--durations-from RESULTS, parts of about equal time (gemmconf.shard), and, with or without
+--shard, the slowest items first (so that with xdist no long item starts last and ends the run
+alone)."""
 
 from __future__ import annotations
 
@@ -28,10 +30,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--durations-from",
         default=None,
         metavar="RESULTS.json",
-        help="with --shard: balance the shards by the items' durations in this results file "
-        "(longest first into the shard with the least time; items it lacks count as its "
-        "median) instead of by count. Every shard must select the same items and read the "
-        "same file",
+        help="run the items that took longest in this results file first (items it lacks "
+        "count as its median); with --shard, also balance the shards by those durations "
+        "(longest first into the shard with the least time) instead of by count. Every shard "
+        "must select the same items and read the same file",
     )
 
 
@@ -44,12 +46,10 @@ def parse_shard(text: str | None) -> shard.Shard | None:
         raise pytest.UsageError(f"--shard: {exc}") from None
 
 
-def read_durations(path: str | None, sharded: bool) -> dict[str, float] | None:
+def read_durations(path: str | None) -> dict[str, float] | None:
     """--durations-from, read (a usage error names the file and what is wrong)."""
     if path is None:
         return None
-    if not sharded:
-        raise pytest.UsageError("--durations-from: balances shards; give --shard i/n with it")
     from gemmconf.report import results
 
     try:
@@ -60,18 +60,35 @@ def read_durations(path: str | None, sharded: bool) -> dict[str, float] | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    durations = read_durations(
-        options.get(config, "durations_from"), options.get(config, "shard") is not None
-    )
+    durations = read_durations(options.get(config, "durations_from"))
     if durations is not None:
         config.stash[DURATIONS] = durations
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     state = config.stash[STATE]
-    if state.shard is None:
-        return
     durations = config.stash.get(DURATIONS, None)
+    if state.shard is not None:
+        _shard(config, items, durations)
+    if durations is not None:
+        # slowest first; a stable sort, so every xdist worker collects the same list
+        keys = [_shard_key(item) for item in items]
+        median = shard.typical_duration(keys, durations)
+        order = sorted(range(len(items)), key=lambda i: -durations.get(keys[i], median))
+        items[:] = [items[i] for i in order]
+        if state.shard is None:
+            known = sum(k in durations for k in keys)
+            config.stash[BALANCE] = (
+                f"items ordered slowest first by the durations in "
+                f"{options.get(config, 'durations_from')}: {known} of {len(items)} known (the "
+                f"others count as the median, {median:.2g} s)"
+            )
+
+
+def _shard(
+    config: pytest.Config, items: list[pytest.Item], durations: dict[str, float] | None
+) -> None:
+    state = config.stash[STATE]
     if durations is None:
         kept, dropped = shard.split(items, state.shard, _shard_key)
     else:

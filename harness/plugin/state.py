@@ -253,6 +253,7 @@ _FEATURES = (
     "gemmconf.plugin.isolating",
     "gemmconf.plugin.sharding",
     "gemmconf.plugin.benchmark",
+    "gemmconf.plugin.speed",
     "gemmconf.plugin.items",
     "gemmconf.plugin.recording",
     "gemmconf.plugin.page",

@@ -183,26 +183,6 @@ def compare(
     return ("slower" if worse else "faster", before, after, delta / before, noise)
 
 
-def durations(document: dict[str, Any]) -> dict[tuple[str, str], float]:
-    """Seconds each (id, backend) took in a results file (the slowest, if it appears twice)."""
-    found: dict[tuple[str, str], float] = {}
-    for record in document.get("records") or []:
-        seconds = record.get("duration_s")
-        if isinstance(seconds, int | float) and math.isfinite(seconds):
-            key = (str(record.get("id")), str(record.get("backend")))
-            found[key] = max(found.get(key, 0.0), float(seconds))
-    return found
-
-
-def slow_first(keys: Sequence[tuple[str, str]], seconds: dict[tuple[str, str], float]) -> list[int]:
-    """The order (indices into `keys`) that runs the slowest items first; items the durations
-    do not know count as the median known one. Ties keep their order (deterministic: every xdist
-    worker must collect the same list)."""
-    known = sorted(seconds[k] for k in keys if k in seconds)
-    typical = known[len(known) // 2] if known else 0.0
-    return sorted(range(len(keys)), key=lambda i: -seconds.get(keys[i], typical))
-
-
 def kernel_summary(records: Sequence[dict[str, Any]]) -> list[str]:
     """One line per backend that reports its kernels (metrics `kernel_signatures`, a list of
     ids, and `kernel_compiles`): launches, distinct signatures, and what compiled."""
