@@ -17,11 +17,11 @@ around it. The floor of the middle layer is torch.compile itself: the same funct
 through aot_autograd with an identity forward compiler, on tiny fp32 tensors.
 
 On a GPU (`--gpu`), for eager, `torch.compile` (inductor default), inductor
-`mode="reduce-overhead"` (CUDA graphs), the reference backend and `reference` with
-`cudagraphs`: the host time per call (host clock around each of `--calls` back-to-back calls, no
-synchronisation, median), and the interval of one call between CUDA events as
-gemmconf.bench's `wall` (idle GPU: host work, then kernels) and `kernel` (device time) modes
-measure it. A table on stdout; `--json` writes the figures.
+`mode="reduce-overhead"` (CUDA graphs; W marked as a static address, as a model's weight is), the
+reference backend and `reference` with `cudagraphs`: the host time per call (host clock around
+each of `--calls` back-to-back calls, no synchronisation, median), and the interval of one call
+between CUDA events as gemmconf.bench's `wall` (idle GPU: host work, then kernels) and `kernel`
+(device time) modes measure it. A table on stdout; `--json` writes the figures.
 
 No test asserts a time; BENCHMARKS.md records what this printed, with the machine and date.
 """
@@ -131,6 +131,10 @@ def gpu(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         options = BackendOptions(cudagraphs=cudagraphs)
         return torch.compile(linear, backend=ReferenceCompiler(options), dynamic=False)
 
+    # W is a model's weight: inductor's CUDA graphs must not copy it into the graph every call
+    mark_static = getattr(torch._dynamo, "mark_static_address", None)
+    if mark_static is not None:
+        mark_static(w)
     paths: dict[str, Callable[..., Any]] = {
         "eager": linear,
         "inductor (torch.compile default)": torch.compile(linear, dynamic=False),
