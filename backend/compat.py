@@ -1,6 +1,6 @@
 """Everything that differs between the torch/triton versions the backend supports, in one place.
 
-Supported: torch 2.11-2.13+, triton 3.6-3.7+ (DESIGN.md, "Versions to support"). The APIs used
+Supported: torch 2.11-2.13+, triton 3.6-3.7+ (docs/design.md, "Versions to support"). The APIs used
 here exist in all of them; the guards below make a missing one fail with a clear message rather
 than deep inside a compile. Expected IR spellings (what a code check looks for) are not the
 backend's business: the suites name them `%{wgmma}` etc., from `gemmconf.codecheck.IR_SPELLINGS`.

@@ -2,7 +2,8 @@
 
 Why these numbers:
 - interpreter: the Triton interpreter's cost grows with programs x K iterations (NumPy per tile
-  op), not with tile area (FACTS.md: 512^3 takes 6 s with 32-wide tiles, 0.14 s with 128-wide),
+  op), not with tile area (docs/measurements.md: 512^3 takes 6 s with 32-wide tiles, 0.14 s
+  with 128-wide),
   so it always gets 128-wide tiles; masks make them correct for tiny problems.
 - sm80: mma.sync tiles of 128x128 with 4-stage cp.async pipelines (BLOCK_K 32 for 16-bit types,
   64 for 8-bit); fp32 in IEEE precision runs on FMA units, so smaller 64x64 tiles.

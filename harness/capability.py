@@ -1,4 +1,4 @@
-"""What this machine can run, and why an item cannot (DESIGN.md, "Capability").
+"""What this machine can run, and why an item cannot (docs/design.md, "Capability").
 
 `detect()` describes the device the run uses as a `Capability`; a scenario states what it needs as
 `Requirements`; `unmet(req, cap)` says whether the item runs here and, if not, why, in words that

@@ -1,4 +1,4 @@
-"""The fp64 reference in bounded pieces (DESIGN.md, "Parallelism and scale").
+"""The fp64 reference in bounded pieces (docs/design.md, "Parallelism and scale").
 
 An fp64 copy of a large item's operands is four to eight times their size: B=10, M=4096, N=2048,
 K=25728 in fp16 is 3.2 GB of operands and 12.6 GB in fp64. Computed in one piece, twelve xdist

@@ -1,6 +1,6 @@
 """One item's run: eager, the backend, the oracle, the recompile budget and the code checks.
 
-This is the middle of the flow in DESIGN.md, free of pytest so that `gemmconf explain` and the
+This is the middle of the flow in docs/design.md, free of pytest so that `gemmconf explain` and the
 self-tests can call it directly. The plugin turns an `ItemResult` into a pytest outcome.
 """
 

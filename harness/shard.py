@@ -1,4 +1,4 @@
-"""``--shard i/n``: which items one of n machines runs (DESIGN.md, "Parallelism and scale").
+"""``--shard i/n``: which items one of n machines runs (docs/design.md, "Parallelism and scale").
 
 An item belongs to shard ``1 + sha256(key) mod n``, its key being ``<record id>@<backend label>``
 (the pytest node id for items that are not scenarios). Hashing rather than dealing the sorted list

@@ -122,7 +122,7 @@ def cutlass_seeds() -> dict:
     return {i.id: i for i in load_suite(path, root=ROOT)}
 
 
-# The two items that failed on an 80 GB H100 under -n 12 (FACTS.md, 2026-11-23).
+# The two items that failed on an 80 GB H100 under -n 12 (docs/measurements.md, 2026-11-23).
 H100_FAILURES = ("seed_cutlass/bmm[fp16-no_expand-static]", "seed_cutlass/subproc_bmm")
 
 

@@ -1,7 +1,8 @@
 """Tests of harness/oracle.py: planted bugs it must catch, correct backends it must pass.
 
 The "backends" here are GEMMs written out in Python: the same math as eager with another
-summation order (correct), accumulation in fp16/bf16 or TF32 inputs (bugs FACTS.md measured).
+summation order (correct), accumulation in fp16/bf16 or TF32 inputs (bugs
+docs/measurements.md measured).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Finding the systems under test by name (DESIGN.md, "Selecting backends").
+"""Finding the systems under test by name (docs/design.md, "Selecting backends").
 
 A NAME given to ``--backend`` is, in this order:
 

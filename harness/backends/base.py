@@ -1,4 +1,4 @@
-"""The Backend protocol every system under test implements (DESIGN.md, "Contracts").
+"""The Backend protocol every system under test implements (docs/design.md, "Contracts").
 
 A backend turns a Python function over tensors into a `Compiled` callable. The harness never looks
 inside: it calls `compile`, calls the result once per shape set, reads `artifacts()` for the code
