@@ -41,7 +41,7 @@ from gemmconf.backends.cache import cache_dir
 from gemmconf.backends.dynamo import isolated_entry, recompile_limit_patches
 
 if TYPE_CHECKING:
-    from gemmconf.backends.base import RunOptions
+    pass
 
 # Recompiles one item may make before dynamo gives up (dynamo's default is 8).
 
@@ -394,11 +394,6 @@ class InductorBackend:
         self.name = name
         self.max_autotune = max_autotune
         self.gemm_backends = None if gemm_backends is None else parse_gemm_backends(gemm_backends)
-        self.target_arch: str | None = None
-
-    def configure(self, options: RunOptions) -> None:
-        # Inductor compiles for the GPU it runs on: it cannot cross-compile for target_arch.
-        self.target_arch = options.target_arch
 
     def inductor_patches(self) -> dict[str, Any]:
         """The inductor config this backend compiles under (empty for plain `inductor`)."""

@@ -95,10 +95,6 @@ class ReferenceBackend:
         )
 
 
-def make() -> ReferenceBackend:
-    return ReferenceBackend()
-
-
 def make_reference(option: str | None = None) -> ReferenceBackend:
     """Registry factory: `reference` or `reference:OPTIONS`, comma-separated: `autotune`
     (benchmark the tile table's candidates per kernel signature, GPU only), `persistent=auto|
@@ -131,6 +127,3 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
                 f"fp8_accum={'|'.join(FP8_ACCUM)}"
             )
     return ReferenceBackend(BackendOptions(**fields), name=f"reference:{option}")
-
-
-BACKEND = ReferenceBackend()
