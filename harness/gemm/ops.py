@@ -291,6 +291,12 @@ def scaled_mm_v2_scale_layout(
 
 _A = OperandSpec("a", "input", ("M", "K"), param="self")
 _B = OperandSpec("b", "input", ("K", "N"), param="mat2")
+# F.linear's operands: the input (a leading batch allowed), the weight stored [N, K], the bias
+_LINEAR_OPERANDS = (
+    OperandSpec("a", "input", ("M", "K"), param="input", batch_prefix=True),
+    OperandSpec("b", "input", ("N", "K"), param="weight"),
+    OperandSpec("bias", "addend", param="bias", optional=True),
+)
 _C = OperandSpec("c", "addend", param="self")
 _OFFS = OperandSpec("offs", "offsets", param="offs", when="jagged")
 # the operands of the ops that have an out= variant, in their parameter order
@@ -370,11 +376,7 @@ OPS: dict[str, OpSpec] = {
         OpSpec(
             "linear",
             aten="linear",
-            operands=(
-                OperandSpec("a", "input", ("M", "K"), param="input", batch_prefix=True),
-                OperandSpec("b", "input", ("N", "K"), param="weight"),
-                OperandSpec("bias", "addend", param="bias", optional=True),
-            ),
+            operands=_LINEAR_OPERANDS,
             call="F.linear(a, b, {bias})",
             magnitude="F.linear(a.abs(), b.abs())",
             b_layout="nk",
@@ -585,11 +587,7 @@ OPS: dict[str, OpSpec] = {
         OpSpec(
             "linear_autocast",
             aten="mm",
-            operands=(
-                OperandSpec("a", "input", ("M", "K"), param="input", batch_prefix=True),
-                OperandSpec("b", "input", ("N", "K"), param="weight"),
-                OperandSpec("bias", "addend", param="bias", optional=True),
-            ),
+            operands=_LINEAR_OPERANDS,
             call="autocast_linear(a, b, {bias})",
             reference="F.linear(a, b, {bias})",
             b_layout="nk",
