@@ -23,13 +23,15 @@ setup: $(STAMP)
 
 # Keep a torch that is already importable (a GPU machine's CUDA build); otherwise install the
 # pinned CPU wheel. Any looser torch spec would pull gigabytes of CUDA wheels.
-$(STAMP): pyproject.toml constraints/cpu.txt
+$(STAMP): pyproject.toml plugins/gemmconf-cutlass/pyproject.toml constraints/cpu.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip==25.3
 	if $(PY) -c "import torch" 2>/dev/null; then \
 	  grep -v -E '^(torch|triton)==' constraints/cpu.txt > $(VENV)/constraints.txt; \
 	else cp constraints/cpu.txt $(VENV)/constraints.txt; fi
 	$(PY) -m pip install -q -c $(VENV)/constraints.txt -e ".[dev]"
+	# The direct CUTLASS backend, a package of its own (`--backend cutlass`, an entry point).
+	$(PY) -m pip install -q -c $(VENV)/constraints.txt -e plugins/gemmconf-cutlass
 	# The `cutlass` extra's headers and emitter; its dependencies (cuda-python, scipy, ...) are
 	# not needed for codegen and compile-only checks.
 	$(PY) -m pip install -q --no-deps nvidia-cutlass==4.2.0.0
@@ -52,9 +54,10 @@ run: $(STAMP)
 	  --results $(REPORTS)/results.json --junitxml $(REPORTS)/junit.xml \
 	  --html $(REPORTS)/pytest.html --self-contained-html)
 
-# Lint, the project's own tests (the browser test must find Chromium), then a CPU conformance run of the baseline backends.
+# Lint, the project's own tests and the cutlass plugin's (the browser test must find Chromium),
+# then a CPU conformance run of the baseline backends.
 test: $(STAMP) lint browser
-	$(call run_pytest,tests -n $(JOBS) -q -rfE)
+	$(call run_pytest,tests plugins/gemmconf-cutlass/tests -n $(JOBS) -q -rfE)
 	$(call run_pytest,suites --backend eager$(comma)reference -n $(JOBS) -q -rfE \
 	  --results $(REPORTS)/ci-results.json --junitxml $(REPORTS)/ci-junit.xml)
 

@@ -1,9 +1,9 @@
 """Everything that differs between the torch/triton versions the backend supports, in one place.
 
-Supported: torch 2.11-2.13+, triton 3.6-3.7+ (DESIGN.md, "Versions to support"). The APIs used
+Supported: torch 2.11-2.13+, triton 3.6-3.7+ (docs/design.md, "Versions to support"). The APIs used
 here exist in all of them; the guards below make a missing one fail with a clear message rather
-than deep inside a compile. Expected IR spellings (what a FileCheck looks for) live in
-`IR_MARKERS`, so a Triton upgrade that renames an op is one edit.
+than deep inside a compile. Expected IR spellings (what a code check looks for) are not the
+backend's business: the suites name them `%{wgmma}` etc., from `gemmconf.codecheck.IR_SPELLINGS`.
 """
 
 from __future__ import annotations
@@ -14,19 +14,6 @@ from typing import Any
 import torch
 
 TRITON_INTERPRET_ENV = "TRITON_INTERPRET"
-
-# Op names in Triton's IR and PTX that prove a code path was taken, per artifact kind. Seen with
-# triton 3.6 (GPU machine) and 3.7 (CPU machine); both spell them the same way.
-IR_MARKERS: dict[str, tuple[str, str]] = {
-    # name: (artifact kind, text)
-    "wgmma": ("ttgir", "ttng.warp_group_dot"),
-    "tma_load": ("ttgir", "ttng.async_tma_copy_global_to_local"),
-    "tensormap_create": ("ttgir", "ttng.tensormap_create"),
-    "tcgen05_mma": ("ttgir", "ttng.tc_gen5_mma"),
-    "mma_sync": ("ptx", "mma.sync"),
-    "wgmma_ptx": ("ptx", "wgmma.mma_async"),
-    "cp_async_bulk_tensor": ("ptx", "cp.async.bulk.tensor"),
-}
 
 # torch dtype -> the pointer element type Triton's launcher derives for it
 TRITON_POINTER_TYPES: dict[torch.dtype, str] = {

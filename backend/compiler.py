@@ -17,7 +17,9 @@ every distinct launch cross-compiled for the artifact target (`crosscompile`).
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,7 +28,7 @@ import torch.fx as fx
 
 from gemmconf_reference import compat, kernels
 from gemmconf_reference.crosscompile import ARTIFACT_KINDS, CROSS_COMPILER
-from gemmconf_reference.launcher import BackendOptions, LaunchRecord, Runtime, plan_launch
+from gemmconf_reference.launcher import BackendOptions, LaunchRecord, Runtime
 from gemmconf_reference.lowering import LoweredGraph, lower_graph
 from gemmconf_reference.target import Target, detect, for_artifacts
 
@@ -69,6 +71,36 @@ class ReferenceCompiler:
             for record in call.launches.values()
         ]
 
+    def kernel_stats(self) -> dict[str, Any]:
+        """What the launches cost: `kernel_signatures`, a short id per distinct kernel
+        specialisation launched (equal ids across items mean the same compiled kernel), and
+        `kernel_compiles`, how many of them this process had not launched before (Triton
+        compiled them or loaded them from its disk cache; 0 in the interpreter), plus CUDA-graph
+        captures and replays when `cudagraphs` is on."""
+        ids = sorted(
+            {
+                hashlib.sha1(
+                    json.dumps(record.request(record.plan).to_json(), default=str).encode()
+                ).hexdigest()[:12]
+                for record in self.launches()
+            }
+        )
+        stats: dict[str, Any] = {
+            "kernel_signatures": ids,
+            "kernel_compiles": self.runtime.launcher.compiles,
+        }
+        graphs = [
+            plan.graphs
+            for graph in self.graphs
+            for call in graph.calls
+            for plan in getattr(call, "plans", {}).values()  # GemmCall's; grouped calls have none
+            if plan.graphs is not None
+        ]
+        if graphs:
+            stats["graph_captures"] = sum(g.captures for g in graphs)
+            stats["graph_replays"] = sum(g.replays for g in graphs)
+        return stats
+
     def artifacts(self, target_arch: str | None = None) -> dict[str, str]:
         """Generated code by kind; IR kinds only once a kernel was launched."""
         if not self.graphs:
@@ -87,7 +119,7 @@ class ReferenceCompiler:
         texts: dict[str, list[str]] = {kind: [] for kind in ARTIFACT_KINDS}
         seen = set()
         for record in self.launches():
-            plan = plan_launch(record.problem, target, self.options)
+            plan = record.replan(target, self.options)
             request = record.request(plan)
             if request in seen:
                 continue

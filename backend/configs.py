@@ -2,13 +2,16 @@
 
 Why these numbers:
 - interpreter: the Triton interpreter's cost grows with programs x K iterations (NumPy per tile
-  op), not with tile area (FACTS.md: 512^3 takes 6 s with 32-wide tiles, 0.14 s with 128-wide),
+  op), not with tile area (docs/measurements.md: 512^3 takes 6 s with 32-wide tiles, 0.14 s
+  with 128-wide),
   so it always gets 128-wide tiles; masks make them correct for tiny problems.
 - sm80: mma.sync tiles of 128x128 with 4-stage cp.async pipelines (BLOCK_K 32 for 16-bit types,
   64 for 8-bit); fp32 in IEEE precision runs on FMA units, so smaller 64x64 tiles.
 - sm90: warp-group MMA wants BLOCK_M 128 with 8 warps (two warp groups) for large problems and
   BLOCK_K 64 (128 for 8-bit types) with 3-4 stages within 228 KB of shared memory.
 - sm100: tcgen05 MMA accumulates in tensor memory; 128x128/128x256 tiles, 3 stages.
+- sm120 (consumer Blackwell): mma.sync like Ampere (fp8 too) and at most ~99 KB of shared memory
+  per block, so sm80-sized tiles: 128x128 with BLOCK_K 32 (16-bit) or 64 (8-bit), 3 stages.
 - size classes: "small" (at most 4 tiles of 128x128 per batch), "skinny" (M or N at most 128,
   decode-like), "large" (at least 32 M outputs in all) and "medium" in between; small and skinny
   problems use 64-row tiles on GPUs so more SMs get work.
@@ -104,6 +107,14 @@ TABLE: dict[tuple[str, str, str], TileConfig] = {
     ("sm100", "fp8", "*"): _T(128, 256, 128, 8, 3),
     ("sm100", "int8", "small"): _T(128, 64, 128, 4, 3),
     ("sm100", "int8", "*"): _T(128, 128, 128, 4, 3),
+    # consumer Blackwell
+    ("sm120", "fp32", "*"): _T(64, 64, 32, 4, 3),
+    ("sm120", "16bit", "small"): _T(64, 64, 64, 4, 3),
+    ("sm120", "16bit", "*"): _T(128, 128, 32, 4, 3),
+    ("sm120", "fp8", "small"): _T(64, 64, 64, 4, 3),
+    ("sm120", "fp8", "*"): _T(128, 128, 64, 4, 3),
+    ("sm120", "int8", "small"): _T(64, 64, 64, 4, 3),
+    ("sm120", "int8", "*"): _T(128, 128, 64, 4, 3),
 }
 
 

@@ -15,9 +15,13 @@ flags the way Triton tutorial 03 plugs in its activation:
   first (`DOT_UPCAST == "fp32"`); targets without fp8 MMA get fp16 (`"fp16"`, exact for fp8).
 - the K loop accumulates in fp32 (int32 when `INT_ACC`), fp32 inputs at `INPUT_PRECISION`
   ("ieee" unless the run allows TF32; TF32 inputs are rounded to nearest as cuBLAS does, where
-  tensor cores would truncate). fp8 without `FAST_ACCUM` adds the product of every `PROMOTE_EVERY`
-  K tiles into the fp32 accumulator, because Hopper's fp8 MMA accumulates with fewer bits than
-  fp32 (cuBLAS promotes likewise unless `use_fast_accum`).
+  tensor cores would truncate). fp8 without `FAST_ACCUM` promotes partial products into the fp32
+  accumulator, because Hopper's fp8 MMA accumulates with fewer bits than fp32 (cuBLAS promotes
+  likewise unless `use_fast_accum`), in one of three ways (`FP8_ACCUM`): "tile" adds the product
+  of every `PROMOTE_EVERY` K tiles, kept in a second accumulator; "mma" leaves it to Triton's
+  MMA lowering (`max_num_imprecise_acc=BLOCK_K`: promotion inside the dot, every K tile);
+  "pingpong" takes two K tiles a step into two fresh accumulators, so that one MMA chain can
+  run while the other's product is added.
 - fp8 scaling (`SCALING`): "tensorwise" (0-dim scales), "rowwise" ((M,1) and (1,N)), or
   "blockwise" (1x128 activation scales and 128x128 weight scales, applied to each 128-wide K slab,
   so BLOCK_K must divide 128).
@@ -205,6 +209,38 @@ def load_row_scale(scale_ptr, offs, n, stride):
 
 
 @triton.jit
+def load_operands(
+    a_ptr,
+    b_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    off_m,
+    off_n,
+    k0,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    A_DESC: tl.constexpr,
+    B_DESC: tl.constexpr,
+    DOT_UPCAST: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
+    INDEX_64: tl.constexpr,
+):
+    """The A and B tiles of K slab k0, as the dot takes them."""
+    a = load_a(a_ptr, M, K, stride_am, stride_ak, off_m, k0, BLOCK_M, BLOCK_K, A_DESC, INDEX_64)
+    b = load_b(b_ptr, N, K, stride_bk, stride_bn, off_n, k0, BLOCK_N, BLOCK_K, B_DESC, INDEX_64)
+    return (
+        dot_operand(a, DOT_UPCAST, INPUT_PRECISION),
+        dot_operand(b, DOT_UPCAST, INPUT_PRECISION),
+    )
+
+
+@triton.jit
 def mainloop(
     a_ptr,
     b_ptr,
@@ -234,6 +270,7 @@ def mainloop(
     INPUT_PRECISION: tl.constexpr,
     FAST_ACCUM: tl.constexpr,
     PROMOTE_EVERY: tl.constexpr,
+    FP8_ACCUM: tl.constexpr,
     INDEX_64: tl.constexpr,
 ):
     """The K loop: the BLOCK_M x BLOCK_N tile of A @ B (blockwise fp8 scales applied per slab)."""
@@ -244,44 +281,108 @@ def mainloop(
     if SCALING == "blockwise":
         offs_m = off_m + tl.arange(0, BLOCK_M)
         offs_n = off_n + tl.arange(0, BLOCK_N)
-    if not FAST_ACCUM:
-        part = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
-        a = dot_operand(
-            load_a(
-                a_ptr, M, K, stride_am, stride_ak, off_m, k0, BLOCK_M, BLOCK_K, A_DESC, INDEX_64
-            ),
-            DOT_UPCAST,
-            INPUT_PRECISION,
-        )
-        b = dot_operand(
-            load_b(
-                b_ptr, N, K, stride_bk, stride_bn, off_n, k0, BLOCK_N, BLOCK_K, B_DESC, INDEX_64
-            ),
-            DOT_UPCAST,
-            INPUT_PRECISION,
-        )
-        if INT_ACC:
-            acc = tl.dot(a, b, acc, out_dtype=tl.int32)
-        elif SCALING == "blockwise":
-            # one scale per (row, 128-wide K slab) for A and per (128x128 block) for B
-            kb = k0 // 128
-            sa = load_row_scale(a_scale_ptr + kb * stride_sak, offs_m, M, stride_sam)
-            sb = load_row_scale(
-                b_scale_ptr + kb * stride_sbk, offs_n // 128, cdiv(N, 128), stride_sbn
+    if not FAST_ACCUM and FP8_ACCUM == "pingpong":
+        # two K tiles a step, each into a fresh accumulator of its own: the second MMA chain
+        # can run while the first one's product is promoted into the fp32 accumulator
+        for k0 in range(0, K, 2 * BLOCK_K):
+            a0, b0 = load_operands(
+                a_ptr,
+                b_ptr,
+                M,
+                N,
+                K,
+                stride_am,
+                stride_ak,
+                stride_bk,
+                stride_bn,
+                off_m,
+                off_n,
+                k0,
+                BLOCK_M,
+                BLOCK_N,
+                BLOCK_K,
+                A_DESC,
+                B_DESC,
+                DOT_UPCAST,
+                INPUT_PRECISION,
+                INDEX_64,
             )
-            acc += tl.dot(a, b) * sa[:, None] * sb[None, :]
-        elif FAST_ACCUM:
-            acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-        else:
-            # fp8: Hopper's MMA accumulates with fewer bits than fp32, so the product of
-            # PROMOTE_EVERY K tiles is added into the fp32 accumulator, then restarted
-            part = tl.dot(a, b, part)
-            if (k0 // BLOCK_K) % PROMOTE_EVERY == PROMOTE_EVERY - 1:
-                acc += part
-                part = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
-    if not FAST_ACCUM:
-        acc += part
+            a1, b1 = load_operands(
+                a_ptr,
+                b_ptr,
+                M,
+                N,
+                K,
+                stride_am,
+                stride_ak,
+                stride_bk,
+                stride_bn,
+                off_m,
+                off_n,
+                k0 + BLOCK_K,
+                BLOCK_M,
+                BLOCK_N,
+                BLOCK_K,
+                A_DESC,
+                B_DESC,
+                DOT_UPCAST,
+                INPUT_PRECISION,
+                INDEX_64,
+            )
+            first = tl.dot(a0, b0)
+            second = tl.dot(a1, b1)
+            acc += first
+            acc += second
+    else:
+        if not FAST_ACCUM:
+            part = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
+        for k0 in range(0, K, BLOCK_K):
+            a, b = load_operands(
+                a_ptr,
+                b_ptr,
+                M,
+                N,
+                K,
+                stride_am,
+                stride_ak,
+                stride_bk,
+                stride_bn,
+                off_m,
+                off_n,
+                k0,
+                BLOCK_M,
+                BLOCK_N,
+                BLOCK_K,
+                A_DESC,
+                B_DESC,
+                DOT_UPCAST,
+                INPUT_PRECISION,
+                INDEX_64,
+            )
+            if INT_ACC:
+                acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+            elif SCALING == "blockwise":
+                # one scale per (row, 128-wide K slab) for A and per (128x128 block) for B
+                kb = k0 // 128
+                sa = load_row_scale(a_scale_ptr + kb * stride_sak, offs_m, M, stride_sam)
+                sb = load_row_scale(
+                    b_scale_ptr + kb * stride_sbk, offs_n // 128, cdiv(N, 128), stride_sbn
+                )
+                acc += tl.dot(a, b) * sa[:, None] * sb[None, :]
+            elif FAST_ACCUM:
+                acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+            elif FP8_ACCUM == "mma":
+                # the MMA lowering promotes into the fp32 accumulator every BLOCK_K products
+                acc = tl.dot(a, b, acc, max_num_imprecise_acc=BLOCK_K)
+            else:
+                # fp8: Hopper's MMA accumulates with fewer bits than fp32, so the product of
+                # PROMOTE_EVERY K tiles is added into the fp32 accumulator, then restarted
+                part = tl.dot(a, b, part)
+                if (k0 // BLOCK_K) % PROMOTE_EVERY == PROMOTE_EVERY - 1:
+                    acc += part
+                    part = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
+        if not FAST_ACCUM and FP8_ACCUM == "tile":
+            acc += part
     return acc
 
 
@@ -434,6 +535,7 @@ def gemm_tile(
     INPUT_PRECISION: tl.constexpr,
     FAST_ACCUM: tl.constexpr,
     PROMOTE_EVERY: tl.constexpr,
+    FP8_ACCUM: tl.constexpr,
     EPI0: tl.constexpr,
     EPI1: tl.constexpr,
     EPI2: tl.constexpr,
@@ -481,6 +583,7 @@ def gemm_tile(
         INPUT_PRECISION,
         FAST_ACCUM,
         PROMOTE_EVERY,
+        FP8_ACCUM,
         INDEX_64,
     )
     acc = apply_scaling(
@@ -611,6 +714,7 @@ def gemm_kernel(
     INPUT_PRECISION: tl.constexpr,
     FAST_ACCUM: tl.constexpr,
     PROMOTE_EVERY: tl.constexpr,
+    FP8_ACCUM: tl.constexpr,
     EPI0: tl.constexpr,
     EPI1: tl.constexpr,
     EPI2: tl.constexpr,
@@ -679,6 +783,7 @@ def gemm_kernel(
         INPUT_PRECISION,
         FAST_ACCUM,
         PROMOTE_EVERY,
+        FP8_ACCUM,
         EPI0,
         EPI1,
         EPI2,
@@ -747,6 +852,7 @@ def gemm_persistent_kernel(
     INPUT_PRECISION: tl.constexpr,
     FAST_ACCUM: tl.constexpr,
     PROMOTE_EVERY: tl.constexpr,
+    FP8_ACCUM: tl.constexpr,
     EPI0: tl.constexpr,
     EPI1: tl.constexpr,
     EPI2: tl.constexpr,
@@ -828,6 +934,7 @@ def gemm_persistent_kernel(
             INPUT_PRECISION,
             FAST_ACCUM,
             PROMOTE_EVERY,
+            FP8_ACCUM,
             EPI0,
             EPI1,
             EPI2,
@@ -837,7 +944,428 @@ def gemm_persistent_kernel(
         )
 
 
-KERNELS = {"gemm_kernel": gemm_kernel, "gemm_persistent_kernel": gemm_persistent_kernel}
+@triton.jit
+def round_to_fp8(x, MANTISSA: tl.constexpr, MIN_EXP: tl.constexpr, MAX: tl.constexpr):
+    """fp32 -> the nearest fp8 value (ties to even), kept in fp32, as torch's `.to()` rounds:
+    e4m3fn saturates at +-448 (even infinities), e5m2 overflows to +-inf. The interpreter's own
+    conversion truncates, so it gets values that are already representable."""
+    bits = x.to(tl.uint32, bitcast=True)
+    exponent = ((bits >> 23) & 0xFF).to(tl.int32) - 127
+    ulp_exp = tl.maximum(exponent, MIN_EXP) - MANTISSA
+    ulp = ((ulp_exp + 127) << 23).to(tl.float32, bitcast=True)
+    magic = 12582912.0  # 1.5 * 2**23: adding and subtracting it rounds to an integer, ties even
+    y = ((x / ulp + magic) - magic) * ulp
+    y = tl.where(x != x, x, y)  # NaN stays NaN
+    if MANTISSA == 3:
+        y = tl.where(y > MAX, MAX, tl.where(y < -MAX, -MAX, y))
+    else:
+        inf = tl.full(y.shape, 0x7F800000, tl.int32).to(tl.float32, bitcast=True)
+        y = tl.where(y > MAX, inf, tl.where(y < -MAX, -inf, y))
+    return y
+
+
+@triton.jit
+def store_tile(c_ptr, acc, offs_m, offs_n, M, N, stride_cm, stride_cn, BF16_RNE: tl.constexpr):
+    """Masked store of an fp32 tile, converted to the output's element type (BF16_RNE, set in
+    the interpreter, rounds bf16 and fp8 outputs to nearest there, as GPUs and eager do)."""
+    if BF16_RNE and c_ptr.dtype.element_ty == tl.bfloat16:
+        acc = round_to_bf16(acc)
+    if BF16_RNE and c_ptr.dtype.element_ty == tl.float8e4nv:
+        acc = round_to_fp8(acc, 3, -6, 448.0)
+    if BF16_RNE and c_ptr.dtype.element_ty == tl.float8e5:
+        acc = round_to_fp8(acc, 2, -14, 57344.0)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def group_extent(offs_ptr, g, start, M, N, K, GROUPED: tl.constexpr):
+    """(end, m, n, k) of group g of a grouped GEMM: `offs[g]` ends the group's slice of the
+    jagged dim ("m": rows of a 2-D a, "n": columns of a 2-D b, "k": the shared K of 2-D a and
+    b); "none" (3-D a and b) has no jagged dim."""
+    if GROUPED == "none":
+        end = start
+        m = M
+        n = N
+        k = K
+    else:
+        end = tl.load(offs_ptr + g)
+        size = end - start
+        m = size if GROUPED == "m" else M
+        n = size if GROUPED == "n" else N
+        k = size if GROUPED == "k" else K
+    return end, m, n, k
+
+
+@triton.jit
+def grouped_gemm_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    offs_ptr,
+    a_scale_ptr,
+    b_scale_ptr,
+    G,
+    M,
+    N,
+    K,
+    stride_ag,
+    stride_am,
+    stride_ak,
+    stride_bg,
+    stride_bk,
+    stride_bn,
+    stride_cg,
+    stride_cm,
+    stride_cn,
+    stride_sag,
+    stride_sam,
+    stride_sbg,
+    stride_sbn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUPED: tl.constexpr,
+    SCALING: tl.constexpr,
+    DOT_UPCAST: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
+    FAST_ACCUM: tl.constexpr,
+    PROMOTE_EVERY: tl.constexpr,
+    INDEX_64: tl.constexpr,
+    BF16_RNE: tl.constexpr,
+    NUM_PROGRAMS: tl.constexpr,
+):
+    """`torch._grouped_mm` / `_scaled_grouped_mm` (rowwise): NUM_PROGRAMS programs walk every
+    group's output tiles in turn (group sizes are read from `offs` on the device, so the host
+    never waits for them). Strides with a `g` step between groups of 3-D operands (and of the
+    3-D output of 2-D x 2-D); a group's slice of a 2-D operand starts at its offset."""
+    pid = tl.program_id(0)
+    start = tl.full((), 0, tl.int32)
+    tile_base = tl.full((), 0, tl.int32)
+    for g in range(G):
+        end, m, n, k = group_extent(offs_ptr, g, start, M, N, K, GROUPED)
+        gi = g
+        first = start
+        if INDEX_64:
+            gi = gi.to(tl.int64)
+            first = first.to(tl.int64)
+        a_g = a_ptr + gi * stride_ag
+        b_g = b_ptr + gi * stride_bg
+        c_g = c_ptr + gi * stride_cg
+        sa_g = a_scale_ptr
+        sb_g = b_scale_ptr
+        if SCALING == "rowwise":
+            sa_g = a_scale_ptr + gi * stride_sag
+            sb_g = b_scale_ptr + gi * stride_sbg
+            if GROUPED == "m":
+                sa_g += first * stride_sam
+            elif GROUPED == "n":
+                sb_g += first * stride_sbn
+        if GROUPED == "m":
+            a_g += first * stride_am
+            c_g += first * stride_cm
+        elif GROUPED == "n":
+            b_g += first * stride_bn
+            c_g += first * stride_cn
+        elif GROUPED == "k":
+            a_g += first * stride_ak
+            b_g += first * stride_bk
+        tiles_n = cdiv(n, BLOCK_N)
+        tiles = cdiv(m, BLOCK_M) * tiles_n
+        # this program's first tile of the group: the next index equal to pid modulo the count
+        mine = tile_base + (pid - tile_base % NUM_PROGRAMS + NUM_PROGRAMS) % NUM_PROGRAMS
+        for tile in range(mine, tile_base + tiles, NUM_PROGRAMS):
+            local = tile - tile_base
+            off_m = (local // tiles_n) * BLOCK_M
+            off_n = (local % tiles_n) * BLOCK_N
+            offs_m = off_m + tl.arange(0, BLOCK_M)
+            offs_n = off_n + tl.arange(0, BLOCK_N)
+            acc = mainloop(
+                a_g,
+                b_g,
+                a_scale_ptr,
+                b_scale_ptr,
+                m,
+                n,
+                k,
+                stride_am,
+                stride_ak,
+                stride_bk,
+                stride_bn,
+                0,
+                0,
+                0,
+                0,
+                off_m,
+                off_n,
+                BLOCK_M,
+                BLOCK_N,
+                BLOCK_K,
+                "none",
+                "none",
+                "none",
+                False,
+                DOT_UPCAST,
+                INPUT_PRECISION,
+                FAST_ACCUM,
+                PROMOTE_EVERY,
+                "tile",  # FP8_ACCUM: grouped GEMMs promote per K tile (the dense variants' default)
+                INDEX_64,
+            )
+            acc = apply_scaling(
+                acc, sa_g, sb_g, m, n, stride_sam, stride_sbn, offs_m, offs_n, SCALING
+            )
+            store_tile(c_g, acc, offs_m, offs_n, m, n, stride_cm, stride_cn, BF16_RNE)
+        tile_base += tiles
+        start = end
+
+
+@triton.jit
+def e8m0_to_fp32(bits):
+    """An MX scale (8 exponent bits, bias 127, no mantissa): 2**(bits - 127); 0xFF is NaN."""
+    bits = bits.to(tl.int32)
+    normal = (bits << 23).to(tl.float32, bitcast=True)
+    tiny = tl.full(bits.shape, 0x00400000, tl.int32).to(tl.float32, bitcast=True)  # 2**-127
+    nan = tl.full(bits.shape, 0x7FC00000, tl.int32).to(tl.float32, bitcast=True)
+    return tl.where(bits == 255, nan, tl.where(bits == 0, tiny, normal))
+
+
+@triton.jit
+def to_dot_dtype(x, DOT_DTYPE: tl.constexpr):
+    """Upcast fp32 tiles go into the dot as bf16 on a GPU (exact for the values that reach it:
+    fp8 and fp8 x power-of-two or fp4 x e4m3 products) and stay fp32 in the interpreter."""
+    if DOT_DTYPE == "bf16":
+        x = x.to(tl.bfloat16)
+    return x
+
+
+@triton.jit
+def e2m1_to_fp32(nibble):
+    """One fp4 (e2m1) value: sign, 2 exponent bits (bias 1), 1 mantissa bit; no Inf or NaN."""
+    nibble = nibble.to(tl.int32)
+    exponent = (nibble >> 1) & 3
+    mantissa = (nibble & 1).to(tl.float32)
+    subnormal = mantissa * 0.5
+    scale = (1 << tl.maximum(exponent - 1, 0)).to(tl.float32)
+    normal = (1.0 + mantissa * 0.5) * scale
+    magnitude = tl.where(exponent == 0, subnormal, normal)
+    return tl.where((nibble & 8) != 0, -magnitude, magnitude)
+
+
+@triton.jit
+def load_quantized(
+    ptr,
+    rows,
+    K,
+    stride_r,
+    stride_k,
+    off_r,
+    k0,
+    R: tl.constexpr,
+    BK: tl.constexpr,
+    FP4: tl.constexpr,
+):
+    """A (R, BK) tile along (rows, K) of an fp8 operand, or of an fp4 one packed two to a byte
+    along K (element 2j in the low nibble), as fp32 values; zero outside the matrix."""
+    offs_r = off_r + tl.arange(0, R)
+    if FP4:
+        offs_k = k0 // 2 + tl.arange(0, BK // 2)
+        ptrs = ptr + offs_r[:, None] * stride_r + offs_k[None, :] * stride_k
+        mask = (offs_r[:, None] < rows) & (offs_k[None, :] < K // 2)
+        packed = tl.load(ptrs, mask=mask, other=0)
+        pairs = tl.join(e2m1_to_fp32(packed & 0xF), e2m1_to_fp32(packed >> 4))
+        x = tl.reshape(pairs, (R, BK))
+    else:
+        offs_k = k0 + tl.arange(0, BK)
+        ptrs = ptr + offs_r[:, None] * stride_r + offs_k[None, :] * stride_k
+        mask = (offs_r[:, None] < rows) & (offs_k[None, :] < K)
+        x = fp8_to_fp32(tl.load(ptrs, mask=mask, other=0.0))
+    return x
+
+
+@triton.jit
+def load_block_scales(
+    scale_ptr,
+    rows,
+    K,
+    stride_r,
+    stride_k,
+    off_r,
+    k0,
+    R: tl.constexpr,
+    NKB: tl.constexpr,
+    ROWS_PER_SCALE: tl.constexpr,
+    K_PER_SCALE: tl.constexpr,
+    SCALE_FMT: tl.constexpr,
+    SWIZZLED: tl.constexpr,
+):
+    """The (R, NKB) scales of rows off_r.. and K blocks from k0, as fp32. SWIZZLED reads
+    cuBLAS's block-scaling layout (SWIZZLE_32_4_4): 128-row x 4-block tiles of 512 bytes, one
+    after another along K blocks, then along rows; inside a tile, row r and block c sit at
+    (r % 32) * 16 + (r // 32) * 4 + c. Otherwise the strides address (row block, K block)."""
+    r = (off_r + tl.arange(0, R)) // ROWS_PER_SCALE
+    kb = k0 // K_PER_SCALE + tl.arange(0, NKB)
+    k_blocks = cdiv(K, K_PER_SCALE)
+    mask = (r[:, None] < cdiv(rows, ROWS_PER_SCALE)) & (kb[None, :] < k_blocks)
+    if SWIZZLED:
+        tile = (r[:, None] // 128) * cdiv(k_blocks, 4) + kb[None, :] // 4
+        inner = (r[:, None] % 32) * 16 + ((r[:, None] % 128) // 32) * 4 + kb[None, :] % 4
+        ptrs = scale_ptr + tile * 512 + inner
+    else:
+        ptrs = scale_ptr + r[:, None] * stride_r + kb[None, :] * stride_k
+    if SCALE_FMT == "e8m0":
+        s = e8m0_to_fp32(tl.load(ptrs, mask=mask, other=127))
+    elif SCALE_FMT == "e4m3":
+        s = fp8_to_fp32(tl.load(ptrs, mask=mask, other=1.0))
+    else:
+        s = tl.load(ptrs, mask=mask, other=1.0)
+    return s
+
+
+@triton.jit
+def scale_tile(x, s, R: tl.constexpr, BK: tl.constexpr, NKB: tl.constexpr):
+    """x (R, BK) times its scales s (R, NKB), each scale covering BK // NKB consecutive K."""
+    return tl.reshape(tl.reshape(x, (R, NKB, BK // NKB)) * s[:, :, None], (R, BK))
+
+
+@triton.jit
+def blockscaled_gemm_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    a_scale_ptr,
+    b_scale_ptr,
+    a_global_ptr,
+    b_global_ptr,
+    bias_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bn,
+    stride_bk,
+    stride_cm,
+    stride_cn,
+    stride_sar,
+    stride_sak,
+    stride_sbr,
+    stride_sbk,
+    stride_bias,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    A_FP4: tl.constexpr,
+    B_FP4: tl.constexpr,
+    SCALE_FMT: tl.constexpr,
+    A_ROWS_PER_SCALE: tl.constexpr,
+    B_ROWS_PER_SCALE: tl.constexpr,
+    K_PER_SCALE: tl.constexpr,
+    SWIZZLED: tl.constexpr,
+    SCALE_AFTER_DOT: tl.constexpr,
+    DOT_DTYPE: tl.constexpr,
+    GLOBAL_SCALE: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
+    BF16_RNE: tl.constexpr,
+):
+    """`F.scaled_mm` with block scales (1x16, 1x32, 1x128, 128x128) by upcasting. b is read as
+    (N, K). Scales that are powers of two (MX e8m0) or whose products with the elements are exact
+    in bf16 (NVFP4: e4m3 x e2m1) multiply each operand tile before a bf16 (fp32 in the
+    interpreter) dot; fp32 block scales (1x128, 128x128, where BLOCK_K divides 128) multiply each
+    K tile's product instead (SCALE_AFTER_DOT), as DeepSeek-style kernels do. NVFP4's second
+    level, one fp32 scale per operand, multiplies the accumulator (GLOBAL_SCALE)."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    offs_m = off_m + tl.arange(0, BLOCK_M)
+    offs_n = off_n + tl.arange(0, BLOCK_N)
+    acc = tl.full((BLOCK_M, BLOCK_N), 0, dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = load_quantized(a_ptr, M, K, stride_am, stride_ak, off_m, k0, BLOCK_M, BLOCK_K, A_FP4)
+        b = load_quantized(b_ptr, N, K, stride_bn, stride_bk, off_n, k0, BLOCK_N, BLOCK_K, B_FP4)
+        if SCALE_AFTER_DOT:
+            sa = load_block_scales(
+                a_scale_ptr,
+                M,
+                K,
+                stride_sar,
+                stride_sak,
+                off_m,
+                k0,
+                BLOCK_M,
+                1,
+                A_ROWS_PER_SCALE,
+                K_PER_SCALE,
+                SCALE_FMT,
+                SWIZZLED,
+            )
+            sb = load_block_scales(
+                b_scale_ptr,
+                N,
+                K,
+                stride_sbr,
+                stride_sbk,
+                off_n,
+                k0,
+                BLOCK_N,
+                1,
+                B_ROWS_PER_SCALE,
+                K_PER_SCALE,
+                SCALE_FMT,
+                SWIZZLED,
+            )
+            part = tl.dot(to_dot_dtype(a, DOT_DTYPE), to_dot_dtype(b, DOT_DTYPE).T)
+            acc += part * tl.reshape(sa, (BLOCK_M,))[:, None] * tl.reshape(sb, (BLOCK_N,))[None, :]
+        else:
+            sa = load_block_scales(
+                a_scale_ptr,
+                M,
+                K,
+                stride_sar,
+                stride_sak,
+                off_m,
+                k0,
+                BLOCK_M,
+                BLOCK_K // K_PER_SCALE,
+                A_ROWS_PER_SCALE,
+                K_PER_SCALE,
+                SCALE_FMT,
+                SWIZZLED,
+            )
+            sb = load_block_scales(
+                b_scale_ptr,
+                N,
+                K,
+                stride_sbr,
+                stride_sbk,
+                off_n,
+                k0,
+                BLOCK_N,
+                BLOCK_K // K_PER_SCALE,
+                B_ROWS_PER_SCALE,
+                K_PER_SCALE,
+                SCALE_FMT,
+                SWIZZLED,
+            )
+            a = scale_tile(a, sa, BLOCK_M, BLOCK_K, BLOCK_K // K_PER_SCALE)
+            b = scale_tile(b, sb, BLOCK_N, BLOCK_K, BLOCK_K // K_PER_SCALE)
+            acc = tl.dot(to_dot_dtype(a, DOT_DTYPE), to_dot_dtype(b, DOT_DTYPE).T, acc)
+    if GLOBAL_SCALE:
+        acc = acc * tl.load(a_global_ptr) * tl.load(b_global_ptr)
+    if HAS_BIAS:
+        bias = tl.load(bias_ptr + offs_n * stride_bias, mask=offs_n < N, other=0.0)
+        acc += bias.to(tl.float32)[None, :]
+    store_tile(c_ptr, acc, offs_m, offs_n, M, N, stride_cm, stride_cn, BF16_RNE)
+
+
+KERNELS = {
+    "gemm_kernel": gemm_kernel,
+    "gemm_persistent_kernel": gemm_persistent_kernel,
+    "grouped_gemm_kernel": grouped_gemm_kernel,
+    "blockscaled_gemm_kernel": blockscaled_gemm_kernel,
+}
 
 # every @triton.jit piece, in source order: what the "triton" artifact shows for a launch
 PIECES = (
@@ -851,10 +1379,22 @@ PIECES = (
     fp8_to_fp32,
     dot_operand,
     load_row_scale,
+    load_operands,
     mainloop,
     apply_scaling,
     epilogue_step,
     gemm_tile,
     gemm_kernel,
     gemm_persistent_kernel,
+    round_to_fp8,
+    store_tile,
+    group_extent,
+    grouped_gemm_kernel,
+    e8m0_to_fp32,
+    to_dot_dtype,
+    e2m1_to_fp32,
+    load_quantized,
+    load_block_scales,
+    scale_tile,
+    blockscaled_gemm_kernel,
 )

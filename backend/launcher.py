@@ -16,10 +16,21 @@ every shape set (dynamic shapes never recompile the graph):
 
 Specialisation rules (what makes Triton compile a new kernel variant, never a new graph):
 constexpr flags (tiles, `A_DESC`/`B_DESC` path, `SCALING`, `DOT_UPCAST`, `INPUT_PRECISION`,
-`FAST_ACCUM`/`PROMOTE_EVERY`, epilogue ops, `INDEX_64` when an offset may pass 2**31,
+`FAST_ACCUM`/`PROMOTE_EVERY`/`FP8_ACCUM`, epilogue ops, `INDEX_64` when an offset may pass 2**31,
 `BF16_RNE` in the interpreter) and Triton's own argument specialisation (16-divisibility of
 pointers and ints, ints equal to 1). The graph itself is specialised only by what dynamo
 guards on (dtypes, ranks, and sizes 0/1), by the TF32 flag, and by which nodes fuse.
+
+The call path: everything above depends only on the call's *signature* (dtypes, sizes, strides,
+16-byte alignment of each pointer, devices, the view shapes of the epilogue), never on values.
+So the first call with a signature resolves a `CallPlan` (eager checks, problem, tile config,
+grid, the kernel's whole argument list with the tensors left as slots, and Triton's compiled
+kernel); every later call with that signature looks the plan up by a tuple of those facts,
+allocates the output, fills the tensor slots and launches the compiled kernel directly
+(`TritonLauncher`: no argument binding, specialisation or cache lookup by Triton's JIT per
+call). With `BackendOptions.cudagraphs`, a plan also captures its launch in a CUDA graph per set
+of input addresses once it has seen that set twice, and replays it while the output it handed
+out last time is no longer referenced (the graph writes that same memory again).
 
 Validation: eager's meta functions reject bad shapes and dtypes while dynamo traces. The few
 checks eager makes only in its CUDA kernels are mirrored (`eager_checks`): the eager op is called
@@ -29,17 +40,23 @@ so that it raises its own exception.
 from __future__ import annotations
 
 import inspect
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
+from gemmconf.gemm.dtypes import FP8_TORCH
+from gemmconf.gemm.ops import OPS, OpSpec
+from gemmconf.gemm.scaling import classify
 from gemmconf_reference import compat, configs, eager_checks, kernels
 from gemmconf_reference.crosscompile import CompileRequest, ParamSpec, specialize
 from gemmconf_reference.epilogue import EpilogueStep
 from gemmconf_reference.target import Target
 
 INT32_LIMIT = 2**31
+FP8_ACCUM = ("tile", "mma", "pingpong")  # BackendOptions.fp8_accum: kernels.py's FP8_ACCUM
 TF32_MIN_K = 16  # shorter K loops (under two TF32 MMA k-steps) stay IEEE fp32
 
 
@@ -56,6 +73,13 @@ class BackendOptions:
     # fp8 without use_fast_accum: K tiles multiplied in the MMA accumulator before each addition
     # into the fp32 one (1: every tile, the most accurate; more: faster on Hopper)
     fp8_promote_every: int = 1
+    # how those products are promoted: "tile" (a second accumulator, added every
+    # fp8_promote_every K tiles), "mma" (Triton's max_num_imprecise_acc, every K tile) or
+    # "pingpong" (two K tiles a step into two fresh accumulators); kernels.py says more
+    fp8_accum: str = "tile"
+    # replay each call's launch from a CUDA graph per set of input addresses (GPU only; see the
+    # module docstring for when a graph is captured and when it may be replayed)
+    cudagraphs: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,7 +87,7 @@ class GemmSpec:
     """What the lowering decided for one GEMM node, fixed for the graph's lifetime."""
 
     name: str
-    op: str  # "mm", "addmm", "bmm", "baddbmm", "int_mm", "scaled_mm"
+    op: str  # a name in gemmconf.gemm.OPS (lowering.LOWERED_OPS)
     dtype: torch.dtype  # of A (B has the same, or another fp8 type for _scaled_mm)
     steps: tuple[EpilogueStep, ...]
     gemm_dtype: torch.dtype  # the GEMM node's own result (`out_dtype` of _scaled_mm)
@@ -77,8 +101,12 @@ class GemmSpec:
     input_names: tuple[str, ...]  # FX names of A, B (and the fp8 scales)
 
     @property
+    def gemm(self) -> OpSpec:
+        return OPS[self.op]
+
+    @property
     def batched(self) -> bool:
-        return self.op in ("bmm", "baddbmm")
+        return self.gemm.batched
 
     def epilogue_ops(self) -> tuple[str, ...]:
         ops = [step.op for step in self.steps]
@@ -153,7 +181,7 @@ def descriptor_paths(problem: Problem, target: Target) -> tuple[str, str]:
 
 
 def dot_upcast(problem: Problem, target: Target) -> str:
-    fp8 = problem.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)
+    fp8 = problem.dtype in FP8_TORCH
     if target.interpreter and (problem.dtype == torch.bfloat16 or fp8):
         # the interpreter's bf16 tl.dot is wrong (triton#11584); its fp8 conversion loses NaN
         return "fp32"
@@ -207,6 +235,7 @@ def plan_launch(
         "INPUT_PRECISION": input_precision(problem, target),
         "FAST_ACCUM": problem.fast_accum,
         "PROMOTE_EVERY": options.fp8_promote_every,
+        "FP8_ACCUM": options.fp8_accum,
         **{f"EPI{i}": op for i, op in enumerate(problem.epilogue)},
         "INDEX_64": problem.index_64,
         "BF16_RNE": target.interpreter,  # the interpreter truncates fp32 -> bf16
@@ -237,9 +266,17 @@ class LaunchRecord:
     """One distinct launch, as data: enough to cross-compile it again for any arch."""
 
     gemm: str
-    problem: Problem
+    problem: Any  # Problem, or a grouped / block-scaled problem with its own `plan`
     runtime_params: tuple[ParamSpec, ...]  # every runtime argument, specialised
     plan: LaunchPlan
+
+    def replan(self, target: Target, options: BackendOptions) -> LaunchPlan:
+        """This launch's plan for another target (grouped and block-scaled problems plan
+        themselves; the dense family goes through `plan_launch`)."""
+        own = getattr(self.problem, "plan", None)
+        if own is not None:
+            return own(target, options)
+        return plan_launch(self.problem, target, options)
 
     def request(self, plan: LaunchPlan) -> CompileRequest:
         """The compile request for `plan` (this call's plan re-derived for another target)."""
@@ -252,13 +289,101 @@ class LaunchRecord:
         return CompileRequest(plan.kernel, params, plan.config.num_warps, plan.config.num_stages)
 
 
+Launch = Callable[[Sequence[Any]], None]  # launches one kernel on a full argument list
+
+
+class TritonLauncher:
+    """The first launch of a plan goes through Triton's JIT (which compiles, or loads from its
+    caches, and returns the compiled kernel); later launches call the compiled kernel's launcher
+    directly with the same positional arguments Triton's JIT passes it (triton 3.6 and 3.7:
+    `kernel.run(grid x3, stream, function, packed_metadata, launch_metadata, enter_hook,
+    exit_hook, *all_params)`, constexprs included).
+
+    `compiles` counts the compiled kernels this process had not launched before: what a
+    signature cost (a compile, or a load from Triton's on-disk cache) beyond a lookup."""
+
+    # ids of the compiled kernels launched in this process (Triton's cache keeps them alive)
+    seen: ClassVar[set[int]] = set()
+
+    def __init__(
+        self, *, stream_of: Callable[[int], int] | None = None, device: int | None = None
+    ) -> None:
+        self.compiles = 0
+        self._stream_of, self._device = stream_of, device  # default: Triton's active driver's
+
+    def first(self, fn: Any, grid: tuple[int, ...], args: Sequence[Any], config: Any) -> Launch:
+        compiled = fn[grid](*args, num_warps=config.num_warps, num_stages=config.num_stages)
+        if id(compiled) not in TritonLauncher.seen:
+            TritonLauncher.seen.add(id(compiled))
+            self.compiles += 1
+        return direct_launch(compiled, grid, stream_of=self._stream_of, device=self._device)
+
+
+def direct_launch(
+    compiled: Any,
+    grid: tuple[int, ...],
+    *,
+    stream_of: Callable[[int], int] | None = None,
+    device: int | None = None,
+) -> Launch:
+    """A launch of `compiled` (a Triton CompiledKernel) on the current stream, bypassing the JIT
+    (`stream_of` and `device` default to Triton's active driver's)."""
+    from triton import knobs
+
+    runtime = knobs.runtime
+    if stream_of is None or device is None:
+        from triton.runtime.driver import driver
+
+        stream_of = stream_of or driver.active.get_current_stream
+        device = driver.active.get_current_device() if device is None else device
+    g0, g1, g2 = (*grid, 1, 1)[:3]
+    run, function, packed = compiled.run, compiled.function, compiled.packed_metadata
+
+    def launch(args: Sequence[Any]) -> None:
+        stream = stream_of(device)
+        enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
+        if _hooked(enter) or _hooked(leave):  # a profiler listens: give it what the JIT gives
+            metadata = compiled.launch_metadata(grid, stream, *args)
+            run(g0, g1, g2, stream, function, packed, metadata, enter, leave, *args)
+        else:  # Triton's JIT would build launch metadata and call two empty hook chains
+            run(g0, g1, g2, stream, function, packed, None, None, None, *args)
+
+    return launch
+
+
+def _hooked(hook: Any) -> bool:
+    """A launch hook that would do something (triton 3.6+ keeps a `HookChain`, empty unless a
+    profiler added to it; older versions keep a callable or None)."""
+    return hook is not None and bool(getattr(hook, "calls", True))
+
+
+class InterpreterLauncher:
+    """In the Triton interpreter every launch goes through the interpreted function."""
+
+    compiles = 0
+
+    def first(self, fn: Any, grid: tuple[int, ...], args: Sequence[Any], config: Any) -> Launch:
+        def launch(call_args: Sequence[Any]) -> None:
+            fn[grid](*call_args, num_warps=config.num_warps, num_stages=config.num_stages)
+
+        launch(args)
+        return launch
+
+
 @dataclass
 class Runtime:
-    """State shared by the GemmCalls of one backend instance: target, options, tuning cache."""
+    """State shared by the GemmCalls of one backend instance: target, options, tuning cache,
+    and the launcher (Triton's compiled kernels on a GPU, the interpreter on a CPU; tools
+    measuring the host path put a stub here)."""
 
     target: Target
     options: BackendOptions
     autotune_cache: configs.AutotuneCache = field(default_factory=configs.AutotuneCache)
+    launcher: TritonLauncher | InterpreterLauncher | Any = None
+
+    def __post_init__(self) -> None:
+        if self.launcher is None:
+            self.launcher = InterpreterLauncher() if self.target.interpreter else TritonLauncher()
 
 
 def _as_batched(t: torch.Tensor) -> torch.Tensor:
@@ -284,31 +409,205 @@ def _resolve_shape(shape: list[int], numel: int) -> tuple[int, ...]:
 
 def scaling_kind(scale_a: torch.Tensor, scale_b: torch.Tensor, m: int, n: int, k: int) -> str:
     """The fp8 recipe these scales implement ("other": one the kernels do not)."""
-    if scale_a.numel() == 1 and scale_b.numel() == 1:
-        return "tensorwise"
-    if tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n):
-        return "rowwise"
-    kb = _cdiv(k, 128)
-    if tuple(scale_a.shape) == (m, kb) and tuple(scale_b.shape) == (kb, _cdiv(n, 128)):
-        return "blockwise"
-    return "other"
+    recipe = classify(scale_a, scale_b, m, n, k)
+    return recipe.name if recipe is not None else "other"
 
 
-class GemmCall:
-    """The callable a rewritten graph uses in place of one GEMM and its fused epilogue."""
+def _tensor_key(t: torch.Tensor) -> tuple[Any, ...]:
+    return (t.dtype, t.shape, t.stride(), t.data_ptr() % 16 == 0, t.device)
 
-    def __init__(self, spec: GemmSpec, runtime: Runtime) -> None:
-        self.spec = spec
+
+def signature_key(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    scale_a: torch.Tensor | None,
+    scale_b: torch.Tensor | None,
+    operands: list[torch.Tensor],
+    stage_shapes: list[list[int]],
+) -> tuple[Any, ...]:
+    """Everything about one call's arguments that its plan depends on (no values)."""
+    return (
+        _tensor_key(a),
+        _tensor_key(b),
+        None if scale_a is None else _tensor_key(scale_a),
+        None if scale_b is None else _tensor_key(scale_b),
+        tuple(_tensor_key(x) for x in operands),
+        tuple(tuple(shape) for shape in stage_shapes),
+    )
+
+
+@dataclass
+class CallPlan:
+    """One signature's call, resolved once: what to allocate and what to launch."""
+
+    out_shape: tuple[int, ...]  # the call's result (the kernel writes it as (batch, M, N))
+    out_dtype: torch.dtype
+    launch: Launch | None  # None: nothing to launch (an empty output)
+    stage_shapes: tuple[tuple[int, ...], ...] = ()  # the call's view shapes, as it got them
+    args: tuple[Any, ...] = ()  # the kernel's whole argument list; tensor slots refilled per call
+    a_slot: int = 0
+    b_slot: int = 1
+    c_slot: int = 2
+    scale_slots: tuple[int, int] | None = None  # a_scale_ptr, b_scale_ptr
+    reshape_scales: bool = False  # tensorwise: 0-dim scales are passed as 1-element vectors
+    tma: bool = False  # in-kernel tensor descriptors: Triton's allocator (a context variable)
+    # epilogue tensors: (argument slot, index into the call's operands, stage shape, (B, M, N))
+    operand_slots: tuple[tuple[int, int, tuple[int, ...], tuple[int, int, int]], ...] = ()
+    graphs: LaunchGraphs | None = None
+
+
+class CudaGraphs:
+    """What `LaunchGraphs` needs of torch.cuda (a stand-in replaces it in CPU tests)."""
+
+    def __init__(self) -> None:
+        self.pool: Any = None
+
+    def capturing(self) -> bool:
+        return torch.cuda.is_current_stream_capturing()
+
+    def capture(
+        self, launch: Callable[[], torch.Tensor]
+    ) -> tuple[Callable[[], None], torch.Tensor]:
+        """The graph's replay and the output its launch wrote (captured, not yet run)."""
+        if self.pool is None:
+            self.pool = torch.cuda.graph_pool_handle()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self.pool):
+            out = launch()
+        return graph.replay, out
+
+
+def _use_count(t: torch.Tensor) -> int:
+    return torch._C._storage_Use_Count(t.untyped_storage()._cdata)
+
+
+class LaunchGraphs:
+    """One plan's launch captured in CUDA graphs, one per set of input addresses.
+
+    A set is captured the second time it is seen (a one-off call never pays a capture), at most
+    `MAX_GRAPHS` per plan (least recently used dropped; once `MAX_GRAPHS` were dropped the plan
+    captures no more, since its callers rotate through more address sets than it keeps). A
+    graph writes the same output memory on every replay, so it is replayed only while nobody
+    holds what it returned last time: each replay hands out a new alias of the graph's output
+    (`detach`), and the storage's use count tells whether any alias, or a view of one, is still
+    alive. Otherwise, and while another capture is under way, the call launches normally into a
+    fresh output."""
+
+    MAX_GRAPHS = 16
+    MAX_SIGHTINGS = 1024
+
+    def __init__(self, api: Any = None) -> None:
+        self.api = api or CudaGraphs()
+        # addresses -> (replay, output, the output's storage use count when nobody holds it)
+        self.graphs: OrderedDict[tuple[int, ...], tuple[Callable[[], None], torch.Tensor, int]]
+        self.graphs = OrderedDict()
+        self.sightings: dict[tuple[int, ...], int] = {}
+        self.replays = 0
+        self.captures = 0
+        self.dropped = 0
+
+    def __call__(
+        self, addresses: tuple[int, ...], launch: Callable[[], torch.Tensor]
+    ) -> torch.Tensor:
+        """The call's output: replayed from a graph where one may run, else launched."""
+        found = self.graphs.get(addresses)
+        if found is not None:
+            replay, out, free = found
+            if _use_count(out) <= free and not self.api.capturing():
+                replay()
+                self.graphs.move_to_end(addresses)
+                self.replays += 1
+                return out.detach()
+            return launch()
+        if self.api.capturing() or self.dropped >= self.MAX_GRAPHS:
+            return launch()
+        if len(self.sightings) >= self.MAX_SIGHTINGS:
+            self.sightings.clear()
+        self.sightings[addresses] = self.sightings.get(addresses, 0) + 1
+        if self.sightings[addresses] < 2:
+            return launch()
+        replay, out = self.api.capture(launch)
+        del self.sightings[addresses]
+        self.captures += 1
+        self.graphs[addresses] = (replay, out, _use_count(out))
+        while len(self.graphs) > self.MAX_GRAPHS:
+            self.graphs.popitem(last=False)
+            self.dropped += 1
+        replay()  # a capture records the launch without running it
+        self.replays += 1
+        return out.detach()
+
+
+def graphs_supported() -> str | None:
+    """Why CUDA-graph replay cannot be used here (None: it can)."""
+    if not torch.cuda.is_available():
+        return "no CUDA device"
+    if not hasattr(torch._C, "_storage_Use_Count"):
+        return f"torch {torch.__version__} has no _storage_Use_Count (is an output still held?)"
+    return None
+
+
+class KernelCall:
+    """What every call node of a rewritten graph shares: its launches, as records to
+    cross-compile again, and the launch of a planned kernel with named arguments."""
+
+    def __init__(self, name: str, runtime: Runtime) -> None:
+        self.name = name
         self.runtime = runtime
         self.launches: dict[tuple[Any, ...], LaunchRecord] = {}
         self._recorded: set[tuple[Any, ...]] = set()  # launches whose record is up to date
         self.calls = 0
         # FX names the call after these when it prints the graph's code
-        self.__name__ = self.__qualname__ = spec.name
+        self.__name__ = self.__qualname__ = name
         self.__module__ = "reference"
 
     def __repr__(self) -> str:
-        return f"GemmCall({self.spec.name})"
+        return f"{type(self).__name__}({self.name})"
+
+    def _launch(self, plan: LaunchPlan, args: dict[str, Any]) -> None:
+        flags = plan.flags()
+        if (
+            flags.get("A_DESC", "none") != "none" or flags.get("B_DESC", "none") != "none"
+        ) and not self.runtime.target.interpreter:
+            compat.set_tma_allocator()
+        kernel = kernels.KERNELS[plan.kernel]
+        call_args = {
+            name: args[name]
+            for name, is_constexpr in KERNEL_SIGNATURES[plan.kernel]
+            if not is_constexpr
+        }
+        kernel[plan.grid](
+            **call_args, **flags, num_warps=plan.config.num_warps, num_stages=plan.config.num_stages
+        )
+
+    def _record(self, problem: Any, plan: LaunchPlan, args: dict[str, Any]) -> None:
+        # Specialising every argument cost two thirds of a call's host time (~200 us of 300 on a
+        # CPU): a repeated launch, same plan and problem with the same integers and pointer
+        # alignments, has the same specialisation, so it is recorded once.
+        seen = (
+            plan.kernel,
+            plan.constexprs,
+            problem,
+            tuple(
+                (v.dtype, v.data_ptr() % 16 == 0) if isinstance(v, torch.Tensor) else v
+                for v in args.values()
+            ),
+        )
+        if seen in self._recorded:
+            return
+        self._recorded.add(seen)
+        params = tuple(specialize(name, value) for name, value in args.items())
+        key = (plan.kernel, plan.constexprs, params)
+        self.launches[key] = LaunchRecord(self.name, problem, params, plan)
+
+
+class GemmCall(KernelCall):
+    """The callable a rewritten graph uses in place of one GEMM and its fused epilogue."""
+
+    def __init__(self, spec: GemmSpec, runtime: Runtime) -> None:
+        super().__init__(spec.name, runtime)
+        self.spec = spec
+        self.plans: dict[tuple[Any, ...], CallPlan] = {}  # by signature_key: see the module doc
 
     def describe(self, *, launches: bool = True) -> str:
         """The plan text: what this call computes (and which kernels it has launched)."""
@@ -344,15 +643,74 @@ class GemmCall:
         operands: list[torch.Tensor],
         stage_shapes: list[list[int]],
     ) -> torch.Tensor:
-        spec = self.spec
         self.calls += 1
+        key = signature_key(a, b, scale_a, scale_b, operands, stage_shapes)
+        plan = self.plans.get(key)
+        if plan is None:
+            plan, out = self._resolve(a, b, scale_a, scale_b, operands, stage_shapes)
+            self.plans[key] = plan
+            return out
+        if plan.launch is None:
+            return torch.empty(plan.out_shape, dtype=plan.out_dtype, device=a.device)
+        if plan.graphs is None:
+            return self._launch_planned(plan, a, b, scale_a, scale_b, operands)
+        addresses = (
+            a.data_ptr(),
+            b.data_ptr(),
+            *(t.data_ptr() for t in (scale_a, scale_b) if t is not None),
+            *(x.data_ptr() for x in operands),
+        )
+        return plan.graphs(
+            addresses, lambda: self._launch_planned(plan, a, b, scale_a, scale_b, operands)
+        )
+
+    def _launch_planned(
+        self,
+        plan: CallPlan,
+        a: torch.Tensor,
+        b: torch.Tensor,
+        scale_a: torch.Tensor | None,
+        scale_b: torch.Tensor | None,
+        operands: list[torch.Tensor],
+    ) -> torch.Tensor:
+        """A call whose plan is known: allocate, fill the tensor slots, launch."""
+        assert plan.launch is not None
+        out = torch.empty(plan.out_shape, dtype=plan.out_dtype, device=a.device)
+        if out.data_ptr() % 16:  # the plan's kernel assumed an aligned output: plan this one anew
+            stage_shapes = [list(shape) for shape in plan.stage_shapes]
+            return self._resolve(a, b, scale_a, scale_b, operands, stage_shapes)[1]
+        args = list(plan.args)
+        args[plan.a_slot], args[plan.b_slot], args[plan.c_slot] = a, b, out
+        if plan.tma:
+            compat.set_tma_allocator()
+        if plan.scale_slots is not None:
+            assert scale_a is not None and scale_b is not None
+            if plan.reshape_scales:
+                scale_a, scale_b = scale_a.reshape(-1), scale_b.reshape(-1)
+            args[plan.scale_slots[0]], args[plan.scale_slots[1]] = scale_a, scale_b
+        for slot, index, stage, bmn in plan.operand_slots:
+            args[slot] = self._broadcast_operand(operands[index], stage, bmn, a.device)
+        plan.launch(args)
+        return out
+
+    def _resolve(
+        self,
+        a: torch.Tensor,
+        b: torch.Tensor,
+        scale_a: torch.Tensor | None,
+        scale_b: torch.Tensor | None,
+        operands: list[torch.Tensor],
+        stage_shapes: list[list[int]],
+    ) -> tuple[CallPlan, torch.Tensor]:
+        """The first call with a signature: checks, plans and launches; the plan for the next."""
+        spec = self.spec
         a3, b3 = _as_batched(a), _as_batched(b)
         batch = max(a3.shape[0], b3.shape[0])
         m, k, n = a3.shape[1], a3.shape[2], b3.shape[2]
         if spec.op == "int_mm" and a.is_cuda and eager_checks.int_mm_rejected(m, k, n):
             eager_checks.raise_like_eager(lambda: torch._int_mm(a, b))
         scaling = "none"
-        if spec.op == "scaled_mm":
+        if spec.gemm.scaled:
             assert scale_a is not None and scale_b is not None
             scaling = scaling_kind(scale_a, scale_b, m, n, k)
             self._check_scaled_mm(a, b, scale_a, scale_b, operands, scaling)
@@ -365,12 +723,14 @@ class GemmCall:
         gemm_shape = (batch, m, n) if spec.batched else (m, n)
         shapes = [gemm_shape] + [_resolve_shape(s, batch * m * n) for s in stage_shapes]
         if batch == 0 or m == 0 or n == 0:
-            return torch.empty(shapes[-1], dtype=spec.out_dtype, device=a.device)
+            empty = CallPlan(tuple(shapes[-1]), spec.out_dtype, None)  # no launch, ever
+            return empty, torch.empty(shapes[-1], dtype=spec.out_dtype, device=a.device)
 
         out = torch.empty((batch, m, n), dtype=spec.out_dtype, device=a.device)
+        steps = self._operand_steps(operands)
         xs = [
             self._broadcast_operand(x, shapes[step.stage], (batch, m, n), a.device)
-            for x, step in self._operand_steps(operands)
+            for x, step in steps
         ]
         tensors = [a3, b3, out, *xs]
         problem = Problem(
@@ -382,18 +742,52 @@ class GemmCall:
             a=OperandLayout.of(a3, _batch_stride(a3)),
             b=OperandLayout.of(b3, _batch_stride(b3)),
             scaling=scaling,
-            int_acc=spec.op == "int_mm",
+            int_acc=spec.gemm.exact,
             input_precision=spec.input_precision,
             # blockwise scaling already adds each K tile's product into the fp32 accumulator
-            fast_accum=spec.op != "scaled_mm" or spec.use_fast_accum or scaling == "blockwise",
+            fast_accum=not spec.gemm.scaled or spec.use_fast_accum or scaling == "blockwise",
             epilogue=spec.epilogue_ops(),
             index_64=any(_max_offset(t) >= INT32_LIMIT for t in tensors),
         )
         args = self._runtime_args(a3, b3, out, scale_a, scale_b, xs, problem, batch)
         plan = self._plan(problem, args)
-        self._launch(plan, args)
         self._record(problem, plan, args)
-        return out.view(shapes[-1])
+        params = KERNEL_SIGNATURES[plan.kernel]
+        flags = plan.flags()
+        positional = [flags[name] if constexpr else args[name] for name, constexpr in params]
+        tma = (flags["A_DESC"], flags["B_DESC"]) != ("none", "none")
+        tma = tma and not self.runtime.target.interpreter
+        if tma:
+            compat.set_tma_allocator()
+        launch = self.runtime.launcher.first(
+            kernels.KERNELS[plan.kernel], plan.grid, positional, plan.config
+        )
+        slot = {name: i for i, (name, _) in enumerate(params)}
+        graphs = None
+        if self.runtime.options.cudagraphs and not self.runtime.target.interpreter:
+            graphs = LaunchGraphs() if graphs_supported() is None else None
+        call_plan = CallPlan(
+            out_shape=tuple(shapes[-1]),
+            out_dtype=spec.out_dtype,
+            launch=launch,
+            stage_shapes=tuple(tuple(shape) for shape in stage_shapes),
+            args=tuple(None if isinstance(v, torch.Tensor) else v for v in positional),
+            a_slot=slot["a_ptr"],
+            b_slot=slot["b_ptr"],
+            c_slot=slot["c_ptr"],
+            scale_slots=None
+            if problem.scaling == "none"
+            else (slot["a_scale_ptr"], slot["b_scale_ptr"]),
+            reshape_scales=problem.scaling == "tensorwise",
+            tma=tma,
+            operand_slots=tuple(
+                (slot[f"x{i}_ptr"], step.operand, shapes[step.stage], (batch, m, n))
+                for i, step in enumerate(spec.steps)
+                if step.operand is not None
+            ),
+            graphs=graphs,
+        )
+        return call_plan, out.view(shapes[-1])
 
     def _check_scaled_mm(
         self,
@@ -527,42 +921,6 @@ class GemmCall:
         options = configs.candidates(runtime.target.arch_class, problem.dtype)
         best = runtime.autotune_cache.choose(key, options, time_config)
         return plan_launch(problem, runtime.target, runtime.options, best)
-
-    def _launch(self, plan: LaunchPlan, args: dict[str, Any]) -> None:
-        flags = plan.flags()
-        if (
-            flags["A_DESC"] != "none" or flags["B_DESC"] != "none"
-        ) and not self.runtime.target.interpreter:
-            compat.set_tma_allocator()
-        kernel = kernels.KERNELS[plan.kernel]
-        call_args = {
-            name: args[name]
-            for name, is_constexpr in KERNEL_SIGNATURES[plan.kernel]
-            if not is_constexpr
-        }
-        kernel[plan.grid](
-            **call_args, **flags, num_warps=plan.config.num_warps, num_stages=plan.config.num_stages
-        )
-
-    def _record(self, problem: Problem, plan: LaunchPlan, args: dict[str, Any]) -> None:
-        # Specialising every argument cost two thirds of a call's host time (~200 us of 300 on a
-        # CPU): a repeated launch, same plan and problem with the same integers and pointer
-        # alignments, has the same specialisation, so it is recorded once.
-        seen = (
-            plan.kernel,
-            plan.constexprs,
-            problem,
-            tuple(
-                (v.dtype, v.data_ptr() % 16 == 0) if isinstance(v, torch.Tensor) else v
-                for v in args.values()
-            ),
-        )
-        if seen in self._recorded:
-            return
-        self._recorded.add(seen)
-        params = tuple(specialize(name, value) for name, value in args.items())
-        key = (plan.kernel, plan.constexprs, params)
-        self.launches[key] = LaunchRecord(self.spec.name, problem, params, plan)
 
 
 def _short(dtype: torch.dtype) -> str:

@@ -8,9 +8,15 @@ was; everything else (views feeding the GEMM, unfused pointwise ops, other ops) 
 graph and runs as eager aten. The rewritten GraphModule is the compiled function, and its
 `code` is the readable call plan.
 
+Grouped GEMMs (`_grouped_mm`, `_scaled_grouped_mm`) and `F.scaled_mm` (`_scaled_mm_v2`) become
+a `GroupedCall` / `BlockScaledCall` each (`grouped.py`, `blockscaled.py`), with no fused epilogue.
+Backward graphs arrive the same way (aot_autograd hands the backward compiler its graph): the
+gradients of mm, bmm, addmm, linear and grouped_mm are GEMMs of these ops on transposed views.
+
 Left to eager, on purpose: integer `aten.mm` (wraps in eager), fp64 and fp8 `aten.mm`,
 `_int_mm` with a uint8 operand, `_scaled_mm` with `scale_result` or an fp8 `out_dtype`, and
-scale layouts other than tensorwise / rowwise / (1x128, 128x128) blockwise.
+scales that implement none of the suite's recipes (`gemmconf.gemm.scaling.classify`); grouped
+GEMMs with a bias or `scale_result` (eager rejects them) and ScalingType pairs eager rejects.
 """
 
 from __future__ import annotations
@@ -21,30 +27,27 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from gemmconf.gemm.dtypes import FP8_TORCH
+from gemmconf.gemm.ops import OPS
+from gemmconf.gemm.scaling import classify
 from gemmconf_reference import compat
+from gemmconf_reference.blockscaled import BlockScaledCall, recipe_of
 from gemmconf_reference.epilogue import EpilogueStep, FusedChain, fuse_chain, meta_val
-from gemmconf_reference.launcher import GemmCall, GemmSpec, Runtime
+from gemmconf_reference.grouped import GroupedCall
+from gemmconf_reference.launcher import GemmCall, GemmSpec, KernelCall, Runtime
 
 aten = torch.ops.aten
 
-GEMM_OPS: dict[Any, str] = {
-    aten.mm.default: "mm",
-    aten.addmm.default: "addmm",
-    aten.bmm.default: "bmm",
-    aten.baddbmm.default: "baddbmm",
-    aten._int_mm.default: "int_mm",
-    aten._scaled_mm.default: "scaled_mm",
+# The ops this backend lowers; linear and matmul arrive decomposed into them.
+LOWERED_OPS = ("mm", "addmm", "bmm", "baddbmm", "int_mm", "scaled_mm")
+GEMM_OPS: dict[Any, str] = {getattr(aten, OPS[op].aten).default: op for op in LOWERED_OPS}
+# ops with a call of their own and no fused epilogue
+GROUPED_OPS: dict[Any, str] = {
+    getattr(aten, OPS[op].aten).default: op for op in ("grouped_mm", "scaled_grouped_mm")
 }
+SCALED_MM_V2 = getattr(aten, OPS["scaled_mm_v2"].aten).default
 FLOAT_GEMM_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
-FP8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
 SCALED_OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
-# schema names of the two matrices, per floating-point op
-OPERAND_NAMES = {
-    "mm": ("self", "mat2"),
-    "addmm": ("mat1", "mat2"),
-    "bmm": ("self", "mat2"),
-    "baddbmm": ("batch1", "batch2"),
-}
 
 
 @dataclass
@@ -53,7 +56,7 @@ class LoweredGraph:
 
     index: int
     gm: fx.GraphModule
-    calls: list[GemmCall]
+    calls: list[KernelCall]
     skipped: list[str]  # GEMM nodes left to eager, with the reason
 
     def plan_text(self) -> str:
@@ -91,44 +94,39 @@ def _static_scaling(scale_a: Any, scale_b: Any, m: Any, n: Any, k: Any) -> str |
     if sa is None or sb is None:
         return None
     if sa.dtype != torch.float32 or sb.dtype != torch.float32:
-        return None
+        return None  # the kernels read fp32 scales only
     shapes = [*sa.shape, *sb.shape, m, n, k]
     if not all(isinstance(s, int) for s in shapes):
         return "dynamic"
-    if sa.numel() == 1 and sb.numel() == 1:
-        return "tensorwise"
-    if tuple(sa.shape) == (m, 1) and tuple(sb.shape) == (1, n):
-        return "rowwise"
-    k_blocks = -(-k // 128)
-    if tuple(sa.shape) == (m, k_blocks) and tuple(sb.shape) == (k_blocks, -(-n // 128)):
-        return "blockwise"
-    return None
+    recipe = classify(sa, sb, m, n, k)
+    return recipe.name if recipe is not None else None
 
 
 def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | str:
     """The op kind, its own epilogue and operands; or why the node stays eager."""
     op = GEMM_OPS[node.target]
+    spec = OPS[op]
     args = bind(node)
     out = meta_val(node)
     if out is None:
         return f"{node.name}: no shape information"
     if out.device.type == "cpu" and not compat.interpreting():
         return f"{node.name}: CPU tensors, and kernels are compiled for the GPU here"
-    if op in OPERAND_NAMES:
-        first, second = (args[name] for name in OPERAND_NAMES[op])
+    first, second = args[spec.param("a")], args[spec.param("b")]
+    if spec.operand_kind == "float":
         a, b = meta_val(first), meta_val(second)
         if a is None or b is None or a.dtype not in FLOAT_GEMM_DTYPES or b.dtype != a.dtype:
             return f"{node.name}: {op} of {getattr(a, 'dtype', '?')} is left to eager"
         chain = FusedChain([], [], dtype=out.dtype)
-        if op in ("addmm", "baddbmm"):
-            c_val = meta_val(args["self"])
+        if spec.alpha_beta:
+            c_val = meta_val(args[spec.param("c")])
             if c_val is None or c_val.dtype != a.dtype:
                 # the meta function lets this through; eager raises ("must have the same dtype")
                 return f"{node.name}: {op} with C of another dtype is left to eager"
             alpha, beta = args["alpha"], args["beta"]
             if not (_number(alpha) and _number(beta)):
                 return f"{node.name}: symbolic alpha/beta"
-            c = args["self"]
+            c = args[spec.param("c")]
             if beta != 0:
                 chain.operands.append(c)
                 chain.steps.append(
@@ -137,14 +135,14 @@ def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | s
             elif alpha != 1:
                 chain.steps.append(EpilogueStep("affine", float(alpha), 0.0, None, 0, node.name))
         return op, chain, {"a": first, "b": second}
-    if op == "int_mm":
-        a, b = meta_val(args["self"]), meta_val(args["mat2"])
+    if spec.operand_kind == "int":
+        a, b = meta_val(first), meta_val(second)
         if a is None or b is None or a.dtype != torch.int8 or b.dtype != torch.int8:
             return f"{node.name}: _int_mm of {getattr(a, 'dtype', '?')} is left to eager"
-        return op, FusedChain([], [], dtype=torch.int32), {"a": args["self"], "b": args["mat2"]}
+        return op, FusedChain([], [], dtype=torch.int32), {"a": first, "b": second}
     # _scaled_mm
-    a, b = meta_val(args["self"]), meta_val(args["mat2"])
-    if a is None or b is None or a.dtype not in FP8_DTYPES or b.dtype not in FP8_DTYPES:
+    a, b = meta_val(first), meta_val(second)
+    if a is None or b is None or a.dtype not in FP8_TORCH or b.dtype not in FP8_TORCH:
         return f"{node.name}: _scaled_mm of these dtypes is left to eager"
     if args["scale_result"] is not None:
         return f"{node.name}: _scaled_mm with scale_result is left to eager"
@@ -158,12 +156,8 @@ def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | s
     if bias is not None:
         chain.operands.append(bias)
         chain.steps.append(EpilogueStep("axpby", 1.0, 1.0, 0, 0, node.name))
-    operands = {
-        "a": args["self"],
-        "b": args["mat2"],
-        "scale_a": args["scale_a"],
-        "scale_b": args["scale_b"],
-    }
+    operands = {"a": first, "b": second}
+    operands |= {scale.name: args[scale.param] for scale in spec.scales}
     return op, chain, operands
 
 
@@ -172,9 +166,18 @@ def lower_graph(
 ) -> LoweredGraph:
     """Replaces each supported GEMM (and its fused epilogue) with a `GemmCall` node."""
     graph = gm.graph
-    calls: list[GemmCall] = []
+    calls: list[KernelCall] = []
     skipped: list[str] = []
     for node in list(graph.nodes):
+        if node.op == "call_function" and (
+            node.target in GROUPED_OPS or node.target == SCALED_MM_V2
+        ):
+            lowered = _lower_own_call(node, runtime, f"gemm_{index}_{len(calls)}")
+            if isinstance(lowered, str):
+                skipped.append(lowered)
+            else:
+                calls.append(lowered)
+            continue
         if node.op != "call_function" or node.target not in GEMM_OPS:
             continue
         start = gemm_spec_start(node)
@@ -191,8 +194,8 @@ def lower_graph(
             steps=tuple(chain.steps),
             gemm_dtype=meta_val(node).dtype,
             out_dtype=meta_val(end).dtype,
-            has_bias=op == "scaled_mm" and bind(node)["bias"] is not None,
-            use_fast_accum=op == "scaled_mm" and bool(bind(node)["use_fast_accum"]),
+            has_bias=OPS[op].scaled and bind(node)["bias"] is not None,
+            use_fast_accum=OPS[op].fast_accum and bool(bind(node)["use_fast_accum"]),
             input_precision=input_precision,
             gemm_node=node.name,
             fused_nodes=tuple(n.name for n in chain.nodes),
@@ -220,3 +223,58 @@ def lower_graph(
     graph.lint()
     gm.recompile()
     return LoweredGraph(index, gm, calls, skipped)
+
+
+def _lower_own_call(node: fx.Node, runtime: Runtime, name: str) -> KernelCall | str:
+    """Replace a grouped or `_scaled_mm_v2` node by its call; or say why it stays eager."""
+    args = bind(node)
+    out = meta_val(node)
+    if out is None:
+        return f"{node.name}: no shape information"
+    if out.device.type == "cpu" and not compat.interpreting():
+        return f"{node.name}: CPU tensors, and kernels are compiled for the GPU here"
+    call: KernelCall
+    if node.target in GROUPED_OPS:
+        op = GROUPED_OPS[node.target]
+        if args["bias"] is not None or args.get("scale_result") is not None:
+            return f"{node.name}: {op} with a bias or scale_result is left to eager"
+        call = GroupedCall(
+            name,
+            runtime,
+            op=op,
+            out_dtype=out.dtype,
+            use_fast_accum=bool(args.get("use_fast_accum", False)),
+            node=node.name,
+        )
+        inputs: tuple[Any, ...] = (args["self"], args["mat2"], args["offs"])
+        if op == "scaled_grouped_mm":
+            inputs += (args["scale_a"], args["scale_b"])
+    else:
+        if args["contraction_dim"]:
+            return f"{node.name}: _scaled_mm_v2 with contraction_dim is left to eager"
+        if recipe_of(list(args["recipe_a"]), list(args["recipe_b"])) is None:
+            pair = f"{args['recipe_a']}, {args['recipe_b']}"
+            return f"{node.name}: ScalingType pair {pair} is left to eager"
+        call = BlockScaledCall(
+            name,
+            runtime,
+            recipe_a=list(args["recipe_a"]),
+            recipe_b=list(args["recipe_b"]),
+            swizzle_a=list(args["swizzle_a"]),
+            swizzle_b=list(args["swizzle_b"]),
+            out_dtype=out.dtype,
+            node=node.name,
+        )
+        inputs = (
+            args["self"],
+            args["mat2"],
+            list(args["scale_a"]),
+            list(args["scale_b"]),
+            args["bias"],
+        )
+    with node.graph.inserting_before(node):
+        replacement = node.graph.call_function(call, inputs)
+    replacement.meta.update(node.meta)
+    node.replace_all_uses_with(replacement)
+    node.graph.erase_node(node)
+    return call

@@ -18,9 +18,9 @@ from gemmconf_reference import compat
 
 DEFAULT_ARCH = "sm90"
 INTERPRETER_PROGRAMS = 4  # "SM count" the persistent kernel uses in the interpreter
-# SM counts of the flagship part of each class (A100, L40S, H100 SXM, B200): what artifacts
-# for an arch assume when no such GPU is here
-TYPICAL_SMS = {80: 108, 89: 142, 90: 132, 100: 148}
+# SM counts of the flagship part of each class (A100, L40S, H100 SXM, B200, RTX 5090): what
+# artifacts for an arch assume when no such GPU is here
+TYPICAL_SMS = {80: 108, 89: 142, 90: 132, 100: 148, 120: 170}
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,18 @@ class Target:
         return self.capability >= 89
 
     @property
+    def has_tcgen05(self) -> bool:
+        """Datacenter Blackwell (sm100/103/110): tcgen05 MMA into tensor memory. Consumer
+        Blackwell (sm120+) has neither and runs mma.sync (with fp8 and block-scaled variants)."""
+        return 100 <= self.capability < 120
+
+    @property
     def arch_class(self) -> str:
-        """The tile-table row: "interpreter", "sm80" (Ampere/Ada), "sm90" or "sm100"."""
+        """The tile-table row: "interpreter", "sm80" (Ampere/Ada), "sm90", "sm100" or "sm120"."""
         if self.interpreter:
             return "interpreter"
+        if self.capability >= 120:
+            return "sm120"
         if self.capability >= 100:
             return "sm100"
         if self.capability >= 90:

@@ -1,15 +1,19 @@
-"""What this machine can run, and why an item cannot (DESIGN.md, "Capability").
+"""What this machine can run, and why an item cannot (docs/design.md, "Capability").
 
 `detect()` describes the device the run uses as a `Capability`; a scenario states what it needs as
 `Requirements`; `unmet(req, cap)` says whether the item runs here and, if not, why, in words that
 go straight into the skip reason and the reports.
 
-Hardware classes, in capability order: cpu < sm80 < sm89 < sm90 < sm100. A GPU's class is the
-largest class whose compute capability is <= the GPU's: sm86/sm87 count as sm80, sm89 (Ada) is
-sm89, sm90 is sm90, and every cc >= 10.0 (sm100, sm103, sm110, sm120, ...) counts as sm100. For
-requirements that is what matters (fp8, TMA and bf16 tensor cores carry over to newer GPUs). For
-code checks it is not: sm120 code is not sm100 code, so `target_class` gives a GPU's class only
-when the GPU is of that class's architecture family (same major), and None otherwise.
+Hardware classes, in generation order: cpu < sm80 < sm89 < sm90 < sm100 < sm120. A GPU's class
+is the largest class whose compute capability is <= the GPU's: sm86/sm87 count as sm80, sm89
+(Ada) is sm89, sm90 is sm90, cc 10.x and 11.x (sm100, sm103, sm110: datacenter Blackwell with
+tcgen05 MMA and tensor memory) are sm100, and cc >= 12.0 (consumer Blackwell: RTX 50xx, RTX PRO,
+DGX Spark) is sm120. The order is not a chain of features: sm120 has TMA, fp8 and block-scaled
+MMA but neither tcgen05 nor tensor memory, so it meets `min_class` sm80, sm89, sm90 and sm120 but
+not sm100 (`meets_class`). `max_class` bounds from above in generation order: `max_class: sm90`
+holds on Hopper and below, never on either Blackwell. For code checks a class is one
+architecture family: `target_class` gives a GPU's class only when the GPU is of that class's
+family (same major), and None otherwise.
 
 A GPU below sm80 has no class: `detect()` then describes the CPU, and says in its name that the
 GPU was left out, so CPU items still run and GPU items skip with a reason.
@@ -25,12 +29,14 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-HARDWARE_CLASSES = ("cpu", "sm80", "sm89", "sm90", "sm100")  # order = capability order
+HARDWARE_CLASSES = ("cpu", "sm80", "sm89", "sm90", "sm100", "sm120")  # generation order
 GPU_CLASSES = HARDWARE_CLASSES[1:]
 FEATURES = ("fp8", "tma")
 DEVICES = ("any", "cpu", "gpu")
 
-_CLASS_CC = {"sm80": (8, 0), "sm89": (8, 9), "sm90": (9, 0), "sm100": (10, 0)}
+_CLASS_CC = {"sm80": (8, 0), "sm89": (8, 9), "sm90": (9, 0), "sm100": (10, 0), "sm120": (12, 0)}
+# Classes a later class does not meet as a minimum: consumer Blackwell lacks tcgen05/TMEM.
+_NOT_MET = {"sm120": frozenset({"sm100"})}
 # the lowest class that has a feature: the class whose absence a feature skip is blamed on
 _FEATURE_CLASS = {"fp8": "sm89", "tma": "sm90"}
 _FEATURE_WORDS = {"fp8": "fp8 GEMM support", "tma": "TMA (tensor descriptors)"}
@@ -38,6 +44,11 @@ _FEATURE_WORDS = {"fp8": "fp8 GEMM support", "tma": "TMA (tensor descriptors)"}
 
 def _rank(hardware_class: str) -> int:
     return HARDWARE_CLASSES.index(hardware_class)
+
+
+def meets_class(have: str, wanted: str) -> bool:
+    """Whether hardware of class `have` meets `min_class: wanted` (module docstring)."""
+    return _rank(have) >= _rank(wanted) and wanted not in _NOT_MET.get(have, frozenset())
 
 
 def class_of_capability(capability: tuple[int, int]) -> str | None:
@@ -214,6 +225,7 @@ class Requirements:
     features: tuple[str, ...] = ()
     memory_gb: float | None = None  # decimal GB (1e9 bytes), as GPUs are sold
     target: str | None = None
+    max_class: str | None = None  # holds only on GPUs up to this class (CPUs always qualify)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "features", tuple(self.features))
@@ -227,6 +239,14 @@ class Requirements:
             problems.append(f"unknown features {unknown}; known: {', '.join(FEATURES)}")
         if self.target is not None and self.target not in GPU_CLASSES:
             problems.append(f"target {self.target!r} is not one of {', '.join(GPU_CLASSES)}")
+        if self.max_class is not None and self.max_class not in GPU_CLASSES:
+            problems.append(f"max_class {self.max_class!r} is not one of {', '.join(GPU_CLASSES)}")
+        elif (
+            self.max_class is not None
+            and self.min_class in GPU_CLASSES
+            and _rank(self.min_class) > _rank(self.max_class)
+        ):
+            problems.append(f"min_class {self.min_class} is above max_class {self.max_class}")
         if self.memory_gb is not None and not self.memory_gb > 0:
             problems.append(f"memory_gb must be positive, got {self.memory_gb!r}")
         if self.device == "cpu" and (self.min_class is not None or "tma" in self.features):
@@ -266,8 +286,12 @@ def unmet(req: Requirements, cap: Capability, *, target_arch: str | None = None)
         if not cap.is_gpu:
             what = f"needs {req.min_class}" if req.min_class else "needs a GPU"
             return Unmet(f"{what} {found}", wanted)
-        if _rank(cap.hardware_class) < _rank(wanted):
+        if not meets_class(cap.hardware_class, wanted):
             return Unmet(f"needs {wanted} {found}", wanted)
+    too_new = req.max_class is not None and _rank(cap.hardware_class) > _rank(req.max_class)
+    if too_new and cap.is_gpu and req.device != "cpu":
+        # no class is missing: the scenario's claim does not hold on newer hardware
+        return Unmet(f"holds only up to {req.max_class} {found}", None)
     if req.device == "cpu" and cap.is_gpu:
         # the item runs on this GPU machine's CPU: the GPU's features and memory do not apply
         if "fp8" in req.features and cap.cpu_fp8 is False:

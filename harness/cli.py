@@ -1,7 +1,9 @@
-"""The `gemmconf` command: list backends and scenarios, explain or reproduce one item.
+"""The `gemmconf` command: run the installed suite from any folder, list backends and
+scenarios, explain or reproduce one item, and work with results files (`gemmconf report`).
 
-Running the suite is pytest's job (`pytest suites --backend NAME`); this command answers the
-questions around a run.
+`gemmconf run [pytest args]` is pytest on the suite installed with gemmconf (or `--suites PATH`),
+with the same configuration wherever it is started; in a checkout, `pytest suites ...` does the
+same on the checkout's suite.
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ from gemmconf.report import cli as report_cli
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:  # every other argument is pytest's: no parsing of ours
+        return run_suite(argv[1:])
     parser = argparse.ArgumentParser(
         prog="gemmconf",
-        description="GEMM backend conformance suite: helpers around a pytest run "
-        "(run the suite itself with `pytest suites --backend NAME`).",
+        description="GEMM backend conformance suite: run the installed suite with pytest "
+        "(`gemmconf run --backend NAME`), and the helpers around a run.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+
+    commands.add_parser(
+        "run",
+        help="run the conformance suite with pytest: `gemmconf run [pytest args]` (e.g. "
+        "--backend NAME, -m EXPR, --lf); reports/ in the current folder",
+        description=RUN_HELP,
+    )
 
     commands.add_parser("backends", help="list known backends and whether they run here")
 
@@ -31,14 +43,16 @@ def main(argv: list[str] | None = None) -> int:
         default="*",
         help="id pattern (* and ? wildcards; brackets are literal)",
     )
-    listing.add_argument("--suites", default="suites", help="suite directory (default: suites)")
+    listing.add_argument("--suites", default=None, help=SUITES_HELP)
+    listing.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
 
     explain = commands.add_parser(
         "explain",
         help="show one scenario instance: its fields, inputs, and the command that runs it",
     )
     explain.add_argument("id", help="instance id, e.g. 'first/mm[bf16-127x65x33-nt]'")
-    explain.add_argument("--suites", default="suites")
+    explain.add_argument("--suites", default=None, help=SUITES_HELP)
+    explain.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
     explain.add_argument("--backend", default="reference")
     explain.add_argument("--seed", type=int, default=0)
     explain.add_argument(
@@ -47,23 +61,41 @@ def main(argv: list[str] | None = None) -> int:
 
     bench = commands.add_parser(
         "bench",
-        help="time backends against cuBLAS: runs pytest with --benchmark (default: "
-        "suites/bench on the reference backend, one item at a time) and prints the table",
+        help="time backends against cuBLAS: runs the suite's bench/ files with --benchmark "
+        "(on the reference backend, one item at a time) and prints the table",
     )
     bench.add_argument(
         "paths",
         nargs="*",
-        default=["suites/bench"],
-        help="suite files or folders (default: suites/bench)",
+        default=None,
+        help="suite files or folders (default: bench/ of the suite)",
     )
+    bench.add_argument("--suites", default=None, help=SUITES_HELP)
     bench.add_argument("--backend", default="reference", help="as pytest's --backend")
     bench.add_argument("-k", dest="keyword", default=None, help="as pytest's -k")
     bench.add_argument(
         "--results", default="reports/bench.json", help="results file (default: reports/bench.json)"
     )
+    bench.add_argument(
+        "--bench-mode",
+        default="wall",
+        help="as pytest's --bench-mode: wall (default), kernel or cudagraph",
+    )
+
+    new = commands.add_parser(
+        "new-backend",
+        help="write a backend package to start from (entry point, expectations file)",
+        description="Write NAME/: a pip-installable package with a backend behind gemmconf's "
+        "protocol, the entry point that lets `--backend NAME` find it, and its own "
+        "expectations file.",
+    )
+    new.add_argument("name", help="the backend's name (letters, digits, - and _)")
+    new.add_argument("--dir", default=".", help="where to write NAME/ (default: here)")
 
     report_cli.add_subcommands(commands)
     args = parser.parse_args(argv)
+    if args.command == "new-backend":
+        return _new_backend(args.name, Path(args.dir))
     if args.command == "report":
         return report_cli.run(args)
     if args.command == "bench":
@@ -71,29 +103,172 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "backends":
         return _backends()
     if args.command == "list":
-        return _list(args.suites, args.pattern)
+        return _list(args.suites, args.pattern, args.max_items)
     return _explain(args)
 
 
-def _bench(args: argparse.Namespace) -> int:
+RUN_HELP = """\
+Run the conformance suite: pytest on the suite installed with gemmconf (or --suites PATH), from
+any folder. Every argument is pytest's (see `pytest --help`, group gemmconf): --backend NAME,
+-m EXPR, -k EXPR, -n N, --lf, --junitxml PATH, ... Results go to reports/ in the current folder;
+--lf and --ff remember failures in .pytest_cache/ there. Suite files named as arguments are
+looked up in the suite when the current folder has no such file, so a node id that a run printed
+(`dense/first.yaml::mm[fp32-127x65x33-nn@eager]`) can be pasted back. No ini file of the
+current folder is read (gemmconf's own run.ini is used); run pytest directly to use yours."""
+
+SUITES_HELP = "the suite folder (default: the suite installed with gemmconf)"
+MAX_ITEMS_HELP = "the most instances one scenario may expand to (default: 100,000)"
+
+# Options whose value is a path, never a suite path to run (as pytest's positional arguments are).
+_PATH_OPTIONS = (
+    "--suites",
+    "--gemmconf-suites",
+    "--expectations",
+    "--gemmconf-expectations",
+    "--results",
+    "--gemmconf-results",
+    "--conformance-html",
+    "--gemmconf-conformance-html",
+    "--junitxml",
+    "--junit-xml",
+    "--html",
+    "--basetemp",
+    "--confcutdir",
+    "--rootdir",
+    "-c",
+    "--config-file",
+)
+
+# pytest arguments after which gemmconf run adds none of its own: the caller chose them.
+_CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir")
+
+
+def run_suite(args: list[str]) -> int:
+    """`gemmconf run`: pytest on the suite with `pytest_arguments`."""
     import pytest
 
+    if any(a in ("-h", "--help") for a in args):
+        print(RUN_HELP + "\n")
+    try:
+        command = pytest_arguments(args, Path.cwd())
+    except FileNotFoundError as exc:
+        print(f"gemmconf run: error: {exc}", file=sys.stderr)
+        return int(pytest.ExitCode.USAGE_ERROR)
+    _importable_here(Path.cwd())
+    return int(pytest.main(command))
+
+
+def _importable_here(cwd: Path) -> None:
+    """Like `python -m pytest`: modules of the current folder import (`--backend my_gemm:MyGemm`
+    finds my_gemm.py here), in this process and in the worker processes items run in."""
+    import os
+
+    sys.path.insert(0, str(cwd))
+    paths = [str(cwd), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths)
+
+
+def pytest_arguments(args: list[str], cwd: Path) -> list[str]:
+    """pytest's arguments for `gemmconf run ARGS` started in `cwd`: rooted at the suite folder
+    (node ids relative to it), configured by gemmconf's run.ini, with pytest's cache in `cwd`;
+    the whole suite unless ARGS name suite files."""
+    suites = _given_suites(args, cwd) or _default_suites()
+    if not suites.is_dir():
+        raise FileNotFoundError(f"--suites: no such folder: {suites}")
+    command: list[str] = []
+    if not any(a.split("=")[0] in _CONFIG_OPTIONS for a in args):
+        command += ["-c", str(Path(__file__).with_name("run.ini")), "--rootdir", str(suites)]
+        command += ["-o", f"cache_dir={cwd / '.pytest_cache'}"]
+    if _given_suites(args, cwd) is None:
+        command += ["--suites", str(suites)]
+    files = [
+        None if index and args[index - 1] in _PATH_OPTIONS else _suite_file(arg, suites, cwd)
+        for index, arg in enumerate(args)
+    ]
+    command += [file or arg for file, arg in zip(files, args, strict=True)]
+    if not any(files):
+        command.append(str(suites))
+    return command
+
+
+def _given_suites(args: list[str], cwd: Path) -> Path | None:
+    for index, arg in enumerate(args):
+        for name in ("--suites", "--gemmconf-suites"):
+            if arg == name and index + 1 < len(args):
+                return (cwd / args[index + 1]).resolve()
+            if arg.startswith(name + "="):
+                return (cwd / arg.split("=", 1)[1]).resolve()
+    return None
+
+
+def _default_suites() -> Path:
+    from gemmconf import bundled_suites
+
+    return bundled_suites()
+
+
+def _suite_file(arg: str, suites: Path, cwd: Path) -> str | None:
+    """`arg` as a path in the suite (with its `::` part) when it names one: a suite file
+    relative to the current folder or to the suite folder (as node ids are), or a folder of the
+    suite relative to the current folder. Option values (`--expectations x.yaml`, `-m fp8`)
+    name none, so they are left alone."""
+    path, _, rest = arg.partition("::")
+    if arg.startswith("-"):
+        return None
+    root = suites.resolve()
+    candidates = [cwd / path]
+    if path.endswith((".yaml", ".yml")):
+        candidates.append(suites / path)
+    for candidate in candidates:
+        found = candidate.resolve()
+        inside = root in found.parents  # the suite folder itself is the default anyway
+        if not inside or "expectations" in found.relative_to(root).parts:
+            continue
+        is_suite_file = found.is_file() and found.suffix in (".yaml", ".yml")
+        if is_suite_file or (found.is_dir() and candidate == cwd / path):
+            return str(candidate) + (f"::{rest}" if rest else "")
+    return None
+
+
+def _new_backend(name: str, where: Path) -> int:
+    from gemmconf import newbackend
+
+    try:
+        folder = newbackend.write(name, where)
+    except (ValueError, FileExistsError) as exc:
+        print(f"gemmconf new-backend: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"gemmconf: wrote {folder}; next: pip install -e {folder}")
+    print(f"  then: gemmconf run --backend {name} -m cpu")
+    return 0
+
+
+def _suites_arg(suites: str | None) -> Path:
+    if suites is not None:
+        return Path(suites)
+    return _default_suites()
+
+
+def _bench(args: argparse.Namespace) -> int:
+    suites = _suites_arg(args.suites).resolve()
     command = [
-        *args.paths,
+        *(args.paths or [str(suites / "bench")]),
+        "--suites",
+        str(suites),
         "--backend",
         args.backend,
         "--benchmark",
+        "--bench-mode",
+        args.bench_mode,
         "--results",
         args.results,
         "-p",
         "no:xdist",
         "-q",
-        "-p",
-        "no:cacheprovider",
     ]
     if args.keyword:
         command += ["-k", args.keyword]
-    return int(pytest.main(command))
+    return run_suite(command)
 
 
 # Template families of inductor-max-autotune listed with their own availability (each needs
@@ -117,28 +292,33 @@ def _backends() -> int:
                 spec = f"{info.name}:{variant}"
                 print(f"  {spec:<32} {'':<20} {availability(spec)}")
     print(
-        "\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N], "
+        "\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N][,cudagraphs]"
+        "[,fp8_accum=tile|mma|pingpong], "
         "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr"
     )
     return 0
 
 
-def _instances(suites: str):
-    from gemmconf.scenario import ScenarioError, discover, load_suite
+def _instances(suites: str | None, max_items: int | None = None):
+    from gemmconf.scenario import MAX_INSTANCES, ScenarioError, discover, load_suite
 
     root = Path.cwd()
+    folder = _suites_arg(suites)
+    if not folder.is_dir():
+        print(f"gemmconf: --suites {folder}: no such folder", file=sys.stderr)
+        raise SystemExit(2)
     try:
-        for path in discover([suites], root):
-            yield from load_suite(path, root=root)
+        for path in discover([folder], root):
+            yield from load_suite(path, root=root, max_instances=max_items or MAX_INSTANCES)
     except ScenarioError as exc:
         print(f"gemmconf: invalid suite file: {exc}", file=sys.stderr)
         raise SystemExit(4) from None
 
 
-def _list(suites: str, pattern: str) -> int:
+def _list(suites: str | None, pattern: str, max_items: int | None = None) -> int:
     regex = compile_pattern(pattern)
     count = 0
-    for instance in _instances(suites):
+    for instance in _instances(suites, max_items):
         if regex.fullmatch(instance.id):
             print(instance.id)
             count += 1
@@ -151,7 +331,7 @@ def _explain(args: argparse.Namespace) -> int:
     from gemmconf.runner import compile_budget
     from gemmconf.scenario import implied_markers
 
-    match = next((i for i in _instances(args.suites) if i.id == args.id), None)
+    match = next((i for i in _instances(args.suites, args.max_items) if i.id == args.id), None)
     if match is None:
         print(
             f"gemmconf: no instance {args.id!r} (try `gemmconf list '*pattern*'`)", file=sys.stderr
@@ -189,11 +369,28 @@ def _explain(args: argparse.Namespace) -> int:
         print(f"  expects: {i.checks.raises} from eager and the backend")
     for block in i.checks.filecheck:
         print(f"  filecheck {block.artifact} target {block.target or 'any'} ({block.source})")
-    node = f"{i.source.rsplit(':', 1)[0]}::{i.id.split('/', 1)[1]}@{args.backend}"
-    print(f"  run: pytest '{node}' --backend {args.backend} --seed {args.seed}")
+    print(f"  run: {_run_command(i, args)}")
     if args.run:
         return _run_one(i, args)
     return 0
+
+
+def _run_command(instance, args: argparse.Namespace) -> str:
+    """The command that runs this one item: pytest on a suite file under the current folder,
+    else `gemmconf run` with the file named relative to the suite (as node ids are)."""
+    import shlex
+
+    from gemmconf.ids import item_name
+
+    file = Path(instance.source.rsplit(":", 1)[0])
+    suites = _suites_arg(args.suites).resolve()
+    options = ["--backend", args.backend, "--seed", str(args.seed)]
+    if not file.is_absolute():  # shown relative to the current folder: it is under it
+        return shlex.join(["pytest", f"{file}::{item_name(instance.id, args.backend)}", *options])
+    node = f"{file.relative_to(suites)}::{item_name(instance.id, args.backend)}"
+    if args.suites is not None:
+        options += ["--suites", str(suites)]
+    return shlex.join(["gemmconf", "run", node, *options])
 
 
 def _run_one(instance, args: argparse.Namespace) -> int:

@@ -1,46 +1,74 @@
-"""FileCheck code checks on a backend's generated code (DESIGN.md, "Generated code").
+"""FileCheck code checks on a backend's generated code (suites/README.md, `checks.filecheck`).
 
-A scenario carries `CheckBlock`s: LLVM FileCheck directives for one artifact kind ("ttgir",
-"ptx", ...) and optionally one target class ("sm90"). `check_artifacts` runs the blocks meant for
-the current target against the artifacts a backend produced and returns one `CodeCheckResult` per
-block, each with an LLVM-style diagnostic that points into the scenario file:
+A scenario carries `CheckBlock`s: FileCheck directives for one artifact kind ("ttgir", "ptx", ...)
+and optionally one target class ("sm90"). `split_by_target` separates the blocks for the run's
+target from the others, which are "not run here" (`NotRunHere`, data for the record, never
+dropped); `check_artifacts` runs the former against the artifacts a backend produced.
 
-    suites/dense.yaml:44:8: error: CHECK: expected string not found in input
-    CHECK: ttng.warp_group_dot
-           ^
-    <ttgir>:12:3: note: scanning from here
-      %0 = tt.dot %a, %b, %acc
-      ^
+The matching is done by a FileCheck program through its public command line (`Engine`):
+LLVM's `FileCheck` where the installed triton wheel ships it (`<triton>/FileCheck`), else the
+`filecheck` package's `filecheck CHECK_FILE --input-file INPUT`. `GEMMCONF_FILECHECK` picks one:
+the path of an LLVM FileCheck binary, or `filecheck` for the package. Every result names its
+engine. The two read regexes differently (`{{...}}` is POSIX ERE in LLVM, Python `re` in the
+package): write regexes both accept.
 
-Matching is done in-process by the `filecheck` package (1.0.x, LLVM syntax). It has no documented
-in-memory API, so `run_filecheck` drives its parser and matcher step by step the way
-`filecheck.matcher.Matcher.run` does, and writes the diagnostics itself (the package prints its own
-format to stderr, relative to the check text, and a stray debug line to stdout).
+Diagnostics are the engine's own (only cut after `_MAX_LINES` lines). The block's text is written
+to a temporary copy of the suite file's path, at the block's own line (blank lines before it) and
+indentation, so FileCheck names the suite file and line itself:
 
-`validate_block` parses a block without matching so a scenario file with a malformed block fails at
-load time, with the same rules `run_filecheck` applies.
+    suites/tma/codecheck.yaml:53:9: error: CHECK: expected string not found in input
+     CHECK: ttng.async_tma_copy_global_to_local
+            ^
+    <ttgir>:2:31: note: scanning from here
+
+Lines are the suite file's; columns are counted the way FileCheck counts them, after it folds each
+run of blanks into one (an indented line's column is smaller than an editor's), and in the
+expanded text (a column after a substitution on the same line moves by the length difference).
+
+Substitutions, lit-style: `%{name}` in a block expands to `IR_SPELLINGS[name]`, the installed
+Triton's spelling of an IR op, before FileCheck sees the text. An unknown name, or a name spelled
+for another artifact kind, is an error at load time.
+
+`validate_block` runs at load time, so a malformed block fails collection naming its file and
+line. It makes a small own pre-check for what FileCheck ignores without a word (a block holds
+nothing but directives and comments, so a line that is neither is a typo such as `CHECK-NXT:` or a
+forgotten `CHECK:`; a block needs a directive; substitutions must exist), then, with LLVM
+FileCheck, reads the block with an empty input and `--allow-empty`: exit status 2 means FileCheck
+rejected the check file (an unclosed `{{`, an empty pattern, a `CHECK-NEXT:` with nothing before
+it), and its diagnostic is the error. The `filecheck` package exits 1 both for a malformed check
+file and for a failed match, so with it the pre-check is all that runs at load time and a syntax
+error shows as a failed code check.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
-import io
+import importlib.metadata
+import importlib.util
+import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
-from filecheck.compiler import compile_uops
-from filecheck.error import CheckError, ErrorOnMatch, ParseError
-from filecheck.finput import FInput
-from filecheck.matcher import Matcher
-from filecheck.ops import RE, Capture, CheckOp, CountOp, Literal, NumSubst, Subst
-from filecheck.options import Options
-from filecheck.parser import Parser, pattern_for_opts
-from filecheck.preprocess import Preprocessor
+# Op names in Triton's IR and PTX that prove a code path was taken: name -> (artifact kind, text).
+# Seen with triton 3.6 (GPU machine) and 3.7 (CPU machine), which spell them alike; a Triton that
+# renames one is one edit here. Suites write `%{name}`.
+IR_SPELLINGS: dict[str, tuple[str, str]] = {
+    "wgmma": ("ttgir", "ttng.warp_group_dot"),
+    "tma_load": ("ttgir", "ttng.async_tma_copy_global_to_local"),
+    "tensormap_create": ("ttgir", "ttng.tensormap_create"),
+    "tcgen05_mma": ("ttgir", "ttng.tc_gen5_mma"),
+    "mma_sync": ("ptx", "mma.sync"),
+    "wgmma_ptx": ("ptx", "wgmma.mma_async"),
+    "cp_async_bulk_tensor": ("ptx", "cp.async.bulk.tensor"),
+}
 
-PREFIX = "CHECK"
+ENGINE_ENV = "GEMMCONF_FILECHECK"
 DIRECTIVES = (
     "CHECK:",
     "CHECK-NEXT:",
@@ -52,13 +80,13 @@ DIRECTIVES = (
     "CHECK-COUNT-<n>:",
 )
 
-# "COM:" (not filecheck's default "COM,RUN") so that a pattern such as `COMPUTE_CHECK` is not
-# mistaken for a comment line.
-_OPTIONS = Options(match_filename="<checks>", check_prefixes=[PREFIX], comment_prefixes=["COM:"])
-_CHECK_LINE, _COMMENT_LINE = pattern_for_opts(_OPTIONS)
-_COM = re.compile(r"(^|[^A-Za-z0-9_-])COM:")
-_POSITIVE = frozenset({"CHECK", "NEXT", "SAME", "EMPTY", "LABEL", "COUNT"})
-_FUZZY_MAX_LINES = 2000
+_DIRECTIVE = re.compile(
+    r"(?<![A-Za-z0-9_-])CHECK(-(NEXT|SAME|NOT|DAG|LABEL|EMPTY|COUNT-[0-9]+))?(\{LITERAL\})?:"
+)
+_COMMENT = re.compile(r"(?<![A-Za-z0-9_-])(COM|RUN):")
+_SUBSTITUTION = re.compile(r"%\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_TIMEOUT_S = 120
+_MAX_LINES = 60  # of an engine's diagnostic
 
 
 @dataclass(frozen=True)
@@ -66,8 +94,8 @@ class CheckBlock:
     """One FileCheck block from a scenario file."""
 
     artifact: str  # "python", "triton", "ttir", "ttgir", "ptx", "cuda", ...
-    text: str  # LLVM FileCheck directives
-    source: str  # "suites/dense.yaml:42" (or "...:42:7") where the block's text starts
+    text: str  # FileCheck directives, with %{name} substitutions
+    source: str  # "suites/dense.yaml:42" or "...:42:7": where the text starts (line, column)
     target: str | None = None  # "sm80"/"sm90"/"sm100"; None: any target
 
 
@@ -75,76 +103,166 @@ class CheckBlock:
 class CodeCheckResult:
     block: CheckBlock
     passed: bool
-    diagnostic: str  # "" when passed, else an LLVM-style error whose first line stands alone
+    diagnostic: str  # "" when passed, else the engine's diagnostic; its first line stands alone
+    engine: str  # which FileCheck judged: Engine.name, "" when none ran (no artifact to check)
 
 
-def run_filecheck(
-    block: CheckBlock, artifact_text: str, *, artifact_name: str = "<artifact>"
-) -> CodeCheckResult:
-    """Match one block against one artifact's text."""
-    where = _Source.parse(block.source)
-    parsed = _parse(block.text)
-    if parsed.problem is not None:
-        return CodeCheckResult(block, False, _located_error(where, parsed, parsed.problem))
-    content = FInput.canonicalize_line_ends(artifact_text)
-    if not content.strip():
-        return CodeCheckResult(
-            block,
-            False,
-            f"{where.path}:{where.line}:{where.col}: error: {artifact_name} is "
-            f"empty: the backend generated no {block.artifact} code to check",
+@dataclass(frozen=True)
+class NotRunHere:
+    """A block for another target than the run's: recorded, not run."""
+
+    artifact: str
+    target: str
+    source: str
+    reason: str
+
+    def record(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class BlockProblem:
+    """What is wrong with a block: the suite line at fault and what (may hold FileCheck's lines)."""
+
+    where: str  # "suites/tma/codecheck.yaml:49"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: error: {self.message}"
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A FileCheck program and how to call it."""
+
+    name: str  # "llvm-filecheck" or "filecheck-package"
+    argv: tuple[str, ...]  # the command, before the check file
+    match_flags: tuple[str, ...]  # flags for a match, after the check file
+    # the exit status that means "malformed check file" (LLVM: 2); None where it cannot be told
+    # from a failed match (the filecheck package exits 1 for both)
+    syntax_status: int | None
+
+    @property
+    def version(self) -> str:
+        return _version(self)
+
+
+def default_engine() -> Engine:
+    """LLVM FileCheck from the triton wheel if it is there, else the `filecheck` package."""
+    return _default_engine(os.environ.get(ENGINE_ENV, ""))
+
+
+def available_engines() -> list[Engine]:
+    """Every engine this machine has (the package always; LLVM FileCheck when found)."""
+    engines = [_package_engine()]
+    binary = _triton_filecheck()
+    if binary is not None and _runs(binary):
+        engines.insert(0, _llvm_engine(binary))
+    return engines
+
+
+def expand(text: str) -> str:
+    """The block's text with every known `%{name}` replaced by its spelling."""
+    return _SUBSTITUTION.sub(
+        lambda m: IR_SPELLINGS[m.group(1)][1] if m.group(1) in IR_SPELLINGS else m.group(0), text
+    )
+
+
+def split_by_target(
+    blocks: Iterable[CheckBlock], target: str | None
+) -> tuple[list[CheckBlock], list[NotRunHere]]:
+    """The blocks that run on `target` (theirs or target-less), and the others, with why not."""
+    to_run, not_run = [], []
+    for block in blocks:
+        if block.target is None or block.target == target:
+            to_run.append(block)
+            continue
+        here = (
+            f"this run checks {target} code"
+            if target is not None
+            else "this run has no code-check target (no --target-arch, no GPU of a checked class)"
         )
-    if not content.endswith("\n"):
-        content += "\n"  # filecheck 1.0.6 leaves a final unterminated character out of CHECK-NOT
-    diagnostic = _match(parsed, content, where, artifact_name)
-    return CodeCheckResult(block, diagnostic is None, diagnostic or "")
+        not_run.append(
+            NotRunHere(
+                block.artifact,
+                block.target,
+                block.source,
+                f"checks {block.target} code; {here} (an {block.target} GPU runs it, or "
+                f"--target-arch {block.target} with a backend that cross-compiles)",
+            )
+        )
+    return to_run, not_run
 
 
 def check_artifacts(
-    blocks: Iterable[CheckBlock], artifacts: Mapping[str, str], *, target: str | None
+    blocks: Iterable[CheckBlock],
+    artifacts: Mapping[str, str],
+    *,
+    target: str | None,
+    engine: Engine | None = None,
 ) -> list[CodeCheckResult]:
     """Run each block whose target is None or `target` against the artifact of its kind.
 
-    With `target=None` (a CPU run without --target-arch) only target-less blocks run. A block whose
+    Blocks for other targets are left out (`split_by_target` says which and why). A block whose
     artifact kind the backend did not produce fails, naming the kinds it did produce.
     """
     results = []
-    for block in blocks:
-        if block.target is not None and block.target != target:
-            continue
+    for block in split_by_target(blocks, target)[0]:
         text = artifacts.get(block.artifact)
         if text is None:
-            where = _Source.parse(block.source)
             given = ", ".join(sorted(artifacts)) or "none"
             results.append(
                 CodeCheckResult(
                     block,
                     False,
-                    f"{where.path}:{where.line}:{where.col}: error: no "
-                    f"'{block.artifact}' artifact to check (the backend gave: {given})",
+                    f"{_Source.parse(block.source).at}: error: no '{block.artifact}' artifact to "
+                    f"check (the backend gave: {given})",
+                    "",
                 )
             )
             continue
-        results.append(run_filecheck(block, text, artifact_name=f"<{block.artifact}>"))
+        results.append(
+            run_filecheck(block, text, artifact_name=f"<{block.artifact}>", engine=engine)
+        )
     return results
 
 
-def validate_block(text: str, *, source: str | None = None) -> str | None:
-    """None when `text` is a well-formed check block, else what is wrong with it.
+def run_filecheck(
+    block: CheckBlock,
+    artifact_text: str,
+    *,
+    artifact_name: str = "<artifact>",
+    engine: Engine | None = None,
+) -> CodeCheckResult:
+    """Match one block against one artifact's text with `engine` (default: `default_engine()`)."""
+    engine = engine or default_engine()
+    where = _Source.parse(block.source)
+    problem = _pre_check(block.text, block.artifact, where)
+    if problem is not None:
+        return CodeCheckResult(block, False, str(problem), "")
+    if not artifact_text.strip():
+        return CodeCheckResult(
+            block,
+            False,
+            f"{where.at}: error: {artifact_name} is empty: the backend generated no "
+            f"{block.artifact} code to check",
+            "",
+        )
+    if engine.name == "filecheck-package" and not artifact_text.endswith("\n"):
+        artifact_text += "\n"  # filecheck 1.0.6 leaves a final unterminated character out of -NOT
+    status, diagnostic = _run(engine, expand(block.text), where, artifact_name, artifact_text)
+    return CodeCheckResult(block, status == 0, "" if status == 0 else diagnostic, engine.name)
 
-    Without `source` the message is one line that names the line and column within the block
-    ("line 3, column 8: ..."); with `source` ("suites/dense.yaml:42") it is the full LLVM-style
-    diagnostic that `run_filecheck` would give, located in that file.
+
+def validate_block(
+    text: str, *, source: str, artifact: str | None = None, engine: Engine | None = None
+) -> BlockProblem | None:
+    """None when `text` is a well-formed block, else what is wrong and at which suite line.
+
+    `source` is where the text starts ("suites/dense.yaml:42" or "...:42:7"); `artifact`, the
+    block's kind, lets a %{name} spelled for another kind be caught.
     """
-    parsed = _parse(text)
-    if parsed.problem is None:
-        return None
-    if source is not None:
-        return _located_error(_Source.parse(source), parsed, parsed.problem)
-    problem = parsed.problem
-    line = parsed.lines[problem.line - 1].strip() if problem.line <= len(parsed.lines) else ""
-    shown = f" (in {line!r})" if line else ""
-    return f"line {problem.line}, column {problem.col}: {problem.message}{shown}"
+    return _validate(text, source, artifact, engine or default_engine())
 
 
 def expecttest_accept_conflict(
@@ -153,8 +271,8 @@ def expecttest_accept_conflict(
     """The error to stop a run with when EXPECTTEST_ACCEPT would corrupt test files, else None.
 
     expecttest rewrites the calling test file in place. Under pytest-xdist with any distribution
-    other than `loadfile`, several workers rewrite the same file at once (FACTS.md: `-n 2` with the
-    default `--dist load` left syntax errors and wrong values). `numprocesses` is xdist's `-n`
+    other than `loadfile`, several workers rewrite the same file at once (`-n 2` with the default
+    `--dist load` was seen to leave syntax errors and wrong values). `numprocesses` is xdist's `-n`
     (an int, or "auto"/"logical" before xdist resolves it); `dist` is its `--dist`.
     """
     if not env.get("EXPECTTEST_ACCEPT"):  # expecttest accepts on any non-empty value
@@ -186,405 +304,193 @@ class _Source:
             return _Source(source, 1, 1)
         return _Source(m.group(1), int(m.group(2)), int(m.group(3) or 1))
 
+    @property
+    def at(self) -> str:
+        return f"{self.path}:{self.line}"
 
-@dataclass(frozen=True)
-class _Problem:
-    """Something wrong with a block, at a 1-based line and column of its text."""
-
-    line: int
-    col: int
-    message: str
-
-
-@dataclass(frozen=True)
-class _Parsed:
-    lines: tuple[str, ...]
-    ops: tuple[CheckOp, ...]
-    problem: _Problem | None
+    def line_at(self, offset: int) -> str:
+        """`path:line` of the block's line `offset` (0-based)."""
+        return f"{self.path}:{self.line + offset}"
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse(text: str) -> _Parsed:
-    """Parse and lint a block once; the same block is matched against many artifacts."""
-    lines = tuple(text.split("\n"))
-    ops: list[CheckOp] = []
-    problems = list(_line_problems(lines))
-    parser = Parser(_OPTIONS, io.StringIO(text), _CHECK_LINE, _COMMENT_LINE)
-    try:
-        ops.extend(parser)
-    except ParseError as ex:
-        line = lines[ex.line_no - 1] if ex.line_no <= len(lines) else ""
-        message = ex.message
-        directive = _CHECK_LINE.search(line)
-        if message.startswith("found empty check string") and directive:
-            # filecheck names the prefix only ('CHECK:' for an empty 'CHECK-NOT:')
-            message = (
-                f"found empty check string with prefix '{directive.group(2)}"
-                f"{directive.group(3) or ''}:'"
-            )
-        problems.append(_Problem(ex.line_no, _parse_error_col(ex, line), message))
-    except ValueError as ex:  # posix class translation, e.g. [[:foo:]]
-        line_no = parser.line_no
-        problems.append(_Problem(line_no, _pattern_col(lines[line_no - 1]), str(ex)))
-    problems += _op_problems(ops, lines)
-    if not ops and not problems:
-        problems.append(
-            _Problem(
-                1,
-                1,
-                f"no check strings found with prefix '{PREFIX}:' "
-                f"(a block needs at least one of {', '.join(DIRECTIVES)})",
-            )
-        )
-    problem = min(problems, key=lambda p: (p.line, p.col)) if problems else None
-    return _Parsed(lines, tuple(ops), problem)
+def _validate(text: str, source: str, artifact: str | None, engine: Engine) -> BlockProblem | None:
+    """`validate_block`, once per distinct block: a scenario's instances share their blocks."""
+    where = _Source.parse(source)
+    problem = _pre_check(text, artifact, where)
+    if problem is not None or engine.syntax_status is None:
+        return problem
+    status, diagnostic = _run(engine, expand(text), where, "<empty input>", "", "--allow-empty")
+    if status != engine.syntax_status:
+        return None
+    return BlockProblem(where.at, f"{engine.name} rejects the block:\n{diagnostic}")
 
 
-def _line_problems(lines: tuple[str, ...]) -> Iterator[_Problem]:
-    """Every non-blank line of a block is a directive or a comment (`COM:` or `#`)."""
-    for n, line in enumerate(lines, 1):
-        stripped = line.strip()
-        if not stripped or _COMMENT_LINE.search(line) or _CHECK_LINE.search(line):
-            continue
-        if _COM.search(line) or stripped.startswith("#"):
-            continue
-        token = re.search(r"CHECK\S*", line)
-        if token:
-            yield _Problem(
-                n,
-                token.start() + 1,
-                f"unknown FileCheck directive '{token.group(0)}' (known: {', '.join(DIRECTIVES)})",
-            )
-        else:
-            yield _Problem(
-                n,
-                len(line) - len(line.lstrip()) + 1,
-                "not a FileCheck directive (write CHECK:, CHECK-NEXT:, ...; "
-                "comments start with COM: or #)",
-            )
-
-
-def _op_problems(ops: list[CheckOp], lines: tuple[str, ...]) -> Iterator[_Problem]:
-    """What LLVM FileCheck rejects and filecheck 1.0.6 would silently get wrong."""
-    defined: set[str] = set()
-    seen_positive = False
-    for op in ops:
-        line = lines[op.source_line - 1]
-        name = _directive(op)
-        if op.name in ("NEXT", "SAME", "EMPTY") and not seen_positive:
-            yield _Problem(
-                op.source_line,
-                _directive_col(line),
-                f"found '{name}' without previous '{PREFIX}:' line",
-            )
-        seen_positive = seen_positive or op.name in _POSITIVE
-        if op.name == "LABEL" and any(isinstance(u, Capture | Subst) for u in op.uops):
-            yield _Problem(
-                op.source_line,
-                _pattern_col(line),
-                f"found '{name}:' with variable definition or use",
-            )
-            continue
-        problem = _uop_problem(op, line, defined)
-        if problem is not None:
-            yield problem
-            continue
-        defined.update(u.name for u in op.uops if isinstance(u, Capture) and u.name)
-
-
-def _uop_problem(op: CheckOp, line: str, defined: set[str]) -> _Problem | None:
-    local: set[str] = set()
-    n_regex = 0
-    groups = 0  # capture groups before the current uop, as `re` counts them
-    expected: dict[str, tuple[int, int]] = {}  # capture name -> (group number, column)
-    for uop in op.uops:
-        if isinstance(uop, RE):
-            col = _nth_col(line, "{{", n_regex)
-            n_regex += 1
-            try:
-                groups += re.compile(uop.content).groups + ("|" in uop.content)
-            except re.error as ex:
-                return _Problem(op.source_line, col, f"invalid regex {{{{{uop.content}}}}}: {ex}")
-        elif isinstance(uop, Capture):
-            col = _find_col(line, f"[[{uop.name}:", f"[[#{uop.name}:", "[[#")
-            try:
-                inner = re.compile(uop.pattern).groups
-            except re.error as ex:
-                return _Problem(
-                    op.source_line, col, f"invalid regex in [[{uop.name}:{uop.pattern}]]: {ex}"
+def _pre_check(text: str, artifact: str | None, where: _Source) -> BlockProblem | None:
+    """What FileCheck would pass over in silence: stray lines, no directive, unknown %{names}."""
+    has_directive = False
+    for offset, line in enumerate(text.split("\n")):
+        at = where.line_at(offset)
+        for m in _SUBSTITUTION.finditer(line):
+            name = m.group(1)
+            if name not in IR_SPELLINGS:
+                close = difflib.get_close_matches(name, IR_SPELLINGS, n=1)
+                hint = f" (did you mean %{{{close[0]}}}?)" if close else ""
+                known = ", ".join(f"%{{{n}}}" for n in IR_SPELLINGS)
+                return BlockProblem(at, f"unknown substitution %{{{name}}}{hint}; known: {known}")
+            kind, spelling = IR_SPELLINGS[name]
+            if artifact is not None and kind != artifact:
+                return BlockProblem(
+                    at,
+                    f"%{{{name}}} is a {kind} spelling ({spelling}); the block checks {artifact}",
                 )
-            expected[uop.name] = (groups + 1, col)
-            groups += 1 + inner
-            local.add(uop.name)
-        elif isinstance(uop, NumSubst):
-            return _Problem(
-                op.source_line,
-                _find_col(line, f"[[#{uop.variable}"),
-                f"numeric expressions ([[#{uop.variable}{uop.expr}]]) are not "
-                "supported by the filecheck package",
+        directive, comment = _DIRECTIVE.search(line), _COMMENT.search(line)
+        if directive and (comment is None or directive.start() < comment.start()):
+            has_directive = True
+        elif line.strip() and comment is None and not line.strip().startswith("#"):
+            token = re.search(r"CHECK[^\s:]*:?", line)
+            what = f"unknown directive '{token.group(0)}'" if token else "not a FileCheck directive"
+            return BlockProblem(
+                at,
+                f"{what} in {line.strip()!r} (a block holds {', '.join(DIRECTIVES)} lines, and "
+                "comments: COM: or #)",
             )
-        elif isinstance(uop, Subst) and uop.variable not in defined | local:
-            col = _find_col(line, f"[[{uop.variable}]]", f"[[#{uop.variable}")
-            return _Problem(op.source_line, col, f"undefined variable: {uop.variable}")
-    try:
-        _, captures = compile_uops(op, dict.fromkeys(defined, "0"), _OPTIONS)
-    except CheckError as ex:
-        return _Problem(op.source_line, _pattern_col(line), ex.message)
-    for name, (group, col) in expected.items():
-        if captures[name][0] != group:
-            return _Problem(
-                op.source_line,
-                col,
-                (
-                    f"filecheck would capture the wrong text into {name}: it miscounts the "
-                    "groups of the regex before it (nested groups, '(?...)' or '(' in a "
-                    "character class); use plain, non-nested (...) groups there"
-                ),
-            )
+    if not has_directive:
+        return BlockProblem(
+            where.at,
+            f"no check strings found with prefix 'CHECK:' (a block needs one of "
+            f"{', '.join(DIRECTIVES)})",
+        )
     return None
 
 
-def _match(parsed: _Parsed, content: str, where: _Source, artifact_name: str) -> str | None:
-    """Run the block's directives over `content`; None on success, else the diagnostic."""
-    run = _Run(parsed, content, where, artifact_name)
-    # filecheck 1.0.6 prints "moving to ..." to stdout while matching CHECK-DAG, and warnings
-    # (e.g. an empty capture) to stderr: neither belongs in the test output.
-    sink = io.StringIO()
-    with redirect_stdout(sink), redirect_stderr(sink):
-        return run.execute()
+def _run(
+    engine: Engine,
+    text: str,
+    where: _Source,
+    input_name: str,
+    input_text: str,
+    *flags: str,
+) -> tuple[int, str]:
+    """Run `engine` on `text` laid out at `where` over `input_text`: (exit status, its stderr)."""
+    with tempfile.TemporaryDirectory(prefix="gemmconf-filecheck-") as tmp:
+        cwd, check_file, shown = _lay_out(Path(tmp), where, text)
+        input_file = _file_name(input_name)
+        (cwd / input_file).write_text(input_text)
+        process = subprocess.run(
+            [*engine.argv, check_file, "--input-file", input_file, *engine.match_flags, *flags],
+            cwd=cwd,
+            capture_output=True,  # the package prints a stray "moving to ..." on stdout for -DAG
+            text=True,
+            timeout=_TIMEOUT_S,
+        )
+    lines = process.stderr.rstrip("\n").split("\n")
+    if len(lines) > _MAX_LINES:  # the package follows a failed -DAG with its whole input range
+        lines[_MAX_LINES:] = [f"[{len(lines) - _MAX_LINES} more lines of {engine.name} cut]"]
+    diagnostic = "\n".join(lines)
+    if shown != check_file:
+        diagnostic = diagnostic.replace(check_file, shown)
+    if process.returncode not in (0, 1, 2) or (process.returncode and not diagnostic):
+        diagnostic = (
+            f"{where.at}: error: {engine.name} ({' '.join(engine.argv)}) exited with status "
+            f"{process.returncode}: {diagnostic or process.stdout.strip() or 'no output'}"
+        )
+    return process.returncode, diagnostic
 
 
-class _Run:
-    """One match of a parsed block over one artifact, mirroring `filecheck.Matcher.run`."""
+def _lay_out(tmp: Path, where: _Source, text: str) -> tuple[Path, str, str]:
+    """Write `text` as a copy of `where.path` with the text at its line and indentation.
 
-    def __init__(self, parsed: _Parsed, content: str, where: _Source, artifact_name: str):
-        self.parsed = parsed
-        self.content = content
-        self.where = where
-        self.artifact_name = artifact_name
-        self.file = FInput(artifact_name, content)
-        self.matcher = Matcher(_OPTIONS, self.file, iter(parsed.ops))  # type: ignore[arg-type]
-        self.scan_start = 0  # where the current directive began searching
-        self.prev_end = 0  # where the previous match ended
-        self.count_done = 0  # matches so far of the current CHECK-COUNT-<n>
+    Returns the folder to run in, the check-file argument, and the name to show for it: the
+    suite's own relative path ("suites/tma/codecheck.yaml", FileCheck prints what it was given);
+    an absolute one is written under `tmp` and its temporary prefix replaced in the diagnostic.
+    """
+    indent = " " * (where.col - 1)
+    body = "\n".join(indent + line if line else line for line in text.split("\n"))
+    path = Path(where.path)
+    if path.is_absolute():
+        relative, shown = Path(*path.parts[1:]), where.path
+        cwd = tmp
+    else:
+        ups = sum(1 for part in path.parts if part == "..")
+        relative, shown = path, where.path
+        cwd = tmp.joinpath(*(["_"] * ups))  # room for the `..` parts inside tmp
+    target = (cwd / relative).resolve()
+    if not target.is_relative_to(tmp.resolve()):
+        relative, cwd = Path("check-block.txt"), tmp
+        target = tmp / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    cwd.mkdir(parents=True, exist_ok=True)
+    target.write_text("\n" * (where.line - 1) + body)
+    check_file = str(target) if path.is_absolute() else str(relative)
+    return cwd, check_file, shown
 
-    def execute(self) -> str | None:
-        ops = self.parsed.ops
-        preprocessor = Preprocessor(_OPTIONS, self.file, ops)
-        try:
-            preprocessor.run()  # finds every CHECK-LABEL first, splitting the input into regions
-        except CheckError as ex:
-            self.scan_start = preprocessor.range.start
-            return self._not_found(ex.op)
-        steps = {
-            "DAG": self.matcher.check_dag,
-            "COUNT": self._count,
-            "NOT": self.matcher.enqueue_not,
-            "EMPTY": self.matcher.check_empty,
-            "NEXT": self.matcher.match_immediately,
-            "SAME": self.matcher.match_eventually,
-            "LABEL": self.matcher.check_label,
-            "CHECK": self.matcher.match_eventually,
-        }
-        try:
-            for op in ops:
-                self.prev_end = self.file.range.start
-                self.matcher._pre_check(op)
-                self.scan_start = self.file.range.start
-                try:
-                    steps[op.name](op)
-                except CheckError as ex:
-                    return self._check_error(ex)
-                self.matcher._post_check(op)
-            # the CHECK-NOTs after the last positive match run to the end of the input
-            self.file.range.start = len(self.content) - 1
-            self.matcher._post_check(CheckOp("SYNTH", "NOP", "", -1, []))
-        except ErrorOnMatch as ex:
-            return self._excluded(ex.op, ex.match)
-        except CheckError as ex:
-            return self._error(ex.op, ex.message)
+
+def _file_name(name: str) -> str:
+    """`name` as one file name in the run folder ("<ttgir>" stays as it is)."""
+    cleaned = name.replace("/", "_").replace("\0", "_").lstrip("-") or "input"
+    return cleaned if cleaned not in (".", "..") else "input"
+
+
+def _triton_filecheck() -> str | None:
+    """The FileCheck binary the triton wheel ships, if any (found without importing triton)."""
+    try:
+        spec = importlib.util.find_spec("triton")
+    except (ImportError, ValueError):
         return None
-
-    def _count(self, op: CheckOp) -> None:
-        assert isinstance(op, CountOp)
-        for done in range(op.count):
-            self.count_done = done
-            self.scan_start = self.file.range.start
-            self.matcher.match_eventually(op)
-
-    def _check_error(self, ex: CheckError) -> str:
-        op = ex.op
-        try:
-            compile_uops(op, self.matcher.ctx.live_variables, _OPTIONS)
-        except (CheckError, NotImplementedError):
-            return self._error(op, ex.message)
-        if op.name == "NEXT":
-            return self._misplaced(op, "is not on the line after the previous match")
-        if op.name == "SAME":
-            return self._misplaced(op, "is not on the same line as the previous match")
-        if op.name == "EMPTY":
-            return self._error(
-                op,
-                "is not on the line after the previous match",
-                [self._note(self.prev_end, "previous match ended here")],
-            )
-        return self._not_found(op)
-
-    def _not_found(self, op: CheckOp) -> str:
-        message = "expected string not found in input"
-        if op.name == "COUNT":
-            message += f" ({self.count_done} out of {op.count})"  # type: ignore[attr-defined]
-        notes = [self._note(self.scan_start, "scanning from here")]
-        guess = self._possible_match(op)
-        if guess is not None:
-            notes.append(self._note(guess[0], "possible intended match here", guess[1]))
-        return self._error(op, message, notes)
-
-    def _misplaced(self, op: CheckOp, what: str) -> str:
-        """A CHECK-NEXT/-SAME that failed: found elsewhere, or not at all."""
-        anywhere = CheckOp(op.prefix, "CHECK", op.arg, op.source_line, op.uops)
-        pattern, _ = compile_uops(anywhere, self.matcher.ctx.live_variables, _OPTIONS)
-        found = pattern.search(self.content, self.prev_end)
-        if found is None:
-            self.scan_start = self.prev_end
-            return self._not_found(op)
-        if op.name == "NEXT" and self._line_of(found.start()) == self._line_of(self.prev_end):
-            what = "is on the same line as previous match"
-        return self._error(
-            op,
-            what,
-            [
-                self._note(
-                    found.start(),
-                    f"'{_directive(op).lower()[len(PREFIX) + 1 :]}' match was here",
-                    found.end() - found.start(),
-                ),
-                self._note(self.prev_end, "previous match ended here"),
-            ],
-        )
-
-    def _excluded(self, op: CheckOp, found: re.Match[str]) -> str:
-        return self._error(
-            op,
-            "excluded string found in input",
-            [self._note(found.start(), "found here", found.end() - found.start())],
-        )
-
-    def _error(self, op: CheckOp, message: str, notes: Iterable[str] = ()) -> str:
-        line = self.parsed.lines[op.source_line - 1]
-        problem = _Problem(op.source_line, _pattern_col(line), f"{_directive(op)}: {message}")
-        return "\n".join([_located_error(self.where, self.parsed, problem), *notes])
-
-    def _line_of(self, pos: int) -> int:
-        return self.content.count("\n", 0, pos) + 1
-
-    def _note(self, pos: int, note: str, length: int = 1) -> str:
-        start = self.content.rfind("\n", 0, pos) + 1
-        end = self.content.find("\n", pos)
-        end = len(self.content) if end < 0 else end
-        text = self.content[start:end]
-        col = pos - start + 1
-        return (
-            f"{self.artifact_name}:{self._line_of(pos)}:{col}: note: {note}\n"
-            f"{text}\n{_caret(text, col, min(length, end - pos))}"
-        )
-
-    def _possible_match(self, op: CheckOp) -> tuple[int, int] | None:
-        """Like LLVM's "possible intended match": the line that best contains the literal text."""
-        needle = "".join(u.content for u in op.uops if isinstance(u, Literal)).strip()
-        if len(needle) < 4:
-            return None
-        end = min(self.file.range.end, len(self.content))
-        best: tuple[float, int, int] | None = None
-        trigrams = {needle[i : i + 3] for i in range(len(needle) - 2)}
-        pos = self.scan_start
-        for _ in range(_FUZZY_MAX_LINES):
-            if pos >= end:
-                break
-            eol = self.content.find("\n", pos, end)
-            eol = end if eol < 0 else eol
-            line = self.content[pos:eol]
-            if sum(t in line for t in trigrams) < len(trigrams) / 2:  # cheap pre-filter
-                pos = eol + 1
-                continue
-            matcher = difflib.SequenceMatcher(None, needle, line, autojunk=False)
-            # runs of 3+ characters, close together: a typo or a changed operand, not noise
-            blocks = [b for b in matcher.get_matching_blocks() if b.size >= 3]
-            score = sum(b.size for b in blocks) / len(needle)
-            if blocks and score >= 0.8 and (best is None or score > best[0]):
-                first, last = blocks[0].b, blocks[-1].b + blocks[-1].size
-                if last - first <= 1.5 * len(needle) + 2:
-                    best = (score, pos + first, last - first)
-            pos = eol + 1
-        return None if best is None else (best[1], best[2])
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        binary = os.path.join(folder, "FileCheck")
+        if os.path.isfile(binary) and os.access(binary, os.X_OK):
+            return binary
+    return None
 
 
-def _located_error(where: _Source, parsed: _Parsed, problem: _Problem) -> str:
-    """`path:line:col: error: message`, the check line and a caret, in the scenario file."""
-    text = parsed.lines[problem.line - 1] if problem.line <= len(parsed.lines) else ""
-    shown = " " * (where.col - 1) + text
-    col = where.col - 1 + problem.col
-    return (
-        f"{where.path}:{where.line + problem.line - 1}:{col}: error: {problem.message}\n"
-        f"{shown}\n{_caret(shown, col)}"
+def _llvm_engine(binary: str) -> Engine:
+    return Engine("llvm-filecheck", (binary,), ("--dump-input=never",), 2)
+
+
+def _package_engine() -> Engine:
+    # "COM:" and "RUN:" as LLVM reads them: the package's default "COM,RUN" takes any line with
+    # "COM" before "CHECK" for a comment (`CHECK: @COMPUTE_CHECKSUM` would be skipped).
+    return Engine(
+        "filecheck-package",
+        (sys.executable, "-m", "filecheck"),
+        # not --dump-input=never: the package then prints no diagnostic at all
+        ("--comment-prefixes=COM:,RUN:",),
+        None,
     )
 
 
-def _caret(text: str, col: int, length: int = 1) -> str:
-    indent = "".join("\t" if ch == "\t" else " " for ch in text[: col - 1])
-    return indent + "^" + "~" * (max(length, 1) - 1)
+@functools.lru_cache(maxsize=8)
+def _default_engine(choice: str) -> Engine:
+    if choice == "filecheck":
+        return _package_engine()
+    if choice:
+        if not (os.path.isfile(choice) and os.access(choice, os.X_OK) and _runs(choice)):
+            raise RuntimeError(
+                f"{ENGINE_ENV}={choice!r} is neither a FileCheck that runs here nor 'filecheck' "
+                "(the filecheck package)"
+            )
+        return _llvm_engine(choice)
+    binary = _triton_filecheck()
+    return _llvm_engine(binary) if binary is not None and _runs(binary) else _package_engine()
 
 
-def _directive(op: CheckOp) -> str:
-    """The directive as written: CHECK, CHECK-NEXT, CHECK-COUNT-3 (filecheck drops that dash)."""
-    if op.name == "CHECK":
-        return op.prefix
-    if op.name == "COUNT":
-        return f"{op.prefix}-COUNT-{op.count}"  # type: ignore[attr-defined]
-    return f"{op.prefix}-{op.name}"
+@functools.lru_cache(maxsize=8)
+def _runs(binary: str) -> bool:
+    """Whether `binary --version` works here (a wheel's binary may lack a library it needs)."""
+    try:
+        return (
+            subprocess.run([binary, "--version"], capture_output=True, timeout=30).returncode == 0
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
-def _directive_col(line: str) -> int:
-    m = _CHECK_LINE.search(line)
-    return m.start(2) + 1 if m else 1
-
-
-def _pattern_col(line: str) -> int:
-    """1-based column where a directive's pattern starts (LLVM points its errors there)."""
-    m = _CHECK_LINE.search(line)
-    if m is None:
-        return 1
-    arg = m.group(6)
-    return m.start(6) + len(arg) - len(arg.lstrip()) + 1
-
-
-def _nth_col(line: str, token: str, n: int) -> int:
-    start = _pattern_col(line) - 1
-    for _ in range(n + 1):
-        found = line.find(token, start)
-        if found < 0:
-            return _pattern_col(line)
-        start = found + len(token)
-    return found + 1
-
-
-def _find_col(line: str, *tokens: str) -> int:
-    for token in tokens:
-        found = line.find(token)
-        if found >= 0:
-            return found + 1
-    return _pattern_col(line)
-
-
-def _parse_error_col(ex: ParseError, line: str) -> int:
-    message = ex.message
-    if message.startswith("found empty check string"):
-        return _directive_col(line)
-    for opener in ("[[", "{{"):
-        if f"no {']]' if opener == '[[' else '}}'}" in message and opener in line:
-            return line.rfind(opener) + 1
-    if "unknown format: " in message:
-        part = message.split("unknown format: ", 1)[1]
-        if part in line:
-            return line.find(part) + 1
-    return _pattern_col(line)
+@functools.lru_cache(maxsize=8)
+def _version(engine: Engine) -> str:
+    if engine.name == "filecheck-package":
+        return importlib.metadata.version("filecheck")
+    out = subprocess.run([*engine.argv, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"LLVM version (\S+)", out)
+    return m.group(1) if m else "unknown"

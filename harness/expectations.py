@@ -1,12 +1,31 @@
-"""Expected outcomes per backend: ``suites/expectations/<backend>.yaml``.
+"""Expected outcomes per backend: which items are known to fail (xfail) or are not run (skip).
 
-A file lists id patterns (``*`` matches any run of characters, ``?`` one character; brackets are
-literal, since ids contain them) with a status, ``xfail`` or ``skip``, a reason and optionally an
-issue link. Rules, each an error at start-up naming file:line:
+Where a backend's entries come from, in this order (the first entry that matches an item wins,
+across files):
 
-- a pattern that matches no instance of the whole suite is an error (a stale or mistyped entry
+1. every ``--expectations PATH`` file whose ``backend:`` is the backend, in the order given;
+2. the suite's own file, ``<suites>/expectations/<backend>.yaml`` (or ``.yml``), or, where the
+   suite has none, the files the backend's package ships: the backend object's optional
+   ``expectations`` attribute (a path), and files registered under the entry-point group
+   ``gemmconf.expectations`` with the backend's name (a path, or a function returning one). A
+   suite's file replaces the package's: whoever maintains the suite has the last word on it.
+
+An entry's ``match`` is an id pattern (``*`` matches any run of characters, ``?`` one;
+brackets are literal, since ids contain them), or a mapping over the record's fields, every one
+of which must hold: ``id`` (patterns), ``suite``, ``scenario``, ``op``, ``dtype`` (values or
+patterns), ``markers`` (the item has one of them), ``axes`` (``{axis: value id or list}``) and
+``not`` (a mapping that must not hold). A list means any of its values::
+
+    - match: {op: [scaled_mm, int_mm]}                  # these two ops
+    - match: {not: {op: mm}}                            # everything but mm
+    - match: {op: mm, dtype: fp16, axes: {layout: [nt, tt]}}
+
+Rules, each an error at start-up naming file:line:
+
+- an entry that matches no instance of the whole suite is an error (a stale or mistyped entry
   would otherwise hide nothing and mean nothing);
-- two entries matching the same id: the first one wins, and that is allowed (narrow before wide);
+- two entries matching the same item: the first one wins, and that is allowed (narrow before
+  wide);
 - an xfail item that passes is a failure (strict), so fixed bugs get their entries removed;
   ``strict: false`` is for bugs that show only on some runs (wrong values that change from run
   to run): a pass is then reported as XPASS, not a failure.
@@ -15,26 +34,83 @@ issue link. Rules, each an error at start-up naming file:line:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from gemmconf.scenario import ScenarioError, _LineLoader, _Node
+from gemmconf.scenario import ScenarioError, ScenarioInstance, _LineLoader, _Node, implied_markers
 
 STATUSES = ("xfail", "skip")
 ENTRY_FIELDS = ("match", "status", "reason", "issue", "strict")
+MATCH_FIELDS = ("id", "suite", "scenario", "op", "dtype", "markers", "axes", "not")
+SUFFIXES = (".yaml", ".yml")
+ENTRY_POINT_GROUP = "gemmconf.expectations"
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What an entry can name about one instance: the fields its results record carries."""
+
+    id: str
+    suite: str = ""
+    scenario: str = ""
+    op: str = ""
+    dtype: str = ""
+    markers: tuple[str, ...] = ()
+    axes: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, instance: ScenarioInstance | str) -> Facts:
+        if isinstance(instance, str):  # an id alone: field patterns never match it
+            return cls(instance)
+        return cls(
+            instance.id,
+            instance.suite,
+            instance.name,
+            instance.op,
+            instance.dtype,
+            tuple(implied_markers(instance)),
+            instance.axes,
+        )
+
+
+@dataclass(frozen=True)
+class Match:
+    """An entry's `match`: every given field holds, and `negated` (its `not`) does not."""
+
+    ids: tuple[re.Pattern[str], ...] = ()
+    fields: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = ()
+    markers: tuple[str, ...] = ()
+    axes: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = ()
+    negated: Match | None = None
+
+    def __call__(self, facts: Facts) -> bool:
+        if self.ids and not any(p.fullmatch(facts.id) for p in self.ids):
+            return False
+        for name, patterns in self.fields:
+            if not any(p.fullmatch(getattr(facts, name)) for p in patterns):
+                return False
+        if self.markers and not set(self.markers) & set(facts.markers):
+            return False
+        axes = dict(facts.axes)
+        for axis, patterns in self.axes:
+            if axis not in axes or not any(p.fullmatch(axes[axis]) for p in patterns):
+                return False
+        return self.negated is None or not self.negated(facts)
 
 
 @dataclass(frozen=True)
 class Expectation:
-    pattern: str
+    pattern: str  # the entry's `match` as written (an id pattern, or the mapping's text)
     status: str
     reason: str
     issue: str | None
     source: str  # file:line
     strict: bool = True  # an xfail that passes fails the item
+    match: Match = field(default_factory=Match, compare=False, repr=False)
 
     def text(self) -> str:
         link = f" ({self.issue})" if self.issue else ""
@@ -44,18 +120,38 @@ class Expectation:
 @dataclass(frozen=True)
 class ExpectationTable:
     backend: str
-    entries: tuple[tuple[Expectation, re.Pattern[str]], ...]
+    entries: tuple[Expectation, ...]
+    facts: Mapping[str, Facts] = field(default_factory=dict, compare=False, repr=False)
 
     def lookup(self, instance_id: str) -> Expectation | None:
-        for entry, regex in self.entries:
-            if regex.fullmatch(instance_id):
-                return entry
-        return None
+        facts = self.facts.get(instance_id) or Facts(instance_id)
+        return next((entry for entry in self.entries if entry.match(facts)), None)
+
+
+@dataclass(frozen=True)
+class ExpectationFile:
+    """One file, read and checked on its own (before the suite's instances are known)."""
+
+    path: Path
+    shown: str
+    backend: str
+    entries: tuple[Expectation, ...]
 
 
 def path_for(directory: Path, backend: str) -> Path:
-    """``inductor-max-autotune:TRITON`` → ``inductor-max-autotune-TRITON.yaml``."""
-    return directory / (re.sub(r"[^A-Za-z0-9_.-]", "-", backend) + ".yaml")
+    """The suite's file for a backend: ``inductor-max-autotune:TRITON`` →
+    ``inductor-max-autotune-TRITON.yaml`` (or ``.yml`` where only that exists)."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "-", backend)
+    found = [
+        directory / f"{stem}{suffix}"
+        for suffix in SUFFIXES
+        if (directory / f"{stem}{suffix}").exists()
+    ]
+    if len(found) > 1:
+        raise ScenarioError(
+            str(found[1]), "file", f"both {found[0].name} and {found[1].name} exist: keep one"
+        )
+    return found[0] if found else directory / f"{stem}.yaml"
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:
@@ -63,16 +159,36 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
-def load(
-    directory: Path, backend: str, all_ids: Iterable[str], root: Path | None = None
-) -> ExpectationTable:
-    """The backend's table (empty when it has no file); validates every entry against `all_ids`."""
-    path = path_for(directory, backend)
-    if not path.exists():
-        return ExpectationTable(backend, ())
+def packaged_files(backend: object, label: str) -> list[tuple[Path, str]]:
+    """The files a backend's package ships, with who declared each: the backend object's
+    `expectations` attribute, and entry points named `label` in group gemmconf.expectations."""
+    from importlib import metadata
+
+    found = []
+    declared = getattr(backend, "expectations", None)
+    if declared:
+        found.append((Path(declared), f"backend {label!r} (its 'expectations' attribute)"))
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name == label:
+            value = entry.load()
+            path = value() if callable(value) else value
+            found.append((Path(path), f"entry point {entry.name} = {entry.value}"))
+    return found
+
+
+def read(path: Path, root: Path | None = None) -> ExpectationFile:
+    """Parse and check one expectations file (not yet against the suite)."""
     shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
+    if path.suffix not in SUFFIXES:
+        raise ScenarioError(shown, "file", "an expectations file is YAML, named *.yaml or *.yml")
     try:
-        document = yaml.load(path.read_text(), Loader=_LineLoader)
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(shown, "file", "no such file") from None
+    except (UnicodeDecodeError, OSError) as exc:
+        raise ScenarioError(shown, "file", f"cannot be read as UTF-8 text: {exc}") from None
+    try:
+        document = yaml.load(text, Loader=_LineLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise ScenarioError(
@@ -87,52 +203,159 @@ def load(
                 key,
                 "unknown key; known: backend, expectations",
             )
-    if document.get("backend") != backend:
-        raise ScenarioError(
-            f"{shown}:{document.line}",
-            "backend",
-            f"the file is for backend {backend!r} but says {document.get('backend')!r}",
-        )
+    backend = document.get("backend")
+    if not isinstance(backend, str) or not backend:
+        raise ScenarioError(f"{shown}:{document.line}", "backend", "names the backend it is for")
     raw_entries = document.get("expectations") or []
     if not isinstance(raw_entries, list):
         raise ScenarioError(f"{shown}:{document.line}", "expectations", "expected a list")
-    ids = list(all_ids)
-    entries = []
-    for raw in raw_entries:
-        line = raw.line if isinstance(raw, _Node) else document.line
-        where = f"{shown}:{line}"
-        if not isinstance(raw, dict):
-            raise ScenarioError(where, "expectations", "each entry is a mapping")
-        for key in raw:
-            if key not in ENTRY_FIELDS:
-                raise ScenarioError(
-                    f"{shown}:{raw.key_lines[key]}",
-                    key,
-                    f"unknown key; known: {', '.join(ENTRY_FIELDS)}",
-                )
-        pattern, status, reason = raw.get("match"), raw.get("status", "xfail"), raw.get("reason")
-        if not isinstance(pattern, str) or not pattern:
-            raise ScenarioError(where, "match", "needs an id pattern, e.g. 'dense/mm[*-fp16-*]'")
-        if status not in STATUSES:
-            raise ScenarioError(where, "status", f"{status!r} is not one of {', '.join(STATUSES)}")
-        if not isinstance(reason, str) or not reason.strip():
-            raise ScenarioError(where, "reason", "every expectation needs a reason")
-        strict = raw.get("strict", True)
-        if not isinstance(strict, bool):
+    entries = [_entry(raw, shown, document) for raw in raw_entries]
+    return ExpectationFile(path, shown, backend, tuple(entries))
+
+
+def _entry(raw: Any, shown: str, document: _Node) -> Expectation:
+    line = raw.line if isinstance(raw, _Node) else document.line
+    where = f"{shown}:{line}"
+    if not isinstance(raw, dict):
+        raise ScenarioError(where, "expectations", "each entry is a mapping")
+    for key in raw:
+        if key not in ENTRY_FIELDS:
             raise ScenarioError(
-                f"{shown}:{raw.key_lines['strict']}",
-                "strict",
-                f"expected true or false, got {strict!r}",
+                f"{shown}:{raw.key_lines[key]}",
+                key,
+                f"unknown key; known: {', '.join(ENTRY_FIELDS)}",
             )
-        regex = compile_pattern(pattern)
-        if not any(regex.fullmatch(i) for i in ids):
+    pattern, status, reason = raw.get("match"), raw.get("status", "xfail"), raw.get("reason")
+    if isinstance(pattern, str) and pattern:
+        match = Match(ids=(compile_pattern(pattern),))
+    elif isinstance(pattern, Mapping) and pattern:
+        match = _match(pattern, where)
+    else:
+        raise ScenarioError(
+            where,
+            "match",
+            "needs an id pattern, e.g. 'dense/mm[*-fp16-*]', or a mapping of record fields, "
+            "e.g. {op: [scaled_mm, int_mm]}",
+        )
+    if status not in STATUSES:
+        raise ScenarioError(where, "status", f"{status!r} is not one of {', '.join(STATUSES)}")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ScenarioError(where, "reason", "every expectation needs a reason")
+    strict = raw.get("strict", True)
+    if not isinstance(strict, bool):
+        raise ScenarioError(
+            f"{shown}:{raw.key_lines['strict']}",
+            "strict",
+            f"expected true or false, got {strict!r}",
+        )
+    shown_pattern = pattern if isinstance(pattern, str) else _flow(pattern)
+    return Expectation(
+        shown_pattern, status, reason.strip(), raw.get("issue"), where, strict, match=match
+    )
+
+
+def _match(spec: Mapping[str, Any], where: str) -> Match:
+    for key in spec:
+        if key not in MATCH_FIELDS:
             raise ScenarioError(
-                where,
+                where, "match", f"unknown field {key!r}; known: {', '.join(MATCH_FIELDS)}"
+            )
+
+    def patterns(key: str) -> tuple[re.Pattern[str], ...]:
+        return tuple(compile_pattern(v) for v in _strings(spec[key], where, key))
+
+    fields = tuple(
+        (key, patterns(key)) for key in ("suite", "scenario", "op", "dtype") if key in spec
+    )
+    axes: list[tuple[str, tuple[re.Pattern[str], ...]]] = []
+    if "axes" in spec:
+        if not isinstance(spec["axes"], Mapping) or not spec["axes"]:
+            raise ScenarioError(where, "match", "axes: expected {axis: value id or list}")
+        for axis, values in spec["axes"].items():
+            ids = _strings(values, where, f"axes.{axis}")
+            axes.append((str(axis), tuple(compile_pattern(v) for v in ids)))
+    negated = None
+    if "not" in spec:
+        if not isinstance(spec["not"], Mapping) or not spec["not"]:
+            raise ScenarioError(where, "match", "not: expected a mapping of record fields")
+        negated = _match(spec["not"], where)
+    return Match(
+        ids=patterns("id") if "id" in spec else (),
+        fields=fields,
+        markers=_strings(spec["markers"], where, "markers") if "markers" in spec else (),
+        axes=tuple(axes),
+        negated=negated,
+    )
+
+
+def _strings(value: Any, where: str, key: str) -> tuple[str, ...]:
+    values = value if isinstance(value, list) else [value]
+    if not values or any(isinstance(v, Mapping | list) or v is None for v in values):
+        raise ScenarioError(where, "match", f"{key}: expected a value or a list of values")
+    return tuple(str(v) if not isinstance(v, bool) else str(v).lower() for v in values)
+
+
+def _flow(spec: Any) -> str:
+    return yaml.safe_dump(_plain(spec), default_flow_style=True, width=10**6).strip()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def validate(file: ExpectationFile, facts: Sequence[Facts]) -> None:
+    """Every entry of `file` must match some instance of the whole suite."""
+    for entry in file.entries:
+        if not any(entry.match(f) for f in facts):
+            raise ScenarioError(
+                entry.source,
                 "match",
-                f"pattern {pattern!r} matches no scenario "
+                f"pattern {entry.pattern!r} matches no scenario "
                 "instance of the suite (remove it or fix the id)",
             )
-        entries.append(
-            (Expectation(pattern, status, reason.strip(), raw.get("issue"), where, strict), regex)
-        )
-    return ExpectationTable(backend, tuple(entries))
+
+
+def load(
+    directory: Path,
+    backend: str,
+    instances: Iterable[ScenarioInstance | str],
+    root: Path | None = None,
+    *,
+    extra: Sequence[ExpectationFile] = (),
+    packaged: Path | Sequence[Path | tuple[Path, str]] | None = (),
+) -> ExpectationTable:
+    """The backend's table: `extra` files (from --expectations), then the suite's file in
+    `directory`, or the `packaged` files where the suite has none. Every entry is validated
+    against `instances`, the whole suite (ids alone are accepted; field patterns then match
+    nothing)."""
+    facts = [Facts.of(i) for i in instances]
+    files = list(extra)
+    suite_file = path_for(directory, backend)
+    if isinstance(packaged, Path):
+        packaged = [packaged]
+    if suite_file.exists():
+        files.append(read(suite_file, root))
+        packaged = []
+    for item in packaged or ():
+        path, declared_by = item if isinstance(item, tuple) else (item, f"backend {backend!r}")
+        if not path.is_file():
+            raise ScenarioError(
+                str(path), "expectations", f"{declared_by} declares this file; it is missing"
+            )
+        files.append(read(path, root))
+    for file in files:
+        if file.backend != backend:
+            raise ScenarioError(
+                file.shown,
+                "backend",
+                f"the file is for backend {file.backend!r}, used for backend {backend!r}",
+            )
+        validate(file, facts)
+    by_id = {}
+    for f in facts:
+        by_id.setdefault(f.id, f)
+    return ExpectationTable(backend, tuple(e for file in files for e in file.entries), by_id)

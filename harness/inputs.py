@@ -2,11 +2,18 @@
 
 Values are drawn on the CPU from a generator seeded by `item_seed(instance id, shape set,
 --seed)`, then moved to the device, so every backend and every machine sees the same numbers for
-an item. Operands are `randn / K**0.25` (tritonbench's and FACTS.md's scaling): each output element
-is a sum of K products with variance ~1, so outputs neither overflow fp16 nor cancel to ~0, and
-random values are never all zero. fp8 operands are quantized from such a source with scales
-computed from its amax (per tensor, row, or 1x128 / 128x128 block); the reference sees the exact
-dequantized values. int8 operands are small integers so int32 sums are exact.
+an item. Operands are `randn / K**0.25`: each has variance 1/sqrt(K), so each of the K products
+summed into an output element has variance 1/K and the output has variance ~1 whatever K is;
+outputs neither overflow fp16 nor cancel to ~0, and random values are never all zero. fp8
+operands are quantized from such a source by the scenario's scaling recipe
+(`gemmconf.gemm.scaling`: scales from the amax per tensor, row, or 1x128 / 128x128 block); the
+reference sees the exact dequantized values (fp4 operands: two e2m1 values a byte along K, so
+their stored K is half the scenario's). int8 operands are small integers so int32 sums are exact.
+
+Grouped ops get `offs`, the int32 running sum of the scenario's group sizes. An `out=` target is
+filled with NaN, so an element the op leaves unwritten shows. Backward scenarios get `grad`, the
+output gradient (randn in the result's dtype), and their differentiated inputs, and the fp64
+reference's, require grad.
 """
 
 from __future__ import annotations
@@ -17,10 +24,17 @@ from dataclasses import dataclass
 
 import torch
 
-from gemmconf.program import FP8_DTYPES, TORCH_DTYPES, input_names
-from gemmconf.scenario import Operand, ScenarioInstance, eval_dim
-
-BLOCK = 128  # blockwise fp8: 1x128 activation scales, 128x128 weight scales
+from gemmconf.gemm.dtypes import is_quantized, torch_dtype
+from gemmconf.gemm.ops import OPS
+from gemmconf.gemm.scaling import RECIPES, Recipe
+from gemmconf.program import differentiated, input_names
+from gemmconf.scenario import (
+    TENSOR_EPILOGUES,
+    Operand,
+    ScenarioInstance,
+    eval_dim,
+    group_extents,
+)
 
 
 def item_seed(instance_id: str, shape_index: int, run_seed: int, draw: int = 0) -> int:
@@ -37,13 +51,19 @@ class Inputs:
 
     names: tuple[str, ...]
     tensors: tuple[torch.Tensor, ...]
-    reference: tuple[torch.Tensor, ...] | None  # fp64, dequantized; None for exact ops
+    # The reference's inputs, on the CPU: exact values, upcast to fp64 where used (chunked.py):
+    # dequantized fp8 in fp64, other dtypes as drawn (a quarter of fp64's memory for fp16: a
+    # large item's two builds held 25 GB of fp64 copies). None for exact ops.
+    reference: tuple[torch.Tensor, ...] | None
     dims: dict[str, int]
     seed: int
+    reduction: int | None = None  # the longest sum an output takes, where that is not K
 
     @property
     def k(self) -> int:
-        return self.dims.get("K", 1)
+        """The reduction length the oracle's floor grows with: K, or for a backward scenario
+        the longest of the forward and gradient GEMMs' (M, N or K)."""
+        return self.reduction if self.reduction is not None else self.dims.get("K", 1)
 
     def describe(self) -> str:
         """One line per input: name, shape, stride, storage offset, dtype."""
@@ -70,6 +90,7 @@ def build(
     draw: int = 0,
 ) -> Inputs:
     """Tensors for one shape set of an instance, on `device` (`draw`: see `item_seed`)."""
+    spec = OPS[instance.op]
     dims = instance.dims(shape_index)
     seed = item_seed(instance.id, shape_index, run_seed, draw)
     gen = torch.Generator().manual_seed(seed)
@@ -77,6 +98,8 @@ def build(
     values: dict[str, torch.Tensor] = {}  # logical (row-major) high-precision values
     ref: dict[str, torch.Tensor] = {}
     stored: dict[str, torch.Tensor] = {}
+    scales: dict[str, torch.Tensor] = {}  # operand name -> its dequantization scale
+    global_scales: dict[str, torch.Tensor] = {}  # operand name -> its second-level scale
 
     for operand in instance.operands:
         shape = [eval_dim(e, dims) for e in operand.shape]
@@ -84,22 +107,30 @@ def build(
             stored[operand.name] = stored["a"]
             ref[operand.name] = ref["a"]
             continue
-        if operand.layout == "expand":
+        if operand.layout.startswith("expand"):
             shape_drawn = [1, *shape[1:]]
         else:
             shape_drawn = shape
+        if operand.name in spec.writes:  # an out= target: NaN until the op writes it
+            values[operand.name] = torch.full(shape_drawn, math.nan).to(torch_dtype(operand.dtype))
+            ref[operand.name] = torch.zeros(shape_drawn, dtype=torch.float64)
+            stored[operand.name] = _lay_out(values[operand.name], operand.layout, shape, device)
+            continue
         source = _draw(operand, shape_drawn, k, instance.values, gen)
         if operand.name == "a" and instance.values in ("nan_in_a", "inf_in_a") and source.numel():
             source.view(-1)[0] = float("nan") if instance.values == "nan_in_a" else float("inf")
-        if operand.dtype in FP8_DTYPES:
-            q, scale, deq = _quantize(source, operand, instance.scaling or "tensorwise")
-            values[operand.name] = q
-            ref[operand.name] = deq
-            values[f"scale_{operand.name}"] = scale
+        if is_quantized(operand.dtype):
+            recipe = RECIPES[instance.scaling or "tensorwise"]
+            quantized = recipe.quantize(source, operand.name, torch_dtype(operand.dtype))
+            values[operand.name] = quantized.values
+            ref[operand.name] = quantized.dequantized
+            scales[operand.name] = _scale_for(instance, recipe, operand.name, quantized.scale)
+            if quantized.global_scale is not None:
+                global_scales[operand.name] = quantized.global_scale
         else:
-            values[operand.name] = source.to(TORCH_DTYPES[operand.dtype])
-            ref[operand.name] = values[operand.name].to(torch.float64)
-        if operand.layout == "expand":
+            values[operand.name] = source.to(torch_dtype(operand.dtype))
+            ref[operand.name] = values[operand.name]  # exact in fp64 (see Inputs.reference)
+        if operand.layout.startswith("expand"):
             ref[operand.name] = ref[operand.name].expand(shape)
         stored[operand.name] = _lay_out(values[operand.name], operand.layout, shape, device)
 
@@ -108,36 +139,82 @@ def build(
         bias = torch.randn(bias_shape, generator=gen)
         if instance.values == "nan_in_c" and bias.numel():
             bias.view(-1)[:: max(1, bias.numel() // 3)] = float("nan")
-        dtype = TORCH_DTYPES[instance.bias_dtype or _default_bias_dtype(instance)]
-        name = "c" if instance.op in ("addmm", "baddbmm") else "bias"
+        dtype = torch_dtype(instance.bias_dtype or _default_bias_dtype(instance))
+        name = spec.addend.name
         stored[name] = bias.to(dtype).to(device)
-        ref[name] = stored[name].cpu().to(torch.float64)
-    for i, step in enumerate(s for s in instance.epilogue if s.kind == "add_tensor"):
-        other = torch.randn([eval_dim(e, dims) for e in step.arg], generator=gen)
-        out_dtype = TORCH_DTYPES[_default_bias_dtype(instance)]
+        ref[name] = stored[name].cpu()
+    for i, step in enumerate(s for s in instance.epilogue if s.kind in TENSOR_EPILOGUES):
+        out_dtype = torch_dtype(_default_bias_dtype(instance))
+        if step.kind == "dropout_mask":  # kept with probability 1 - p, scaled by 1 / (1 - p)
+            keep = torch.rand(_result_shape(instance, dims), generator=gen) >= step.arg
+            other = keep.to(torch.float32) / (1 - step.arg)
+        else:
+            other = torch.randn([eval_dim(e, dims) for e in step.arg], generator=gen)
         stored[f"other{i}"] = other.to(out_dtype).to(device)
-        ref[f"other{i}"] = stored[f"other{i}"].cpu().to(torch.float64)
-    if instance.op == "scaled_mm":
-        for side in ("a", "b"):
-            stored[f"scale_{side}"] = values[f"scale_{side}"].to(device)
+        ref[f"other{i}"] = stored[f"other{i}"].cpu()
+    for scale in spec.scales:
+        made = global_scales if scale.level else scales
+        if scale.of in made:
+            stored[scale.name] = made[scale.of].to(device)
+    sizes = group_extents(instance.operands, instance.group_sizes, dims) if spec.grouped else None
+    if sizes is not None:
+        offsets = torch.tensor(sizes, dtype=torch.int32).cumsum(0, dtype=torch.int32)
+        stored["offs"] = offsets.to(device)
+        ref["offs"] = offsets
+    reduction = None
+    if instance.backward:
+        out_shape = _result_shape(instance, dims)
+        grad = torch.randn(out_shape, generator=gen)
+        stored["grad"] = grad.to(torch_dtype(_default_bias_dtype(instance))).to(device)
+        ref["grad"] = stored["grad"].cpu()
+        reduction = max(dims.get(d, 1) for d in ("M", "N", "K"))
 
     names = input_names(instance)
     missing = [n for n in names if n not in stored]
     assert not missing, f"inputs for {instance.id} lack {missing}"
     tensors = tuple(stored[n] for n in names)
     reference = None
-    if instance.op != "int_mm":
+    if not spec.exact:
         reference = tuple(_reference_value(n, ref, instance) for n in names)
-    return Inputs(names, tensors, reference, dims, seed)
+    if instance.backward:
+        wrt = set(differentiated(instance))
+        tensors = tuple(_leaf(t) if n in wrt else t for n, t in zip(names, tensors, strict=True))
+        if reference is not None:
+            reference = tuple(
+                _leaf(t) if n in wrt else t for n, t in zip(names, reference, strict=True)
+            )
+    return Inputs(names, tensors, reference, dims, seed, reduction)
+
+
+def _leaf(t: torch.Tensor) -> torch.Tensor:
+    """`t` (same strides and storage offset) as a leaf that requires grad."""
+    return t.detach().requires_grad_(True)
+
+
+def _scale_for(
+    instance: ScenarioInstance, recipe: Recipe, operand: str, scale: torch.Tensor
+) -> torch.Tensor:
+    """The recipe's scale laid out as the op takes it (`OpSpec.scale_layout`)."""
+    layout = OPS[instance.op].scale_layout
+    if layout is None:
+        return scale
+    a, b = (len(instance.operand(n).shape) for n in ("a", "b"))
+    groups = instance.dims(0).get("B", 1)
+    return layout(
+        recipe, operand, scale, ranks=(a, b), groups=groups, swizzle=instance.swizzle or "none"
+    )
+
+
+def _result_shape(instance: ScenarioInstance, dims: dict[str, int]) -> list[int]:
+    """The op's result shape for one shape set (what a backward scenario's `grad` matches)."""
+    spec = OPS[instance.op]
+    a, b = ([eval_dim(e, dims) for e in instance.operand(n).shape] for n in ("a", "b"))
+    return spec.out_shape(a, b, dims.get("B", 1))
 
 
 def _default_bias_dtype(instance: ScenarioInstance) -> str:
-    if instance.op == "scaled_mm":
-        return instance.out_dtype or "bf16"
-    if instance.op == "int_mm":
-        return "int32"
-    dtype = instance.operand("a").dtype
-    return "fp32" if dtype == "tf32" else dtype
+    """The op's result dtype: what its bias and add_tensor operands are given by default."""
+    return OPS[instance.op].result_dtype_for(instance.operand("a").dtype, instance.out_dtype)
 
 
 def _draw(
@@ -151,57 +228,10 @@ def _draw(
         return torch.randint(-4, 5, shape, generator=gen).to(torch.float32)
     if kind == "near_max":
         # Positive values whose K-term sums land near half the dtype's largest finite value.
-        top = torch.finfo(TORCH_DTYPES[operand.dtype]).max
+        top = torch.finfo(torch_dtype(operand.dtype)).max
         magnitude = math.sqrt(0.5 * top / max(k, 1))
         return torch.rand(shape, generator=gen) * 0.5 * magnitude + 0.5 * magnitude
     return torch.randn(shape, generator=gen) / max(k, 1) ** 0.25
-
-
-def _quantize(
-    source: torch.Tensor, operand: Operand, scaling: str
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """fp8 values, the dequantization scale `_scaled_mm` takes, and the exact dequantized values.
-
-    Scales are float32 `amax / fp8_max` over the recipe's groups: the whole tensor (0-dim), each
-    row of a / column of b (rowwise), or 1x128 groups of a / 128x128 blocks of b (blockwise).
-    """
-    dtype = TORCH_DTYPES[operand.dtype]
-    fp8_max = torch.finfo(dtype).max
-    is_a = operand.name == "a"
-    x = source.float()
-    if scaling == "tensorwise":
-        amax = x.abs().amax() if x.numel() else torch.tensor(1.0)
-        scale = _safe(amax) / fp8_max
-        expanded = scale
-    elif scaling == "rowwise":
-        dim = -1 if is_a else -2  # a: per row (M,1); b: per column (1,N)
-        amax = (
-            x.abs().amax(dim=dim, keepdim=True)
-            if x.shape[dim]
-            else torch.ones([s if i != len(x.shape) + dim else 1 for i, s in enumerate(x.shape)])
-        )
-        scale = _safe(amax) / fp8_max
-        expanded = scale
-    else:  # blockwise
-        rows, cols = x.shape[-2], x.shape[-1]
-        if is_a:  # (M, K) with scales (M, K/128)
-            groups = x.reshape(rows, cols // BLOCK, BLOCK).abs().amax(-1)
-            scale = _safe(groups) / fp8_max
-            expanded = scale.repeat_interleave(BLOCK, dim=1)
-        else:  # (K, N) with scales (K/128, N/128)
-            blocks = x.reshape(rows // BLOCK, BLOCK, cols // BLOCK, BLOCK).abs().amax((1, 3))
-            scale = _safe(blocks) / fp8_max
-            expanded = scale.repeat_interleave(BLOCK, 0).repeat_interleave(BLOCK, 1)
-    q = (x / expanded).clamp(-fp8_max, fp8_max).to(dtype)
-    deq = q.to(torch.float64) * expanded.to(torch.float64)
-    scale = scale.float().contiguous()
-    if scaling == "blockwise":  # CUDA eager takes blockwise scales column-major ("outer-dim")
-        scale = scale.t().contiguous().t()
-    return q, scale, deq
-
-
-def _safe(amax: torch.Tensor) -> torch.Tensor:
-    return torch.where(amax > 0, amax, torch.ones_like(amax))
 
 
 def _lay_out(
@@ -229,14 +259,20 @@ def _lay_out(
         return view
     if layout == "expand":
         return value.contiguous().expand(shape)
+    if layout.startswith("expand+"):  # a stride-0 batch over a matrix laid out as the rest says
+        return _lay_out(value, layout.removeprefix("expand+"), shape, device).expand(shape)
+    if layout == "col_padded":  # column-major with a padded leading stride: x.t() of a padded x
+        return _lay_out(value.transpose(-2, -1), "padded", shape, device).transpose(-2, -1)
     raise AssertionError(layout)
 
 
 def _reference_value(
     name: str, ref: dict[str, torch.Tensor], instance: ScenarioInstance
 ) -> torch.Tensor:
-    if name.startswith("scale_"):
+    if name in {scale.name for scale in OPS[instance.op].scales}:
         return torch.ones((), dtype=torch.float64)  # folded into the dequantized operand
+    if name == "offs":
+        return ref[name]  # the same int32 offsets
     value = ref[name]
     operand = next((o for o in instance.operands if o.name == name), None)
     if operand is not None and operand.layout == "t":

@@ -226,9 +226,15 @@ class Modified:
     after: float | None
 
 
+HOST_COPY_BYTES = 64 << 20  # a GPU input storage at least this large is copied to the host
+COMPARE_CHUNK_BYTES = 64 << 20  # compared against its host copy in pieces of this size
+
+
 class InputGuard:
     """A copy of the bytes of every input's storage, to compare after a call (one copy of the
-    inputs' memory; the view's values before are read back from it when something changed)."""
+    inputs' memory; the view's values before are read back from it when something changed).
+    Large GPU storages are copied to the host, so that the check costs the GPU no memory where
+    the item is largest."""
 
     def __init__(self, names: Sequence[str], tensors: Sequence[Any]):
         self.entries = []
@@ -242,19 +248,20 @@ class InputGuard:
                 continue
             seen[key] = name
             raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage)
-            self.entries.append((name, t, raw, raw.clone()))
+            on_host = raw.device.type != "cpu" and raw.numel() >= HOST_COPY_BYTES
+            self.entries.append((name, t, raw, raw.cpu() if on_host else raw.clone()))
 
     def modified(self) -> list[Modified]:
         found = []
         for name, t, raw, raw_before in self.entries:
-            if torch.equal(raw, raw_before):
+            if _equal_bytes(raw, raw_before):
                 continue
-            before = torch.empty(0, dtype=t.dtype, device=t.device).set_(
+            before = torch.empty(0, dtype=t.dtype, device=raw_before.device).set_(
                 raw_before.untyped_storage(), t.storage_offset(), t.shape, t.stride()
             )
             diff = bitwise_diff(before, t)
             if diff is None:  # only bytes outside the view changed
-                count = int((raw != raw_before).sum())
+                count = int((raw.to(raw_before.device) != raw_before).sum())
                 found.append(Modified(name, tuple(t.shape), count, raw.numel(), (), None, None))
             else:
                 found.append(
@@ -269,6 +276,17 @@ class InputGuard:
                     )
                 )
         return found
+
+
+def _equal_bytes(raw: torch.Tensor, before: torch.Tensor) -> bool:
+    """Whether a storage's bytes equal their copy (held on the same device or on the host)."""
+    if raw.device == before.device:
+        return torch.equal(raw, before)
+    step = COMPARE_CHUNK_BYTES
+    return all(
+        torch.equal(raw[i : i + step].cpu(), before[i : i + step])
+        for i in range(0, raw.numel(), step)
+    )
 
 
 def side_stream_call(call: Callable[[], Any]) -> Any:

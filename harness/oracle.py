@@ -1,4 +1,5 @@
-"""The numeric oracle: decides whether a backend's GEMM outputs are right (DESIGN.md, "Oracle").
+"""The numeric oracle: decides whether a backend's GEMM outputs are right (docs/design.md,
+"Oracle").
 
 For every output the harness hands over three things: `expected` (eager PyTorch), `actual` (the
 backend under test) and `reference` (float64, computed from the same upcast/dequantized inputs).
@@ -13,8 +14,9 @@ and passes when `err_ratio <= max_ratio`. The terms of the denominator:
 - `floor = floor_eps * sqrt(max(K, 1)) * RMS(ref)`: what a correct backend may be off by even when
   eager happens to be (nearly) exact. Rounding errors of a K-term fp32 sum of zero-mean products
   grow like eps·sqrt(K)·RMS(ref) for sequential summation, the worst order a correct backend
-  uses; blocked and tree orders do better. RMS rather than max|ref| keeps the floor low: FACTS.md
-  measured that a floor of eps_out·max|ref| hides fp16/bf16-accumulation bugs below K≈1024.
+  uses; blocked and tree orders do better. RMS rather than max|ref| keeps the floor low:
+  docs/measurements.md measured that a floor of eps_out·max|ref| hides fp16/bf16-accumulation
+  bugs below K≈1024.
   `floor_eps` is set by the *accumulation* a correct backend must use (two fp32 ulps, 2^-22, for
   fp32, fp16, bf16 and fp8 inputs; 2^-10 for TF32, whose products each carry two input roundings
   of 2^-11), not by the output's epsilon: with eps_out in it, the floor would swallow the bugs.
@@ -86,8 +88,9 @@ class Policy:
 _FP32_ACC = 2.0**-22  # two fp32 ulps per sqrt(K): see the measurements above POLICIES
 
 # Why these numbers (inputs randn/K^0.25, ratios against max(eager error, floor)):
-# - max_ratio 3.0: FACTS.md measured fp16/bf16 accumulation in the input dtype (32-wide chunks)
-#   at 4.6-8.2x eager's error for K=1024 and 9.1-16.7x for K=4096, so 3.0 catches that bug from
+# - max_ratio 3.0: docs/measurements.md measured fp16/bf16 accumulation in the input dtype
+#   (32-wide chunks) at 4.6-8.2x eager's error for K=1024 and 9.1-16.7x for K=4096, so 3.0
+#   catches that bug from
 #   K=1024 on; over 40 seeds (64x64 outputs) its smallest ratio was 3.13 at K=1024 (bf16), 4.7
 #   at K=2048 and 7.1 at K=4096. Correct backends measure about 1.0 on CPU (other summation
 #   orders, split-K, K=16..65536) and 0.88-1.04 on an H200 (Triton and cuBLAS fp32, fp16, bf16,
@@ -96,8 +99,9 @@ _FP32_ACC = 2.0**-22  # two fp32 ulps per sqrt(K): see the measurements above PO
 #   SGEMM) reached a max error of 2^-22.1 * sqrt(K) * RMS(ref) over 4M outputs on an H200; eager on
 #   the CPU (MKL) is ~5x more accurate, so the floor decides and must cover that order (with
 #   2^-23 it measured 1.95).
-# - fp32 computed as TF32 has ~2,300x eager's error (FACTS.md), 70-1,600x with this floor for
-#   K=16..16384, so fp32 stays tight and "tf32" is its own row (floor: two input roundings of
+# - fp32 computed as TF32 has ~2,300x eager's error (docs/measurements.md), 70-1,600x with this
+#   floor for K=16..16384, so fp32 stays tight and "tf32" is its own row (floor: two input
+#   roundings of
 #   2^-11 per product; TF32 results measure 0.02-0.4 under it). Tensor cores fed fp32 *truncate*
 #   to TF32 (Triton's tl.dot, so inductor's templates), twice cuBLAS's round-to-nearest error,
 #   and eager may skip TF32 altogether (at K=1 on an H200 its error stayed under the floor, as an
@@ -146,7 +150,7 @@ _FP8_DTYPES = frozenset(
     )
     if hasattr(torch, name)
 )
-_FP8_COMPUTE = frozenset({"e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz"})
+_FP8_COMPUTE = frozenset({"e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz", "fp4"})  # fp4: fp32 sums too
 _COMPUTE = frozenset({"fp64", "fp32", "tf32", "fp16", "bf16", "int8", "int32"}) | _FP8_COMPUTE
 _BY_DTYPE = {
     torch.float64: "fp64",

@@ -23,6 +23,10 @@ from typing import Any, Union
 from gemmconf import kinds
 from gemmconf.codecheck import CodeCheckResult
 from gemmconf.oracle import Verdict
+from gemmconf.progress import PHASES
+
+# What a phase covers, for a timeout's reason ("start": before the worker reported any).
+PHASE_TEXT = {"start": "before the item reported a phase", **PHASES}
 
 __all__ = [
     "BatchVariant",
@@ -42,6 +46,7 @@ __all__ = [
     "Unsupported",
     "Unwritten",
     "WrongError",
+    "describe",
     "exit_text",
     "render",
     "unwrap",
@@ -178,7 +183,7 @@ class StaleResult:
 
     shape: str
     same_as_earlier: bool  # bitwise the output of the earlier call
-    verdict: Verdict
+    verdict: Verdict | None  # the later call's, where it was judged (None: compared bitwise only)
     kind = kinds.WRONG_VALUES
 
 
@@ -253,6 +258,7 @@ class Unsupported:
     stage: str
     raised: Raised | None = None
     reason: str | None = None  # the refusal's own words
+    backend: str = ""  # the name of the backend that declined
     kind = kinds.UNSUPPORTED
 
 
@@ -291,9 +297,14 @@ class CodeCheckFailed:
 
 @dataclass(frozen=True)
 class TimedOut:
-    timeout_s: float | None
+    """No result came back in time: the worker was stopped."""
+
+    timeout_s: float | None  # the limit that ran out (None: none was set; `elapsed_s` says)
     elapsed_s: float
-    grace_s: float
+    grace_s: float  # between SIGTERM and SIGKILL
+    phase: str = ""  # the phase that ran out (gemmconf.progress), "start" before any
+    fixed: bool = False  # --item-timeout N (one limit for the whole item), not a phase budget
+    confirmation: str = ""  # how the timeout was confirmed before it was charged, or why not
     kind = kinds.TIMEOUT
 
 
@@ -350,6 +361,7 @@ class ItemOutcome:
     metrics: Mapping[str, Any] = field(default_factory=dict)
     code_excerpt: str | None = None
     duration_s: float = 0.0
+    notes: tuple[str, ...] = ()  # paragraphs after the problems: how a failure was confirmed
 
     @property
     def passed(self) -> bool:
@@ -456,11 +468,20 @@ def render(outcome: ItemOutcome, *, repro: str = "") -> Message:
     """The words for an outcome: a passing one says so in one line."""
     if outcome.passed:
         return Message("passed", "", "passed")
-    paragraphs = [_describe(p) for p in outcome.problems]
+    paragraphs = describe(outcome)
     reason = paragraphs[0].splitlines()[0] if paragraphs[0] else type(outcome.problems[0]).__name__
+    if outcome.metrics.get("flaky") is True:  # --confirm-failures: a rerun passed
+        runs = 1 + int(outcome.metrics.get("confirm_runs", 0))
+        failed = 1 + int(outcome.metrics.get("confirm_failed", 0))
+        reason = f"{reason} (flaky: failed {failed} of {runs} runs)"
     details = "\n\n".join(paragraphs).strip()
     text = f"{details}\nReproduce: {repro}" if repro else details
     return Message(reason, details, text)
+
+
+def describe(outcome: ItemOutcome) -> list[str]:
+    """One paragraph per problem, then the notes; each paragraph's first line stands alone."""
+    return [_describe(p) for p in outcome.problems] + list(outcome.notes)
 
 
 def _describe(problem: Problem) -> str:
@@ -493,9 +514,10 @@ def _describe(problem: Problem) -> str:
                 else "a wrong answer where the first call's was right"
             )
         )
-        return f"{head}; the backend must not reuse results across calls.\n" + (
-            problem.verdict.message(what=f"the second call ({problem.shape})")
-        )
+        head += "; the backend must not reuse results across calls."
+        if problem.verdict is None:
+            return head
+        return f"{head}\n" + problem.verdict.message(what=f"the second call ({problem.shape})")
     if isinstance(problem, StreamMismatch):
         return "A call on a non-default CUDA stream gave a wrong answer: " + (
             problem.verdict.message(what="the call on a side stream, read after that stream")
@@ -531,7 +553,7 @@ def _describe(problem: Problem) -> str:
         return _describe_crash(problem)
     if isinstance(problem, Unsupported):
         if problem.reason is not None:
-            return f"Unsupported: the backend declines this item: {problem.reason}"
+            return f"unsupported by {problem.backend or 'the backend'}: {problem.reason}"
         assert problem.raised is not None
         return (
             f"Unsupported: the backend raised {problem.raised.short()} during {problem.stage}\n"
@@ -551,13 +573,7 @@ def _describe(problem: Problem) -> str:
         head = f"Code check failed on '{problem.result.block.artifact}': {first}"
         return f"{head}\n{rest}".rstrip()
     if isinstance(problem, TimedOut):
-        head = f"timed out after {problem.timeout_s:g} s"
-        return (
-            f"{head}: no result came back, so the worker was stopped (SIGTERM, SIGKILL after "
-            f"{problem.grace_s:g} s) and the run goes on in a fresh one. --item-timeout SECONDS "
-            "sets the limit (0: none; default: scaled to the item, plus the backend's "
-            "compile_timeout_s per compile)."
-        )
+        return _describe_timeout(problem)
     if isinstance(problem, HarnessFault):
         raised = problem.raised
         return (
@@ -577,6 +593,25 @@ def _describe(problem: Problem) -> str:
             f"({problem.source})."
         )
     raise TypeError(f"no words for {type(problem).__name__}")
+
+
+def _describe_timeout(problem: TimedOut) -> str:
+    limit = problem.timeout_s if problem.timeout_s is not None else problem.elapsed_s
+    head = f"timed out after {limit:g} s"
+    if problem.fixed:
+        head += " (--item-timeout),"
+    if problem.phase:
+        head += f" in phase {problem.phase!r}: {PHASE_TEXT.get(problem.phase, problem.phase)}"
+    if problem.confirmation:
+        head += f"; {problem.confirmation}"
+    return (
+        f"{head}\nNo result came back, so the worker was stopped (SIGTERM, SIGKILL after "
+        f"{problem.grace_s:g} s) and the run goes on in a fresh one. --item-timeout SECONDS sets "
+        "one limit for the whole item (0: none); by default each phase has its own budget, "
+        "scaled to the item, and --first-result-timeout SECONDS sets the time to first result "
+        "(compile, autotune, JIT; default 180 s, 600 s for a backend that declares "
+        "autotunes = True, plus its compile_timeout_s)."
+    )
 
 
 def _raised_text(raised: Raised) -> str:

@@ -3,7 +3,8 @@
 `make_function` returns the Python function that eager runs and every backend compiles: the GEMM
 op on its positional inputs (in `input_names` order), then the epilogue chain. `make_reference`
 returns the same computation for the fp64 reference the oracle uses: inputs arrive upcast and
-dequantized, casts are kept in fp64 and `_scaled_mm` becomes an explicit scaled matmul.
+dequantized, casts are kept in fp64 and `_scaled_mm` becomes an explicit scaled matmul. The op's
+call, reference and parameters are its `OpSpec`'s (`gemmconf.gemm.ops`).
 """
 
 from __future__ import annotations
@@ -16,39 +17,54 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from gemmconf.scenario import Epilogue, ScenarioInstance
+from gemmconf.gemm.dtypes import DTYPES, torch_dtype
+from gemmconf.gemm.ops import OPS, jagged_dim
+from gemmconf.gemm.reference import HELPERS
+from gemmconf.gemm.scaling import RECIPES
+from gemmconf.scenario import TENSOR_EPILOGUES, Epilogue, ScenarioInstance
 
-TORCH_DTYPES: dict[str, torch.dtype] = {
-    "fp64": torch.float64,
-    "fp32": torch.float32,
-    "tf32": torch.float32,
-    "fp16": torch.float16,
-    "bf16": torch.bfloat16,
-    "e4m3fn": torch.float8_e4m3fn,
-    "e5m2": torch.float8_e5m2,
-    "int8": torch.int8,
-    "int32": torch.int32,
-}
-FP8_DTYPES = ("e4m3fn", "e5m2")
+# suite `swizzle:` values -> F.SwizzleType names
+SWIZZLE_TYPES = {"none": "NO_SWIZZLE", "32_4_4": "SWIZZLE_32_4_4"}
 
 
 def input_names(instance: ScenarioInstance) -> tuple[str, ...]:
-    """The function's positional parameters, in order."""
-    op = instance.op
-    names: list[str] = []
-    if op in ("addmm", "baddbmm"):
-        names.append("c")
-    names += ["a", "b"]
-    if op == "scaled_mm":
-        names += ["scale_a", "scale_b"]
-    if instance.bias is not None and op in ("linear", "scaled_mm"):
-        names.append("bias")
-    names += [f"other{i}" for i, step in enumerate(_tensor_steps(instance))]
+    """The function's positional parameters, in order: the op's, the output gradient of a
+    backward scenario (`grad`), then one per add_tensor or dropout_mask step."""
+    names = OPS[instance.op].parameters(
+        has_bias=instance.bias is not None, present=present_conditions(instance)
+    )
+    if instance.backward:
+        names += ("grad",)
+    return names + tuple(f"other{i}" for i, _ in enumerate(_tensor_steps(instance)))
+
+
+def present_conditions(instance: ScenarioInstance) -> frozenset[str]:
+    """Which of `gemmconf.gemm.ops.WHEN` hold for the instance: a jagged grouped GEMM (not 3-D x
+    3-D), a recipe with a global scale."""
+    spec = OPS[instance.op]
+    present = set()
+    if spec.grouped and jagged_dim(*operand_ranks(instance)) is not None:
+        present.add("jagged")
+    if instance.scaling is not None and RECIPES[instance.scaling].global_scale:
+        present.add("global_scale")
+    return frozenset(present)
+
+
+def operand_ranks(instance: ScenarioInstance) -> tuple[int, int]:
+    return len(instance.operand("a").shape), len(instance.operand("b").shape)
+
+
+def differentiated(instance: ScenarioInstance) -> tuple[str, ...]:
+    """The parameters a backward scenario takes gradients of: float inputs and the addend."""
+    spec = OPS[instance.op]
+    names = [o.name for o in spec.inputs]
+    if spec.addend is not None and instance.bias is not None:
+        names.append(spec.addend.name)
     return tuple(names)
 
 
 def _tensor_steps(instance: ScenarioInstance) -> list[Epilogue]:
-    return [step for step in instance.epilogue if step.kind == "add_tensor"]
+    return [step for step in instance.epilogue if step.kind in TENSOR_EPILOGUES]
 
 
 def make_function(instance: ScenarioInstance) -> Callable[..., Any]:
@@ -58,13 +74,9 @@ def make_function(instance: ScenarioInstance) -> Callable[..., Any]:
 
 def make_reference(instance: ScenarioInstance) -> Callable[..., Any] | None:
     """The same computation on fp64 (dequantized) inputs; None where exactness is judged."""
-    if instance.op == "int_mm":
+    if OPS[instance.op].exact:
         return None  # integer GEMMs are compared with eager bit for bit
     return _compile_source(program_source(instance, reference=True), instance)
-
-
-# Ops whose output is alpha * (A @ B) (+ beta * C or a bias): the ones a TF32 run rounds.
-_ROUNDED_GEMMS = ("mm", "bmm", "matmul", "addmm", "baddbmm", "linear")
 
 
 def make_rounding_magnitude(instance: ScenarioInstance) -> Callable[..., Any] | None:
@@ -72,18 +84,15 @@ def make_rounding_magnitude(instance: ScenarioInstance) -> Callable[..., Any] | 
     element, what rounding the GEMM's inputs can cost, up to the oracle's relative bound
     (`Policy.input_rounding`). C and the bias take no part (they are not rounded to TF32). None
     where the output is not that GEMM (an epilogue follows) or the op is not a float GEMM."""
-    if instance.epilogue or instance.op not in _ROUNDED_GEMMS:
+    magnitude = OPS[instance.op].magnitude
+    if instance.epilogue or magnitude is None or instance.backward:
         return None
     names = input_names(instance)
     lines = [
         f"def {instance.name.replace('.', '_')}_reference({', '.join(names)}):",
         *_transposes(instance, names),
+        f"    return {magnitude.format_map(_terms(instance))}",
     ]
-    if instance.op == "linear":
-        lines.append("    return F.linear(a.abs(), b.abs())")
-    else:
-        scale = abs(instance.alpha) if instance.op in ("addmm", "baddbmm") else 1.0
-        lines.append(f"    return {scale!r} * torch.matmul(a.abs(), b.abs())")
     return _compile_source("\n".join(lines) + "\n", instance)
 
 
@@ -96,7 +105,10 @@ def program_source(instance: ScenarioInstance, *, reference: bool = False) -> st
     """
     names = input_names(instance)
     name = f"{instance.name.replace('.', '_')}_{'reference' if reference else 'program'}"
-    lines = [f"def {name}({', '.join(names)}):", *_transposes(instance, names)]
+    lines = [f"def {name}({', '.join(names)}):"]
+    if instance.backward:  # gradients of the parameters as given, before any transpose
+        lines.append(f"    wrt = ({', '.join(differentiated(instance))},)")
+    lines += _transposes(instance, names)
     lines.append(f"    out = {_gemm_expression(instance, reference=reference)}")
     kept = []
     others = iter(n for n in names if n.startswith("other"))
@@ -108,7 +120,10 @@ def program_source(instance: ScenarioInstance, *, reference: bool = False) -> st
             continue  # the reference stays in fp64
         else:
             lines.append(f"    out = {_epilogue_expression(step, others)}")
-    lines.append(f"    return {', '.join([*kept, 'out'])}" if kept else "    return out")
+    if instance.backward:  # the forward result, then one gradient per differentiated input
+        lines.append("    return (out, *torch.autograd.grad(out, wrt, grad))")
+    else:
+        lines.append(f"    return {', '.join([*kept, 'out'])}" if kept else "    return out")
     return "\n".join(lines) + "\n"
 
 
@@ -122,32 +137,39 @@ def _transposes(instance: ScenarioInstance, names: tuple[str, ...]) -> list[str]
 
 
 def _gemm_expression(instance: ScenarioInstance, *, reference: bool) -> str:
-    op = instance.op
-    scale = f"beta={instance.beta!r}, alpha={instance.alpha!r}"
-    if op == "mm":
-        return "torch.mm(a, b)"
-    if op == "bmm":
-        return "torch.bmm(a, b)"
-    if op == "matmul":
-        return "torch.matmul(a, b)"
-    if op == "int_mm":
-        return "torch._int_mm(a, b)"
-    if op == "addmm":
-        return f"torch.addmm(c, a, b, {scale})"
-    if op == "baddbmm":
-        return f"torch.baddbmm(c, a, b, {scale})"
-    if op == "linear":
-        return f"F.linear(a, b, {'bias' if instance.bias else 'None'})"
-    if op == "scaled_mm":
-        bias = " + bias" if instance.bias else ""
-        if reference:  # operands arrive dequantized, scales folded in (inputs.reference_inputs)
-            return f"a @ b{bias}"
-        out_dtype = _torch_name(instance.out_dtype or "bf16")
-        return (
-            f"torch._scaled_mm(a, b, scale_a, scale_b, bias={'bias' if instance.bias else None}"
-            f", out_dtype={out_dtype}, use_fast_accum={instance.use_fast_accum!r})"
-        )
-    raise AssertionError(op)
+    spec = OPS[instance.op]
+    template = spec.reference if reference and spec.reference is not None else spec.call
+    return template.format_map(_terms(instance))
+
+
+def _terms(instance: ScenarioInstance) -> dict[str, str]:
+    """The values of an op's expression templates for this instance (`gemmconf.gemm.ops`)."""
+    spec = OPS[instance.op]
+    out_dtype = instance.out_dtype or spec.out_dtype
+    present = present_conditions(instance)
+    recipe = RECIPES[instance.scaling] if instance.scaling else None
+    terms = {
+        "alpha": repr(instance.alpha),
+        "beta": repr(instance.beta),
+        "abs_alpha": repr(abs(instance.alpha) if spec.alpha_beta else 1.0),
+        "bias": "bias" if instance.bias else "None",
+        "bias_term": " + bias" if instance.bias else "",
+        "out_dtype": _torch_name(out_dtype) if out_dtype else "None",
+        "use_fast_accum": repr(instance.use_fast_accum),
+        "offs": "offs" if "jagged" in present else "None",
+        "scale_a_arg": "scale_a",
+        "scale_b_arg": "scale_b",
+        "swizzle": f"F.SwizzleType.{SWIZZLE_TYPES[instance.swizzle or 'none']}",
+    }
+    if recipe is not None:
+        for side, scaling_type in zip("ab", recipe.scaling_types, strict=True):
+            terms[f"recipe_{side}"] = f"F.ScalingType.{scaling_type}"
+            if recipe.global_scale:
+                terms[f"scale_{side}_arg"] = f"[scale_{side}, global_{side}]"
+                terms[f"recipe_{side}"] = (
+                    f"[F.ScalingType.{scaling_type}, F.ScalingType.TensorWise]"
+                )
+    return terms
 
 
 def _epilogue_expression(step: Epilogue, others: Iterator[str]) -> str:
@@ -170,17 +192,19 @@ def _epilogue_expression(step: Epilogue, others: Iterator[str]) -> str:
         return f"out + {arg!r}"
     if kind == "add_tensor":
         return f"out + {next(others)}"
+    if kind == "dropout_mask":  # dropout with its mask an input: 0 or 1 / (1 - p) per element
+        return f"out * {next(others)}"
     if kind == "cast":
         return f"out.to({_torch_name(arg)})"
     raise AssertionError(kind)
 
 
 def _torch_name(dtype: str) -> str:
-    return f"torch.{str(TORCH_DTYPES[dtype]).removeprefix('torch.')}"
+    return f"torch.{str(torch_dtype(dtype)).removeprefix('torch.')}"
 
 
 def _compile_source(source: str, instance: ScenarioInstance) -> Callable[..., Any]:
-    namespace: dict[str, Any] = {"torch": torch, "F": F}
+    namespace: dict[str, Any] = {"torch": torch, "F": F, **HELPERS}
     filename = f"<gemmconf program {instance.id}>"
     code = compile(source, filename, "exec")
     # Register the text so tracebacks and dynamo's graph-break messages can show the line.
@@ -194,7 +218,7 @@ def _compile_source(source: str, instance: ScenarioInstance) -> Callable[..., An
 @contextlib.contextmanager
 def numerics(instance: ScenarioInstance) -> Iterator[None]:
     """Matmul precision settings for one item: TF32 allowed only for `tf32` scenarios."""
-    allow = instance.dtype == "tf32"
+    allow = DTYPES[instance.dtype].tf32
     saved = (
         torch.backends.cuda.matmul.allow_tf32,
         torch.backends.cudnn.allow_tf32,

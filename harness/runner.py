@@ -1,7 +1,7 @@
 """One item's run: eager, the backend, integrity checks, the oracle, the recompile budget and the
 code checks, into an `ItemOutcome` (gemmconf.outcome).
 
-This is the middle of the flow in DESIGN.md, free of pytest so that `gemmconf explain` and the
+This is the middle of the flow in docs/design.md, free of pytest so that `gemmconf explain` and the
 self-tests can call it directly. The harness never makes up the backend's answer: what the
 backend returned or raised is what is judged, and an exception of the harness's own (its
 reference, inputs, oracle) is a `HarnessFault`, never the backend's failure.
@@ -25,8 +25,19 @@ from typing import Any
 
 import torch
 
-from gemmconf import codecheck, inputs, integrity, oracle, program
-from gemmconf.backends.base import Backend
+from gemmconf import (
+    chunked,
+    codecheck,
+    emulation,
+    inputs,
+    integrity,
+    memory,
+    oracle,
+    program,
+    progress,
+)
+from gemmconf.backends.base import Backend, refusal
+from gemmconf.gemm.ops import OPS
 from gemmconf.outcome import (
     BatchVariant,
     CodeCheckFailed,
@@ -53,8 +64,11 @@ CONFIRM_ROUNDS = 2  # further judgments over fresh draws when one fails; most de
 # A failure is confirmed only when marginal (err_ratio up to this many times the allowed ratio,
 # NaN/Inf positions and attributes right): a grossly wrong result is a bug, whatever other draws do.
 CONFIRM_BELOW = 10.0
-# ops whose outputs eager returns row-major contiguous (and an epilogue keeps so)
-ROW_MAJOR_OPS = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")
+# The second draw of shape set 0 (fresh values: no result caching) is judged in full below this
+# many FLOPs; above it, only compared bit for bit with the first call's answer (a cache returns
+# that answer; a fresh computation on other values does not), so the largest items do not pay
+# for a second eager run and fp64 reference.
+FULL_STALE_CHECK_FLOPS = 2**33
 
 
 class SuiteBug(Exception):
@@ -86,7 +100,8 @@ def mark_dynamic_dims(instance: ScenarioInstance, item_inputs: inputs.Inputs) ->
 
 def applicable_checks(
     instance: ScenarioInstance, backend_name: str, target: str | None
-) -> list[codecheck.CheckBlock]:
+) -> tuple[list[codecheck.CheckBlock], list[codecheck.NotRunHere]]:
+    """This backend's blocks for the instance's axes: those that run on `target`, the others."""
     axes = instance.axis_record()
     base_name = backend_name.split(":")[0]
     blocks = []
@@ -95,10 +110,8 @@ def applicable_checks(
             continue
         if any(axes.get(axis) not in accepted for axis, accepted in spec.when):
             continue
-        if spec.target is not None and spec.target != target:
-            continue
         blocks.append(codecheck.CheckBlock(spec.artifact, spec.text, spec.source, spec.target))
-    return blocks
+    return codecheck.split_by_target(blocks, target)
 
 
 def draws_per_judgment(numel: int) -> int:
@@ -156,6 +169,7 @@ class _Draw:
     actual: Any = None
     verdict: oracle.Verdict | None = None
     judged: tuple[Any, Any, Any, Any, Any] | None = None  # what the oracle is given (cached)
+    sqnr: float | None = None  # dB, of a block-scaled (MX/NVFP4) result against fp64
 
 
 class _ItemRun:
@@ -182,16 +196,23 @@ class _ItemRun:
         self._shape_index = 0  # the shape set being called (names unwritten outputs)
 
     def prepare(self) -> None:
+        progress.report("prepare")
         self.stage = "making the program"
         self.fn = program.make_function(self.instance)
         self.reference_fn = program.make_reference(self.instance)
         self.rounding_fn = program.make_rounding_magnitude(self.instance)  # input rounding
+        # where eager has no kernel here, a stand-in computes its result from the dequantized
+        # inputs and the item is judged against fp64 alone (gemmconf.emulation)
+        self.stand_in = emulation.stand_in(self.instance, self.device)
 
     def _backend(self, stage: str, call: Callable[[], Any]) -> Any:
         try:
             return call()
         except Exception as exc:
             raised = Raised.of(exc)
+            oom = memory.out_of_memory(exc)  # the numbers for the failure kind "out of memory"
+            if oom is not None:
+                self.metrics["out_of_memory"] = oom.metrics()
             problem: Problem = (
                 Unsupported(stage, raised) if raised.not_implemented else Crash(stage, raised)
             )
@@ -200,8 +221,9 @@ class _ItemRun:
     def _call(self, stage: str, tensors: Sequence[Any], like: Any) -> tuple[Any, list[Problem]]:
         """The compiled function on `tensors`, with fresh memory poisoned and inputs guarded;
         `like` is eager's result (the sizes to poison, the pattern to look for)."""
-        names = self._names()
-        guard = integrity.InputGuard(names, tensors)
+        writes = OPS[self.instance.op].writes  # `out=` targets: the op's to write into
+        guarded = [(n, t) for n, t in zip(self._names(), tensors, strict=True) if n not in writes]
+        guard = integrity.InputGuard([n for n, _ in guarded], [t for _, t in guarded])
         poison = integrity.Poison(self.device, integrity.nbytes_of(like), enabled=self.poison)
         with poison:
             actual = self._backend(stage, lambda: self.compiled(*tensors))
@@ -225,6 +247,10 @@ class _ItemRun:
 
     def execute(self) -> ItemOutcome:
         instance = self.instance
+        refusal = self._backend("supports()", self._refusal)
+        if refusal is not None:  # declined: the item does not run
+            declined = Unsupported("supports()", reason=refusal, backend=self.backend.name)
+            return ItemOutcome(problems=(declined,))
         with program.numerics(instance):
             self.stage = "building the inputs"
             first = [
@@ -238,17 +264,17 @@ class _ItemRun:
             for item_inputs, (_, error) in zip(first, eager, strict=True):
                 if error is not None:
                     raise SuiteBug(self._contradiction("return a result", error, item_inputs))
-            refusal = self._backend("supports()", self._refusal)
-            if refusal is not None:
-                return ItemOutcome(problems=(Unsupported("supports()", reason=refusal),))
-            return self._normal_case(first, [expected for expected, _ in eager])
+            expected = [value for value, _ in eager]
+            eager.clear()  # _normal_case owns the results now (it releases what it no longer needs)
+            return self._normal_case(first, expected)
 
     def _refusal(self) -> str | None:
-        supports = getattr(self.backend, "supports", None)
-        return None if supports is None else supports(self.instance)
+        return refusal(self.backend, self.instance)
 
     def _eager(self, item_inputs: inputs.Inputs) -> tuple[Any, BaseException | None]:
         try:
+            if self.stand_in is not None:
+                return self.stand_in(item_inputs), None
             return self.fn(*item_inputs.tensors), None
         except Exception as exc:
             return None, exc
@@ -266,6 +292,7 @@ class _ItemRun:
         )
 
     def _compile(self, example: inputs.Inputs) -> None:
+        progress.report("compile")
         self.compiled = self._backend(
             "compile",
             lambda: self.backend.compile(
@@ -288,6 +315,7 @@ class _ItemRun:
         expected = Raised.of(error).portable()
         self.stage = "building the inputs"
         backend_inputs = inputs.build(self.instance, 0, self.seed, self.device)
+        progress.report("compile")
         try:
             compiled = self.backend.compile(
                 self.fn, backend_inputs.tensors, dynamic=self.instance.compile.dynamic
@@ -319,6 +347,8 @@ class _ItemRun:
         self._compile(backend_inputs[0])
         draws: list[list[_Draw]] = []
         for index, item_inputs in enumerate(backend_inputs):
+            if index:
+                progress.report("call")
             self._shape_index = index
             actual, problems = self._call(
                 f"the call on shape set {index} ({_shape(item_inputs)})",
@@ -327,24 +357,38 @@ class _ItemRun:
             )
             self.problems += problems
             draws.append([_Draw(first[index], expected[index], actual)])
+        first.clear()  # the draws hold eager's inputs and results from here on
+        expected.clear()
 
+        progress.report("check")
         compiles = self._backend("compiles()", lambda: self.compiled.compiles())
         budget = compile_budget(instance)
         self.metrics["recompiles"] = max(0, compiles - 1)
         self.metrics["compiles"] = compiles
+        kernel_stats = getattr(self.compiled, "kernel_stats", None)  # optional
+        if kernel_stats is not None:
+            self.metrics.update(self._backend("kernel_stats()", kernel_stats))
 
         verdicts = []
         if instance.checks.numeric != "none":
             for index in range(len(backend_inputs)):
                 verdicts.append(self._judge_shape_set(index, draws[index]))
-            self._check_stale(draws[0])
+            sqnr = [d[0].sqnr for d in draws if d[0].sqnr is not None]
+            if sqnr:
+                self.metrics["sqnr_db"] = min(sqnr)  # block-scaled results (gemmconf.emulation)
+            if not self._large(draws[0][0].inputs):
+                self._check_stale(draws[0])
         self.metrics.update(_metrics(verdicts))
+        if self.stand_in is not None:
+            self.metrics["eager_emulated"] = 1  # eager had no kernel: judged against fp64 alone
         if self.device == "cuda" and instance.checks.numeric != "none":
             self._check_side_stream(backend_inputs[0], draws[0][0])
         if instance.checks.deterministic:
             self._check_deterministic(backend_inputs[0], draws[0][0])
         if instance.checks.batch_invariant:
             self._check_batch_invariant(backend_inputs[0], draws[0][0])
+        if instance.checks.numeric != "none" and self._large(draws[0][0].inputs):
+            self._check_stale_bitwise(draws[0][0])  # last: it releases eager's first shape set
 
         if compiles > budget:
             self.problems.append(
@@ -375,11 +419,13 @@ class _ItemRun:
         if error is not None:
             raise SuiteBug(self._contradiction("return a result", error, eager_inputs))
         self._shape_index = index
+        progress.report("call")
         actual, problems = self._call(
             f"the call on shape set {index} (draw {draw}: fresh values, {_shape(eager_inputs)})",
             backend_inputs.tensors,
             expected,
         )
+        progress.report("check")
         # one finding of a kind is enough: the first draw's already says it
         kinds_seen = {type(q) for q in self.problems}
         self.problems += [p for p in problems if type(p) not in kinds_seen]
@@ -388,7 +434,7 @@ class _ItemRun:
     def _judge_shape_set(self, index: int, drawn: list[_Draw]) -> oracle.Verdict:
         numel = sum(t.numel() for t in integrity.tensors_of(drawn[0].expected))
         per_judgment = draws_per_judgment(numel)
-        if index == 0:
+        if index == 0 and not self._large(drawn[0].inputs):
             per_judgment = max(per_judgment, 2)  # the second draw: fresh values, fresh answer
         next_draw = len(drawn)
         while len(drawn) < per_judgment:
@@ -429,15 +475,17 @@ class _ItemRun:
         """One judgment over draws: each draw's own (attributes, strides), then, for small
         outputs, all values pooled as one output, so that a few elements per draw add up to
         many; a large output's draws are judged each on its own."""
+        numel = sum(t.numel() for t in integrity.tensors_of(drawn[0].expected))
         verdicts = []
         for draw in drawn:
             if draw.verdict is None:
                 draw.verdict = self._judge_one(draw)
+                if numel >= DRAW_ELEMENTS:
+                    draw.judged = None  # judged on its own: its fp64 tensors are not needed again
             verdicts.append(draw.verdict)
         attributes_failed = [v for v in verdicts if _attributes_failed(v)]
         if attributes_failed:
             return attributes_failed[0]
-        numel = sum(t.numel() for t in integrity.tensors_of(drawn[0].expected))
         if len(drawn) == 1 or numel >= DRAW_ELEMENTS:
             failed = [v for v in verdicts if not v.passed]
             return failed[0] if failed else max(verdicts, key=lambda v: v.err_ratio or 0.0)
@@ -466,20 +514,29 @@ class _ItemRun:
         instance, device = self.instance, self.device
         item_inputs = draw.inputs
         reference = magnitude = rounding = None
+        # fp64 on the item's device (a 16384^2 reference takes a minute on a CPU) in pieces of
+        # bounded size, and outputs too large to judge beside a GPU's other items judged on the
+        # CPU: workers sharing a GPU share its memory (chunked.py, memory.py).
+        judged_on = memory.judging_device(instance, item_inputs.dims, device)
+        fp64 = chunked.Evaluator(instance, item_inputs, device, out_device=judged_on)
         if self.reference_fn is not None and instance.checks.numeric in ("auto", "fp64"):
-            # fp64 on the item's device: a 16384^2 reference takes a minute on a CPU.
-            reference = self.reference_fn(*(t.to(device) for t in item_inputs.reference))
-        policy = self._policy(draw.expected)
-        if reference is not None and _eager_suspect(draw.expected, reference):
-            magnitude = self.reference_fn(*(t.to(device).abs() for t in item_inputs.reference))
+            reference = fp64(self.reference_fn)
+        expected, actual = memory.placed(judged_on, draw.expected, draw.actual)
+        policy = self._policy(expected)
+        if reference is not None and _eager_suspect(expected, reference):
+            magnitude = fp64(self.reference_fn, transform=torch.abs)
         if (
             reference is not None
             and self.rounding_fn is not None
             and policy is not None
             and policy.input_rounding > 0
         ):
-            rounding = self.rounding_fn(*(t.to(device) for t in item_inputs.reference))
-        return draw.expected, draw.actual, reference, magnitude, rounding
+            rounding = fp64(self.rounding_fn)
+        if draw.sqnr is None and reference is not None:
+            draw.sqnr = emulation.block_scaled_metrics(instance, draw.actual, reference).get(
+                "sqnr_db"
+            )
+        return expected, actual, reference, magnitude, rounding
 
     def _judge_one(self, draw: _Draw) -> oracle.Verdict:
         expected, actual, reference, magnitude, rounding = self._judgment_inputs(draw)
@@ -492,7 +549,7 @@ class _ItemRun:
             policy=self._policy(expected),
             magnitude=magnitude,
             rounding=rounding,
-            strides=self.instance.op in ROW_MAJOR_OPS,
+            strides=_fixed_strides(self.instance.op),
         )
 
     def _policy(self, expected: Any) -> oracle.Policy | None:
@@ -507,8 +564,8 @@ class _ItemRun:
         )
         if instance.checks.max_ratio is not None:
             policy = dataclasses.replace(policy, max_ratio=instance.checks.max_ratio)
-        if instance.checks.numeric == "fp64":
-            policy = oracle.without_eager(policy)
+        if instance.checks.numeric == "fp64" or self.stand_in is not None:
+            policy = oracle.without_eager(policy)  # judged against fp64 alone
         return policy
 
     def _check_stale(self, drawn: list[_Draw]) -> None:
@@ -536,6 +593,36 @@ class _ItemRun:
         if same and integrity.tensors_of(earlier.actual):
             self.problems.insert(0, StaleResult(_shape(later.inputs), True, later.verdict))
 
+    def _large(self, item_inputs: inputs.Inputs) -> bool:
+        """Past FULL_STALE_CHECK_FLOPS: the fresh-values check compares bit for bit only."""
+        return OPS[self.instance.op].flops(item_inputs.dims) > FULL_STALE_CHECK_FLOPS
+
+    def _check_stale_bitwise(self, first: _Draw) -> None:
+        """A large shape set's fresh-values check (FULL_STALE_CHECK_FLOPS): the backend's answer
+        on a second draw must not be the first call's answer bit for bit. Eager's inputs and
+        result of the first draw are released first (every check that judges them has run), so
+        that the fresh inputs take their place in memory."""
+        self.stage = "building the inputs"
+        probe = _probe(first.inputs.tensors)
+        first.inputs = first.expected = first.judged = None  # type: ignore[assignment]
+        fresh = inputs.build(self.instance, 0, self.seed, self.device, draw=1)
+        if _bitwise_equal(probe, _probe(fresh.tensors)):
+            return  # the scenario's values do not change between draws
+        progress.report("call")
+        actual = self._backend(
+            f"the call on shape set 0 (draw 1: fresh values, {_shape(fresh)})",
+            lambda: self.compiled(*fresh.tensors),
+        )
+        progress.report("check")
+        self.stage = "comparing the fresh draw with the first"
+        if any(isinstance(p, Unwritten) for p in self.problems):
+            return  # two outputs full of the poison pattern are equal: that is not a cache
+        earlier = integrity.tensors_of(first.actual)
+        if any(t.numel() for t in earlier) and _bitwise_equal(
+            earlier, integrity.tensors_of(actual)
+        ):
+            self.problems.insert(0, StaleResult(_shape(fresh), True, None))
+
     def _check_side_stream(self, backend_inputs: inputs.Inputs, first: _Draw) -> None:
         self.stage = "calling on a side stream"
         tensors = backend_inputs.tensors
@@ -543,6 +630,9 @@ class _ItemRun:
             "the call on a non-default CUDA stream",
             lambda: integrity.side_stream_call(lambda: self.compiled(*tensors)),
         )
+        self.stage = "comparing the side stream's answer"
+        if _bitwise_equal(integrity.tensors_of(first.actual), integrity.tensors_of(actual)):
+            return  # the answer of the default stream, bit for bit (judged already)
         self.stage = "judging the side stream's answer"
         verdict = self._judge_one(_Draw(first.inputs, first.expected, actual))
         if not verdict.passed:
@@ -598,7 +688,9 @@ class _ItemRun:
                     return
 
     def _code_checks(self) -> tuple[tuple[codecheck.CodeCheckResult, ...], str | None]:
-        blocks = applicable_checks(self.instance, self.backend.name, self.target)
+        blocks, not_run = applicable_checks(self.instance, self.backend.name, self.target)
+        if not_run:
+            self.metrics["code_checks_not_run"] = [block.record() for block in not_run]
         if not blocks:
             return (), None
         artifacts = self._backend("artifacts()", lambda: self.compiled.artifacts())
@@ -612,6 +704,7 @@ class _ItemRun:
                 if text and excerpt is None:
                     excerpt = text[:4000]
         self.metrics["code_checks"] = len(blocks)
+        self.metrics["code_check_engine"] = codecheck.default_engine().name
         return results, excerpt
 
 
@@ -640,6 +733,29 @@ def _attributes_failed(verdict: oracle.Verdict) -> bool:
     return any(not c.passed and c.name not in ("values", "nonfinite") for c in verdict.checks)
 
 
+def _probe(tensors: Sequence[Any], elements: int = 4096) -> list[torch.Tensor]:
+    """The first elements of each tensor: enough to tell two draws apart."""
+    return [
+        t.detach().reshape(-1)[:elements].clone()
+        for t in tensors
+        if isinstance(t, torch.Tensor) and t.is_contiguous()
+    ]
+
+
+def _bitwise_equal(first: Sequence[Any], second: Sequence[Any]) -> bool:
+    """Whether two sequences of tensors are equal bit for bit (shapes and dtypes too)."""
+    if len(first) != len(second):
+        return False
+    return all(
+        isinstance(a, torch.Tensor)
+        and isinstance(b, torch.Tensor)
+        and a.shape == b.shape
+        and a.dtype == b.dtype
+        and integrity.bitwise_diff(a, b) is None
+        for a, b in zip(first, second, strict=True)
+    )
+
+
 def _stack(values: list[Any]) -> Any:
     """Draws of one result stacked along a new leading dimension (leaf by leaf)."""
     first = values[0]
@@ -662,8 +778,9 @@ def _rows(instance: ScenarioInstance, item_inputs: inputs.Inputs, m: int) -> tup
         if operand.layout == "t":
             shape[-2], shape[-1] = shape[-1], shape[-2]
         shapes[operand.name] = tuple(shape)
-    if instance.bias is not None:
-        shapes["c" if instance.op in ("addmm", "baddbmm") else "bias"] = instance.bias
+    addend = OPS[instance.op].addend
+    if instance.bias is not None and addend is not None:
+        shapes[addend.name] = instance.bias
     steps = [s for s in instance.epilogue if s.kind == "add_tensor"]
     for i, step in enumerate(steps):
         shapes[f"other{i}"] = tuple(step.arg)
@@ -679,6 +796,13 @@ def _rows(instance: ScenarioInstance, item_inputs: inputs.Inputs, m: int) -> tup
                     tensor = tensor.narrow(dim, 0, m)
         sliced.append(tensor)
     return tuple(sliced)
+
+
+def _fixed_strides(op: str) -> bool:
+    """Whether the op's contract fixes its result's strides: eager's row-major result, or the
+    `out=` target it writes (gemmconf.gemm.ops)."""
+    spec = OPS[op]
+    return spec.row_major or bool(spec.writes)
 
 
 def _describe_value(value: Any) -> str:

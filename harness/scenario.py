@@ -1,4 +1,4 @@
-"""Scenario files: load, validate, expand (the first step of the flow in DESIGN.md).
+"""Scenario files: load, validate, expand (the first step of an item's flow).
 
 A suite file (``suites/**/*.yaml``) holds scenarios. A scenario names an op, its operands, an
 epilogue, a compile mode, the checks and the hardware it needs; ``axes`` expand it into the
@@ -7,7 +7,8 @@ product of their values, ``exclude`` drops combinations. Every instance gets a s
 
 Validation happens here, at collection, and every error names ``file:line`` and the field:
 unknown keys, wrong types, unknown enum values and impossible combinations (inner dimensions that
-do not agree, a layout the operand cannot take, a bias on an op that has none). The schema is
+do not agree, a layout the operand cannot take, a bias on an op that has none). What each op,
+dtype and scaling recipe allows comes from the domain package (`gemmconf.gemm`). The schema is
 documented for users in ``suites/README.md``; keep the two in step.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 import operator
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,33 +27,41 @@ from typing import Any
 import yaml
 
 from gemmconf.capability import Requirements
+from gemmconf.gemm import dtypes
+from gemmconf.gemm.ops import OPS as OP_SPECS
+from gemmconf.gemm.ops import OpSpec, jagged_dim, ops_where, scaled_mm_v2_scale_layout
+from gemmconf.gemm.scaling import RECIPES, SWIZZLES
 from gemmconf.markers import MARKERS
 
-OPS = ("mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "scaled_mm", "int_mm")
-INPUT_DTYPES = ("fp32", "tf32", "fp16", "bf16", "e4m3fn", "e5m2", "int8", "fp64", "int32")
-OUT_DTYPES = ("fp32", "fp16", "bf16", "e4m3fn", "int32")
-LAYOUTS = ("row", "t", "col", "offset", "padded", "padded_odd", "expand", "alias")
-SCALINGS = ("tensorwise", "rowwise", "blockwise")
+OPS = tuple(OP_SPECS)
+INPUT_DTYPES = dtypes.OPERAND_DTYPES
+OUT_DTYPES = dtypes.OUT_DTYPES
+LAYOUTS = (
+    "row",
+    "t",
+    "col",
+    "col_padded",
+    "offset",
+    "padded",
+    "padded_odd",
+    "expand",
+    "alias",
+)
+SCALINGS = tuple(RECIPES)
 COMPILE_MODES = ("static", "dynamic", "mark_dynamic")
 VALUE_KINDS = ("default", "nan_in_c", "nan_in_a", "inf_in_a", "near_max", "integers")
 NUMERIC_POLICIES = ("auto", "fp64", "exact", "none")
 UNARY_EPILOGUES = ("relu", "gelu", "gelu_tanh", "silu", "tanh", "sigmoid", "keep")
-PARAM_EPILOGUES = ("clamp", "mul", "add", "add_tensor", "cast")
+PARAM_EPILOGUES = ("clamp", "mul", "add", "add_tensor", "dropout_mask", "cast")
+TENSOR_EPILOGUES = ("add_tensor", "dropout_mask")  # steps that take an input of their own
 DIMS = ("B", "M", "N", "K")
-
-# Operand order and default shapes per op. Bias-like operands ("c", "bias") come from `bias:`.
-OP_OPERANDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
-    "mm": (("a", ("M", "K")), ("b", ("K", "N"))),
-    "addmm": (("a", ("M", "K")), ("b", ("K", "N"))),
-    "bmm": (("a", ("B", "M", "K")), ("b", ("B", "K", "N"))),
-    "baddbmm": (("a", ("B", "M", "K")), ("b", ("B", "K", "N"))),
-    "linear": (("a", ("M", "K")), ("b", ("N", "K"))),
-    "matmul": (("a", ("M", "K")), ("b", ("K", "N"))),
-    "scaled_mm": (("a", ("M", "K")), ("b", ("K", "N"))),
-    "int_mm": (("a", ("M", "K")), ("b", ("K", "N"))),
-}
-BIAS_OPS = ("addmm", "baddbmm", "linear", "scaled_mm")
-ALPHA_BETA_OPS = ("addmm", "baddbmm")
+BIAS_OPS = ops_where(lambda op: op.addend is not None)
+ALPHA_BETA_OPS = ops_where(lambda op: op.alpha_beta)
+SCALED_OPS = ops_where(lambda op: op.scaled)
+FAST_ACCUM_OPS = ops_where(lambda op: op.fast_accum)
+OUT_DTYPE_OPS = ops_where(lambda op: op.out_dtype is not None or op.out_dtype_optional)
+DIFFERENTIABLE_OPS = ops_where(lambda op: op.differentiable)
+GROUPED_OPS = ops_where(lambda op: op.grouped)
 
 
 class ScenarioError(Exception):
@@ -138,6 +148,9 @@ class ScenarioInstance:
     markers: tuple[str, ...] = ()
     seed_test: str | None = None
     doc: str | None = None
+    swizzle: str | None = None  # F.scaled_mm: the scales' layout ("none", "32_4_4")
+    group_sizes: tuple[str, ...] | None = None  # grouped ops: each group's share of the jagged dim
+    backward: bool = False  # the program also returns the gradients (an output gradient `grad`)
 
     def dims(self, index: int = 0) -> dict[str, int]:
         return dict(self.shape_sets[index])
@@ -189,7 +202,21 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _Node:
         if isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">"):
             # Block scalars start on the line after their key; FileCheck diagnostics need it.
             mapping.key_lines[f"{key}@text"] = value_node.start_mark.line + 2
+            mapping.key_lines[f"{key}@col"] = _block_indent(value_node.start_mark) + 1
     return mapping
+
+
+def _block_indent(mark: yaml.Mark) -> int:
+    """The indentation of a block scalar's text: its first non-blank line after the indicator."""
+    text = mark.buffer or ""
+    start = text.find("\n", mark.pointer) + 1
+    while 0 < start < len(text):
+        end = text.find("\n", start)
+        line = text[start : end if end >= 0 else len(text)]
+        if line.strip(" \0"):
+            return len(line) - len(line.lstrip(" "))
+        start = end + 1 if end >= 0 else 0
+    return 0
 
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
@@ -319,6 +346,9 @@ SCENARIO_FIELDS = (
     "scaling",
     "use_fast_accum",
     "out_dtype",
+    "swizzle",
+    "group_sizes",
+    "backward",
     "compile",
     "values",
     "checks",
@@ -337,11 +367,11 @@ CHECK_FIELDS = (
 )
 RAISES_FIELDS = ("type", "match")
 FILECHECK_FIELDS = ("artifact", "check", "target", "backends", "when")
-REQUIRES_FIELDS = ("device", "min_class", "features", "memory_gb", "target")
+REQUIRES_FIELDS = ("device", "min_class", "max_class", "features", "memory_gb", "target")
 COMPILE_FIELDS = ("mode", "dims", "max_compiles")
 OPERAND_FIELDS = ("shape", "dtype", "layout")
 KNOWN_EXCEPTIONS = ("RuntimeError", "ValueError", "TypeError", "IndexError", "AssertionError")
-HARDWARE = ("sm80", "sm89", "sm90", "sm100")
+HARDWARE = ("sm80", "sm89", "sm90", "sm100", "sm120")
 FEATURES = ("fp8", "tma")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
 
@@ -354,8 +384,15 @@ class _Raw:
     nodes: dict[str, Any]  # field -> the mapping node that held it (for line numbers)
 
 
-def load_suite(path: str | Path, root: str | Path | None = None) -> list[ScenarioInstance]:
-    """Read one suite file and return its expanded, validated instances."""
+SUITE_SUFFIXES = (".yaml", ".yml")  # suite and expectations files alike
+MAX_INSTANCES = 100_000  # per scenario: past it, a typo in an axis, not a suite (--max-items)
+
+
+def load_suite(
+    path: str | Path, root: str | Path | None = None, *, max_instances: int = MAX_INSTANCES
+) -> list[ScenarioInstance]:
+    """Read one suite file and return its expanded, validated instances. A scenario whose axes
+    would expand past `max_instances` is an error, before any is built."""
     path = Path(path)
     shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
     where = _Where(shown)
@@ -395,7 +432,7 @@ def load_suite(path: str | Path, root: str | Path | None = None) -> list[Scenari
         if name in seen_names:
             raise where.error(scenario, "name", f"duplicate scenario name {name!r}")
         seen_names.add(name)
-        for instance in _expand(suite, scenario, defaults, where):
+        for instance in _expand(suite, scenario, defaults, where, max_instances):
             if instance.id in seen_ids:
                 raise ScenarioError(
                     instance.source,
@@ -425,7 +462,7 @@ def _closest(word: str, options: Sequence[str]) -> str | None:
 
 
 def _expand(
-    suite: str, scenario: _Node, defaults: Mapping, where: _Where
+    suite: str, scenario: _Node, defaults: Mapping, where: _Where, max_instances: int
 ) -> Iterator[ScenarioInstance]:
     _reject_unknown(scenario, SCENARIO_FIELDS, where, f"scenario {scenario['name']!r}")
     axes = scenario.get("axes", _Node())
@@ -456,6 +493,14 @@ def _expand(
             )
         axis_values.append((axis, values))
 
+    product = math.prod(len(values) for _, values in axis_values)
+    if product > max_instances:
+        raise where.error(
+            scenario,
+            "axes" if "axes" in scenario else "name",
+            f"the axes expand to {product:,} instances, past the limit of {max_instances:,} "
+            "per scenario: split the scenario, or raise the limit (--max-items)",
+        )
     excludes = scenario.get("exclude", [])
     if not isinstance(excludes, list):
         raise where.error(scenario, "exclude", "expected a list of {axis: value} mappings")
@@ -551,11 +596,11 @@ def _build(
     op = pick("op", OPS)
     if op is None:
         raise fail("op", f"every scenario needs an op ({', '.join(OPS)})")
-    default_dtype = {"scaled_mm": "e4m3fn", "int_mm": "int8"}.get(op, "fp32")
-    dtype = pick("dtype", INPUT_DTYPES, default_dtype)
+    spec = OP_SPECS[op]
+    dtype = pick("dtype", INPUT_DTYPES, spec.default_dtype)
 
     shape_sets = _shape_sets(f, fail)
-    operands = _operands(op, dtype, f, fail)
+    operands = _operands(spec, dtype, f, fail)
     dims_used = set().union(*(_expr_names(e) for o in operands for e in o.shape))
 
     bias = f.get("bias")
@@ -566,28 +611,56 @@ def _build(
             raise fail("bias", f"expected a shape such as [M, N], [N] or [1, N], got {bias!r}")
         bias = tuple(bias)
         dims_used |= set().union(*(_expr_names(e) for e in bias))
-    elif op in ("addmm", "baddbmm"):
-        raise fail("bias", f"{op} needs a bias shape (its input C), e.g. [M, N]")
+    elif spec.addend is not None and not spec.addend.optional:
+        raise fail(
+            "bias", f"{op} needs a bias shape (its input {spec.addend.name.upper()}), e.g. [M, N]"
+        )
     for key in ("alpha", "beta"):
         if key in f and op not in ALPHA_BETA_OPS:
             raise fail(key, f"{op} has no {key} (ops with one: {', '.join(ALPHA_BETA_OPS)})")
     alpha, beta = number("alpha", 1.0), number("beta", 1.0)
 
     scaling = pick("scaling", SCALINGS)
-    if op == "scaled_mm" and scaling is None:
-        raise fail("scaling", f"scaled_mm needs a scaling recipe ({', '.join(SCALINGS)})")
-    if op != "scaled_mm" and scaling is not None:
-        raise fail("scaling", "only scaled_mm takes a scaling recipe")
+    if spec.scaled and scaling is None:
+        raise fail("scaling", f"{op} needs a scaling recipe ({', '.join(SCALINGS)})")
+    if not spec.scaled and scaling is not None:
+        raise fail("scaling", _only(SCALED_OPS, "a scaling recipe"))
     use_fast_accum = f.get("use_fast_accum", False)
     if not isinstance(use_fast_accum, bool):
         raise fail("use_fast_accum", f"expected true or false, got {use_fast_accum!r}")
-    if use_fast_accum and op != "scaled_mm":
-        raise fail("use_fast_accum", "only scaled_mm takes use_fast_accum")
+    if use_fast_accum and not spec.fast_accum:
+        raise fail("use_fast_accum", _only(FAST_ACCUM_OPS, "use_fast_accum"))
     out_dtype = pick("out_dtype", OUT_DTYPES)
-    if out_dtype is not None and op != "scaled_mm":
-        raise fail("out_dtype", "only scaled_mm takes out_dtype (use a cast epilogue elsewhere)")
-    if op == "scaled_mm" and out_dtype is None:
-        out_dtype = "bf16"
+    if out_dtype is not None and spec.out_dtype is None and not spec.out_dtype_optional:
+        raise fail("out_dtype", _only(OUT_DTYPE_OPS, "out_dtype (use a cast epilogue elsewhere)"))
+    if out_dtype is None:
+        out_dtype = spec.out_dtype
+    if scaling is not None:
+        recipe = RECIPES[scaling]
+        if op not in recipe.ops:
+            takes = ", ".join(name for name, r in RECIPES.items() if op in r.ops)
+            raise fail("scaling", f"{op} does not take {scaling} scaling (takes: {takes})")
+        wanted = recipe.element
+        for operand in operands:
+            if wanted is not None and operand.dtype != wanted:
+                raise fail(
+                    "dtype", f"{scaling} scaling makes {wanted} operands, not {operand.dtype}"
+                )
+            if wanted is None and dtypes.DTYPES[operand.dtype].kind != "fp8":
+                raise fail("dtype", f"{scaling} scaling quantizes to fp8, not {operand.dtype}")
+    swizzle = pick("swizzle", SWIZZLES)
+    if swizzle is not None and spec.scale_layout is not scaled_mm_v2_scale_layout:
+        raise fail("swizzle", "only scaled_mm_v2 (F.scaled_mm) takes swizzle")
+    if swizzle is None and op == "scaled_mm_v2" and scaling is not None:
+        swizzle = RECIPES[scaling].swizzle
+    backward = f.get("backward", False)
+    if not isinstance(backward, bool):
+        raise fail("backward", f"expected true or false, got {backward!r}")
+    if backward and not spec.differentiable:
+        raise fail("backward", _only(DIFFERENTIABLE_OPS, "backward: true"))
+    group_sizes = _group_sizes(f.get("group_sizes"), spec, fail)
+    if group_sizes is not None:
+        dims_used |= set().union(*(_expr_names(e) for e in group_sizes))
     bias_dtype = pick("bias_dtype", INPUT_DTYPES)
 
     epilogue = _epilogue(f.get("epilogue", []), fail)
@@ -621,7 +694,9 @@ def _build(
                 f"shape set {index} does not set {', '.join(missing)}",
             )
         if checks.raises is None:
-            _check_consistent(op, operands, bias, known, scaling, fail)
+            _check_consistent(spec, operands, bias, known, scaling, fail)
+        if spec.grouped:
+            _check_groups(operands, group_sizes, known, fail, strict=checks.raises is None)
 
     instance = ScenarioInstance(
         suite=suite,
@@ -648,8 +723,65 @@ def _build(
         markers=tuple(markers),
         seed_test=f.get("seed"),
         doc=f.get("doc"),
+        swizzle=swizzle,
+        group_sizes=group_sizes,
+        backward=backward,
     )
     return replace(instance, requires=_implied_requirements(instance))
+
+
+def _group_sizes(value: Any, spec: OpSpec, fail) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not spec.grouped:
+        raise fail("group_sizes", _only(GROUPED_OPS, "group_sizes"))
+    if not isinstance(value, list) or not all(isinstance(e, str | int) for e in value):
+        raise fail("group_sizes", f"expected a list of sizes or expressions, got {value!r}")
+    for expr in value:
+        try:
+            _expr_names(expr)
+        except SyntaxError:
+            raise fail("group_sizes", f"bad expression {expr!r}") from None
+    return tuple(value)
+
+
+def group_extents(
+    instance_operands: Sequence[Operand], group_sizes: Sequence[str | int] | None, dims: Mapping
+) -> list[int] | None:
+    """Each group's size along the jagged dim for one shape set (None for 3-D x 3-D): the
+    scenario's `group_sizes`, else the jagged dim split as evenly as it goes over B groups."""
+    ranks = tuple(len(o.shape) for o in instance_operands[:2])
+    jagged = jagged_dim(*ranks)
+    if jagged is None:
+        return None
+    if group_sizes is not None:
+        return [eval_dim(e, dims) for e in group_sizes]
+    total, groups = dims[jagged], dims["B"]
+    return [total // groups + (1 if g < total % groups else 0) for g in range(groups)]
+
+
+def _check_groups(operands, group_sizes, dims, fail, *, strict: bool) -> None:
+    """Group sizes: one per group, none negative, summing to the jagged dim (eager reads past
+    offs[-1] nothing: rows or columns there are never written, so the suite never leaves any)."""
+    inputs = [o for o in operands if o.name in ("a", "b")]
+    try:
+        sizes = group_extents(inputs, group_sizes, dims)
+    except ValueError as exc:
+        raise fail("group_sizes", str(exc)) from None
+    if sizes is None:
+        if group_sizes is not None:
+            raise fail("group_sizes", "3-D a and b have no jagged dim to cut into groups")
+        return
+    if "B" not in dims:
+        raise fail("shape", "a grouped op needs B, the number of groups")
+    jagged = jagged_dim(*(len(o.shape) for o in inputs))
+    if strict and (
+        len(sizes) != dims["B"] or any(x < 0 for x in sizes) or sum(sizes) != dims[jagged]
+    ):
+        raise fail(
+            "group_sizes",
+            f"{dims['B']} groups must split {jagged} = {dims[jagged]}, got sizes {sizes}",
+        )
 
 
 def _shape_sets(f: Mapping, fail) -> tuple[tuple[tuple[str, int], ...], ...]:
@@ -677,14 +809,14 @@ def _shape_sets(f: Mapping, fail) -> tuple[tuple[tuple[str, int], ...], ...]:
     return tuple(sets)
 
 
-def _operands(op: str, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
+def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
     overrides = f.get("operands", {})
     if not isinstance(overrides, Mapping):
         raise fail("operands", "expected a mapping of operand name to {shape, dtype, layout}")
-    names = [n for n, _ in OP_OPERANDS[op]]
+    names = [o.name for o in op.laid_out]
     for name, spec in overrides.items():
         if name not in names:
-            raise fail("operands", f"{op} has operands {', '.join(names)}; not {name!r}")
+            raise fail("operands", f"{op.name} has operands {', '.join(names)}; not {name!r}")
         if not isinstance(spec, Mapping):
             raise fail("operands", f"operand {name!r}: expected a mapping")
         for key in spec:
@@ -698,11 +830,12 @@ def _operands(op: str, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
         "B" in s for s in (f.get("shapes") or []) if isinstance(s, Mapping)
     )
     operands = []
-    for name, default_shape in OP_OPERANDS[op]:
+    for operand in op.laid_out:
+        name = operand.name
         spec = overrides.get(name, {})
-        shape = default_shape
-        if op in ("linear", "matmul") and name == "a" and batched:
-            shape = ("B", *default_shape)  # a batched activation against a 2-D weight
+        shape = operand.shape
+        if operand.batch_prefix and batched:
+            shape = ("B", *operand.shape)  # a batched activation against a 2-D weight
         if "shape" in spec:
             shape = spec["shape"]
             if not isinstance(shape, list) or not all(isinstance(e, str | int) for e in shape):
@@ -721,12 +854,12 @@ def _operands(op: str, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
                 f"{', '.join(INPUT_DTYPES)}",
             )
         layout = spec.get("layout", layouts[name])
-        if layout not in LAYOUTS:
+        if _base_layout(layout) not in LAYOUTS:
             raise fail(
                 "operands",
                 f"operand {name!r}: layout {layout!r} is not one of {', '.join(LAYOUTS)}",
             )
-        if layout == "expand" and len(shape) < 3:
+        if layout.startswith("expand") and len(shape) < 3:
             raise fail(
                 "layout",
                 f"operand {name!r} is {len(shape)}-D; 'expand' (stride-0 batch) needs a batch dim",
@@ -735,6 +868,13 @@ def _operands(op: str, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
     if any(o.layout == "alias" for o in operands) and operands[1].layout != "alias":
         raise fail("layout", "'alias' passes a's tensor as b too: give it to operand 'b'")
     return tuple(operands)
+
+
+def _base_layout(layout: Any) -> Any:
+    """ "expand+X" (a stride-0 batch of an X-laid-out matrix) is checked as X."""
+    if isinstance(layout, str) and layout.startswith("expand+"):
+        return layout.removeprefix("expand+")
+    return layout
 
 
 def _layouts(value: Any, names: list[str], fail) -> dict[str, str]:
@@ -755,7 +895,7 @@ def _layouts(value: Any, names: list[str], fail) -> dict[str, str]:
         for name, layout in value.items():
             if name not in names:
                 raise fail("layout", f"no operand {name!r}; operands are {', '.join(names)}")
-            if layout not in LAYOUTS:
+            if _base_layout(layout) not in LAYOUTS:
                 raise fail("layout", f"{layout!r} is not a layout ({', '.join(LAYOUTS)})")
             layouts[name] = layout
         return layouts
@@ -791,6 +931,10 @@ def _epilogue(steps: Any, fail) -> tuple[Epilogue, ...]:
             raise fail("epilogue", f"cast takes fp32, fp16 or bf16, got {arg!r}")
         if kind == "add_tensor" and not (isinstance(arg, list) and arg):
             raise fail("epilogue", f"add_tensor takes the other tensor's shape, got {arg!r}")
+        if kind == "dropout_mask" and (
+            isinstance(arg, bool) or not isinstance(arg, int | float) or not 0 <= arg < 1
+        ):
+            raise fail("epilogue", f"dropout_mask takes a drop probability in [0, 1), got {arg!r}")
         chain.append(Epilogue(kind, tuple(arg) if isinstance(arg, list) else arg))
     return tuple(chain)
 
@@ -875,10 +1019,11 @@ def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
                 f"{target!r} is not one of {', '.join(HARDWARE)}",
             )
         text_line = _line_of(block, "check@text") or _line_of(block, "check")
-        source = f"{where.path}:{text_line}"
-        problem = validate_block(block["check"])
+        text_col = block.key_lines.get("check@col", 1) if isinstance(block, _Node) else 1
+        source = f"{where.path}:{text_line}:{text_col}"
+        problem = validate_block(block["check"], source=source, artifact=block["artifact"])
         if problem:
-            raise ScenarioError(where.at(block, "check"), "checks.filecheck.check", problem)
+            raise ScenarioError(problem.where, "checks.filecheck.check", problem.message)
         backends = block.get("backends", [])
         if not isinstance(backends, list):
             raise ScenarioError(
@@ -962,6 +1107,9 @@ def _requires(value: Any, fail) -> Requirements:
     min_class = value.get("min_class")
     if min_class is not None and min_class not in HARDWARE:
         raise fail("requires", f"min_class {min_class!r} is not one of {', '.join(HARDWARE)}")
+    max_class = value.get("max_class")
+    if max_class is not None and max_class not in HARDWARE:
+        raise fail("requires", f"max_class {max_class!r} is not one of {', '.join(HARDWARE)}")
     features = value.get("features", [])
     if not isinstance(features, list) or any(x not in FEATURES for x in features):
         raise fail("requires", f"features must be a list of {', '.join(FEATURES)}")
@@ -978,12 +1126,13 @@ def _requires(value: Any, fail) -> Requirements:
             features=tuple(features),
             memory_gb=memory,
             target=target,
+            max_class=max_class,
         )
     except ValueError as exc:  # contradictions, e.g. device cpu with min_class sm90
         raise fail("requires", str(exc)) from None
 
 
-def _check_consistent(op, operands, bias, dims, scaling, fail) -> None:
+def _check_consistent(op: OpSpec, operands, bias, dims, scaling, fail) -> None:
     """Reject shapes eager would reject, unless the scenario expects an error (`raises`)."""
     try:
         shapes = {o.name: [eval_dim(e, dims) for e in o.shape] for o in operands}
@@ -997,27 +1146,20 @@ def _check_consistent(op, operands, bias, dims, scaling, fail) -> None:
             f"'alias' passes one tensor as both operands, so a and b need equal "
             f"shapes (a is {a}, b is {b})",
         )
-    k_b = b[-1] if op == "linear" else b[-2]
-    if a[-1] != k_b:
-        raise fail(
-            "shape",
-            f"inner dimensions differ: a is {a}, b is {b} (K {a[-1]} != {k_b}); "
-            "an error scenario says so with checks.raises",
-        )
-    if op in ("bmm", "baddbmm") and a[0] != b[0]:
-        raise fail("shape", f"batch sizes differ: a is {a}, b is {b}")
-    if op == "scaled_mm" and a[-1] % 16 and a[-1] != 0:
-        raise fail(
-            "shape",
-            f"scaled_mm needs K % 16 == 0 (K = {a[-1]}); an error scenario says "
-            "so with checks.raises",
-        )
-    if op == "scaled_mm" and scaling == "blockwise" and (a[-1] % 128 or b[-1] % 128):
-        raise fail("shape", "blockwise scaling needs K and N to be multiples of 128")
+    problem = op.shape_error(a, b)
+    groups = dims.get("B", 1)
+    if problem is None and scaling is not None:
+        problem = RECIPES[scaling].shape_error(m=a[-2], n=op.out_shape(a, b, groups)[-1], k=a[-1])
+    if problem is not None:
+        raise fail("shape", f"{problem}; an error scenario says so with checks.raises")
     if bias_shape is not None:
-        out = a[:-1] + ([b[-2]] if op == "linear" else [b[-1]])
+        out = op.out_shape(a, b, groups)
         if not _broadcastable(bias_shape, out):
             raise fail("bias", f"bias {bias_shape} does not broadcast to the output {out}")
+
+
+def _only(ops: Sequence[str], what: str) -> str:
+    return f"only {', '.join(ops)} take{'s' if len(ops) == 1 else ''} {what}"
 
 
 def _broadcastable(shape: list[int], out: list[int]) -> bool:
@@ -1030,7 +1172,7 @@ def _implied_requirements(instance: ScenarioInstance) -> Requirements:
     """Features an instance needs whatever its file says (fp8 inputs need fp8 GEMM support)."""
     req = instance.requires
     features = set(req.features)
-    if any(o.dtype in ("e4m3fn", "e5m2") for o in instance.operands):
+    if any(dtypes.is_quantized(o.dtype) for o in instance.operands):
         features.add("fp8")
     if features == set(req.features):
         return req
@@ -1041,7 +1183,7 @@ def implied_markers(instance: ScenarioInstance) -> list[str]:
     """Markers of an item: its op, hardware class, features and the file's extra markers."""
     from gemmconf.capability import hardware_class_of
 
-    markers = [instance.op, hardware_class_of(instance.requires)]
+    markers = [OP_SPECS[instance.op].marker, hardware_class_of(instance.requires)]
     markers += list(instance.requires.features)
     if instance.requires.target:
         markers.append(instance.requires.target)
@@ -1053,16 +1195,29 @@ def implied_markers(instance: ScenarioInstance) -> list[str]:
         markers.append("error_case")
     if instance.checks.filecheck:
         markers.append("codecheck")
+    recipe = RECIPES.get(instance.scaling or "")
+    if recipe is not None and recipe.microscaling:
+        markers.append("mx" if recipe.kind == "mx" else "nvfp4")
+    if instance.backward:
+        markers.append("backward")
+    if OP_SPECS[instance.op].writes:
+        markers.append("out")
     markers += instance.markers
     return list(dict.fromkeys(markers))
 
 
 def discover(paths: Sequence[str | Path], root: str | Path) -> list[Path]:
-    """Suite files under the given paths (directories are searched for *.yaml)."""
+    """Suite files under the given paths (directories are searched for *.yaml and *.yml)."""
     found: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found += sorted(x for x in p.rglob("*.yaml") if "expectations" not in x.parts)
-        elif p.suffix in (".yaml", ".yml"):
+            found += sorted(
+                x
+                for x in p.rglob("*")
+                if x.suffix in SUITE_SUFFIXES
+                and x.is_file()
+                and "expectations" not in x.relative_to(p).parts
+            )
+        elif p.suffix in SUITE_SUFFIXES:
             found.append(p)
     return found

@@ -55,7 +55,7 @@ def make_suite(directory: Path, suite: str = SUITE) -> None:
     (directory / "suites").mkdir(exist_ok=True)
     (directory / "suites" / "tiny.yaml").write_text(suite)
     (directory / "pytest.ini").write_text(
-        f"[pytest]\naddopts = -p no:cacheprovider\npythonpath = {TESTS}\n"
+        f"[pytest]\naddopts = -p no:cacheprovider\npythonpath = {TESTS}\ngemmconf_suites = suites\n"
     )
 
 

@@ -522,3 +522,13 @@ ALL = {
     "missing_instruction": missing_instruction,
     "k_tail_dropped": k_tail_dropped,
 }
+
+
+class RefusesAddmm(PlantedBackend):
+    """Not a planted bug: a correct backend that declares it does not support addmm."""
+
+    def supports(self, instance) -> str | None:
+        return "no addmm on this backend" if instance.op == "addmm" else None
+
+
+refuses_addmm = RefusesAddmm("refuses-addmm", _untouched)

@@ -281,7 +281,7 @@ def test_page_works_in_chromium(browser: Chromium, tmp_path: Path) -> None:
     assert "err_ratio" in panel and "generated code" in panel
     repro = browser.evaluate("document.querySelector('#detail .repro-command').textContent")
     assert repro.startswith("pytest 'suites/dense/mm.yaml::mm[")
-    assert repro.endswith("@planted' --backend planted_backends:planted --seed 7")
+    assert repro.endswith("@planted]' --backend planted_backends:planted --seed 7")
     assert browser.errors() == []
     browser.screenshot(DETAIL_SCREENSHOT)
 

@@ -71,7 +71,8 @@ RTX5090 = gpu("NVIDIA GeForce RTX 5090", (12, 0), 34)
         ((10, 0), "sm100"),
         ((10, 3), "sm100"),
         ((11, 0), "sm100"),
-        ((12, 0), "sm100"),
+        ((12, 0), "sm120"),
+        ((12, 1), "sm120"),
     ],
 )
 def test_class_of_capability_is_the_largest_class_not_above_the_gpu(cc, expected):
@@ -177,12 +178,35 @@ def test_unmet_reasons(req, cap, reason, missing):
         (Requirements(features=("fp8",)), (CPU, L4, H100, B200)),
         (Requirements(min_class="sm90", features=("fp8", "tma")), (H100, B200)),
         (Requirements(device="gpu", memory_gb=80), (H100, B200)),
-        (Requirements(min_class="sm100"), (B200, RTX5090)),
+        (Requirements(min_class="sm100"), (B200,)),
+        (Requirements(min_class="sm90", features=("fp8", "tma")), (H100, B200, RTX5090)),
+        (Requirements(min_class="sm120"), (RTX5090,)),
+        (Requirements(max_class="sm90"), (CPU, A100, L4, H100)),
+        (Requirements(device="cpu", max_class="sm80"), (CPU, H100, B200)),
+        (Requirements(min_class="sm89", max_class="sm90"), (L4, H100)),
     ],
 )
 def test_requirements_met(req, caps):
     for cap in caps:
         assert unmet(req, cap) is None, cap.name
+
+
+def test_consumer_blackwell_is_no_datacenter_blackwell():
+    reason = unmet(Requirements(min_class="sm100"), RTX5090)
+    assert reason == "needs sm100 (found NVIDIA GeForce RTX 5090, sm120)"
+    assert reason.missing_class == "sm100"
+    assert unmet(Requirements(min_class="sm120"), B200).missing_class == "sm120"
+
+
+def test_max_class_skips_newer_gpus_without_blaming_a_missing_class():
+    below_blackwell = Requirements(device="gpu", max_class="sm90")
+    for cap in (B200, RTX5090):
+        reason = unmet(below_blackwell, cap)
+        assert reason == f"holds only up to sm90 (found {cap.name}, {cap.arch})"
+        # --require-hardware sm100 must not fail a run for rightly skipping these
+        assert not require_hardware_violation(frozenset({"sm100", "sm120"}), reason.missing_class)
+    assert unmet(Requirements(max_class="sm100"), B200) is None
+    assert unmet(Requirements(max_class="sm100"), RTX5090) is not None
 
 
 def test_unknown_memory_does_not_skip():
@@ -239,8 +263,9 @@ def test_code_check_target_rules():
         (H100, "sm100", "sm100"),
         (B200, None, "sm100"),
         (gpu("NVIDIA RTX A6000", (8, 6), 48), None, "sm80"),  # same family: sm80 code
-        (RTX5090, None, None),  # class sm100 for requirements, but its code is not sm100 code
+        (RTX5090, None, "sm120"),  # its own family, not sm100 code
         (RTX5090, "sm100", "sm100"),
+        (gpu("NVIDIA Thor", (11, 0), 128), None, None),  # class sm100, but not sm100 code
     ],
 )
 def test_target_class(cap, target_arch, expected):
@@ -266,6 +291,10 @@ def test_target_class_rejects_unknown_arch():
         (Requirements(min_class="sm90"), "sm90"),
         (Requirements(min_class="sm80", features=("tma",)), "sm90"),
         (Requirements(min_class="sm100", features=("fp8",)), "sm100"),
+        (Requirements(min_class="sm120"), "sm120"),
+        (Requirements(target="sm120"), "cpu"),
+        (Requirements(max_class="sm90"), "cpu"),
+        (Requirements(device="gpu", max_class="sm90"), "sm80"),
     ],
 )
 def test_hardware_class_of(req, marker):
@@ -277,10 +306,12 @@ def test_hardware_class_of(req, marker):
     "kwargs, message",
     [
         ({"device": "tpu"}, "device 'tpu' is not one of any, cpu, gpu"),
-        ({"min_class": "sm86"}, "min_class 'sm86' is not one of sm80, sm89, sm90, sm100"),
+        ({"min_class": "sm86"}, "min_class 'sm86' is not one of sm80, sm89, sm90, sm100, sm120"),
+        ({"max_class": "cpu"}, "max_class 'cpu' is not one of sm80"),
+        ({"min_class": "sm100", "max_class": "sm90"}, "min_class sm100 is above max_class sm90"),
         ({"min_class": "cpu"}, "min_class 'cpu' is not one of"),
         ({"features": ("bf16",)}, "unknown features ['bf16']"),
-        ({"target": "sm120"}, "target 'sm120' is not one of"),
+        ({"target": "sm75"}, "target 'sm75' is not one of"),
         ({"memory_gb": 0}, "memory_gb must be positive"),
         (
             {"device": "cpu", "min_class": "sm90"},

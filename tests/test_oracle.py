@@ -1,7 +1,8 @@
 """Tests of harness/oracle.py: planted bugs it must catch, correct backends it must pass.
 
 The "backends" here are GEMMs written out in Python: the same math as eager with another
-summation order (correct), accumulation in fp16/bf16 or TF32 inputs (bugs FACTS.md measured).
+summation order (correct), accumulation in fp16/bf16 or TF32 inputs (bugs
+docs/measurements.md measured).
 """
 
 from __future__ import annotations
@@ -472,8 +473,9 @@ def test_policy_table():
     assert policy_for(torch.int32, compute="int8") == POLICIES["int"]
     assert POLICIES["int"].exact and not POLICIES["fp8"].exact
     assert POLICIES["fp32"].floor_eps < POLICIES["tf32"].floor_eps
+    assert policy_for(torch.bfloat16, compute="fp4").name == "fp8"  # NVFP4: fp32 sums too
     with pytest.raises(ValueError, match="unknown compute"):
-        policy_for(torch.float32, compute="fp4")
+        policy_for(torch.float32, compute="fp6")
 
 
 def test_harness_mistakes_raise():

@@ -40,7 +40,7 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.syspathinsert(TESTS)  # planted_backends
     (pytester.path / "suites").mkdir()
     (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
     return pytester
 
 
@@ -73,9 +73,33 @@ def test_item_names_markers_and_selection(suite):
         "suites", "--backend", "eager", "--collect-only", "-q", "-m", "addmm", "--strict-markers"
     )
     result.stdout.fnmatch_lines(
-        ["suites/tiny.yaml::addmm[[]bias_MN[]]@eager", "suites/tiny.yaml::addmm[[]bias_N[]]@eager"]
+        ["suites/tiny.yaml::addmm[[]bias_MN@eager[]]", "suites/tiny.yaml::addmm[[]bias_N@eager[]]"]
     )
     assert "mm[fp32" not in result.stdout.str()
+    result = suite.runpytest("suites", "--backend", "eager", "--collect-only", "-q", "-k", "dyn")
+    result.stdout.fnmatch_lines(["suites/tiny.yaml::mm_dyn[[]@eager[]]"])  # no axes: no params
+
+
+def test_last_failed_reruns_exactly_the_failures(suite):
+    """Node ids carry every bracket at the end, so pytest's cache reads them back: --lf reruns
+    the failures of the previous run and nothing else, --ff runs them first."""
+    backends = "planted_backends:bias_broadcast_dropped,planted_backends:recompiles_every_shape"
+    first = suite.runpytest("suites", "--backend", backends, "--no-isolate", "-rf")
+    failed = sorted(line.split()[1] for line in first.stdout.lines if line.startswith("FAILED "))
+    assert len(failed) == 2 and first.ret == pytest.ExitCode.TESTS_FAILED
+    again = suite.runpytest("suites", "--backend", backends, "--no-isolate", "-rf", "--lf")
+    again.stdout.fnmatch_lines(["*run-last-failure: rerun previous 2 failures*"])
+    rerun = sorted(line.split()[1] for line in again.stdout.lines if line.startswith("FAILED "))
+    assert rerun == failed
+    again.assert_outcomes(failed=2)
+    assert {r["nodeid"] for r in records(suite)["records"]} == set(failed)
+    first_failed = suite.runpytest("suites", "--backend", backends, "--no-isolate", "--ff", "-v")
+    ran = [
+        line.split()[0]
+        for line in first_failed.stdout.lines
+        if " PASSED" in line or " FAILED" in line
+    ]
+    assert sorted(ran[:2]) == failed
 
 
 def test_planted_bugs_fail_the_right_items(suite):
@@ -93,7 +117,7 @@ def test_planted_bugs_fail_the_right_items(suite):
     result.stdout.fnmatch_lines(
         [
             "*Recompiled: 3 compiles over 3 shape set(s)*allows 1*",
-            "*Reproduce: pytest *tiny.yaml::mm_dyn@recompiles-every-shape*",
+            "*Reproduce: pytest *tiny.yaml::mm_dyn?@recompiles-every-shape?*",
         ]
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -245,3 +269,116 @@ def test_a_report_is_a_plugin_through_gemmconf_hooks(suite):
     result = suite.runpytest("suites", "--backend", "eager", "-k", "mm_dyn or mm_sm90")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["my-report: 2 records, results.json"])
+
+
+PACKAGED_BACKEND = """
+from pathlib import Path
+
+from planted_backends import PlantedBackend, _drop_bias_broadcast
+
+backend = PlantedBackend("bias-broadcast-dropped", _drop_bias_broadcast)
+backend.expectations = Path(__file__).with_name("packaged.yaml")
+"""
+
+
+def packaged_backend(pytester: pytest.Pytester, match: str, reason: str) -> None:
+    """`packaged_backend:backend`, a backend that ships packaged.yaml with one entry."""
+    pytester.makepyfile(packaged_backend=PACKAGED_BACKEND)
+    pytester.syspathinsert()
+    (pytester.path / "packaged.yaml").write_text(
+        f'backend: bias-broadcast-dropped\nexpectations:\n  - match: "{match}"\n'
+        f"    reason: {reason}\n"
+    )
+
+
+def test_a_backends_packaged_expectations_apply_unless_the_suite_has_its_own(suite):
+    packaged_backend(suite, "tiny/addmm[bias_N]", "drops broadcast biases")
+    suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    assert outcomes(records(suite))[("tiny/addmm[bias_N]", "bias-broadcast-dropped")] == "xfailed"
+
+    expectations(suite, "bias-broadcast-dropped", '- {match: "tiny/mm_dyn", reason: x}\n')
+    suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    found = outcomes(records(suite))
+    assert found[("tiny/addmm[bias_N]", "bias-broadcast-dropped")] == "failed"  # suite's file
+    assert found[("tiny/mm_dyn", "bias-broadcast-dropped")] == "xpassed"
+
+
+def test_a_stale_pattern_in_a_packaged_expectations_file_is_an_error(suite):
+    packaged_backend(suite, "tiny/gone[*]", "fixed long ago")
+    result = suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*packaged.yaml:3: match: pattern 'tiny/gone[[]*]' matches no*"])
+    (suite.path / "packaged.yaml").unlink()
+    result = suite.runpytest("suites", "--backend", "packaged_backend:backend")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*packaged.yaml: expectations: backend 'bias-broadcast-dropped'*"])
+
+
+def test_silent_in_a_project_that_does_not_run_the_suite(pytester):
+    """Installed, the plugin is loaded in every pytest run; in one that collects no suite file
+    and names no gemmconf option it prints nothing and writes nothing."""
+    pytester.makepyfile(test_unrelated="def test_ok():\n    assert True\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "gemmconf:" not in result.stdout.str() and "gemmconf summary" not in result.stdout.str()
+    assert sorted(p.name for p in pytester.path.iterdir()) == ["test_unrelated.py"]
+    # a yaml file outside the suite folder is not the suite's either
+    pytester.makefile(".yaml", other="scenarios: []\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "other.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # pytest's "not found": nobody collects it
+    assert "gemmconf:" not in result.stdout.str() + result.stderr.str()
+    assert not (pytester.path / "reports").exists()
+
+
+def test_a_gemmconf_option_alone_turns_it_on(pytester):
+    pytester.makepyfile(test_unrelated="def test_ok():\n    assert True\n")
+    result = pytester.runpytest("--backend", "eager", "test_unrelated.py")
+    result.stdout.fnmatch_lines(["gemmconf: backends eager;*"])
+
+
+def test_disabled_with_no_gemmconf(suite):
+    result = suite.runpytest("suites", "-p", "no:gemmconf")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # nothing collects the suite files
+    assert "gemmconf:" not in result.stdout.str() and not (suite.path / "reports").exists()
+
+
+def test_a_project_with_its_own_backend_option_runs_both(suite):
+    """A conftest.py that declares --backend and --seed keeps them; gemmconf's are then
+    --gemmconf-backend and --gemmconf-seed, and the run says so in its header."""
+    suite.makeconftest(
+        """
+        def pytest_addoption(parser):
+            parser.addoption("--backend", default="theirs")
+            parser.addoption("--seed")
+
+        def pytest_report_header(config):
+            return f"project backend: {config.getoption('backend')}"
+        """
+    )
+    suite.makepyfile(
+        test_theirs="def test_ok(pytestconfig):\n"
+        "    assert pytestconfig.getoption('backend') == 'mine'\n"
+    )
+    result = suite.runpytest("test_theirs.py", "--backend", "mine")
+    result.assert_outcomes(passed=1)
+    assert "gemmconf:" not in result.stdout.str()
+    result = suite.runpytest(
+        "suites",
+        "test_theirs.py",
+        "--backend",
+        "mine",
+        "--gemmconf-backend",
+        "eager",
+        "-k",
+        "mm_dyn or ok",
+    )
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "gemmconf: the project's own options: --backend (gemmconf's: --gemmconf-backend), "
+            "--seed (gemmconf's: --gemmconf-seed)",
+            "gemmconf: backends eager;*",
+            "project backend: mine",
+        ]
+    )
+    assert outcomes(records(suite)) == {("tiny/mm_dyn", "eager"): "passed"}

@@ -24,6 +24,7 @@ import triton.language as tl
 
 from gemmconf.backends.base import RunOptions
 from gemmconf.backends.reference import ReferenceBackend, ReferenceCompiled
+from gemmconf.codecheck import IR_SPELLINGS
 from gemmconf_reference import BackendOptions, compat, kernels, launcher
 from gemmconf_reference.crosscompile import specialize
 from gemmconf_reference.launcher import LaunchRecord
@@ -33,7 +34,7 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 ON_GPU = DEVICE == "cuda"
 E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
 REPO = Path(__file__).resolve().parent.parent
-MARKERS = {name: text for name, (_, text) in compat.IR_MARKERS.items()}
+MARKERS = {name: text for name, (_, text) in IR_SPELLINGS.items()}
 
 
 def randn(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:

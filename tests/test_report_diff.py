@@ -141,3 +141,98 @@ def test_bad_file_exits_2_naming_it(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "report.html: not JSON" in err
     assert main(["diff", str(good), str(tmp_path / "missing.json")]) == 2
     assert "missing.json: no such file" in capsys.readouterr().err
+
+
+def timed_pair(vs_old: float, vs_new: float, **spread: float) -> tuple[dict, dict]:
+    """Two runs where one eager mm item was timed at vs_old then vs_new (x cuBLAS)."""
+    old = sample_document()
+    new = copy.deepcopy(old)
+    for doc, value in ((old, vs_old), (new, vs_new)):
+        item = find(doc, "eager", "passed")
+        item["metrics"].update(vs_cublas=value, time_ms=1.0 / value, **spread)
+    return old, new
+
+
+def test_slower_benchmark_is_listed_and_fails_only_with_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    old, new = timed_pair(1.0, 0.8, vs_cublas_spread=0.02, bench_reps=100.0)
+    paths = [str(write(tmp_path, "old.json", old)), str(write(tmp_path, "new.json", new))]
+    assert main(["diff", *paths]) == 0  # shown, not failing by default
+    out = capsys.readouterr().out
+    slower = out.split("SLOWER (benchmark regressions) (1, vs_cublas)")[1].split("FASTER")[0]
+    assert find(new, "eager", "passed")["id"] in slower and "-20.0%" in slower
+    assert "1 slower, 0 faster" in out
+    assert main(["diff", *paths, "--fail-on-regression"]) == 3
+    capsys.readouterr()
+    victim = find(new, "planted", "passed")
+    victim["outcome"] = "failed"  # an outcome regression outranks a slower item
+    paths[1] = str(write(tmp_path, "new2.json", new))
+    assert main(["diff", *paths, "--fail-on-regression"]) == 1
+    capsys.readouterr()
+    assert main(["diff", *paths, "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["benchmark"]["slower"][0]["new"] == 0.8
+
+
+def test_changes_within_the_noise_or_under_the_minimum_are_not_flagged() -> None:
+    # 20% down, but the repetitions scatter so much that 3 standard errors cover it
+    old, new = timed_pair(1.0, 0.8, vs_cublas_spread=0.5, bench_reps=20.0)
+    result = diff.diff(old, new)
+    assert result.timed >= 1 and result.slower == [] and result.faster == []
+    # 3% down with a tiny spread: beyond the repetitions' noise, under the 5% minimum
+    old, new = timed_pair(1.0, 0.97, vs_cublas_spread=0.001, bench_reps=1000.0)
+    assert diff.diff(old, new).slower == []
+    assert len(diff.diff(old, new, min_change=0.01).slower) == 1
+
+
+def test_faster_and_time_metric_direction() -> None:
+    old, new = timed_pair(1.0, 1.25)  # no spread recorded: the minimum change alone decides
+    result = diff.diff(old, new)
+    assert [c.kind for c in result.faster] == ["faster"] and result.faster[0].noise == 0
+    assert "no spread recorded" in "\n".join(diff.render(result))
+    by_time = diff.diff(old, new, metric="time_ms")  # 1.0 -> 0.8 ms: faster, too
+    assert by_time.faster[0].change == pytest.approx(-0.2)
+    slower = diff.diff(new, old, metric="time_ms")  # 0.8 -> 1.0 ms: slower
+    assert slower.slower[0].change == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="unknown benchmark metric 'tflops'"):
+        diff.diff(old, new, metric="tflops")
+
+
+def test_items_failing_on_either_side_are_not_timed_against_each_other() -> None:
+    old, new = timed_pair(1.0, 0.5)
+    find(new, "eager", "passed")["outcome"] = "failed"
+    result = diff.diff(old, new)
+    assert result.slower == [] and len(result.regressions) == 1
+
+
+def test_different_gpu_clocks_get_a_note() -> None:
+    old, new = timed_pair(1.0, 1.0)
+    find(old, "eager", "passed")["metrics"]["gpu_sm_clock_mhz"] = 1980.0
+    find(new, "eager", "passed")["metrics"]["gpu_sm_clock_mhz"] = 1500.0
+    assert "different SM clocks (median 1980 -> 1500 MHz" in " ".join(diff.diff(old, new).notes)
+
+
+def test_page_lists_regressions_against_a_baseline(tmp_path: Path) -> None:
+    old, new = timed_pair(1.0, 0.5, vs_cublas_spread=0.01, bench_reps=100.0)
+    find(new, "planted", "passed")["outcome"] = "failed"
+    out = tmp_path / "page.html"
+    code = main(
+        [
+            "html",
+            str(write(tmp_path, "new.json", new)),
+            "-o",
+            str(out),
+            "--baseline",
+            str(write(tmp_path, "old.json", old)),
+        ]
+    )
+    assert code == 0
+    html = out.read_text()
+    section = html.split('<section id="baseline"')[1].split("</section>")[0]
+    assert "Against <code>old.json</code>" in section and "1 regression(s)" in section
+    assert "1 slower" in section and "-50.0%" in section
+    assert find(new, "planted", "failed")["id"] in section
+    plain = tmp_path / "plain.html"
+    assert main(["html", str(tmp_path / "new.json"), "-o", str(plain)]) == 0
+    assert 'id="baseline"' not in plain.read_text()

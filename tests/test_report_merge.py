@@ -140,3 +140,37 @@ def test_the_same_file_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
     a = write(tmp_path, "a.json", shards()[0])
     assert main(["merge", str(a), str(tmp_path / "." / "a.json"), "-o", str(tmp_path / "m")]) == 2
     assert "a.json: given twice" in capsys.readouterr().err
+
+
+def test_items_skipped_on_every_machine_are_listed_as_never_ran(tmp_path: Path, capsys) -> None:
+    gpu = dict(ENV, device="cuda", device_name="NVIDIA H100")
+    cpu_only = record("tiny", "mm_sm90", "mm", "fp16", {"M": 8}, "eager", "skipped")
+    cpu_only["reason"] = "needs sm90 (found cpu)"
+    both_skip_gpu = dict(cpu_only, environment=gpu, reason="expected skip: slow")
+    ran_on_gpu = record("tiny", "tma", "mm", "bf16", {"M": 8}, "eager", "skipped")
+    ran_on_gpu["reason"] = "needs sm90 (found cpu)"
+    passed_gpu = dict(ran_on_gpu, environment=gpu, outcome="passed", reason=None)
+    passed = record("tiny", "mm", "mm", "fp32", {"M": 8}, "eager", "passed")
+    cpu = write(tmp_path, "cpu.json", document([cpu_only, ran_on_gpu, passed]))
+    on_gpu = document([both_skip_gpu, passed_gpu], environment=gpu)
+    gpu_file = write(tmp_path, "gpu.json", on_gpu)
+    out = tmp_path / "merged.json"
+    assert main(["merge", str(cpu), str(gpu_file), "-o", str(out)]) == 0
+    merged = results.read(out)
+    assert merged["never_ran"] == [
+        {
+            "id": cpu_only["id"],
+            "backend": "eager",
+            "skipped_on": [
+                {"device": "CPU (x86_64, 2 cores)", "reason": "needs sm90 (found cpu)"},
+                {"device": "NVIDIA H100", "reason": "expected skip: slow"},
+            ],
+        }
+    ]  # the tma item ran on the GPU; the plain mm item everywhere
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[1:] == [
+        "gemmconf: 1 item(s) never ran on any machine of the merge (skipped on each):",
+        f"  {cpu_only['id']} on eager (CPU (x86_64, 2 cores): needs sm90 (found cpu); "
+        "NVIDIA H100: expected skip: slow)",
+    ]
+    assert merge.merge([("cpu.json", document([passed]))])["never_ran"] == []

@@ -55,7 +55,7 @@ def record(
         "axes": axes or {"dtype": dtype, "shape": shape},
         "markers": [op, "cpu"],
         "source": f"suites/{suite}/{scenario}.yaml:3",
-        "nodeid": f"suites/{suite}/{scenario}.yaml::{name}@{backend}",
+        "nodeid": f"suites/{suite}/{scenario}.yaml::{scenario}[{dtype}-{shape}@{backend}]",
         "outcome": outcome,
         "duration_s": 0.0123,
         "environment": ENV,
@@ -280,7 +280,7 @@ def test_non_finite_metrics_travel_as_strings() -> None:
 
 def test_nodeid_left_out_when_derivable() -> None:
     doc = sample_document()
-    doc["records"][0]["nodeid"] = "elsewhere/test_x.py::odd@eager"
+    doc["records"][0]["nodeid"] = "elsewhere/test_x.py::odd[@eager]"
     data = blob(page.render(doc))
     nodeid = data["fields"].index("nodeid")
     kept = [
@@ -288,7 +288,7 @@ def test_nodeid_left_out_when_derivable() -> None:
         for row in data["rows"]
         if len(row) > nodeid and row[nodeid] is not None
     ]
-    assert kept == ["elsewhere/test_x.py::odd@eager"]
+    assert kept == ["elsewhere/test_x.py::odd[@eager]"]
 
 
 def test_backend_specs_from_results_when_given() -> None:

@@ -142,6 +142,37 @@ def test_misspelled_key_names_file_line_and_key(tmp_path):
             "K % 16",
         ),
         (
+            "    op: scaled_mm\n    scaling: blockwise\n    shape: {M: 16, N: 64, K: 128}\n",
+            5,
+            "shape",
+            "K and N to be multiples of 128",
+        ),
+        (
+            "    op: bmm\n    shape: {B: 2, M: 4, N: 4, K: 4}\n"
+            "    operands: {b: {shape: [B+1, K, N]}}\n",
+            4,
+            "shape",
+            "batch sizes differ",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    scaling: rowwise\n",
+            5,
+            "scaling",
+            "only scaled_mm, scaled_grouped_mm, scaled_mm_v2 take a scaling recipe",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    out_dtype: bf16\n",
+            5,
+            "out_dtype",
+            "only scaled_mm, grouped_mm, scaled_grouped_mm, scaled_mm_v2 take out_dtype",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    alpha: 2\n",
+            5,
+            "alpha",
+            "ops with one: addmm, baddbmm",
+        ),
+        (
             "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    epilogue: [relu, {clamp: 3}]\n",
             5,
             "epilogue",
@@ -170,6 +201,13 @@ def test_misspelled_key_names_file_line_and_key(tmp_path):
             5,
             "requires",
             "sm70",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n"
+            "    requires: {min_class: sm100, max_class: sm90}\n",
+            5,
+            "requires",
+            "min_class sm100 is above max_class sm90",
         ),
     ],
 )
@@ -268,7 +306,7 @@ def test_filecheck_block_source_points_at_the_check_text(tmp_path):
     )
     (instance,) = load_suite(path)
     (block,) = instance.checks.filecheck
-    assert block.source.endswith("s.yaml:10")
+    assert block.source.endswith("s.yaml:10:13")  # line and column where the text starts
     assert block.target == "sm90"
     bad = load_error(
         tmp_path,
@@ -280,10 +318,12 @@ def test_filecheck_block_source_points_at_the_check_text(tmp_path):
             checks:
               filecheck:
                 - artifact: ttgir
-                  check: "CHECK-NEXT: foo"
+                  check: |
+                    CHECK: foo
+                    CHECK-NXT: bar
     """,
     )
-    assert "checks.filecheck.check" in bad
+    assert "s.yaml:10: checks.filecheck.check: unknown directive 'CHECK-NXT:'" in bad
 
 
 def test_dynamic_modes_and_markers(tmp_path):
@@ -305,6 +345,27 @@ def test_dynamic_modes_and_markers(tmp_path):
     for marker in ("scaled_mm", "fp8", "dynamic", "zero_size"):
         assert marker in markers
     assert "fp8" in instance.requires.features
+
+
+def test_sm120_and_max_class_requirements(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        scenarios:
+          - name: below_blackwell
+            op: mm
+            shape: {M: 4, N: 4, K: 4}
+            requires: {device: gpu, max_class: sm90}
+          - name: consumer_blackwell_code
+            op: mm
+            shape: {M: 4, N: 4, K: 4}
+            requires: {target: sm120}
+    """,
+    )
+    below, code = load_suite(path)
+    assert below.requires.max_class == "sm90"
+    assert implied_markers(below)[:2] == ["mm", "sm80"]
+    assert "sm120" in implied_markers(code) and "cpu" in implied_markers(code)
 
 
 def test_eval_dim_and_value_ids():

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import faulty_backends
 import pytest
@@ -101,3 +102,82 @@ def test_an_empty_shard_is_a_complete_run_of_nothing(suite):
     document = json.loads((suite.path / "reports" / "results.json").read_text())
     assert document["complete"] is True and document["records"] == []
     assert document["shard"] == "1/2"
+
+
+# --- balanced by recorded durations --------------------------------------------------------
+
+
+def test_balance_deals_longest_first_into_the_lightest_shard():
+    durations = {"a": 60.0, "b": 30.0, "c": 29.0, "d": 1.0, "e": 0.5}
+    assert shard.assign(durations, 2, durations) == {"a": 1, "b": 2, "c": 2, "d": 2, "e": 1}
+    keys = [f"k{i}" for i in range(200)]
+    times = {k: float((i * 37) % 101) / 10 for i, k in enumerate(keys)}
+    for count in (2, 3, 7):
+        parts = [
+            shard.balance(keys, shard.Shard(i, count), str, times)[0] for i in range(1, count + 1)
+        ]
+        assert sorted(k for part in parts for k in part) == sorted(keys)  # disjoint, covering
+        loads = [sum(times[k] for k in part) for part in parts]
+        assert max(loads) - min(loads) <= max(times.values())  # greedy LPT's bound
+        assert all(part == [k for k in keys if k in part] for part in parts)  # order kept
+
+
+def test_items_without_a_recorded_duration_count_as_the_median():
+    durations = {"known1": 1.0, "known2": 3.0, "known3": 5.0}
+    assert shard.typical_duration(["known1", "known2", "known3", "new"], durations) == 3.0
+    assert shard.typical_duration(["new"], durations) == 1.0  # nothing known: all alike
+    # a 60 s item, two 1 s ones and twelve new ones (at the median, 1 s): 60 s against 14 s
+    keys = ["slow", "a", "b", *(f"new{i}" for i in range(12))]
+    assigned = shard.assign(keys, 2, {"slow": 60.0, "a": 1.0, "b": 1.0})
+    assert [k for k in keys if assigned[k] == 1] == ["slow"]
+    merged = {
+        "records": [
+            {"id": "x", "backend": "b", "duration_s": 2.0},
+            {"id": "x", "backend": "b", "duration_s": 5.0},  # the same item on another machine
+            {"id": "y", "backend": "b", "duration_s": None},
+        ]
+    }
+    assert shard.durations_of(merged) == {"x@b": 5.0}
+
+
+def test_shards_balanced_by_durations_merge_into_the_unsharded_run(suite):
+    from gemmconf.report import merge
+
+    backends = ["--backend", "eager,faulty_backends:slow"]  # slow: 1 s an item, eager ~0
+    assert suite.runpytest("suites", *backends, "--results", "all.json").ret == 0
+    whole = json.loads((suite.path / "all.json").read_text())
+    names = []
+    for i in (1, 2):
+        result = suite.runpytest(
+            "suites",
+            *backends,
+            "--shard",
+            f"{i}/2",
+            "--durations-from",
+            "all.json",
+            "--results",
+            f"shard{i}.json",
+        )
+        assert result.ret == 0
+        result.stdout.fnmatch_lines(
+            [f"*gemmconf: shard {i}/2 balanced by the durations in all.json: 12 of 12 items known*"]
+        )
+        names.append(str(suite.path / f"shard{i}.json"))
+    parts = [json.loads(Path(name).read_text())["records"] for name in names]
+    slow = [sum(r["backend"] == "slow" and r["outcome"] == "passed" for r in p) for p in parts]
+    assert sorted(slow) == [2, 3]  # the five 1 s items split 2/3, not by the hash
+    merged = merge.merge_files(names)
+
+    def outcomes(records: list[dict]) -> Counter:
+        return Counter((r["id"], r["backend"], r["outcome"], r.get("reason")) for r in records)
+
+    assert outcomes(merged["records"]) == outcomes(whole["records"])
+
+
+def test_durations_from_needs_a_readable_file(suite):
+    for shard_args in ([], ["--shard", "1/2"]):
+        result = suite.runpytest(
+            "suites", "--backend", "eager", *shard_args, "--durations-from", "missing.json"
+        )
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["*--durations-from: missing.json: *"])

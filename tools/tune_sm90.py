@@ -1,12 +1,17 @@
 """Sweep the reference backend's tile configs on the anchor shapes (an sm90 GPU).
 
-    python tools/tune_sm90.py [bf16|fp16|fp8 ...]
+    python tools/tune_sm90.py [bf16|fp16|fp8 ...] [--accum]
 
 For each recipe at 8192^3 and each candidate (tile config x persistent on/off x, for fp8, the
 promotion interval), patches the sm90 "large" row of backend/configs.TABLE, checks the result
 against cuBLAS (relative Frobenius error), and times the compiled call with do_bench next to
 cuBLAS on the same inputs. Prints one line per candidate, best first: the figures that chose the
 table's rows (BENCHMARKS.md).
+
+`--accum` sweeps, for fp8, the promotion variants instead (`reference:fp8_accum=tile|mma|
+pingpong`, persistent, every tile config): a variant is a valid `use_fast_accum=False` choice
+only where its error against cuBLAS stays in cuBLAS's own class (about 1e-5; promoting every 4
+tiles measured 1.1e-3, the fast-accumulation class). About 3-4 minutes on an H100.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ CANDIDATES = {
         configs.TileConfig(128, 256, 128, 8, 4),
         configs.TileConfig(256, 128, 128, 8, 3),
         configs.TileConfig(128, 128, 128, 8, 4),
+        configs.TileConfig(128, 128, 128, 8, 3),
         configs.TileConfig(128, 256, 64, 8, 4),
         configs.TileConfig(128, 256, 128, 8, 3, group_m=16),
     ],
@@ -59,7 +65,7 @@ def problem(recipe: str):
     return fp8, (a, b, sa, sb), "fp8"
 
 
-def sweep(recipe: str) -> None:
+def sweep(recipe: str, accum: bool = False) -> None:
     fn, args, dclass = problem(recipe)
     expected = fn(*args).float()
     cublas_ms = do_bench(lambda: fn(*args), return_mode="median")
@@ -68,7 +74,9 @@ def sweep(recipe: str) -> None:
         flush=True,
     )
     options = ["persistent=auto", "persistent=never"]
-    if dclass == "fp8":
+    if dclass == "fp8" and accum:
+        options = [f"persistent=auto,fp8_accum={mode}" for mode in ("tile", "mma", "pingpong")]
+    elif dclass == "fp8":
         options += ["persistent=auto,promote=2", "persistent=auto,promote=4"]
     rows = []
     saved = configs.TABLE[("sm90", dclass, "large")]
@@ -94,13 +102,14 @@ def sweep(recipe: str) -> None:
     finally:
         configs.TABLE[("sm90", dclass, "large")] = saved
     print(f"best for {recipe}:")
-    for ms, config, option, _err in sorted(rows, key=lambda r: r[0])[:3]:
+    for ms, config, option, err in sorted(rows, key=lambda r: r[0])[:3]:
         print(
             f"  {config.describe()} group_m={config.group_m} {option}: "
-            f"{FLOPS / ms / 1e9:.1f} TFLOP/s ({cublas_ms / ms:.3f}x)"
+            f"{FLOPS / ms / 1e9:.1f} TFLOP/s ({cublas_ms / ms:.3f}x) rel.err {err:.2e}"
         )
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or ["bf16", "fp8"]:
-        sweep(name)
+    names = [a for a in sys.argv[1:] if not a.startswith("--")]
+    for name in names or ["bf16", "fp8"]:
+        sweep(name, accum="--accum" in sys.argv[1:])

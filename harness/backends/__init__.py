@@ -1,4 +1,4 @@
-"""Finding the systems under test by name (DESIGN.md, "Selecting backends").
+"""Finding the systems under test by name (docs/design.md, "Selecting backends").
 
 A NAME given to ``--backend`` is, in this order:
 
@@ -13,6 +13,7 @@ Anything else is an `UnknownBackendError` whose message lists what is available.
 from __future__ import annotations
 
 import importlib
+import inspect
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -38,7 +39,6 @@ BUILTINS: dict[str, tuple[str, bool]] = {
     "eager": ("gemmconf.backends.eager:EagerBackend", False),
     "inductor": ("gemmconf.backends.inductor:make_inductor", False),
     "inductor-max-autotune": ("gemmconf.backends.inductor:make_inductor_max_autotune", True),
-    "cutlass": ("gemmconf.backends.cutlass:CutlassBackend", False),
 }
 
 
@@ -81,11 +81,24 @@ def resolve(spec: str) -> Backend:
     for entry in _entry_points():
         if entry.name == name:
             loaded = entry.load()
+            if option and not _takes_option(loaded):
+                raise UnknownBackendError(f"backend {name!r} takes no option (got {spec!r})")
             backend = loaded(option) if option else _instantiate(loaded)
             return _checked(backend, spec)
     if (":" in spec and "." in name) or (":" in spec and _importable(name)):
         return _checked(_instantiate(_import(spec, spec)), spec)
     raise UnknownBackendError(_unknown_message(spec, f"unknown backend {spec!r}"))
+
+
+def _takes_option(factory: Any) -> bool:
+    """Whether a registered factory can be called with one option string."""
+    try:
+        inspect.signature(factory).bind("option")
+    except TypeError:  # no such parameter, or not callable at all
+        return False
+    except ValueError:  # no signature to read (a builtin): let the call decide
+        return True
+    return True
 
 
 def _importable(module: str) -> bool:

@@ -1,12 +1,31 @@
-"""The Backend protocol every system under test implements (DESIGN.md, "Contracts").
+"""The Backend protocol every system under test implements (docs/design.md, "Contracts").
 
 A backend turns a Python function over tensors into a `Compiled` callable. The harness never looks
 inside: it calls `compile`, calls the result once per shape set, reads `artifacts()` for the code
 checks and `compiles()` for the recompile budget.
 
-Optional: `compile_timeout_s` (a number), the seconds one compile may take on this backend beyond
-what the harness allows any item (nvcc, autotuning). `--item-timeout auto` adds it once per
-compile the item may make; a fixed `--item-timeout` ignores it.
+Optional attributes and methods, read with getattr (a backend without them is complete):
+
+- `supports(instance) -> str | None`: a declared refusal. Given a `gemmconf.scenario.
+  ScenarioInstance` (its `op`, `dtype`, `operands`, `scaling`, `compile.mode`, `axes`, ...), return
+  None to run the item, or the reason the backend does not support it ("no fp8 on this
+  backend"): the item then fails with kind "unsupported" without running, or is an xfail where
+  the backend's expectations list it. Called in the pytest process before the item runs: keep it
+  cheap, and free of CUDA.
+- `compile_timeout_s` (a number): the seconds one compile may take on this backend beyond what the
+  harness allows any item (nvcc, autotuning). `--item-timeout auto` adds it once per compile the
+  item may make; a fixed `--item-timeout` ignores it.
+- `expectations` (a path): the expectations file the backend's package ships (the format of
+  `suites/expectations/*.yaml`, its `backend:` the name the backend runs under). It is used when
+  the suite has no file of its own for the backend, after any `--expectations` file, and
+  validated the same way against the whole suite (an entry that matches nothing is an error). A
+  package can also register a file under the entry-point group `gemmconf.expectations`, named as
+  the backend.
+- `autotunes = True`: the backend's first call of a shape times candidate kernels. Its time to
+  first result gets the autotuning default (`--first-result-timeout`), and `-n auto` on GPUs runs
+  one xdist worker per GPU (workers autotuning side by side on one GPU time each other's
+  kernels), unless `--workers-per-gpu` says otherwise.
+- `configure(options: RunOptions)`: run-wide settings, called once after the backend is made.
 """
 
 from __future__ import annotations
@@ -54,3 +73,24 @@ class RunOptions:
 
     target_arch: str | None = None
     device: str = "cpu"
+
+
+class UnsupportedResult(TypeError):
+    """A backend's `supports` returned something other than None or a reason string."""
+
+
+def refusal(backend: Any, instance: Any) -> str | None:
+    """The reason `backend` declares it does not support `instance` (its optional `supports`),
+    or None when it runs the item."""
+    supports = getattr(backend, "supports", None)
+    if supports is None:
+        return None
+    reason = supports(instance)
+    if reason is None or reason == "":
+        return None
+    if not isinstance(reason, str):
+        raise UnsupportedResult(
+            f"backend {getattr(backend, 'name', backend)!r}: supports() returns None (supported) "
+            f"or the reason it is not, a string; it returned {reason!r}"
+        )
+    return reason

@@ -71,13 +71,13 @@ class DynamoCompiled:
 
         self.compiler = compiler
         self._patches = recompile_limit_patches()
-        with dynamo_config.patch(self._patches):
+        # one patch object re-entered per call: building it anew cost as much again per call
+        self._patch = dynamo_config.patch(self._patches)
+        with self._patch:
             self._compiled = torch.compile(isolated_entry(fn), backend=compiler, dynamic=dynamic)
 
     def __call__(self, *args: Any) -> Any:
-        import torch._dynamo.config as dynamo_config
-
-        with dynamo_config.patch(self._patches):
+        with self._patch:
             return self._compiled(*args)
 
     def compiles(self) -> int:

@@ -37,10 +37,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from gemmconf.backends.cache import cache_dir
 from gemmconf.backends.dynamo import isolated_entry, recompile_limit_patches
 
 if TYPE_CHECKING:
-    from gemmconf.backends.base import RunOptions
+    pass
 
 # Recompiles one item may make before dynamo gives up (dynamo's default is 8).
 
@@ -118,14 +119,12 @@ def wheel_cutlass_dir() -> str | None:
     wheel (the `cutlass` extra) holds all of it. The layout is symlinks under
     `$GEMMCONF_CACHE/inductor-cutlass` (default ~/.cache/gemmconf). None when the wheel is absent.
     """
-    from gemmconf.backends.cutlass_codegen import gemmconf_cache
-
     spec = importlib.util.find_spec("cutlass_library")
     if spec is None or not spec.origin:
         return None
     site = os.path.dirname(os.path.dirname(spec.origin))
     source = os.path.join(site, "cutlass_library", "source")
-    root = str(gemmconf_cache("inductor-cutlass"))
+    root = str(cache_dir("inductor-cutlass"))
     links = {
         "include": os.path.join(source, "include"),
         "tools": os.path.join(source, "tools"),
@@ -395,11 +394,6 @@ class InductorBackend:
         self.name = name
         self.max_autotune = max_autotune
         self.gemm_backends = None if gemm_backends is None else parse_gemm_backends(gemm_backends)
-        self.target_arch: str | None = None
-
-    def configure(self, options: RunOptions) -> None:
-        # Inductor compiles for the GPU it runs on: it cannot cross-compile for target_arch.
-        self.target_arch = options.target_arch
 
     def inductor_patches(self) -> dict[str, Any]:
         """The inductor config this backend compiles under (empty for plain `inductor`)."""
@@ -418,6 +412,11 @@ class InductorBackend:
                 patches[f"{_cutlass_section()}.cutlass_max_profiling_configs"] = cap
             patches.update(_cutlass_dir_patch())
         return patches
+
+    @property
+    def autotunes(self) -> bool:
+        """max-autotune times candidate kernels at a shape's first call (base.py)."""
+        return self.max_autotune
 
     @property
     def compile_timeout_s(self) -> float:

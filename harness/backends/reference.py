@@ -49,6 +49,10 @@ class ReferenceCompiled(DynamoCompiled):
     def artifacts(self) -> dict[str, str]:
         return self.compiler.artifacts(self._target_arch)
 
+    def kernel_stats(self) -> dict[str, object]:
+        """Distinct kernel signatures launched and compiles they cost (the run's summary)."""
+        return self.compiler.kernel_stats()
+
 
 class ReferenceBackend:
     """The project's own Triton GEMM backend (backend/), the default system under test."""
@@ -69,6 +73,11 @@ class ReferenceBackend:
             return f"reference backend unavailable: {exc}"
         return None
 
+    @property
+    def autotunes(self) -> bool:
+        """`reference:autotune` benchmarks its tile candidates (base.py)."""
+        return bool(self.options is not None and self.options.autotune)
+
     def configure(self, options: RunOptions) -> None:
         self.target_arch = options.target_arch
 
@@ -85,15 +94,15 @@ class ReferenceBackend:
         )
 
 
-def make() -> ReferenceBackend:
-    return ReferenceBackend()
-
-
 def make_reference(option: str | None = None) -> ReferenceBackend:
     """Registry factory: `reference` or `reference:OPTIONS`, comma-separated: `autotune`
     (benchmark the tile table's candidates per kernel signature, GPU only), `persistent=auto|
-    always|never`, `promote=N` (fp8 without fast accumulation: MMA K tiles per fp32 addition)."""
+    always|never`, `promote=N` (fp8 without fast accumulation: MMA K tiles per fp32 addition),
+    `cudagraphs` (replay each call's launch from a CUDA graph per set of input addresses, while
+    the previous output is free; GPU only, ignored in the interpreter), `fp8_accum=tile|mma|
+    pingpong` (how fp8 without fast accumulation promotes its partial products)."""
     from gemmconf_reference import BackendOptions
+    from gemmconf_reference.launcher import FP8_ACCUM
 
     if option is None:
         return ReferenceBackend()
@@ -106,12 +115,14 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
             fields["persistent"] = value
         elif key == "promote" and value.isdigit() and int(value) >= 1:
             fields["fp8_promote_every"] = int(value)
+        elif key == "cudagraphs" and not value:
+            fields["cudagraphs"] = True
+        elif key == "fp8_accum" and value in FP8_ACCUM:
+            fields["fp8_accum"] = value
         else:
             raise ValueError(
                 f"unknown reference option {part!r}; known: autotune, "
-                "persistent=auto|always|never, promote=N (N >= 1)"
+                "persistent=auto|always|never, promote=N (N >= 1), cudagraphs, "
+                f"fp8_accum={'|'.join(FP8_ACCUM)}"
             )
     return ReferenceBackend(BackendOptions(**fields), name=f"reference:{option}")
-
-
-BACKEND = ReferenceBackend()

@@ -1,4 +1,4 @@
-"""Items run where a backend's crash or hang costs one item (DESIGN.md, "Isolation").
+"""Items run where a backend's crash or hang costs one item.
 
 Each pytest process (every xdist worker too) keeps one *worker*: a fresh interpreter (spawned,
 never forked: the parent may hold a CUDA context) that resolves the backends from their

@@ -8,6 +8,7 @@ import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gemmconf import memory, progress
 from gemmconf.backends import Backend, RunOptions, resolve
 from gemmconf.isolation.request import ItemRequest
 from gemmconf.outcome import ItemOutcome
@@ -83,14 +84,17 @@ def run_guarded(
 ) -> ItemOutcome:
     """`run_item`, plus the GPU leak check when watched (``metrics["leaked_bytes"]``)."""
     before = watch.baseline() if watch is not None else 0
-    outcome = run_item(
-        request.instance,
-        backend,
-        seed=request.seed,
-        device=request.device,
-        target=request.target,
-    )
+    peak = memory.PeakWatch(request.device)  # the GPU memory the item took (memory.py)
+    with peak.watching():
+        outcome = run_item(
+            request.instance,
+            backend,
+            seed=request.seed,
+            device=request.device,
+            target=request.target,
+        )
     metrics = dict(outcome.metrics)
+    metrics.update(peak.metrics())
     if watch is not None:
         leaked = watch.leaked_since(before)
         if leaked is not None:
@@ -98,9 +102,16 @@ def run_guarded(
     if request.benchmark and outcome.passed:
         from gemmconf import bench
 
+        progress.report("benchmark")
         try:
             metrics.update(
-                bench.measure(request.instance, backend, seed=request.seed, device=request.device)
+                bench.measure(
+                    request.instance,
+                    backend,
+                    seed=request.seed,
+                    device=request.device,
+                    mode=request.bench_mode,
+                )
             )
         except Exception as exc:  # a figure is missing; the verdict stands
             metrics["bench_error"] = f"{type(exc).__name__}: {exc}"[:500]

@@ -1,25 +1,40 @@
 """The pytest side: a runner that sends items to a worker process and survives its crashes and
-hangs, or runs them in-process."""
+hangs, or runs them in-process.
+
+Around each item both runners hold its share of the machine and of its GPU's memory
+(`gemmconf.isolation.budget`, with the estimate of `gemmconf.memory`), and confirm failures:
+
+- a timeout is charged only once confirmed: the item is rerun alone, in a fresh worker, with no
+  other item of the run running (or it had already run alone); the reason says which;
+- with ``--confirm-failures N`` a failed item is rerun N times, each in a fresh worker with the
+  same seed; the record counts the runs and failures (``confirm_runs``, ``confirm_failed``) and
+  an item that passed on a rerun is marked ``flaky``.
+"""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import dataclasses
 import os
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from gemmconf import memory
 from gemmconf.backends import Backend, RunOptions
+from gemmconf.isolation.budget import Grant, RunBudget
 from gemmconf.isolation.guard import LEAK_THRESHOLD_BYTES, LeakCheck, run_guarded
 from gemmconf.isolation.request import ItemRequest, Reply, WorkerError
 from gemmconf.isolation.timeouts import BENCH_S, TimeoutPolicy
 from gemmconf.isolation.worker import BOOT, WorkerConfig
-from gemmconf.outcome import Crash, ItemOutcome, TimedOut, exit_text
+from gemmconf.outcome import Crash, ItemOutcome, TimedOut, exit_text, render
 
 TERM_GRACE_S = 2.0  # between SIGTERM and SIGKILL for a worker that overran its timeout
 
@@ -27,20 +42,134 @@ TERM_GRACE_S = 2.0  # between SIGTERM and SIGKILL for a worker that overran its 
 START_TIMEOUT_S = 600.0  # a worker's start: importing torch and the backends, on a loaded machine
 
 
-class InProcessRunner:
+MAX_ALONE_RERUNS = 3  # timeouts confirmed alone per process: each one stops the whole machine
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What an item is expected to hold at its peak, in bytes: of its GPU, and of the host."""
+
+    device: int
+    host: int
+
+
+@dataclass(frozen=True)
+class Overrun:
+    """An item that overran its time: the phase that ran out, its limit, and whether the item
+    had run alone (the outcome's problem is `gemmconf.outcome.TimedOut`)."""
+
+    phase: str
+    limit: float | None
+    elapsed: float
+    fixed: bool  # --item-timeout N (the whole item), not a phase budget
+    alone: bool = False
+
+
+class _Scheduling:
+    """What both runners do around an item: hold its share of the machine and of its GPU's
+    memory, add what the record says about that, and rerun failed items to confirm them."""
+
+    budget: RunBudget | None
+    confirm_failures: int
+    autotunes: frozenset[str]
+
+    def _estimate(self, request: ItemRequest) -> Estimate:
+        if self.budget is None or (self.budget.device is None and self.budget.host is None):
+            return Estimate(0, 0)
+        footprint = memory.estimate(
+            request.instance,
+            autotunes=request.label in self.autotunes,
+            shared=self.budget.shared_bytes,
+        )
+        if request.device == "cpu" and self.budget.host is not None:  # the CPU of a GPU machine
+            return Estimate(0, footprint.host_total + footprint.total)
+        return Estimate(footprint.total, footprint.host_total)
+
+    @contextlib.contextmanager
+    def _held(self, estimate: Estimate, *, alone: bool = False) -> Iterator[list[Grant]]:
+        """Hold the item's share while the block runs; the grant is in the list afterwards."""
+        granted: list[Grant] = []
+        if self.budget is None:
+            yield granted
+            return
+        with self.budget.hold(estimate.device, host=estimate.host, alone=alone) as grant:
+            granted.append(grant)
+            yield granted
+
+    def _note_memory(
+        self, outcome: ItemOutcome, estimate: Estimate, granted: list[Grant]
+    ) -> ItemOutcome:
+        if not granted or self.budget is None or self.budget.device is None:
+            return outcome
+        grant = granted[0]
+        noted: dict[str, Any] = {"memory_estimate_bytes": estimate.device}
+        if self.budget.host is not None:
+            noted["host_memory_estimate_bytes"] = estimate.host
+        if grant.waited_s >= 0.5:
+            noted["memory_wait_s"] = round(grant.waited_s, 1)
+        if grant.device is not None and grant.device.alone:
+            noted["memory_alone"] = True  # larger than what the GPU's items share
+        return _with_metrics(outcome, **noted)
+
+    def _confirmed(
+        self, request: ItemRequest, first: ItemOutcome, rerun: Callable[[], ItemOutcome]
+    ) -> ItemOutcome:
+        """`first`, a failure, with the counts of `confirm_failures` reruns (`rerun`: one run in
+        a fresh worker, same seed); flaky when one of them passed (the renderer says so)."""
+        runs = self.confirm_failures
+        failed = sum(not rerun().passed for _ in range(runs))
+        first = _with_metrics(first, confirm_runs=runs, confirm_failed=failed, flaky=failed < runs)
+        if failed < runs:
+            first = _with_note(
+                first,
+                f"Flaky: the item failed {1 + failed} of {1 + runs} runs with the same seed (this "
+                f"run, then {failed} of {runs} reruns, each in a fresh worker process); the "
+                "first failure is the one reported.",
+            )
+        return first
+
+
+def _with_metrics(outcome: ItemOutcome, **metrics: Any) -> ItemOutcome:
+    return dataclasses.replace(outcome, metrics={**outcome.metrics, **metrics})
+
+
+def _with_note(outcome: ItemOutcome, note: str) -> ItemOutcome:
+    """A paragraph after the problems: how the failure was confirmed (or why not)."""
+    return dataclasses.replace(outcome, notes=(*outcome.notes, note))
+
+
+class InProcessRunner(_Scheduling):
     """``--no-isolate``: items run in this process (a debugger sees the backend; no timeout,
     and a crash ends the run)."""
 
     def __init__(
-        self, backends: Mapping[str, Backend], *, leak_threshold: int = LEAK_THRESHOLD_BYTES
+        self,
+        backends: Mapping[str, Backend],
+        *,
+        leak_threshold: int = LEAK_THRESHOLD_BYTES,
+        budget: RunBudget | None = None,
+        confirm_failures: int = 0,
+        autotunes: frozenset[str] = frozenset(),
     ):
         self.backends = backends
         self.leaks = LeakCheck(leak_threshold)
+        self.budget = budget
+        self.confirm_failures = confirm_failures
+        self.autotunes = autotunes
 
     def run(self, request: ItemRequest) -> ItemOutcome:
-        return run_guarded(
-            request, self.backends[request.label], watch=self.leaks.watch_for(request)
-        )
+        estimate = self._estimate(request)
+        outcome = self._attempt(request, estimate)
+        if not outcome.passed and not outcome.harness_error and self.confirm_failures:
+            outcome = self._confirmed(request, outcome, lambda: self._attempt(request, estimate))
+        return outcome
+
+    def _attempt(self, request: ItemRequest, estimate: Estimate) -> ItemOutcome:
+        with self._held(estimate) as granted:
+            outcome = run_guarded(
+                request, self.backends[request.label], watch=self.leaks.watch_for(request)
+            )
+        return self._note_memory(outcome, estimate, granted)
 
     def close(self) -> None:
         pass
@@ -79,7 +208,7 @@ class _Spool:
 class _Worker:
     """One worker process and its socket, from the parent's side."""
 
-    def __init__(self, config: WorkerConfig):
+    def __init__(self, config: WorkerConfig, env: Mapping[str, str] | None = None):
         parent_end, child_end = socket.socketpair()
         self.spools = [_Spool("stdout"), _Spool("stderr")]
         with child_end:
@@ -89,6 +218,7 @@ class _Worker:
                 stdin=subprocess.DEVNULL,
                 stdout=self.spools[0].write_fd,
                 stderr=self.spools[1].write_fd,
+                env=None if env is None else {**os.environ, **env},
             )
         for spool in self.spools:
             os.close(spool.write_fd)
@@ -160,7 +290,7 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-class IsolatedRunner:
+class IsolatedRunner(_Scheduling):
     """Runs items in a worker process that is replaced after a crash, hang or CUDA fault."""
 
     def __init__(
@@ -170,27 +300,127 @@ class IsolatedRunner:
         *,
         timeouts: TimeoutPolicy | None = None,
         leak_threshold: int = LEAK_THRESHOLD_BYTES,
+        budget: RunBudget | None = None,
+        confirm_failures: int = 0,
+        autotunes: frozenset[str] = frozenset(),
+        worker_env: Mapping[str, str] | None = None,
     ):
         self.config = WorkerConfig(dict(specs), options, leak_threshold)
         self.timeouts = timeouts or TimeoutPolicy()
+        self.budget = budget
+        self.confirm_failures = confirm_failures
+        self.autotunes = autotunes
+        self.worker_env = dict(worker_env or {})
         self.starts = 0  # workers started; a crash, timeout or CUDA fault costs one more
         self.slowest: dict[str, float] = {}  # label -> longest item finished (the pace)
+        self.slowest_phase: dict[tuple[str, str], float] = {}  # (label, phase) -> longest
+        self.alone_reruns = 0
+        self._ran_alone = False  # the last attempt: no other item of the run ran beside it
         self._worker: _Worker | None = None
         self._registered = False
 
     def run(self, request: ItemRequest) -> ItemOutcome:
+        estimate = self._estimate(request)
+        outcome, overrun = self._attempt(request, estimate)
+        if overrun is not None:
+            return self._charge_timeout(request, estimate, outcome, overrun)
+        if isinstance(outcome.metrics.get("out_of_memory"), dict):
+            return self._charge_out_of_memory(request, estimate, outcome)
+        if not outcome.passed and not outcome.harness_error and self.confirm_failures:
+            return self._confirmed(
+                request, outcome, lambda: self._attempt(request, estimate, fresh=True)[0]
+            )
+        return outcome
+
+    def _attempt(
+        self, request: ItemRequest, estimate: Estimate, *, alone: bool = False, fresh: bool = False
+    ) -> tuple[ItemOutcome, Overrun | None]:
+        """One run of the item, holding its share (all of the machine when `alone`), in a
+        fresh worker when `fresh`."""
+        if fresh:
+            self._discard()
+        with self._held(estimate, alone=alone) as granted:
+            outcome, overrun = self._run_once(request)
+        outcome = self._note_memory(outcome, estimate, granted)
+        self._ran_alone = bool(granted) and granted[0].ran_alone
+        if overrun is not None and granted:
+            overrun = dataclasses.replace(overrun, alone=granted[0].ran_alone)
+        return outcome, overrun
+
+    def _charge_out_of_memory(
+        self, request: ItemRequest, estimate: Estimate, first: ItemOutcome
+    ) -> ItemOutcome:
+        """A backend's out-of-memory failure stands once it ran alone: memory the other items of
+        the run took is not the backend's to answer for (`out_of_memory.confirmed` says how)."""
+        numbers = dict(first.metrics["out_of_memory"])
+        if self._ran_alone or self.budget is None:
+            numbers["confirmed"] = "ran alone" if self._ran_alone else "no"
+            return _with_metrics(first, out_of_memory=numbers)
+        if self.alone_reruns >= MAX_ALONE_RERUNS:
+            return _with_metrics(first, out_of_memory={**numbers, "confirmed": "no"})
+        self.alone_reruns += 1
+        second, _ = self._attempt(request, estimate, alone=True, fresh=True)
+        again = second.metrics.get("out_of_memory")
+        if isinstance(again, dict):
+            return _with_metrics(second, out_of_memory={**again, "confirmed": "rerun alone"})
+        return _with_metrics(second, out_of_memory_unconfirmed=numbers)  # it fit, alone
+
+    def _charge_timeout(
+        self, request: ItemRequest, estimate: Estimate, first: ItemOutcome, overrun: Overrun
+    ) -> ItemOutcome:
+        """A timeout stands only once confirmed alone (the module docstring)."""
+        noted: dict[str, Any] = {"timeout_phase": overrun.phase}
+        if overrun.limit is not None:
+            noted["timeout_s"] = overrun.limit
+        if overrun.alone or self.budget is None:
+            noted["timeout_confirmed"] = "ran alone" if overrun.alone else "no"
+            how = "it ran alone: no other item of this run was running" if overrun.alone else ""
+            return _with_confirmation(_with_metrics(first, **noted), how)
+        if self.alone_reruns >= MAX_ALONE_RERUNS:
+            noted["timeout_confirmed"] = "no"
+            return _with_confirmation(
+                _with_metrics(first, **noted),
+                f"not rerun alone: {MAX_ALONE_RERUNS} timeouts were already rerun alone in this "
+                "process, and each stops the whole run",
+            )
+        self.alone_reruns += 1
+        first_reason = render(first).reason
+        second, again = self._attempt(request, estimate, alone=True, fresh=True)
+        if again is not None:
+            noted = {
+                "timeout_phase": again.phase,
+                "timeout_confirmed": "rerun alone",
+                "timeout_first": first_reason,
+            }
+            if again.limit is not None:
+                noted["timeout_s"] = again.limit
+            return _with_confirmation(
+                _with_metrics(second, **noted),
+                "again when rerun alone, in a fresh worker, with no other item running",
+            )
+        second = _with_metrics(
+            second,
+            timeout_unconfirmed={
+                "first": first_reason,
+                "phase": overrun.phase,
+                "elapsed_s": round(overrun.elapsed, 1),
+                "load_avg": round(os.getloadavg()[0], 2),
+            },
+        )
+        if second.passed:
+            return second
+        return _with_note(
+            second,
+            f"An earlier run of this item {first_reason}, among other items; rerun alone, in a "
+            "fresh worker with no other item running, it finished in time, so the timeout was not "
+            "charged: this is that run's result.",
+        )
+
+    def _run_once(self, request: ItemRequest) -> tuple[ItemOutcome, Overrun | None]:
         worker = self._ready_worker()
         if isinstance(worker, ItemOutcome):
-            return worker
-        timeout = self.timeouts.seconds(
-            request.instance,
-            request.device,
-            cold=request.label not in worker.warm,
-            slowest=self.slowest.get(request.label, 0.0),
-            compile_s=request.compile_s,
-        )
-        if timeout is not None and request.benchmark and self.timeouts.fixed is None:
-            timeout += BENCH_S
+            return worker, None
+        cold = request.label not in worker.warm
         start = time.perf_counter()
         try:
             try:
@@ -199,19 +429,20 @@ class IsolatedRunner:
                 self._discard()
                 worker = self._ready_worker()
                 if isinstance(worker, ItemOutcome):
-                    return worker
+                    return worker, None
+                cold = True
                 worker.conn.send(request)
-            reply = worker.receive(timeout)
-        except TimeoutError:
-            self._discard()
-            return _timed_out(request, timeout, time.perf_counter() - start)
+            reply = self._await_result(worker, request, cold=cold)
         except BaseException:  # Ctrl-C or SIGTERM: the item is abandoned with its worker
             self._discard()
             raise
+        if isinstance(reply, Overrun):
+            self._discard()
+            return _timed_out(reply), reply
         if reply is None:
             returncode = worker.returncode()
             self._discard()
-            return _crashed(request, returncode, time.perf_counter() - start)
+            return _crashed(returncode, time.perf_counter() - start), None
         worker.warm.add(request.label)
         worker.forward_output()
         elapsed = time.perf_counter() - start
@@ -220,7 +451,55 @@ class IsolatedRunner:
             self._discard()
         if reply.kind != "result" or reply.result is None:
             raise WorkerError(reply.message or f"unexpected reply {reply.kind!r} from the worker")
-        return reply.result
+        return reply.result, None
+
+    def _await_result(
+        self, worker: _Worker, request: ItemRequest, *, cold: bool
+    ) -> Reply | Overrun | None:
+        """The item's reply, timing each phase the worker reports against its budget."""
+        start = phase_start = time.monotonic()
+        phase = "start"
+        fixed = self.timeouts.fixed is not None
+        while True:
+            limit = self._limit(request, phase, cold=cold)
+            if limit is None:
+                remaining = None
+            else:
+                began = start if fixed else phase_start
+                remaining = max(0.0, began + limit - time.monotonic())
+            try:
+                reply = worker.receive(remaining)
+            except TimeoutError:
+                return Overrun(phase, limit, time.monotonic() - start, fixed)
+            now = time.monotonic()
+            if phase != "start":
+                key = (request.label, phase)
+                self.slowest_phase[key] = max(self.slowest_phase.get(key, 0.0), now - phase_start)
+            if reply is None or reply.kind != "phase":
+                return reply
+            phase, phase_start = reply.message, now
+
+    def _limit(self, request: ItemRequest, phase: str, *, cold: bool) -> float | None:
+        if phase == "start":  # no phase reported (yet): the whole item's timeout, as ever
+            limit = self.timeouts.seconds(
+                request.instance,
+                request.device,
+                cold=cold,
+                slowest=self.slowest.get(request.label, 0.0),
+                compile_s=request.compile_s,
+            )
+            if limit is not None and request.benchmark and self.timeouts.fixed is None:
+                limit += BENCH_S
+            return limit
+        return self.timeouts.phase_seconds(
+            phase,
+            request.instance,
+            request.device,
+            cold=cold,
+            compile_s=request.compile_s,
+            autotunes=request.label in self.autotunes,
+            slowest=self.slowest_phase.get((request.label, phase), 0.0),
+        )
 
     def close(self) -> None:
         if self._worker is not None:
@@ -242,12 +521,12 @@ class IsolatedRunner:
             atexit.register(self.close)
             self._registered = True
         self.starts += 1
-        self._worker = _Worker(self.config)
+        self._worker = _Worker(self.config, self.worker_env)
         return self._worker
 
     def _ready_worker(self) -> _Worker | ItemOutcome:
         """The worker once it said it is ready (its start is not timed against the item), or an
-        ItemOutcome saying why it would not start."""
+        ItemOutcome saying why it would not start (a harness error)."""
         worker = self._worker or self._spawn()
         if worker.ready:
             return worker
@@ -262,7 +541,7 @@ class IsolatedRunner:
             worker.ready = True
             return worker
         if reply is None:
-            reply = Reply("start_failed", message=f"it {_exit_text(worker.returncode())[1]}")
+            reply = Reply("start_failed", message=f"it {exit_text(worker.returncode())[1]}")
         self._discard()
         return ItemOutcome.harness("starting the isolation worker", WorkerStartError(reply.message))
 
@@ -279,9 +558,23 @@ class WorkerStartError(Exception):
 _exit_text = exit_text  # (kept: the isolation package exports it)
 
 
-def _crashed(request: ItemRequest, returncode: int, elapsed: float) -> ItemOutcome:
+def _crashed(returncode: int, elapsed: float) -> ItemOutcome:
     return ItemOutcome(problems=(Crash("worker", returncode=returncode),), duration_s=elapsed)
 
 
-def _timed_out(request: ItemRequest, timeout: float | None, elapsed: float) -> ItemOutcome:
-    return ItemOutcome(problems=(TimedOut(timeout, elapsed, TERM_GRACE_S),), duration_s=elapsed)
+def _timed_out(overrun: Overrun) -> ItemOutcome:
+    problem = TimedOut(
+        overrun.limit, overrun.elapsed, TERM_GRACE_S, phase=overrun.phase, fixed=overrun.fixed
+    )
+    return ItemOutcome(problems=(problem,), duration_s=overrun.elapsed)
+
+
+def _with_confirmation(outcome: ItemOutcome, how: str) -> ItemOutcome:
+    """A charged timeout, saying how it was confirmed (or why it was not)."""
+    if not how:
+        return outcome
+    problems = tuple(
+        dataclasses.replace(p, confirmation=how) if isinstance(p, TimedOut) else p
+        for p in outcome.problems
+    )
+    return dataclasses.replace(outcome, problems=problems)

@@ -24,12 +24,13 @@ class ItemRequest:
     target: str | None
     repro: str
     benchmark: bool = False  # time the item after it passes (harness/bench.py)
+    bench_mode: str = "wall"  # what a timed sample holds (bench.BENCH_MODES)
     compile_s: float = 0.0  # the backend's `compile_timeout_s`: extra seconds per compile
 
 
 @dataclass
 class Reply:
-    kind: str  # "ready", "start_failed", "result", "error"
+    kind: str  # "ready", "start_failed", "phase" (message: its name), "result", "error"
     result: ItemOutcome | None = None
     message: str = ""
     restart: bool = False  # the worker's CUDA context is poisoned: it exits after this reply

@@ -10,6 +10,7 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
+from gemmconf import progress
 from gemmconf.backends import Backend, RunOptions
 from gemmconf.isolation.guard import (
     LEAK_THRESHOLD_BYTES,
@@ -61,7 +62,9 @@ def worker_main(conn: Connection) -> None:
             return
         if request is None:
             return
-        reply = serve(request, backends[request.label], leaks.watch_for(request))
+        # the parent times each phase the item reports (gemmconf.progress)
+        with progress.listening(lambda phase: conn.send(Reply("phase", message=phase))):
+            reply = serve(request, backends[request.label], leaks.watch_for(request))
         try:
             conn.send(reply)
         except Exception as exc:  # an unpicklable result: say so rather than die

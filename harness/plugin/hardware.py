@@ -1,5 +1,5 @@
-"""Hardware: --require-hardware, --target-arch, and one GPU (or one OpenMP thread) per xdist
-worker."""
+"""Hardware: --require-hardware, --target-arch, one GPU (or one OpenMP thread) per xdist worker,
+and how many workers ``-n auto`` starts on GPUs (--workers-per-gpu)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,23 @@ import re
 import pytest
 
 from gemmconf import capability
+from gemmconf.plugin import options
+
+# -n auto on GPUs, for a backend that does not autotune: at most one worker per this much of a
+# GPU's memory (budget), and per CPU core.
+WORKER_MEMORY_BYTES = 6 << 30
+
+AUTO_WORKERS = pytest.StashKey[str]()  # what -n auto chose, and why (the header says it)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--require-hardware",
         action="append",
         default=[],
         metavar="CLASS",
-        help="turn a skip for missing CLASS (cpu, sm80, sm89, sm90, sm100) into a "
+        help="turn a skip for missing CLASS (cpu, sm80, sm89, sm90, sm100, sm120) into a "
         "failure, so a run that should have had the hardware cannot pass by skipping; "
         "repeatable",
     )
@@ -26,13 +33,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--target-arch",
         default=None,
         metavar="smXY",
-        help="code-check target (sm80, sm90, sm100) for backends that cross-compile "
+        help="code-check target (sm80, sm90, sm100, sm120) for backends that cross-compile "
         "(the reference backend does): checks and items for that class run without "
         "such a GPU",
     )
+    group.addoption(
+        "--workers-per-gpu",
+        default=None,
+        metavar="N",
+        help="with -n auto on a GPU machine: N xdist workers per GPU. Default: 1 per GPU when a "
+        "backend declares autotunes = True (autotuning side by side, workers would time each "
+        "other's kernels), else one per CPU core and per 6 GiB of the GPU's memory budget",
+    )
 
 
-TARGETS = ("sm80", "sm90", "sm100")
+TARGETS = ("sm80", "sm90", "sm100", "sm120")
 
 
 def parse_target(text: str | None) -> str | None:
@@ -65,8 +80,105 @@ def pin_worker(config: pytest.Config) -> None:
         torch.set_num_threads(1)
 
 
+def parse_workers_per_gpu(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise pytest.UsageError(f"--workers-per-gpu: expected a number >= 1, got {text!r}")
+    return value
+
+
+def auto_workers(
+    *,
+    gpus: int,
+    cpus: int,
+    autotuning: list[str],
+    per_gpu: int | None = None,
+    memory_bytes: int | None = None,
+) -> tuple[int, str]:
+    """(xdist workers for -n auto on `gpus` GPUs, why), as the --workers-per-gpu help says."""
+    if per_gpu is not None:
+        return per_gpu * gpus, f"{per_gpu} per GPU (--workers-per-gpu)"
+    if autotuning:
+        return gpus, f"1 per GPU: {', '.join(autotuning)} autotunes (--workers-per-gpu N to change)"
+    by_cpu = max(1, cpus // gpus)
+    by_memory = max(1, memory_bytes // WORKER_MEMORY_BYTES) if memory_bytes else by_cpu
+    if by_memory < by_cpu:
+        return by_memory * gpus, (
+            f"{by_memory} per GPU: one per {WORKER_MEMORY_BYTES >> 30} GiB of its "
+            f"{memory_bytes / 1e9:g} GB (--workers-per-gpu N to change)"
+        )
+    return by_cpu * gpus, f"{by_cpu} per GPU: one per CPU core (--workers-per-gpu N to change)"
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """-n auto on a GPU machine: a number of workers safe for the GPUs (None: xdist's own)."""
+    gpus = gpu_ids()
+    per_gpu = parse_workers_per_gpu(options.get(config, "workers_per_gpu"))
+    if not gpus:
+        return None
+    from gemmconf.plugin.isolating import parse_budget
+
+    budget = parse_budget(options.get(config, "gpu_memory_budget"))
+    total = gpu_memory_bytes()
+    memory = min(budget, total) if budget and total else budget or total
+    count, why = auto_workers(
+        gpus=len(gpus),
+        cpus=os.cpu_count() or 1,
+        autotuning=_autotuning_backends(config),
+        per_gpu=per_gpu,
+        memory_bytes=memory,
+    )
+    config.stash[AUTO_WORKERS] = f"-n auto: {count} xdist worker(s) on {len(gpus)} GPU(s), {why}"
+    return count
+
+
+def _autotuning_backends(config: pytest.Config) -> list[str]:
+    """The --backend specs whose backend declares autotunes = True (a bad spec is left to the
+    usage error it gets later)."""
+    from gemmconf.backends import resolve
+    from gemmconf.plugin.isolating import declares_autotuning
+    from gemmconf.plugin.state import DEFAULT_BACKEND
+
+    specs = options.get(config, "backend") or DEFAULT_BACKEND
+    found = []
+    for spec in (s.strip() for s in specs.split(",") if s.strip()):
+        try:
+            backend = resolve(spec)
+        except Exception:
+            continue
+        if declares_autotuning(backend):
+            found.append(spec)
+    return found
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    parse_workers_per_gpu(options.get(config, "workers_per_gpu"))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    chosen = config.stash.get(AUTO_WORKERS, None)
+    return [f"gemmconf: {chosen}"] if chosen else []
+
+
+def gpu_memory_bytes() -> int | None:
+    """The smallest GPU's memory, without initialising CUDA in this process (nvidia-smi)."""
+    out = _nvidia_smi("memory.total")
+    sizes = [int(v) for v in out if v.isdigit()]
+    return min(sizes) << 20 if sizes else None  # MiB
+
+
 def gpu_ids() -> list[str]:
     """GPU indices without initialising CUDA in this process (nvidia-smi, when present)."""
+    return _nvidia_smi("index")
+
+
+def _nvidia_smi(query: str) -> list[str]:
     import shutil
     import subprocess
 
@@ -74,7 +186,7 @@ def gpu_ids() -> list[str]:
         return []
     try:
         out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"],
             capture_output=True,
             text=True,
             timeout=20,

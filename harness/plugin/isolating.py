@@ -1,18 +1,45 @@
-"""Where items run: --no-isolate and --item-timeout (the runners are gemmconf.isolation)."""
+"""Where and how items run: --no-isolate, --item-timeout, --first-result-timeout,
+--gpu-memory-budget, --confirm-failures (the runners are gemmconf.isolation)."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gemmconf import isolation
+from gemmconf import chunked, isolation, memory
+from gemmconf.isolation.budget import RunBudget
+from gemmconf.isolation.timeouts import (
+    AUTOTUNE_FIRST_RESULT_S,
+    FIRST_RESULT_S,
+    parse_first_result,
+)
+from gemmconf.plugin import options
 from gemmconf.plugin.stash import STATE
+
+if TYPE_CHECKING:
+    from gemmconf.plugin.state import RunState
+
+# What each xdist worker on a GPU keeps for itself, outside any item: its isolation worker's CUDA
+# context, cuBLAS workspaces, compiled kernels and the allocator's cache between items.
+PROCESS_RESERVE_BYTES = 1 << 30
+MIN_SHARED_BYTES = 1 << 30
+# The host's memory on GPU machines (each item's fp64 reference inputs live there): this share of
+# it, less what each pytest process and its isolation worker take for themselves.
+HOST_SHARE = 0.8
+HOST_PROCESS_RESERVE_BYTES = 3 << 30
+
+LEDGER_DIR = pytest.StashKey[Path]()
+WORKERINPUT_KEY = "gemmconf_ledger_dir"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--no-isolate",
         action="store_true",
@@ -26,10 +53,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--item-timeout",
         default="auto",
         metavar="SECONDS",
-        help="fail an item that takes longer (its worker is killed and replaced); "
-        "0: no timeout; default 'auto': scaled to the item (shape sets, size) with "
-        "room for a first compile, plus the backend's compile_timeout_s per compile; "
-        "ignored with --no-isolate",
+        help="fail an item that takes longer in all (its worker is killed and replaced); "
+        "0: no timeout; default 'auto': each phase of the item has its own budget, scaled "
+        "to the item (inputs and eager; time to first result; further shape sets; checks). "
+        "A timeout is charged only after a rerun alone, with no other item running, timed "
+        "out too. Ignored with --no-isolate",
+    )
+    group.addoption(
+        "--first-result-timeout",
+        default="auto",
+        metavar="SECONDS",
+        help="under --item-timeout auto: the time to an item's first result (compile, "
+        f"autotune, JIT and the first call); 0: none; default 'auto': {FIRST_RESULT_S:g} s, "
+        f"{AUTOTUNE_FIRST_RESULT_S:g} s for a backend that declares autotunes = True, plus "
+        "the backend's compile_timeout_s, plus 300 s in a fresh worker",
+    )
+    group.addoption(
+        "--gpu-memory-budget",
+        default=None,
+        metavar="GB",
+        help="the GPU memory (decimal GB) the run may use per GPU, e.g. 24 to run as on a "
+        "24 GB GPU: xdist workers on one GPU share it (an item waits until its estimated "
+        "memory is free; one larger than the share runs alone), and each worker process is "
+        "capped to it. Default: the GPU's memory. On a CPU-only machine it budgets the "
+        "items' memory the same way (a simulation)",
+    )
+    group.addoption(
+        "--confirm-failures",
+        default="0",
+        metavar="N",
+        help="rerun each failed item N times, each in a fresh worker with the same seed; the "
+        "record counts runs and failures (metrics confirm_runs, confirm_failed) and an item "
+        "that passed on a rerun is marked flaky (it stays failed: the summary lists it). "
+        "Default 0",
     )
 
 
@@ -38,6 +94,137 @@ def parse_item_timeout(text: str) -> isolation.TimeoutPolicy:
         return isolation.parse_timeout(text)
     except ValueError as exc:
         raise pytest.UsageError(f"--item-timeout: {exc}") from None
+
+
+def parse_timeouts(config: pytest.Config) -> isolation.TimeoutPolicy:
+    """--item-timeout and --first-result-timeout, as one policy."""
+    policy = parse_item_timeout(options.get(config, "item_timeout"))
+    try:
+        return parse_first_result(options.get(config, "first_result_timeout"), policy)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--first-result-timeout: {exc}") from None
+
+
+def parse_budget(text: str | None) -> int | None:
+    """--gpu-memory-budget GB as bytes (None: not given)."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise pytest.UsageError(
+            f"--gpu-memory-budget: expected a positive number of GB (e.g. 24), got {text!r}"
+        )
+    return int(value * 1e9)
+
+
+def parse_confirm(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise pytest.UsageError(
+            f"--confirm-failures: expected a number of reruns >= 0, got {text!r}"
+        )
+    return value
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    parse_budget(options.get(config, "gpu_memory_budget"))
+    parse_confirm(options.get(config, "confirm_failures"))
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and workerinput.get(WORKERINPUT_KEY):
+        config.stash[LEDGER_DIR] = Path(workerinput[WORKERINPUT_KEY])
+        return
+    directory = Path(tempfile.mkdtemp(prefix="gemmconf-ledger-"))
+    config.stash[LEDGER_DIR] = directory
+    config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: every worker of the run shares the controller's ledgers."""
+    node.workerinput[WORKERINPUT_KEY] = str(node.config.stash[LEDGER_DIR])
+
+
+def workers_per_device() -> int:
+    """How many pytest processes of the run share this process's GPU (xdist pins each to one)."""
+    from gemmconf.plugin.hardware import gpu_ids
+
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    gpus = max(len(gpu_ids()) or 1, 1)
+    return max(1, -(-count // gpus))
+
+
+def device_budget(state: RunState) -> tuple[str | None, int | None, int | None]:
+    """(the ledger's key, the budget per GPU, what its items share), or Nones: not budgeted."""
+    simulated = parse_budget(options.get(state.config, "gpu_memory_budget"))
+    total = state.capability.memory_bytes
+    if state.device == "cuda":
+        budget = min(simulated, total) if simulated and total else simulated or total
+        if budget is None:
+            return None, None, None
+        key = f"gpu-{os.environ.get('CUDA_VISIBLE_DEVICES', '0')}"
+        shared = budget - workers_per_device() * PROCESS_RESERVE_BYTES
+        return key, budget, max(shared, MIN_SHARED_BYTES, budget // 4)
+    if simulated is None:
+        return None, None, None
+    return "cpu", simulated, simulated
+
+
+def host_budget(state: RunState) -> int | None:
+    """What the items of a GPU machine share of its host memory (None: not budgeted)."""
+    if state.device != "cuda":
+        return None
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    return max(int(total * HOST_SHARE) - workers * HOST_PROCESS_RESERVE_BYTES, total // 4)
+
+
+def make_runner(state: RunState) -> isolation.IsolatedRunner | isolation.InProcessRunner:
+    """The run's runner, with the machine's, the host memory's and its GPU's ledgers."""
+    key, budget, shared = device_budget(state)
+    run_budget = RunBudget(
+        state.config.stash[LEDGER_DIR],
+        device_key=key,
+        shared_bytes=shared,
+        host_bytes=host_budget(state),
+    )
+    confirm = parse_confirm(options.get(state.config, "confirm_failures"))
+    autotunes = frozenset(
+        label for label, backend in state.backends.items() if declares_autotuning(backend)
+    )
+    if not state.isolate:
+        if shared is not None and state.device == "cuda":
+            os.environ[memory.SHARED_ENV] = str(shared)
+        return isolation.InProcessRunner(
+            state.backends, budget=run_budget, confirm_failures=confirm, autotunes=autotunes
+        )
+    env: dict[str, str] = {}
+    if state.device == "cuda" and shared is not None:
+        env[memory.SHARED_ENV] = str(shared)
+        if options.get(state.config, "gpu_memory_budget") and budget is not None:
+            env[memory.BUDGET_ENV] = str(budget)
+    return isolation.IsolatedRunner(
+        state.specs,
+        state.options,
+        timeouts=state.timeouts,
+        budget=run_budget,
+        confirm_failures=confirm,
+        autotunes=autotunes,
+        worker_env=env,
+    )
+
+
+def declares_autotuning(backend: Any) -> bool:
+    """The backend's optional `autotunes` (harness/backends/base.py), True only when it says so."""
+    return getattr(backend, "autotunes", False) is True
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -60,3 +247,96 @@ def compile_allowance(backend: Any) -> float:
     except (TypeError, ValueError):
         return 0.0
     return value if math.isfinite(value) and value > 0 else 0.0
+
+
+@pytest.hookimpl(trylast=True)  # after the run header of `state`
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    state = config.stash.get(STATE, None)
+    if state is None or not state.backends:
+        return []
+    lines = []
+    simulated = parse_budget(options.get(config, "gpu_memory_budget"))
+    if state.device == "cuda" or simulated:
+        budget = simulated or state.capability.memory_bytes or 0
+        what = "simulated" if simulated else "the GPU's memory"
+        lines.append(
+            f"gemmconf: memory budget {budget / 1e9:g} GB per {state.device} ({what}); workers "
+            "sharing it wait for an item's estimated memory, items larger than their share run "
+            f"alone; fp64 references in pieces of at most {memory.gib(chunked.CHUNK_BYTES)}"
+        )
+    if state.isolate and state.timeouts.fixed is None:
+        autotuning = [label for label, b in state.backends.items() if declares_autotuning(b)]
+        first = state.timeouts.first_result
+        first_text = (
+            ("none" if not first else f"{first:g} s")
+            if first is not None
+            else f"{FIRST_RESULT_S:g} s"
+            + (f", {AUTOTUNE_FIRST_RESULT_S:g} s for {', '.join(autotuning)}" if autotuning else "")
+            + " (+ compile_timeout_s)"
+        )
+        lines.append(
+            f"gemmconf: time to first result (compile, autotune, JIT) {first_text}; each phase "
+            "has its own budget; a timeout is charged after a rerun alone"
+        )
+    confirm = parse_confirm(options.get(config, "confirm_failures"))
+    if confirm:
+        lines.append(f"gemmconf: failed items are rerun {confirm} time(s) to tell flaky ones")
+    return lines
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None or state.writer is None:
+        return
+    for line in reliability_lines(state.writer.records):
+        terminalreporter.write_line(line, yellow=True)
+
+
+def reliability_lines(records: list[dict[str, Any]], *, shown: int = 10) -> list[str]:
+    """Flaky items, timeouts not charged, and items that took more memory than estimated."""
+    lines: list[str] = []
+
+    def listed(title: str, rows: list[str]) -> None:
+        if rows:
+            more = f" (and {len(rows) - shown} more)" if len(rows) > shown else ""
+            lines.append(f"gemmconf: {title}{more}:")
+            lines.extend(f"  {row}" for row in rows[:shown])
+
+    def metrics(record: dict[str, Any]) -> dict[str, Any]:
+        return record.get("metrics") or {}
+
+    listed(
+        "flaky items (failed on some runs with the same seed, passed on others)",
+        [
+            f"{r['id']}@{r['backend']}: failed {1 + metrics(r)['confirm_failed']} of "
+            f"{1 + metrics(r)['confirm_runs']} runs"
+            for r in records
+            if metrics(r).get("flaky")
+        ],
+    )
+    listed(
+        "timeouts not charged (rerun alone, the item finished in time)",
+        [
+            f"{r['id']}@{r['backend']}: {metrics(r)['timeout_unconfirmed'].get('first', '')}"
+            for r in records
+            if isinstance(metrics(r).get("timeout_unconfirmed"), dict)
+        ],
+    )
+    listed(
+        "items that took more GPU memory than estimated (see metrics.memory_*)",
+        [
+            f"{r['id']}@{r['backend']}: {memory.gib(metrics(r)['memory_peak_bytes'])} > "
+            f"{memory.gib(metrics(r)['memory_estimate_bytes'])}"
+            for r in records
+            if metrics(r).get("memory_peak_bytes", 0)
+            > metrics(r).get("memory_estimate_bytes", 1e30)
+        ],
+    )
+    alone = sum(bool(metrics(r).get("memory_alone")) for r in records)
+    waited = [metrics(r)["memory_wait_s"] for r in records if metrics(r).get("memory_wait_s")]
+    if alone or waited:
+        lines.append(
+            f"gemmconf: {len(waited)} item(s) waited for memory ({sum(waited):.0f} s in all); "
+            f"{alone} ran alone (larger than the GPU's shared budget)"
+        )
+    return lines

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gemmconf import capability, isolation, kinds
+from gemmconf import capability, ids, isolation, kinds
 from gemmconf.backends import Backend
 from gemmconf.outcome import ItemOutcome, plain, render
+from gemmconf.plugin.benchmark import bench_mode
 from gemmconf.plugin.isolating import compile_allowance
 from gemmconf.plugin.recording import Decision, build_record
 from gemmconf.plugin.stash import STATE
@@ -67,9 +68,13 @@ class SuiteFile(pytest.File):
             state.load_expectations()
         for instance in instances:
             for label, backend in state.backends.items():
+                name = _item_name(instance, label)
                 yield ScenarioItem.from_parent(
                     self,
-                    name=_item_name(instance, label),
+                    name=name,
+                    # as a string, so pytest parses the bracket into params exactly as it parses
+                    # the ids --lf/--ff read back from its cache (pytest >= 9.2 compares them)
+                    nodeid=f"{self.nodeid}::{name}",
                     instance=instance,
                     backend=backend,
                     label=label,
@@ -77,7 +82,7 @@ class SuiteFile(pytest.File):
 
 
 def _item_name(instance: ScenarioInstance, label: str) -> str:
-    return f"{instance.id.split('/', 1)[1]}@{label}"
+    return ids.item_name(instance.id, label)  # `mm[fp32-127x65x33-nn@eager]`
 
 
 class ConformanceFailure(Exception):
@@ -167,6 +172,7 @@ class ScenarioItem(pytest.Item):
             target=state.target,
             repro=self.repro_command(),
             benchmark=state.benchmark and device == "cuda",
+            bench_mode=bench_mode(self.config),
             compile_s=compile_allowance(self.backend),
         )
         try:

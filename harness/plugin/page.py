@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
+from gemmconf.plugin import options
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--conformance-html",
         default=None,
@@ -26,4 +28,4 @@ def pytest_gemmconf_run_finished(
 ) -> str | None:
     from gemmconf.report.page import page_for_run
 
-    return page_for_run(results_path, config.getoption("conformance_html"))
+    return page_for_run(results_path, options.get(config, "conformance_html"))

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from gemmconf.outcome import ItemOutcome, render
-from gemmconf.plugin.benchmark import benchmark_summary
+from gemmconf.plugin import options
+from gemmconf.plugin.benchmark import bench_mode, benchmark_summary
 from gemmconf.plugin.stash import STATE
 from gemmconf.plugin.state import suite_version
 
@@ -21,7 +22,7 @@ from gemmconf.report.results import ResultsWriter
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--results",
         default="reports/results.json",
@@ -35,7 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = config.stash[STATE]
     if not hasattr(config, "workerinput") and not config.option.collectonly:
         state.writer = ResultsWriter(
-            Path(config.getoption("results")),
+            Path(options.get(config, "results")),
             run={
                 "command": shlex.join(["pytest", *config.invocation_params.args]),
                 "seed": state.seed,
@@ -131,7 +132,7 @@ def build_record(
         kind=decision.kind or (run.kind if run is not None else None),
         reason=reason,
         details=details,
-        metrics=None if run is None else dict(run.metrics),
+        metrics=dict(run.metrics) if run is not None and run.metrics else None,
         code_excerpt=None if run is None else run.code_excerpt,
         suite_error=run is not None and run.suite_error,
     )
@@ -193,7 +194,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for line in leak_warnings(state.writer.records) + eager_warnings(state.writer.records):
         terminalreporter.write_line(line, yellow=True)
     if state.benchmark:
-        for line in benchmark_summary(state.writer.records):
+        for line in benchmark_summary(state.writer.records, bench_mode(config)):
             terminalreporter.write_line(line)
     path = state.results_path
     if path is not None:

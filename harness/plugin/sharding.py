@@ -1,21 +1,39 @@
-"""--shard i/n: this process runs one deterministic part of the selected items."""
+"""--shard i/n: this process runs one deterministic part of the selected items; with
+--durations-from RESULTS, parts of about equal time (gemmconf.shard), and, with or without
+--shard, the slowest items first (so that with xdist no long item starts last and ends the run
+alone)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from gemmconf import shard
+from gemmconf.plugin import options
 from gemmconf.plugin.stash import STATE
+
+DURATIONS = pytest.StashKey[dict[str, float]]()
+BALANCE = pytest.StashKey[str]()  # what the balancing did (the header says it)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--shard",
         default=None,
         metavar="i/n",
         help="run only shard i of n (1-based) of the selected items: deterministic, "
         "disjoint and covering, so the n shards' merged results equal one run's",
+    )
+    group.addoption(
+        "--durations-from",
+        default=None,
+        metavar="RESULTS.json",
+        help="run the items that took longest in this results file first (items it lacks "
+        "count as its median); with --shard, also balance the shards by those durations "
+        "(longest first into the shard with the least time) instead of by count. Every shard "
+        "must select the same items and read the same file",
     )
 
 
@@ -28,14 +46,71 @@ def parse_shard(text: str | None) -> shard.Shard | None:
         raise pytest.UsageError(f"--shard: {exc}") from None
 
 
+def read_durations(path: str | None) -> dict[str, float] | None:
+    """--durations-from, read (a usage error names the file and what is wrong)."""
+    if path is None:
+        return None
+    from gemmconf.report import results
+
+    try:
+        document = results.read(Path(path))
+    except (OSError, results.ResultsError, UnicodeDecodeError) as exc:
+        raise pytest.UsageError(f"--durations-from: {path}: {exc}") from None
+    return shard.durations_of(document)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    durations = read_durations(options.get(config, "durations_from"))
+    if durations is not None:
+        config.stash[DURATIONS] = durations
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     state = config.stash[STATE]
-    if state.shard is None:
-        return
-    kept, dropped = shard.split(items, state.shard, _shard_key)
+    durations = config.stash.get(DURATIONS, None)
+    if state.shard is not None:
+        _shard(config, items, durations)
+    if durations is not None:
+        # slowest first; a stable sort, so every xdist worker collects the same list
+        keys = [_shard_key(item) for item in items]
+        median = shard.typical_duration(keys, durations)
+        order = sorted(range(len(items)), key=lambda i: -durations.get(keys[i], median))
+        items[:] = [items[i] for i in order]
+        if state.shard is None:
+            known = sum(k in durations for k in keys)
+            config.stash[BALANCE] = (
+                f"items ordered slowest first by the durations in "
+                f"{options.get(config, 'durations_from')}: {known} of {len(items)} known (the "
+                f"others count as the median, {median:.2g} s)"
+            )
+
+
+def _shard(
+    config: pytest.Config, items: list[pytest.Item], durations: dict[str, float] | None
+) -> None:
+    state = config.stash[STATE]
+    if durations is None:
+        kept, dropped = shard.split(items, state.shard, _shard_key)
+    else:
+        kept, dropped = shard.balance(items, state.shard, _shard_key, durations)
+        keys = [_shard_key(item) for item in items]
+        known = sum(k in durations for k in keys)
+        median = shard.typical_duration(keys, durations)
+        mine = sum(durations.get(_shard_key(item), median) for item in kept)
+        config.stash[BALANCE] = (
+            f"shard {state.shard} balanced by the durations in "
+            f"{options.get(config, 'durations_from')}: {known} of {len(items)} items known (the "
+            f"others count as the median, {median:.2g} s); this shard: {len(kept)} items, "
+            f"~{mine:.0f} s"
+        )
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    balance = config.stash.get(BALANCE, None)
+    return [f"gemmconf: {balance}"] if balance else []
 
 
 def _shard_key(item: pytest.Item) -> str:

@@ -12,20 +12,28 @@ from typing import Any
 
 import pytest
 
-from gemmconf import capability, codecheck, expectations, isolation
-from gemmconf.backends import Backend, RunOptions, UnknownBackendError
+from gemmconf import bundled_suites, capability, codecheck, expectations, isolation
+from gemmconf.backends import Backend, RunOptions, UnknownBackendError, known_backends
 from gemmconf.markers import MARKERS
+from gemmconf.plugin import options
 from gemmconf.plugin.benchmark import check_benchmark
 from gemmconf.plugin.hardware import parse_required, parse_target, pin_worker
-from gemmconf.plugin.isolating import parse_item_timeout
+from gemmconf.plugin.isolating import make_runner, parse_timeouts
 from gemmconf.plugin.sharding import parse_shard
 from gemmconf.plugin.stash import STATE
-from gemmconf.report.results import ResultsWriter
-from gemmconf.scenario import ScenarioInstance, discover, load_suite
+from gemmconf.report.results import ResultsWriter, writable
+from gemmconf.scenario import (
+    MAX_INSTANCES,
+    SUITE_SUFFIXES,
+    ScenarioError,
+    ScenarioInstance,
+    discover,
+    load_suite,
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmconf", "gemmconf conformance suite")
+    group = options.group(parser)
     group.addoption(
         "--backend",
         default=None,
@@ -38,6 +46,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--allow-unavailable",
         action="store_true",
+        default=False,
         help="run even when a backend named by --backend is unavailable here (its items are "
         "skipped with the reason); without it, that is a usage error at start-up",
     )
@@ -48,8 +57,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run seed; each item's inputs are drawn from a seed derived from its id "
         "and this (default: 0)",
     )
+    group.addoption(
+        "--expectations",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="an expectations file (xfail/skip entries; its 'backend:' names the backend it is "
+        "for), used before the suite's and the backend package's own; repeatable",
+    )
+    group.addoption(
+        "--max-items",
+        default=MAX_INSTANCES,
+        type=int,
+        metavar="N",
+        help=f"the most instances one scenario may expand to (default: {MAX_INSTANCES:,}); past "
+        "it the suite file is an error naming the scenario",
+    )
+    group.addoption(
+        "--suites",
+        default=None,
+        metavar="PATH",
+        help="the suite folder (scenario files and expectations/) to run. Default: the ini "
+        "value gemmconf_suites when the project's ini sets it, else the suite installed with "
+        "gemmconf",
+    )
     parser.addini(
-        "gemmconf_suites", "directory holding the suite files and expectations/", default="suites"
+        "gemmconf_suites",
+        "the suite folder, relative to this ini file (default: the suite installed with "
+        "gemmconf; --suites overrides it)",
+        default="",
     )
 
 
@@ -68,20 +104,20 @@ class RunState:
     def __init__(self, config: pytest.Config):
         self.config = config
         self.root = Path(config.rootpath)
-        self.suites_dir = (self.root / config.getini("gemmconf_suites")).resolve()
-        self.seed = _parse_seed(config.getoption("seed"))
-        self.target_arch = parse_target(config.getoption("target_arch"))
-        self.required = parse_required(config.getoption("require_hardware"))
+        self.suites_dir = suites_dir(config)
+        self.seed = _parse_seed(options.get(config, "seed"))
+        self.target_arch = parse_target(options.get(config, "target_arch"))
+        self.required = parse_required(options.get(config, "require_hardware"))
         # a debugger (--pdb, --trace) must see the backend's frames: that needs the item here
         self.isolate = not (
-            config.getoption("no_isolate")
+            options.get(config, "no_isolate")
             or config.getoption("usepdb", False)
             or config.getoption("trace", False)
         )
-        self.timeouts = parse_item_timeout(config.getoption("item_timeout"))
-        self.shard = parse_shard(config.getoption("shard"))
-        self.benchmark = bool(config.getoption("benchmark"))
-        named = config.getoption("backend")
+        self.timeouts = parse_timeouts(config)
+        self.shard = parse_shard(options.get(config, "shard"))
+        self.benchmark = bool(options.get(config, "benchmark"))
+        named = options.get(config, "backend")
         text = DEFAULT_BACKEND if named is None else named
         self.backend_specs = [s.strip() for s in text.split(",")]
         if named is not None and not all(self.backend_specs):
@@ -95,7 +131,7 @@ class RunState:
             check_benchmark(self.device, numprocesses(config))
         self.backends: dict[str, Backend] = {}
         self.specs: dict[str, str] = {}  # label -> the --backend text that named it
-        self.allow_unavailable = bool(config.getoption("allow_unavailable"))
+        self.allow_unavailable = bool(options.get(config, "allow_unavailable"))
         if named is not None:
             self.resolve_backends()  # a bad --backend fails at start, whatever is collected
             if not hasattr(config, "workerinput"):
@@ -105,6 +141,7 @@ class RunState:
         self.writer: ResultsWriter | None = None
         self.results_path: Path | None = None
         self.report_lines: list[str] = []  # from pytest_gemmconf_run_finished (the page, ...)
+        self.results_kept = False  # the run wrote no results file: the previous one stays
         self._runner: isolation.IsolatedRunner | isolation.InProcessRunner | None = None
 
     @property
@@ -141,12 +178,7 @@ class RunState:
     def runner(self) -> isolation.IsolatedRunner | isolation.InProcessRunner:
         """Where items run: a worker process (started after collection), or here."""
         if self._runner is None:
-            if self.isolate:
-                self._runner = isolation.IsolatedRunner(
-                    self.specs, self.options, timeouts=self.timeouts
-                )
-            else:
-                self._runner = isolation.InProcessRunner(self.backends)
+            self._runner = make_runner(self)  # isolating.py: budgets, timeouts, confirmation
         return self._runner
 
     def close(self) -> None:
@@ -161,21 +193,123 @@ class RunState:
     def load(self, path: Path) -> list[ScenarioInstance]:
         path = path.resolve()
         if path not in self.instances:
-            self.instances[path] = load_suite(path, root=self.root)
+            self.instances[path] = load_suite(
+                path, root=self.root, max_instances=options.get(self.config, "max_items")
+            )
         return self.instances[path]
 
     def load_expectations(self) -> None:
-        """Validate every backend's expectations against every instance of the whole suite."""
-        all_ids = [i.id for path in discover([self.suites_dir], self.root) for i in self.load(path)]
+        """Every backend's expectations (--expectations files, the suite's file, the backend
+        package's), each entry validated against every instance of the whole suite."""
+        instances = [i for path in discover([self.suites_dir], self.root) for i in self.load(path)]
+        given = [
+            expectations.read(self.config.invocation_params.dir / path, self.root)
+            for path in options.get(self.config, "expectations")
+        ]
+        for file in given:
+            if file.backend not in self.backends:
+                raise ScenarioError(
+                    file.shown,
+                    "backend",
+                    f"--expectations {file.path}: the file is for backend {file.backend!r}, "
+                    f"which this run does not test (backends: {', '.join(self.backends)})",
+                )
         directory = self.suites_dir / "expectations"
-        for label in self.backends:
-            self.tables[label] = expectations.load(directory, label, all_ids, root=self.root)
+        for label, backend in self.backends.items():
+            self.tables[label] = expectations.load(
+                directory,
+                label,
+                instances,
+                root=self.root,
+                extra=[f for f in given if f.backend == label],
+                packaged=expectations.packaged_files(backend, label),
+            )
+
+
+def suites_location(config: pytest.Config) -> tuple[Path | None, str]:
+    """Where the suite is and who said so: --suites (relative to the current folder), else the
+    ini's gemmconf_suites (relative to the ini file), else (None) the installed suite. Never
+    pytest's rootdir, which moves with the arguments (`--results /elsewhere/x.json` is one)."""
+    given = options.get(config, "suites")
+    if given:
+        return config.invocation_params.dir / given, f"--suites {given}"
+    ini = config.getini("gemmconf_suites")
+    if ini:
+        base = config.inipath.parent if config.inipath else config.invocation_params.dir
+        return base / ini, f"gemmconf_suites = {ini} ({config.inipath or 'ini'})"
+    return None, "the suite installed with gemmconf"
+
+
+def suites_dir(config: pytest.Config) -> Path:
+    path, source = suites_location(config)
+    if path is None:
+        try:
+            return bundled_suites()
+        except FileNotFoundError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    if not path.is_dir():
+        raise pytest.UsageError(f"{source}: no such folder: {path}")
+    return path.resolve()
+
+
+# Why gemmconf acts in this run (`activation`); absent or empty when it does not.
+ACTIVE = pytest.StashKey[list[str]]()
+
+
+def activation(config: pytest.Config) -> list[str]:
+    """Why this run is gemmconf's: the gemmconf options it was given, or its arguments that
+    collect the suite (a path in the suite folder; or above it, where the project named its
+    suite folder). Empty in any other run: then the plugin stays silent."""
+    reasons = options.given(config)
+    path, _ = suites_location(config)
+    explicit = path is not None
+    try:
+        suites = path.resolve() if explicit else bundled_suites()
+    except FileNotFoundError:
+        return reasons
+    for arg in config.args:
+        target = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if target == suites or suites in target.parents or (explicit and target in suites.parents):
+            reasons.append(arg)
+    return reasons
+
+
+# Feature modules that act during a run; unregistered in runs that are not gemmconf's.
+_FEATURES = (
+    "gemmconf.plugin.hardware",
+    "gemmconf.plugin.isolating",
+    "gemmconf.plugin.sharding",
+    "gemmconf.plugin.benchmark",
+    "gemmconf.plugin.speed",
+    "gemmconf.plugin.items",
+    "gemmconf.plugin.recording",
+    "gemmconf.plugin.page",
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Opt-in: a run that neither collects the suite nor names a gemmconf option gets none of
+    gemmconf's hooks (no header, no results file, no page), only its options in --help."""
+    config.stash[ACTIVE] = activation(config)
+    if not config.stash[ACTIVE]:
+        for name in _FEATURES:
+            plugin = config.pluginmanager.get_plugin(name)
+            if plugin is not None:
+                config.pluginmanager.unregister(plugin)
+
+
+def is_active(config: pytest.Config) -> bool:
+    return bool(config.stash.get(ACTIVE, None))
 
 
 def _label(spec: str, backend: Backend) -> str:
-    """The name records and expectation files use: the spec for built-ins (keeps options)."""
+    """The name records and expectation files use: the spec for built-ins and entry points
+    (it keeps their options, `inductor-max-autotune:TRITON`), the backend's name for an import
+    path (`my_gemm:MyGemm` runs as its `name`)."""
     name = getattr(backend, "name", spec)
-    return spec if spec.split(":")[0] == name.split(":")[0] else name
+    registered = spec.split(":")[0] in {info.name for info in known_backends()}
+    return spec if registered and spec.split(":")[0] == name.split(":")[0] else name
 
 
 def _parse_seed(text: str) -> int:
@@ -187,6 +321,8 @@ def _parse_seed(text: str) -> int:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if not is_active(config):
+        return
     for name, help_text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {help_text}")
     pin_worker(config)
@@ -196,6 +332,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if conflict:
         raise pytest.UsageError(conflict)
     state = RunState(config)
+    if not hasattr(config, "workerinput") and not config.option.collectonly:
+        check_results_path(config)
     config.stash[STATE] = state
     config.add_cleanup(state.close)
     _handle_sigterm(config)
@@ -203,6 +341,16 @@ def pytest_configure(config: pytest.Config) -> None:
         from gemmconf.report.html import HtmlColumns
 
         config.pluginmanager.register(HtmlColumns(), "gemmconf-html")
+
+
+def check_results_path(config: pytest.Config) -> None:
+    """--results: a usage error naming the path, before anything runs, when no file can be
+    written there. Only `reports/` of the current folder (the default's) is made when missing."""
+    given = options.get(config, "results")
+    path = config.invocation_params.dir / given
+    problem = writable(path, creatable=config.invocation_params.dir / "reports")
+    if problem:
+        raise pytest.UsageError(f"--results {given}: {problem}")
 
 
 def _handle_sigterm(config: pytest.Config) -> None:
@@ -233,7 +381,7 @@ def suite_version(suites_dir: Path) -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    for path in sorted(suites_dir.rglob("*.yaml")):
+    for path in sorted(p for p in suites_dir.rglob("*") if p.suffix in SUITE_SUFFIXES):
         digest.update(str(path.relative_to(suites_dir)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -243,10 +391,42 @@ def numprocesses(config: pytest.Config) -> int | None:
     return value if isinstance(value, int) else (os.cpu_count() if value == "auto" else None)
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    state = session.config.stash[STATE]
-    if state.writer is not None:
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """The results file is started (a previous run's file removed) only once the run gets going:
+    collected cleanly, with items to run (or a shard, whose empty part is a result). A usage
+    error, a collection error or an empty selection keeps the previous run's file."""
+    state = session.config.stash.get(STATE, None)
+    if state is None or state.writer is None:
+        return
+    broken = session.testsfailed and not session.config.option.continue_on_collection_errors
+    if not broken and (session.items or state.shard is not None or _distributed(session)):
         state.writer.start()
+
+
+def _distributed(session: pytest.Session) -> bool:
+    """xdist's controller collects nothing itself: its workers' items run in its loop."""
+    return session.config.pluginmanager.has_plugin("dsession")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Any:
+    """A run that never started its results file writes none: the previous one stays."""
+    state = session.config.stash.get(STATE, None)
+    if state is not None and state.writer is not None and not state.writer.started:
+        state.writer.abandon()
+        state.writer = None
+        state.results_kept = True
+    return (yield)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is not None and state.results_kept:
+        terminalreporter.write_line(
+            "gemmconf: no results written (no item ran); "
+            f"{options.get(config, 'results')} is left as it was"
+        )
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -254,7 +434,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if state is None:
         return []
     cap = state.capability
+    taken = [f"{name} (gemmconf's: --gemmconf-{name[2:]})" for name in options.taken(config)]
     return [
+        *([f"gemmconf: the project's own options: {', '.join(taken)}"] if taken else []),
         f"gemmconf: backends {', '.join(state.backends)}; device {cap.name} "
         f"({cap.hardware_class}); seed {state.seed}; target "
         f"{state.target or 'none (no GPU, no --target-arch)'}; python {sys.version.split()[0]}",

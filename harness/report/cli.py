@@ -1,8 +1,9 @@
-"""`gemmconf report merge|html|diff`: join, render and compare results files.
+"""`gemmconf report merge|html|diff|csv`: join, render, compare and export results files.
 
-Exit codes: 0 done; 1 `diff` found regressions; 2 bad input (a file that is not a gemmconf
-results file, truncated, of another version, or inputs that cannot be merged), with a message
-naming the file and what is wrong.
+Exit codes: 0 done; 1 `diff` found outcome regressions; 2 bad input (a file that is not a
+gemmconf results file, truncated, not UTF-8, of another version, or inputs that cannot be
+merged), with a message naming the file and what is wrong; 3 `diff --fail-on-regression` found
+benchmark regressions (items slower beyond the noise) and no outcome regression.
 
 `add_subcommands(commands)` adds `report` to the `gemmconf` parser; `run(args)` runs it. The
 module also runs alone: `python -m gemmconf.report.cli merge A.json B.json -o merged.json`.
@@ -19,9 +20,10 @@ from typing import Any
 
 from gemmconf.report import diff as diff_mod
 from gemmconf.report import merge as merge_mod
+from gemmconf.report import perf
 from gemmconf.report.results import ResultsError
 
-OK, REGRESSED, BAD_INPUT = 0, 1, 2
+OK, REGRESSED, BAD_INPUT, SLOWER = 0, 1, 2, 3
 
 MERGE_HELP = """\
 Join results files (shards of one run, runs of several backends, runs on several machines) into
@@ -29,13 +31,54 @@ one results file. Items are identified by (id, backend, device name): one item o
 stays two records. The same item in two files is an error (a shard ran twice, a file given
 twice) unless --later-wins, where the file named later replaces the earlier record. Files from
 different suite versions (their top-level suite_version, a hash of the suite files) are refused
-unless --allow-mixed."""
+unless --allow-mixed. The items skipped on every machine of the merge (tested nowhere) are
+listed, and kept in the merged file's never_ran."""
 
 DIFF_HELP = """\
 Compare two results files item by item, matched by (id, backend), or by (id, backend, device)
 when a file holds one item on several devices. Regressions: items failing now (failed, error,
 xpassed) that were not before, including new items that fail. Progressions: items failing before
-that pass now. Exit status 1 when there are regressions, else 0; 2 for unreadable input."""
+that pass now. Benchmark figures of items timed in both runs (--benchmark): slower or faster
+when the figure moved beyond the noise, k times the combined standard error of the two medians
+(from each item's recorded spread and repetitions) and more than the minimum relative change.
+Exit status: 0 no regression; 1 outcome regressions; 2 unreadable input; 3 with
+--fail-on-regression, benchmark regressions (slower items) and no outcome regression."""
+
+
+CSV_HELP = """\
+Write RESULTS.json as CSV, one row per record: id, backend, device, outcome, kind, reason, the
+scenario's fields (suite, scenario, op, dtype, shape, markers and axes, both `;`-joined), the
+metrics (err_ratio, max_abs_err, max_rel_err, recompiles, time_ms, tflops, vs_cublas),
+duration_s, source and nodeid. A killed run's .partial file is read too."""
+
+CSV_METRICS = (
+    "err_ratio",
+    "max_abs_err",
+    "max_rel_err",
+    "recompiles",
+    "time_ms",
+    "tflops",
+    "vs_cublas",
+)
+CSV_COLUMNS = (
+    "id",
+    "backend",
+    "device",
+    "outcome",
+    "kind",
+    "reason",
+    "suite",
+    "scenario",
+    "op",
+    "dtype",
+    "shape",
+    "markers",
+    "axes",
+    *CSV_METRICS,
+    "duration_s",
+    "source",
+    "nodeid",
+)
 
 
 def add_subcommands(commands: Any) -> argparse.ArgumentParser:
@@ -74,12 +117,56 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
         help="where to write the page (default: reports/conformance.html)",
     )
 
+    table = actions.add_parser(
+        "csv",
+        help="one row per record, for spreadsheets and dataframes",
+        description=CSV_HELP,
+    )
+    table.add_argument("results", metavar="RESULTS.json")
+    table.add_argument(
+        "-o", "--output", default=None, metavar="OUT.csv", help="where to write (default: stdout)"
+    )
+
     compare = actions.add_parser(
         "diff", help="regressions and progressions between two runs", description=DIFF_HELP
     )
     compare.add_argument("old", metavar="OLD.json")
     compare.add_argument("new", metavar="NEW.json")
     compare.add_argument("--json", action="store_true", help="print the changes as JSON")
+    compare.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 3 when a benchmarked item got slower beyond the noise (outcome regressions "
+        "exit 1 with or without it)",
+    )
+    compare.add_argument(
+        "--metric",
+        choices=sorted(perf.COMPARED),
+        default="vs_cublas",
+        help="benchmark figure to compare: vs_cublas (default: the ratio to cuBLAS in the same "
+        "run, which cancels most drift between machines and days) or time_ms",
+    )
+    compare.add_argument(
+        "--noise-k",
+        type=float,
+        default=perf.NOISE_K,
+        metavar="K",
+        help=f"a change must exceed K x the combined standard error (default {perf.NOISE_K:g})",
+    )
+    compare.add_argument(
+        "--min-change",
+        type=float,
+        default=perf.MIN_CHANGE,
+        metavar="FRACTION",
+        help="and this fraction of the old value (default "
+        f"{perf.MIN_CHANGE:g}: run-to-run drift the repetitions cannot see)",
+    )
+    html.add_argument(
+        "--baseline",
+        metavar="OLD.json",
+        default=None,
+        help="an earlier results file: the page lists the regressions against it",
+    )
     return report
 
 
@@ -90,9 +177,11 @@ def run(args: argparse.Namespace) -> int:
         if args.report_command == "html":
             from gemmconf.report import page  # jinja2: only when a page is asked for
 
-            out = page.write_page(args.results, args.output)
+            out = page.write_page(args.results, args.output, baseline=args.baseline)
             print(f"gemmconf: wrote {out}")
             return OK
+        if args.report_command == "csv":
+            return _csv(args)
         return _diff(args)
     except (ResultsError, merge_mod.MergeError) as exc:
         print(f"gemmconf report {args.report_command}: error: {exc}", file=sys.stderr)
@@ -117,18 +206,79 @@ def _merge(args: argparse.Namespace) -> int:
         f"gemmconf: merged {len(args.inputs)} files into {out}: "
         f"{len(document['records'])} records ({counts})"
     )
+    for line in never_ran_lines(document["never_ran"], out):
+        print(line)
     return OK
+
+
+NEVER_RAN_SHOWN = 20
+
+
+def never_ran_lines(items: list[dict[str, Any]], path: Any) -> list[str]:
+    """The items no machine of the merge ran, one line each (the first `NEVER_RAN_SHOWN`)."""
+    if not items:
+        return []
+    lines = [
+        f"gemmconf: {len(items)} item(s) never ran on any machine of the merge (skipped on each):"
+    ]
+    for item in items[:NEVER_RAN_SHOWN]:
+        where = "; ".join(
+            f"{s['device'] or 'unknown device'}: {s['reason'] or 'no reason'}"
+            for s in item["skipped_on"]
+        )
+        lines.append(f"  {item['id']} on {item['backend']} ({where})")
+    if len(items) > NEVER_RAN_SHOWN:
+        lines.append(f"  ... and {len(items) - NEVER_RAN_SHOWN} more (never_ran in {path})")
+    return lines
+
+
+def _csv(args: argparse.Namespace) -> int:
+    import csv
+
+    document = merge_mod.load(args.results)
+    out = sys.stdout if args.output is None else open(args.output, "w", newline="")  # noqa: SIM115
+    try:
+        writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for record in document["records"]:
+            writer.writerow(csv_row(record, document))
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if args.output is not None:
+        print(f"gemmconf: wrote {len(document['records'])} rows to {args.output}")
+    return OK
+
+
+def csv_row(record: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    metrics = record.get("metrics") or {}
+    row = {column: record.get(column, "") for column in CSV_COLUMNS}
+    row["device"] = merge_mod.device_of(record, document)
+    row["markers"] = ";".join(record.get("markers") or [])
+    row["axes"] = ";".join(f"{k}={v}" for k, v in (record.get("axes") or {}).items())
+    row.update({name: metrics.get(name, "") for name in CSV_METRICS})
+    return {k: "" if v is None else v for k, v in row.items()}
 
 
 def _diff(args: argparse.Namespace) -> int:
     old, new = merge_mod.load(args.old), merge_mod.load(args.new)
-    result = diff_mod.diff(old, new, old_name=args.old, new_name=args.new)
+    result = diff_mod.diff(
+        old,
+        new,
+        old_name=args.old,
+        new_name=args.new,
+        metric=args.metric,
+        k=args.noise_k,
+        min_change=args.min_change,
+    )
     if args.json:
         print(json.dumps(result.as_json(), indent=1))
     else:
         width = max(shutil.get_terminal_size((120, 24)).columns, 100)
         print("\n".join(diff_mod.render(result, width=width)))
-    return REGRESSED if result.regressions else OK
+    if result.regressions:
+        return REGRESSED
+    return SLOWER if args.fail_on_regression and result.slower else OK
 
 
 def main(argv: list[str] | None = None) -> int:

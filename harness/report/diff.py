@@ -10,6 +10,13 @@ never compared with an H100 one.
 - **other change**: any other change of outcome: passed -> skipped (coverage lost), failing ->
   xfailed (an expectation was added), failed -> error, ...; shown, never a failure.
 - added / removed items (absent on one side, not failing) are only counted.
+
+Benchmark figures (items that passed in both runs and were timed in both): `vs_cublas` by
+default (the ratio to cuBLAS measured in the same run, interleaved, which cancels most of a
+machine's drift between runs), or `time_ms`. A figure that moved the wrong way beyond the noise
+model of `report.perf.compare` (k x the combined standard error of the two medians, and the
+minimum relative change) is **slower**, a benchmark regression; the other way, **faster**. Both
+are listed; `gemmconf report diff --fail-on-regression` exits non-zero on a slower item.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gemmconf.report import perf
 from gemmconf.report.merge import device_of, suite_versions
 from gemmconf.report.results import FAILING
 
@@ -51,6 +59,10 @@ class Diff:
     added: int = 0
     removed: int = 0
     notes: list[str] = field(default_factory=list)
+    metric: str = "vs_cublas"  # the benchmark figure compared
+    slower: list[perf.PerfChange] = field(default_factory=list)  # benchmark regressions
+    faster: list[perf.PerfChange] = field(default_factory=list)
+    timed: int = 0  # items timed in both runs
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -64,6 +76,12 @@ class Diff:
             "added": self.added,
             "removed": self.removed,
             "notes": self.notes,
+            "benchmark": {
+                "metric": self.metric,
+                "timed_in_both": self.timed,
+                "slower": [c.as_json() for c in self.slower],
+                "faster": [c.as_json() for c in self.faster],
+            },
         }
 
     def key_fields(self) -> tuple[str, ...]:
@@ -105,15 +123,26 @@ def classify(old: str | None, new: str | None) -> str | None:
 
 
 def diff(
-    old: dict[str, Any], new: dict[str, Any], *, old_name: str = "OLD", new_name: str = "NEW"
+    old: dict[str, Any],
+    new: dict[str, Any],
+    *,
+    old_name: str = "OLD",
+    new_name: str = "NEW",
+    metric: str = "vs_cublas",
+    k: float = perf.NOISE_K,
+    min_change: float = perf.MIN_CHANGE,
 ) -> Diff:
+    if metric not in perf.COMPARED:
+        raise ValueError(f"unknown benchmark metric {metric!r}; known: {', '.join(perf.COMPARED)}")
     by_device = _by_device((old, new))
     before, after = _index(old, by_device), _index(new, by_device)
-    result = Diff(old_name, new_name, by_device)
+    result = Diff(old_name, new_name, by_device, metric=metric)
     for key in sorted(before.keys() | after.keys()):
         was, now = before.get(key), after.get(key)
         old_outcome = was.get("outcome") if was else None
         new_outcome = now.get("outcome") if now else None
+        if was is not None and now is not None and old_outcome == new_outcome == "passed":
+            _compare_timing(result, key, was, now, by_device, k=k, min_change=min_change)
         kind = classify(old_outcome, new_outcome)
         if kind is None:
             if was is None:
@@ -146,6 +175,7 @@ def diff(
             f"{', '.join(sorted(suite_versions(new)))}): scenarios may have "
             "changed as well as the backend"
         )
+    result.notes.extend(_clock_notes(before, after))
     for name, document in ((old_name, old), (new_name, new)):
         if document.get("complete") is not True:
             result.notes.append(
@@ -153,6 +183,58 @@ def diff(
                 "removed or added, not as changes"
             )
     return result
+
+
+def _compare_timing(
+    result: Diff,
+    key: Key,
+    was: dict[str, Any],
+    now: dict[str, Any],
+    by_device: bool,
+    *,
+    k: float,
+    min_change: float,
+) -> None:
+    old_metrics, new_metrics = was.get("metrics") or {}, now.get("metrics") or {}
+    if result.metric not in old_metrics or result.metric not in new_metrics:
+        return
+    result.timed += 1
+    moved = perf.compare(old_metrics, new_metrics, result.metric, k=k, min_change=min_change)
+    if moved is None:
+        return
+    kind, before, after, change, noise = moved
+    entry = perf.PerfChange(
+        kind=kind,
+        id=key[0],
+        backend=key[1],
+        device=key[2] if by_device else None,
+        metric=result.metric,
+        old=before,
+        new=after,
+        change=change,
+        noise=noise,
+    )
+    (result.slower if kind == "slower" else result.faster).append(entry)
+
+
+def _clock_notes(before: dict[Key, dict[str, Any]], after: dict[Key, dict[str, Any]]) -> list[str]:
+    """A note when the two runs' GPUs ran at clearly different SM clocks (median over items)."""
+
+    def median_clock(index: dict[Key, dict[str, Any]]) -> float | None:
+        clocks = sorted(
+            float(m["gpu_sm_clock_mhz"])
+            for r in index.values()
+            if (m := r.get("metrics") or {}).get("gpu_sm_clock_mhz")
+        )
+        return clocks[len(clocks) // 2] if clocks else None
+
+    old_clock, new_clock = median_clock(before), median_clock(after)
+    if old_clock and new_clock and abs(new_clock - old_clock) > perf.MIN_CHANGE * old_clock:
+        return [
+            f"the GPUs ran at different SM clocks (median {old_clock:.0f} -> {new_clock:.0f} "
+            "MHz while timed): times moved with them; vs_cublas cancels most of it"
+        ]
+    return []
 
 
 def render(result: Diff, *, width: int = 120) -> list[str]:
@@ -179,11 +261,19 @@ def render(result: Diff, *, width: int = 120) -> list[str]:
         lines.append(
             "transitions: " + ", ".join(f"{n} {t}" for t, n in sorted(transitions.items()))
         )
+    if result.timed:
+        lines.extend(_perf_tables(result))
+        lines.append("")
     lines.append(
         f"{len(result.regressions)} regression(s), {len(result.progressions)} "
         f"progression(s), {len(result.other)} other change(s); {result.unchanged} "
         f"unchanged, {result.added} added, {result.removed} removed"
     )
+    if result.timed:
+        lines.append(
+            f"benchmark ({result.metric}, {result.timed} items timed in both runs): "
+            f"{len(result.slower)} slower, {len(result.faster)} faster beyond the noise"
+        )
     lines.extend(f"note: {note}" for note in result.notes)
     return lines
 
@@ -211,3 +301,36 @@ def _table(changes: list[Change], by_device: bool, width: int, why: str) -> list
         return f"  {fixed}  {reason}".rstrip()
 
     return [line(headers), *(line(r) for r in rows)]
+
+
+def _perf_tables(result: Diff) -> list[str]:
+    lines = []
+    unit = "x cuBLAS" if result.metric == "vs_cublas" else "ms"
+    for title, changes in (
+        ("SLOWER (benchmark regressions)", result.slower),
+        ("FASTER", result.faster),
+    ):
+        lines += ["", f"{title} ({len(changes)}, {result.metric})"]
+        if not changes:
+            continue
+        headers = ["id", "backend", *(["device"] if result.by_device else []), "old", "new"]
+        rows = [
+            [
+                c.id,
+                c.backend,
+                *([c.device or ""] if result.by_device else []),
+                f"{c.old:.4g}",
+                f"{c.new:.4g}",
+            ]
+            for c in changes
+        ]
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+        tail = f"change (noise: k x combined standard error, {unit})"
+        lines.append(
+            "  " + "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + f"  {tail}"
+        )
+        for c, row in zip(changes, rows, strict=True):
+            cells = "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True))
+            noise = f"±{c.noise:.3g}" if c.noise else "no spread recorded"
+            lines.append(f"  {cells}  {c.change:+.1%} ({noise})")
+    return lines

@@ -18,6 +18,9 @@ The rules, which `gemmconf report merge --help` repeats:
   `finished` the latest; `backends` the union in order; `seed`, `target_arch` and `environment`
   are kept when every input agrees and are None otherwise, and then each record carries its own
   `seed` and `target_arch` so that its repro command stays right. `merged_from` lists the inputs.
+- **Never ran.** `never_ran` lists the items (id, backend) that were skipped in every record of
+  the merge, on every machine that has them, with each machine's skip reason: what no machine
+  of the merge tested.
 """
 
 from __future__ import annotations
@@ -132,11 +135,33 @@ def merge(
         "counts": results.count(records),
         "records": records,
     }
+    out["never_ran"] = never_ran(records)
     if label_specs:
         out["backend_specs"] = label_specs
     if len(versions) > 1:
         out["suite_versions"] = versions
     return out
+
+
+def never_ran(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items skipped in every one of their records, each with where and why: ``{"id",
+    "backend", "skipped_on": [{"device", "reason"}, ...]}``, sorted by id and backend."""
+    by_item: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for record in records:
+        by_item.setdefault((str(record.get("id")), str(record.get("backend"))), []).append(record)
+    found = []
+    for (item_id, backend), group in sorted(by_item.items()):
+        if all(r.get("outcome") == "skipped" for r in group):
+            found.append(
+                {
+                    "id": item_id,
+                    "backend": backend,
+                    "skipped_on": [
+                        {"device": device_of(r) or None, "reason": r.get("reason")} for r in group
+                    ],
+                }
+            )
+    return found
 
 
 def _seed_key(value: Any) -> str:

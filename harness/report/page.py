@@ -25,7 +25,8 @@ from typing import Any
 
 import jinja2
 
-from gemmconf.report import results
+from gemmconf import ids
+from gemmconf.report import diff, results
 from gemmconf.report.merge import device_of, load
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -53,6 +54,7 @@ FIELDS = (
     "target_arch",
     "details",
     "kind",
+    "flaky",  # true: failed on some runs of --confirm-failures and passed on others
 )
 EXCERPT_CHARS = 2000
 EXCERPT_BUDGET = 1_500_000
@@ -126,9 +128,10 @@ def _norm(text: str) -> str:
 
 
 def _derived_nodeid(record: dict[str, Any]) -> str:
-    source = str(record.get("source") or "").rsplit(":", 1)[0]
-    name = str(record.get("id") or "").split("/", 1)[-1]
-    return f"{source}::{name}@{record.get('backend')}"
+    """What conformance.js rebuilds when a record's nodeid is left out (gemmconf.ids.node_id)."""
+    return ids.node_id(
+        str(record.get("source") or ""), str(record.get("id") or ""), str(record.get("backend"))
+    )
 
 
 @dataclass
@@ -201,6 +204,7 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
             "target_arch": strings.ref(record.get("target_arch")),
             "details": strings.ref(details),
             "kind": strings.ref(record.get("kind")),
+            "flaky": True if (record.get("metrics") or {}).get("flaky") is True else None,
         }
         row = [values[f] for f in FIELDS]
         while row and row[-1] is None:  # trailing empties cost bytes at 8,000 records
@@ -272,8 +276,33 @@ def _asset(name: str) -> str:
     return text
 
 
-def render(document: dict[str, Any], *, name: str = "") -> str:
-    """The whole page as one string."""
+BASELINE_ROWS = 50  # regressions listed per kind against a baseline (the diff has them all)
+
+
+def against_baseline(
+    baseline: dict[str, Any], document: dict[str, Any], *, baseline_name: str
+) -> dict[str, Any]:
+    """What the page's header says about a baseline run: counts and the first regressions."""
+    result = diff.diff(baseline, document, old_name=baseline_name)
+    return {
+        "name": baseline_name,
+        "metric": result.metric,
+        "timed": result.timed,
+        "regressions": result.regressions[:BASELINE_ROWS],
+        "slower": result.slower[:BASELINE_ROWS],
+        "counts": {
+            "regressions": len(result.regressions),
+            "progressions": len(result.progressions),
+            "slower": len(result.slower),
+            "faster": len(result.faster),
+        },
+    }
+
+
+def render(
+    document: dict[str, Any], *, name: str = "", baseline: dict[str, Any] | None = None
+) -> str:
+    """The whole page as one string; `baseline` (from `against_baseline`) adds its section."""
     data = page_data(document, name=name)
     run = data["run"]
     counts = results.count(document["records"])
@@ -293,6 +322,7 @@ def render(document: dict[str, Any], *, name: str = "") -> str:
         devices=devices or [environment.get("device_name") or "unknown device"],
         environment=environment,
         labels=sorted(run["backend_specs"]),
+        baseline=baseline,
         css=jinja2.utils.markupsafe.Markup(_asset("conformance.css")),
         script=jinja2.utils.markupsafe.Markup(_asset("conformance.js")),
         data=jinja2.utils.markupsafe.Markup(_script_json(data)),
@@ -312,10 +342,16 @@ def page_for_run(results_path: Path | None, target: str | None) -> str | None:
         return f"gemmconf: no conformance page: {exc}"
 
 
-def write_page(results_path: str | Path, out: str | Path) -> Path:
-    """Load a results file (errors name it) and write its page atomically."""
+def write_page(
+    results_path: str | Path, out: str | Path, *, baseline: str | Path | None = None
+) -> Path:
+    """Load a results file (errors name it) and write its page atomically; with `baseline`
+    (an earlier results file) the page lists the regressions against it."""
     document = load(results_path)
-    html = render(document, name=Path(results_path).name)
+    against = None
+    if baseline is not None:
+        against = against_baseline(load(baseline), document, baseline_name=Path(baseline).name)
+    html = render(document, name=Path(results_path).name, baseline=against)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,9 +41,16 @@ class ResultsWriter:
         self.run = dict(run)
         self.records: list[dict[str, Any]] = []
         self._stream = None
+        self._finished = False
+
+    @property
+    def started(self) -> bool:
+        """Whether the run got going (its first item was about to run): only then is a previous
+        run's file replaced."""
+        return self._stream is not None or self._finished
 
     def start(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(exist_ok=True)  # `writable` allowed this one missing folder only
         for stale in (self.path, self.partial):
             stale.unlink(missing_ok=True)  # an old run's file must not pass for this run's
         self._stream = self.partial.open("w")
@@ -67,6 +75,7 @@ class ResultsWriter:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
+        self._finished = True
         document = {
             "format": FORMAT,
             "version": VERSION,
@@ -85,6 +94,33 @@ class ResultsWriter:
         return self.path
 
 
+def writable(path: Path, *, creatable: Path | None = None) -> str | None:
+    """Why a results file cannot be written at `path` (None when it can): its folder must exist
+    (only `creatable`, the default's folder, may be missing, and is made at the start of the
+    run), be a folder, and take new files; `path` must not be a folder. Checked before the run,
+    so that a typo is a usage error, never a tree of folders made up or a traceback at the end."""
+    folder = path.parent
+    if path.is_dir():
+        return f"{path} is a folder; give a file name, e.g. {path / 'results.json'}"
+    probe_in = folder
+    if not folder.exists():
+        if creatable is None or folder.resolve() != creatable.resolve():
+            missing = next(
+                p for p in [folder, *folder.parents] if p.parent.exists() or p == p.parent
+            )
+            return f"folder {missing} does not exist (create it first; gemmconf makes none)"
+        probe_in = folder.parent
+    if not probe_in.is_dir():
+        return f"{probe_in} is not a folder"
+    try:
+        tempfile.TemporaryFile(dir=probe_in).close()
+    except OSError as exc:
+        return f"cannot write in {probe_in}: {exc.strerror or exc}"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{path} is not writable"
+    return None
+
+
 def count(records: list[dict[str, Any]]) -> dict[str, int]:
     totals = dict.fromkeys(OUTCOMES, 0)
     for record in records:
@@ -101,7 +137,9 @@ def count_kinds(
     found: dict[str, int] = {}
     for record in records:
         if record["outcome"] in outcomes:
-            kind = record.get("kind") or "(no kind)"
+            kind = record.get("kind") or (
+                "xpass" if record["outcome"] == "xpassed" else "(no kind)"
+            )
             found[kind] = found.get(kind, 0) + 1
     order = {kind: i for i, kind in enumerate(kinds.KINDS)}
     return dict(sorted(found.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
@@ -112,9 +150,18 @@ def read(path: str | Path) -> dict[str, Any]:
     what is wrong."""
     path = Path(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultsError(
+            f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}), so not "
+            "a gemmconf results file"
+        ) from None
     if path.name.endswith(".partial") or text.startswith(f'{{"{PARTIAL_HEADER}"'):
         document = _read_partial(path, text)
     else:

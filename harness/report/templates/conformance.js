@@ -78,16 +78,24 @@
       duration: field(row, "duration_s"),
       excerpt: field(row, "excerpt") === null ? null : DATA.excerpts[field(row, "excerpt")],
       skipClass: str(field(row, "skip_class")), seed: field(row, "seed"),
-      targetArch: str(field(row, "target_arch")),
+      targetArch: str(field(row, "target_arch")), flaky: field(row, "flaky") === true,
     };
     const nodeid = str(field(row, "nodeid"));
-    r.nodeid = nodeid || ((r.source || "").replace(/:\d+$/, "") + "::" +
-                          (r.id || "").split("/").slice(1).join("/") + "@" + r.backend);
+    r.nodeid = nodeid || nodeIdOf(r);
     r.column = MULTI_DEVICE ? r.backend + " @ " + r.device : r.backend;
     r.K = kOf(r);
     r.flops = flopsOf(r);
     return r;
   });
+
+  // gemmconf.ids.node_id: the backend inside the brackets, `mm[fp32-8x8x8@eager]`, `mm_dyn[@eager]`
+  function nodeIdOf(r) {
+    const name = (r.id || "").split("/").slice(1).join("/");
+    const open = name.indexOf("[");
+    const base = open < 0 ? name : name.slice(0, open);
+    const params = open < 0 ? "" : name.slice(open + 1).replace(/\]$/, "");
+    return (r.source || "").replace(/:\d+$/, "") + "::" + base + "[" + params + "@" + r.backend + "]";
+  }
 
   function kOf(r) {
     if (r.dims && r.dims.K !== undefined) return num(r.dims.K);
@@ -276,8 +284,10 @@
           const ratio = num(r.metrics.err_ratio);
           const chip = el("button", { type: "button", class: "chip o-" + r.outcome,
                                       "data-index": String(r.index),
-                                      title: r.outcome + (r.kind ? " (" + r.kind + ")" : "") + (r.reason ? ": " + r.reason : ""),
-                                      text: SHORT[r.outcome] + (ratio !== null ? " " + fmt(ratio) : "") });
+                                      title: r.outcome + (r.kind ? " (" + r.kind + ")" : "") +
+                                             (r.flaky ? " (flaky)" : "") + (r.reason ? ": " + r.reason : ""),
+                                      text: SHORT[r.outcome] + (r.flaky ? " flaky" : "") +
+                                            (ratio !== null ? " " + fmt(ratio) : "") });
           chip.addEventListener("click", function (e) { e.stopPropagation(); openDetail(r); });
           td.appendChild(chip);
         }
@@ -336,6 +346,8 @@
     detailBody.appendChild(el("h3", { text: r.id }));
     detailBody.appendChild(el("p", {}, [
       el("span", { class: "badge o-" + r.outcome, text: r.outcome }),
+      r.flaky ? el("span", { class: "badge", text: "flaky",
+                             title: "failed on some runs with the same seed, passed on others" }) : null,
       el("span", { class: "muted", text: " on " + r.backend + (r.device ? " (" + r.device + ")" : "") }),
     ]));
     if (r.kind) {

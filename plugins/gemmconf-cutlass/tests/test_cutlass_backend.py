@@ -1,4 +1,4 @@
-"""Tests of the cutlass backend: harness/backends/cutlass.py and cutlass_codegen.py.
+"""Tests of the cutlass backend package, gemmconf_cutlass.
 
 Three tiers, each skipping with its reason where the machine lacks what it needs:
 
@@ -25,28 +25,20 @@ import subprocess
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 import torch.nn.functional as F
+from gemmconf_cutlass import codegen
+from gemmconf_cutlass.backend import NO_GPU, CutlassBackend, CutlassCompiled
+from gemmconf_cutlass.launch import _Args, emulate_launch
+from gemmconf_cutlass.lowering import CutlassCompiler
+from gemmconf_cutlass.planning import CutlassLaunchPlan, SkippedLaunch, plan_gemm
 
-from gemmconf.backends import cutlass_codegen as codegen
-from gemmconf.backends.cutlass import (
-    NO_GPU,
-    CutlassBackend,
-    CutlassCompiled,
-    CutlassCompiler,
-    LaunchPlan,
-    SkippedLaunch,
-    _Args,
-    emulate_launch,
-    plan_gemm,
-)
+from gemmconf import api
 from gemmconf.codecheck import CheckBlock, run_filecheck
 
-ROOT = Path(__file__).resolve().parent.parent
 E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
 
 HAVE_CUTLASS_LIBRARY = importlib.util.find_spec("cutlass_library") is not None
@@ -262,9 +254,9 @@ def test_spec_rejects_what_no_kernel_implements(fields: dict[str, Any], problem:
 
 @needs_cutlass_library
 def test_rendering_does_not_depend_on_pythonhashseed() -> None:
-    """cutlass_library's own default kernel choice does (FACTS.md); pinned tiles must not."""
+    """cutlass_library's own default kernel choice does; pinned tiles must not."""
     script = (
-        "import hashlib; from gemmconf.backends import cutlass_codegen as c; "
+        "import hashlib; from gemmconf_cutlass import codegen as c; "
         "s = c.KernelSpec('e4m3fn', 'e4m3fn', 'bf16', scaling='rowwise', source='row', "
         "source_dtype='bf16'); print(hashlib.sha256(c.render(s).encode()).hexdigest())"
     )
@@ -273,7 +265,6 @@ def test_rendering_does_not_depend_on_pythonhashseed() -> None:
         env = {**os.environ, "PYTHONHASHSEED": seed}
         done = subprocess.run(
             [sys.executable, "-c", script],
-            cwd=ROOT,
             env=env,
             capture_output=True,
             text=True,
@@ -510,7 +501,7 @@ def test_plan_strides_describe_the_operands() -> None:
     a = col_major(randn(64, 32))
     b = randn(32, 48)
     plan = plan_gemm("mm", a, b)
-    assert isinstance(plan, LaunchPlan)
+    assert isinstance(plan, CutlassLaunchPlan)
     assert (plan.spec.a_major, plan.spec.b_major) == ("m", "n")
     assert plan.a.strides == (1, 64, 64 * 32)  # (M, K, L) of a column-major a
     assert plan.b.strides == (1, 48, 48 * 32)  # (N, K, L): b's N is contiguous
@@ -595,12 +586,15 @@ def _one_block(instance: Any) -> bool:
 
 
 def test_expectations_match_the_backends_coverage() -> None:
-    from gemmconf import expectations
-    from gemmconf.scenario import discover, load_suite
+    """The packaged expectations.yaml, loaded as a run loads it, over the whole suite."""
+    from gemmconf import bundled_suites, expectations
 
-    instances = [i for path in discover(["suites"], ROOT) for i in load_suite(path, root=ROOT)]
+    instances = api.instances()
     table = expectations.load(
-        ROOT / "suites" / "expectations", "cutlass", [i.id for i in instances], ROOT
+        bundled_suites() / "expectations",
+        "cutlass",
+        instances,  # the instances, as a run passes them: field patterns need their fields
+        packaged=expectations.packaged_files(CutlassBackend(), "cutlass"),
     )
     wrong = []
     for instance in instances:
@@ -609,7 +603,7 @@ def test_expectations_match_the_backends_coverage() -> None:
         if listed != expected_outcome(instance):
             wrong.append(f"{instance.id}: listed {listed}, expected {expected_outcome(instance)}")
     assert not wrong, (
-        "suites/expectations/cutlass.yaml disagrees with the backend's coverage:\n"
+        "gemmconf_cutlass/expectations.yaml disagrees with the backend's coverage:\n"
         + "\n".join(wrong[:40])
     )
 
@@ -681,7 +675,7 @@ def test_cache_serves_builds_without_nvcc(
 
 def test_shared_library_loads_and_reports_errors(built: dict[str, codegen.Built]) -> None:
     """The launch shim links and answers through ctypes; without a GPU its run fails cleanly."""
-    from gemmconf.backends.cutlass import KernelLibrary, launch_args
+    from gemmconf_cutlass.launch import KernelLibrary, launch_args
 
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: tier 3 launches for real")
@@ -690,7 +684,7 @@ def test_shared_library_loads_and_reports_errors(built: dict[str, codegen.Built]
     lib = library._lib
     assert lib.gemmconf_abi_version() == codegen.ABI_VERSION
     plan = plan_gemm("mm", randn(64, 64), randn(64, 48))
-    assert isinstance(plan, LaunchPlan) and plan.spec == KERNELS["fp16_mm"]
+    assert isinstance(plan, CutlassLaunchPlan) and plan.spec == KERNELS["fp16_mm"]
     args = launch_args(plan)
     size = ctypes.c_uint64(1)
     assert lib.gemmconf_workspace_size(ctypes.byref(args), ctypes.byref(size)) == 0
@@ -785,7 +779,7 @@ def test_gpu_cases_plan_on_the_cpu(
 @pytest.fixture(scope="module")
 def gpu_kernels() -> None:
     """Build the GPU cases' kernels in parallel first (planned on CPU copies of their inputs)."""
-    from gemmconf.backends.cutlass import _plan_only, prebuild
+    from gemmconf_cutlass.survey import _plan_only, prebuild
 
     specs: set[codegen.KernelSpec] = set()
     for _, fn, make_inputs in _gpu_cases():
@@ -828,11 +822,11 @@ def test_gpu_launch_matches_torch(
 @needs_cutlass_library
 def test_gpu_kernel_failure_is_an_error_not_a_wrong_result(gpu_kernels: None) -> None:
     """A plan the kernel cannot implement raises with CUTLASS's status, never returns garbage."""
-    from gemmconf.backends.cutlass import kernel_library
+    from gemmconf_cutlass.launch import kernel_library
 
     a, b = randn(64, 64).cuda(), randn(64, 48).cuda()
     plan = plan_gemm("mm", a, b)
-    assert isinstance(plan, LaunchPlan)
+    assert isinstance(plan, CutlassLaunchPlan)
     plan.problem = type(plan.problem)(1, 64, 47, 64, (64, 47, 64))  # N breaks D's alignment
     with pytest.raises(RuntimeError, match="can_implement"):
         kernel_library(plan.spec).run(plan)
@@ -841,20 +835,36 @@ def test_gpu_kernel_failure_is_an_error_not_a_wrong_result(gpu_kernels: None) ->
 @needs_cutlass_library
 @needs_cpu_rowwise
 def test_codegen_suite_checks_hold_on_emulated_launches() -> None:
-    """suites/cutlass/codegen.yaml's `python` and `cuda` blocks, against CPU-planned launches."""
-    from gemmconf import codecheck, inputs, program
-    from gemmconf.runner import applicable_checks
-    from gemmconf.scenario import load_suite
-
-    instances = load_suite(ROOT / "suites" / "cutlass" / "codegen.yaml", root=ROOT)
+    """suites/cutlass/codegen.yaml's items, judged by gemmconf's runner and oracle on the CPU
+    with emulated launches: values, recompiles and the `python` and `cuda` code checks."""
+    instances = api.instances(["cutlass_codegen/*"])
     assert instances
+    backend = CutlassBackend(launcher=emulate_launch, allow_cpu=True)
     for instance in instances:
-        fn = program.make_function(instance)
-        item_inputs = inputs.build(instance, 0, 0, "cpu")
-        compiled = compile_emulated(fn)
-        got, want = compiled(*item_inputs.tensors), fn(*item_inputs.tensors)
-        torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
-        blocks = applicable_checks(instance, "cutlass", target=None)
-        assert blocks, instance.id
-        for result in codecheck.check_artifacts(blocks, compiled.artifacts(), target=None):
-            assert result.passed, f"{instance.id}:\n{result.diagnostic}"
+        verdict = api.run(instance, backend)
+        assert verdict.passed, "\n".join(verdict.problems)
+        assert verdict.metrics.get("code_checks"), f"{instance.id}: no code check ran"
+
+
+@needs_cutlass_library
+def test_survey_finds_the_kernels_and_leaves_judging_to_gemmconf(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Plan-only survey of two instances; with --check, gemmconf's runner judges each one, so a
+    launch that computes the wrong thing is caught by the harness, not by the backend."""
+    from gemmconf_cutlass import survey
+
+    ids = ["cutlass_codegen/sm90_kernels[fp16_mm]", "cutlass_codegen/sm90_kernels[fp16_linear_odd]"]
+    found = survey.survey(api.instances(ids))
+    assert sorted({i for used in found.specs.values() for i in used}) == sorted(ids)
+    assert not (found.errors or found.not_implemented or found.failed)
+    assert survey.main([*ids, "--check"]) == 0
+    assert "0 failed gemmconf's check" in capsys.readouterr().out
+
+    def off_by_one(plan: CutlassLaunchPlan) -> None:
+        emulate_launch(plan)
+        plan.d.tensor.add_(1)  # a plausible bug: a stray epilogue term
+
+    monkeypatch.setattr(survey, "emulate_launch", off_by_one)
+    found = survey.survey(api.instances(ids[:1]), check=True)
+    assert list(found.failed) == ids[:1] and "not close" in found.failed[ids[0]].lower()

@@ -1,0 +1,269 @@
+"""Scaling recipes: which elements share a scale, how scales are made, how to recognise them.
+
+A recipe says, for each operand of a scaled GEMM (a is (M, K), b is (K, N)), the block of
+elements one scale covers: ``(1, WHOLE)`` is a scale per row, ``(128, 128)`` one per 128x128
+block, ``(WHOLE, WHOLE)`` one for the tensor. Scale shapes, the divisibility the blocks impose,
+quantization and the classifier (scale shapes -> recipe, as a backend sees them) all follow from
+those blocks. Scales are what ``_scaled_mm`` takes: the factor that dequantizes (x = q * scale).
+
+The amax recipes (tensorwise, rowwise, blockwise, blockwise_1x128, blockwise_128x128_1x128)
+make fp32 scales amax / max(dtype). The microscaling recipes (`microscaling.py`) make their own:
+``mx`` (power-of-two e8m0 scales per 1x32, fp8 elements), ``nvfp4`` (e4m3 scales per 1x16, fp4
+elements, and a per-tensor fp32 global scale) and ``nvfp4_single`` (without it). `ops` says
+which ops take a recipe: ``_scaled_mm`` knows the first three, ``F.scaled_mm`` (op
+``scaled_mm_v2``) every one, the grouped scaled GEMM rowwise only. `scaling_types` are the
+`F.ScalingType` names F.scaled_mm is called with, per operand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+
+from gemmconf.gemm import microscaling
+
+WHOLE = 0  # a block extent spanning the whole dimension
+
+
+class ScaleLike(Protocol):
+    """A scale as a backend sees it: a tensor, a fake tensor or a graph node's meta value."""
+
+    @property
+    def shape(self) -> Sequence[Any]: ...
+
+    @property
+    def dtype(self) -> torch.dtype: ...
+
+
+@dataclass(frozen=True)
+class Quantized:
+    """An operand quantized by a recipe."""
+
+    values: torch.Tensor  # in the fp8 dtype (fp4: two values a byte along K)
+    scale: torch.Tensor  # what the scaled GEMM takes for this operand
+    dequantized: torch.Tensor  # fp64, values * scale exactly
+    global_scale: torch.Tensor | None = None  # NVFP4's second, per-tensor level
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One scaling recipe; `name` is the scenario's ``scaling:`` value."""
+
+    name: str
+    a_block: tuple[int, int]  # elements of a (M, K) one scale covers; WHOLE spans the dim
+    b_block: tuple[int, int]  # elements of b (K, N) one scale covers
+    scale_dtype: torch.dtype = torch.float32
+    # CUDA eager takes blockwise scales column-major ("outer-dim-major")
+    scales_column_major: bool = False
+    kind: str = "amax"  # "amax" (scale = amax / max(dtype)), "mx" or "nvfp4" (microscaling.py)
+    global_scale: bool = False  # a second, per-tensor fp32 scale per operand (NVFP4)
+    ops: tuple[str, ...] = ("scaled_mm", "scaled_mm_v2")  # the ops that take this recipe
+    scaling_types: tuple[str, str] = ("TensorWise", "TensorWise")  # F.ScalingType of a, b
+    swizzle: str = "none"  # the scale layout CUDA eager wants: "none" or "32_4_4"
+    element: str | None = None  # the one operand dtype the recipe makes (fp4); None: fp8 ones
+
+    @property
+    def microscaling(self) -> bool:
+        return self.kind in ("mx", "nvfp4")
+
+    @property
+    def per_tensor(self) -> bool:
+        return self.a_block == self.b_block == (WHOLE, WHOLE)
+
+    def block(self, operand: str) -> tuple[int, int]:
+        return {"a": self.a_block, "b": self.b_block}[operand]
+
+    def scale_shape(self, operand: str, rows: int, cols: int) -> tuple[int, ...]:
+        """The scale's shape for an operand of (rows, cols): 0-dim for a per-tensor scale."""
+        if self.per_tensor:
+            return ()
+        block_rows, block_cols = self.block(operand)
+        return (
+            1 if block_rows == WHOLE else _cdiv(rows, block_rows),
+            1 if block_cols == WHOLE else _cdiv(cols, block_cols),
+        )
+
+    def multiples(self) -> dict[str, int]:
+        """What M, N and K must be multiples of so that blocks tile the operands (microscaling
+        blocks may end part-way: their scales cover what is there)."""
+        needed: dict[str, int] = {}
+        if self.microscaling:
+            return needed
+        for dims, block in ((("M", "K"), self.a_block), (("K", "N"), self.b_block)):
+            for dim, extent in zip(dims, block, strict=True):
+                if extent not in (WHOLE, 1):
+                    needed[dim] = max(needed.get(dim, 1), extent)
+        return needed
+
+    def shape_error(self, m: int, n: int, k: int) -> str | None:
+        """Why blocks of this recipe do not tile an (M, K) x (K, N) problem; None if they do."""
+        needed = self.multiples()
+        sizes = {"M": m, "N": n, "K": k}
+        if not any(sizes[dim] % multiple for dim, multiple in needed.items()):
+            return None
+        first = next(iter(needed.values()))
+        if all(multiple == first for multiple in needed.values()):
+            return f"{self.name} scaling needs {' and '.join(needed)} to be multiples of {first}"
+        rules = ", ".join(f"{dim} % {multiple} == 0" for dim, multiple in needed.items())
+        return f"{self.name} scaling needs {rules}"
+
+    def matches(self, scale_a: ScaleLike, scale_b: ScaleLike, m: int, n: int, k: int) -> bool:
+        """Whether these scales implement this recipe for an (M, K) x (K, N) GEMM."""
+        if scale_a.dtype != self.scale_dtype or scale_b.dtype != self.scale_dtype:
+            return False
+        shape_a, shape_b = tuple(scale_a.shape), tuple(scale_b.shape)
+        if self.per_tensor:  # one value, whatever its rank
+            return math.prod(shape_a) == 1 and math.prod(shape_b) == 1
+        return shape_a == self.scale_shape("a", m, k) and shape_b == self.scale_shape("b", k, n)
+
+    def quantize(self, source: torch.Tensor, operand: str, dtype: torch.dtype) -> Quantized:
+        """`source` in `dtype`, with scales `amax / max(dtype)` over this recipe's blocks.
+
+        A per-tensor scale works on any rank; blocks apply to the last two dims. Microscaling
+        recipes quantize b (K, N) along K, as its transpose; their scales come out as (rows, K
+        blocks) with rows M for a and N for b, unswizzled.
+        """
+        if self.microscaling:
+            return self._quantize_microscaled(source, operand, dtype)
+        top = torch.finfo(dtype).max
+        x = source.float()
+        if self.per_tensor:
+            amax = x.abs().amax() if x.numel() else torch.tensor(1.0)
+            scale = _nonzero(amax) / top
+            expanded = scale
+        else:
+            rows, cols = x.shape[-2], x.shape[-1]
+            block_rows, block_cols = self.block(operand)
+            extent_rows = rows if block_rows == WHOLE else block_rows
+            extent_cols = cols if block_cols == WHOLE else block_cols
+            counts = self.scale_shape(operand, rows, cols)
+            if extent_rows == 0 or extent_cols == 0:  # nothing to reduce: a neutral scale
+                amax = torch.ones(*x.shape[:-2], *counts)
+            else:
+                blocks = x.reshape(*x.shape[:-2], counts[0], extent_rows, counts[1], extent_cols)
+                amax = blocks.abs().amax((-3, -1))
+            scale = _nonzero(amax) / top
+            expanded = scale.repeat_interleave(extent_rows, -2).repeat_interleave(extent_cols, -1)
+        values = (x / expanded).clamp(-top, top).to(dtype)
+        dequantized = values.to(torch.float64) * expanded.to(torch.float64)
+        scale = scale.to(self.scale_dtype).contiguous()
+        if self.scales_column_major:
+            scale = scale.t().contiguous().t()
+        return Quantized(values, scale, dequantized)
+
+    def _quantize_microscaled(
+        self, source: torch.Tensor, operand: str, dtype: torch.dtype
+    ) -> Quantized:
+        x = source if operand == "a" else source.transpose(-2, -1)
+        if self.kind == "mx":
+            q = microscaling.quantize_mx(x, dtype)
+        else:
+            q = microscaling.quantize_nvfp4(x, global_scale=self.global_scale)
+        values, deq = q.values, q.dequantized
+        if operand != "a":
+            values, deq = values.transpose(-2, -1), deq.transpose(-2, -1)
+        return Quantized(values, q.scale, deq, q.global_scale)
+
+
+def _nonzero(amax: torch.Tensor) -> torch.Tensor:
+    """An all-zero block keeps scale 1 (any scale represents it; 0 would divide by zero)."""
+    return torch.where(amax > 0, amax, torch.ones_like(amax))
+
+
+BLOCK = 128  # blockwise: 1x128 activation scales, 128x128 weight scales
+
+_V2 = ("scaled_mm_v2",)
+RECIPES: dict[str, Recipe] = {
+    recipe.name: recipe
+    for recipe in (
+        Recipe(
+            "tensorwise",
+            a_block=(WHOLE, WHOLE),
+            b_block=(WHOLE, WHOLE),
+            ops=("scaled_mm", "scaled_mm_v2"),
+        ),
+        Recipe(
+            "rowwise",
+            a_block=(1, WHOLE),
+            b_block=(WHOLE, 1),
+            ops=("scaled_mm", "scaled_mm_v2", "scaled_grouped_mm"),
+            scaling_types=("RowWise", "RowWise"),
+        ),
+        Recipe(
+            "blockwise",
+            a_block=(1, BLOCK),
+            b_block=(BLOCK, BLOCK),
+            scales_column_major=True,
+            scaling_types=("BlockWise1x128", "BlockWise128x128"),
+        ),
+        Recipe(
+            "blockwise_1x128",
+            a_block=(1, BLOCK),
+            b_block=(BLOCK, 1),
+            ops=_V2,
+            scaling_types=("BlockWise1x128", "BlockWise1x128"),
+        ),
+        Recipe(
+            "blockwise_128x128_1x128",
+            a_block=(BLOCK, BLOCK),
+            b_block=(BLOCK, 1),
+            ops=_V2,
+            scaling_types=("BlockWise128x128", "BlockWise1x128"),
+        ),
+        Recipe(
+            "mx",
+            a_block=(1, microscaling.MX_BLOCK),
+            b_block=(microscaling.MX_BLOCK, 1),
+            scale_dtype=torch.float8_e8m0fnu,
+            kind="mx",
+            ops=_V2,
+            scaling_types=("BlockWise1x32", "BlockWise1x32"),
+            swizzle="32_4_4",
+        ),
+        Recipe(
+            "nvfp4",
+            a_block=(1, microscaling.NVFP4_BLOCK),
+            b_block=(microscaling.NVFP4_BLOCK, 1),
+            scale_dtype=torch.float8_e4m3fn,
+            kind="nvfp4",
+            global_scale=True,
+            ops=_V2,
+            scaling_types=("BlockWise1x16", "BlockWise1x16"),
+            swizzle="32_4_4",
+            element="fp4",
+        ),
+        Recipe(
+            "nvfp4_single",
+            a_block=(1, microscaling.NVFP4_BLOCK),
+            b_block=(microscaling.NVFP4_BLOCK, 1),
+            scale_dtype=torch.float8_e4m3fn,
+            kind="nvfp4",
+            ops=_V2,
+            scaling_types=("BlockWise1x16", "BlockWise1x16"),
+            swizzle="32_4_4",
+            element="fp4",
+        ),
+    )
+}
+SWIZZLES = ("none", "32_4_4")
+
+
+def classify(
+    scale_a: ScaleLike, scale_b: ScaleLike, m: int, n: int, k: int, *, op: str = "scaled_mm"
+) -> Recipe | None:
+    """The recipe these scales implement for an (M, K) x (K, N) GEMM of `op`; None for any other.
+
+    The first match in `RECIPES` order wins (one-element scales read as tensorwise).
+    """
+    for recipe in RECIPES.values():
+        if op in recipe.ops and recipe.matches(scale_a, scale_b, m, n, k):
+            return recipe
+    return None

@@ -1,0 +1,399 @@
+"""Device memory of one item: what it will take (`estimate`), what it took (`PeakWatch`), and
+what an out-of-memory error said (`out_of_memory`).
+
+The estimate is made from the scenario alone (shapes, dtypes, layouts, epilogue), before anything
+runs, so that xdist workers sharing a GPU can share its memory (`gemmconf.isolation.budget`).
+It follows what `runner.run_item` keeps alive at its peak: eager's and the backend's inputs and
+outputs of every shape set (they live until the oracle is done), a backend's workspace (an
+autotuning backend benchmarks on copies of the inputs), one piece of the chunked fp64 reference
+(`gemmconf.chunked`), and the oracle's fp64 output-sized temporaries. It is an upper bound by
+design, with a margin: an under-estimate runs a GPU out of memory, an over-estimate only makes an
+item wait. Where the estimate was wrong, the measured peak (`memory_peak_bytes`, CUDA) says so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from gemmconf import chunked
+from gemmconf.gemm.dtypes import DTYPES, is_fp8
+from gemmconf.gemm.ops import OPS
+from gemmconf.scenario import ScenarioInstance, eval_dim
+
+GIB = 1 << 30
+FP64 = 8
+# fp64 output-sized values while judging: the reference, a rounding or magnitude bound and the
+# oracle's temporaries (measured on an H100: about 9.5)
+ORACLE_FP64_OUTPUTS = 10
+MARGIN = 1.15  # allocator rounding and fragmentation
+SLACK_BYTES = 256 << 20  # small tensors, scales, compiled kernels' constants
+RELEASE_ABOVE_BYTES = 256 << 20  # an item that reserved more gives its cached blocks back
+
+# The simulated budget, in bytes, handed to the isolation worker by its parent: the worker caps
+# its own allocations to it, so an item that needs more fails as it would on such a GPU.
+BUDGET_ENV = "GEMMCONF_GPU_MEMORY_BUDGET_BYTES"
+# What the items of one GPU share (the budget less every worker's own share), handed to the
+# worker the same way: an output whose judging would take more than 1/HOST_JUDGE_SHARE of it is
+# judged on the CPU (`judging_device`).
+SHARED_ENV = "GEMMCONF_GPU_MEMORY_SHARED_BYTES"
+HOST_JUDGE_SHARE = 2
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """An item's estimated device memory at its peak, in bytes, by what holds it."""
+
+    inputs: int  # eager's and the backend's, every shape set
+    # eager's and the backend's, every shape set, plus an epilogue's temporary and the integrity
+    # checks' (poisoned blocks, the second call's output)
+    outputs: int
+    backend: int  # the backend's own workspace (autotuning: a copy of inputs and output)
+    reference: int  # the largest piece of the chunked fp64 reference
+    oracle: int  # fp64 output-sized values while judging
+    host: int = 0  # on the CPU: the fp64 reference inputs, drawn sources, outputs judged there
+
+    @property
+    def total(self) -> int:
+        raw = self.inputs + self.outputs + self.backend + self.reference + self.oracle
+        return int(raw * MARGIN) + SLACK_BYTES
+
+    @property
+    def host_total(self) -> int:
+        return int(self.host * MARGIN) + SLACK_BYTES
+
+    def as_record(self) -> dict[str, int]:
+        return {
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+            "backend": self.backend,
+            "reference": self.reference,
+            "oracle": self.oracle,
+            "total": self.total,
+            "host": self.host_total,
+        }
+
+
+def estimate(
+    instance: ScenarioInstance,
+    *,
+    autotunes: bool = False,
+    shared: int | None = None,
+    chunk_bytes: int = chunked.CHUNK_BYTES,
+) -> Footprint:
+    """The device memory `run_item` will hold at its peak for this item (an upper bound), when
+    the items of its GPU share `shared` bytes (None: no budget; it decides `judging_device`)."""
+    inputs = outputs = host = 0
+    biggest_set = biggest_out = reference = oracle = drawn = 0
+    for index in range(len(instance.shape_sets)):
+        sizes = instance.dims(index)
+        stored = stored_input_bytes(instance, sizes)
+        out = output_bytes(instance, sizes)
+        inputs += 2 * stored  # eager's and the backend's (inputs.build runs twice)
+        outputs += 2 * out
+        biggest_set = max(biggest_set, stored + out)
+        biggest_out = max(biggest_out, out)
+        if not OPS[instance.op].exact and instance.checks.numeric != "none":
+            reference = max(reference, chunked.plan(instance, sizes, chunk_bytes).piece_bytes)
+        if judging_device(instance, sizes, "cuda", shared) == "cuda":
+            oracle = max(oracle, oracle_bytes(instance, sizes))
+        else:  # judged on the CPU: the oracle's values and copies of both outputs are there
+            host += oracle_bytes(instance, sizes) + 2 * out
+        host += 2 * reference_input_bytes(instance, sizes)  # each build keeps fp64 copies
+        drawn = max(drawn, stored + largest_operand(instance, sizes) * 4)  # fp32 draws, casts
+    backend = biggest_set if autotunes else biggest_out
+    # the integrity checks (gemmconf.integrity): blocks of the outputs' sizes poisoned and handed
+    # back to the allocator, and the output of the second call on fresh values of shape set 0.
+    # InputGuard copies large inputs to the host; the fresh inputs of a large shape set take
+    # the place of eager's, released first (runner._check_stale_bitwise); a small shape set's
+    # second draw fits in SLACK_BYTES.
+    checks = 3 * biggest_out
+    return Footprint(
+        inputs, outputs + biggest_out + checks, backend, reference, oracle, host + drawn
+    )
+
+
+def oracle_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
+    """What judging one shape set's outputs holds: fp64 output-sized values."""
+    elements = chunked.output_elements(instance, sizes) * chunked.outputs_of(instance)
+    return elements * FP64 * ORACLE_FP64_OUTPUTS
+
+
+def judging_device(
+    instance: ScenarioInstance, sizes: dict[str, int], device: str, shared: int | None = None
+) -> str:
+    """Where one shape set's outputs are judged: on the item's device, or on the CPU when the
+    oracle's fp64 values would take more than 1/HOST_JUDGE_SHARE of what the GPU's items share
+    (`shared`, default: the parent's `SHARED_ENV`; none: the device)."""
+    if device == "cpu":
+        return "cpu"
+    if shared is None:
+        shared = int(os.environ.get(SHARED_ENV) or 0) or None
+    if shared is None or oracle_bytes(instance, sizes) * HOST_JUDGE_SHARE <= shared:
+        return device
+    return "cpu"
+
+
+def placed(device: str, *values: Any) -> tuple[Any, ...]:
+    """`values` (tensors, or tuples of them) moved to `device` when all of them are on one
+    other device; else as they are (a device mismatch stays for the oracle to report)."""
+    tensors = [t for v in values for t in (v if isinstance(v, tuple | list) else (v,))]
+    import torch
+
+    if not all(isinstance(t, torch.Tensor) for t in tensors):
+        return values
+    kinds = {t.device.type for t in tensors}
+    if len(kinds) != 1 or kinds == {device}:
+        return values
+    return tuple(
+        type(v)(t.to(device) for t in v) if isinstance(v, tuple | list) else v.to(device)
+        for v in values
+    )
+
+
+def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
+    """Bytes of one shape set's reference inputs, which `inputs.build` keeps on the CPU: fp8
+    dequantized in fp64, others in their own dtype; a stride-0 batch is a view of one batch."""
+    if OPS[instance.op].exact:
+        return 0  # judged against eager alone: no reference inputs
+    total = 0
+    for name, exprs in chunked.input_dims(instance).items():
+        if exprs is None:  # a shape the scenario does not spell: at most an output's size
+            exprs = ("M", "N") if "N" in sizes else ()
+        shape = [eval_dim(e, sizes) for e in exprs]
+        operand = next((o for o in instance.operands if o.name == name), None)
+        if operand is not None and operand.layout.startswith("expand") and shape:
+            shape[0] = 1
+        addend = OPS[instance.op].addend
+        if operand is not None:
+            itemsize = FP64 if is_fp8(operand.dtype) else _itemsize(operand.dtype)
+        elif addend is not None and name == addend.name:
+            itemsize = _itemsize(instance.bias_dtype or _result_dtype(instance))
+        elif name.startswith("other"):
+            itemsize = _itemsize(_result_dtype(instance))
+        else:  # a scale, folded into its operand: a 0-dim fp64 one
+            itemsize = FP64
+        total += _prod(shape) * itemsize
+    return total
+
+
+def largest_operand(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
+    """Elements of the largest operand of one shape set."""
+    return max((_prod(eval_dim(e, sizes) for e in o.shape) for o in instance.operands), default=0)
+
+
+def stored_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
+    """Bytes of one shape set's inputs as `inputs.build` lays them out on the device."""
+    total = 0
+    for operand in instance.operands:
+        if operand.layout == "alias":
+            continue  # the same tensor as `a`
+        shape = [eval_dim(e, sizes) for e in operand.shape]
+        if operand.layout.startswith("expand") and shape:
+            shape[0] = 1  # a stride-0 batch
+        if operand.layout in ("padded", "padded_odd") and shape:
+            shape[-1] = (shape[-1] // 16 + 1) * 16 if operand.layout == "padded" else shape[-1] + 1
+        elements = _prod(shape) + (1 if operand.layout == "offset" else 0)
+        total += elements * _itemsize(operand.dtype)
+    result = _itemsize(_result_dtype(instance))
+    if instance.bias is not None:
+        bias_dtype = instance.bias_dtype or _result_dtype(instance)
+        total += _prod(eval_dim(e, sizes) for e in instance.bias) * _itemsize(bias_dtype)
+    for step in instance.epilogue:
+        if step.kind == "add_tensor":
+            total += _prod(eval_dim(e, sizes) for e in step.arg) * result
+    return total
+
+
+def output_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
+    """Bytes of one shape set's outputs (every `keep` too), at the widest dtype the chain has."""
+    widest = max(
+        [_itemsize(_result_dtype(instance))]
+        + [_itemsize(step.arg) for step in instance.epilogue if step.kind == "cast"]
+    )
+    return chunked.output_elements(instance, sizes) * chunked.outputs_of(instance) * widest
+
+
+def _result_dtype(instance: ScenarioInstance) -> str:
+    """The GEMM's output dtype (as `inputs._default_bias_dtype` has it)."""
+    return OPS[instance.op].result_dtype_for(instance.operand("a").dtype, instance.out_dtype)
+
+
+def _itemsize(dtype: str) -> int:
+    return DTYPES[dtype].torch_dtype.itemsize if dtype in DTYPES else FP64
+
+
+def _prod(values: Any) -> int:
+    total = 1
+    for value in values:
+        total *= max(int(value), 0)
+    return total
+
+
+def gib(nbytes: float) -> str:
+    return f"{nbytes / GIB:.1f} GiB"
+
+
+# --- what an item took ---------------------------------------------------------------------------
+
+
+class PeakWatch:
+    """The device memory one CUDA item reserved at its peak (``metrics["memory_peak_bytes"]``),
+    and its cached blocks given back after a large item: memory an idle worker keeps cached is
+    memory the other workers' budgets cannot see."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.peak: int | None = None
+
+    @contextmanager
+    def watching(self) -> Iterator[PeakWatch]:
+        import torch
+
+        available = getattr(getattr(torch, "cuda", None), "is_available", None)
+        if self.device != "cuda" or available is None or not available():
+            yield self
+            return
+        cap_process()
+        torch.cuda.reset_peak_memory_stats()
+        try:
+            yield self
+        finally:
+            self.peak = int(torch.cuda.max_memory_reserved())
+            if self.peak > RELEASE_ABOVE_BYTES:
+                torch.cuda.empty_cache()
+
+    def metrics(self) -> dict[str, int]:
+        """The item's peak, and the worker's largest resident set so far (host memory: it only
+        grows, so it is the item's own where the item set a new high)."""
+        if self.peak is None:
+            return {}
+        import resource
+
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+        return {"memory_peak_bytes": self.peak, "worker_max_rss_bytes": int(rss)}
+
+
+_capped = False
+
+
+def cap_process() -> None:
+    """Under a simulated budget (`BUDGET_ENV`), cap this process's CUDA allocations to it: on an
+    80 GB GPU, ``--gpu-memory-budget 24`` then fails an item as a 24 GB GPU would."""
+    global _capped
+    budget = os.environ.get(BUDGET_ENV)
+    if _capped or not budget:
+        return
+    import torch
+
+    total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    torch.cuda.set_per_process_memory_fraction(min(1.0, int(budget) / total))
+    _capped = True
+
+
+# --- what an out-of-memory error said ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutOfMemory:
+    """An out-of-memory error, with the numbers: what was asked for, what the device had free
+    (when it was asked), its total, the run's budget, and what this process held."""
+
+    error_type: str
+    device: str
+    requested_bytes: int | None
+    free_bytes: int | None
+    total_bytes: int | None
+    budget_bytes: int | None
+    allocated_bytes: int | None
+    reserved_bytes: int | None
+
+    def metrics(self) -> dict[str, Any]:
+        """For ``metrics["out_of_memory"]`` (the failure kind "out of memory" reads it)."""
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    def text(self) -> str:
+        parts = [f"out of {self.device} memory"]
+        if self.requested_bytes is not None:
+            parts.append(f"requested {gib(self.requested_bytes)}")
+        if self.free_bytes is not None:
+            parts.append(f"{gib(self.free_bytes)} free")
+        if self.total_bytes is not None:
+            parts.append(f"of {gib(self.total_bytes)}")
+        if self.budget_bytes is not None:
+            parts.append(f"budget {gib(self.budget_bytes)}")
+        return ", ".join(parts)
+
+
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+_AMOUNT = r"([0-9.]+) ?(B|KiB|MiB|GiB|TiB)"
+
+
+def _bytes(pattern: str, text: str) -> int | None:
+    match = re.search(pattern, text)
+    return None if match is None else int(float(match[1]) * _UNITS[match[2]])
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """CUDA's and the CPU allocator's out-of-memory errors (not Triton's shared-memory limit)."""
+    if any(cls.__name__ == "OutOfMemoryError" for cls in type(error).__mro__):
+        return True
+    text = str(error)
+    return (
+        "CUDA out of memory" in text
+        or "CUDA error: out of memory" in text
+        or "CUBLAS_STATUS_ALLOC_FAILED" in text
+        or "can't allocate memory" in text  # DefaultCPUAllocator
+    )
+
+
+def out_of_memory(error: BaseException) -> OutOfMemory | None:
+    """The numbers of an out-of-memory error (None for any other error). The requested size is
+    the one torch's message names; free and total are asked of the device now."""
+    if not is_out_of_memory(error):
+        return None
+    text = str(error)
+    requested = _bytes(r"[Tt]ried to allocate " + _AMOUNT, text)
+    if requested is None:
+        match = re.search(r"you tried to allocate (\d+) bytes", text)
+        requested = int(match[1]) if match else None
+    budget = os.environ.get(BUDGET_ENV)
+    device = "cpu" if "can't allocate memory" in text else "cuda"
+    free = total = allocated = reserved = None
+    if device == "cuda":
+        free, total, allocated, reserved = _cuda_numbers()
+        if free is None:
+            free = _bytes(r"of which " + _AMOUNT + " is free", text)
+            total = _bytes(r"total capacity of " + _AMOUNT, text)
+    return OutOfMemory(
+        type(error).__name__,
+        device,
+        requested,
+        free,
+        total,
+        int(budget) if budget else None,
+        allocated,
+        reserved,
+    )
+
+
+def _cuda_numbers() -> tuple[int | None, int | None, int | None, int | None]:
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return None, None, None, None
+    try:
+        free, total = torch.cuda.mem_get_info()
+        return (
+            int(free),
+            int(total),
+            int(torch.cuda.memory_allocated()),
+            int(torch.cuda.memory_reserved()),
+        )
+    except Exception:  # the context may be gone with the error
+        return None, None, None, None

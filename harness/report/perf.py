@@ -1,0 +1,203 @@
+"""Benchmark figures read from records: the per-item table, per-family summaries, and the
+comparison of two runs' timings with a noise model (used by `gemmconf report diff`).
+
+Families: (backend, dtype, and "skinny" when min(M, N) <= `SKINNY`: decode-like shapes, bound
+by reading the weights, with figures of their own). Per family, the geometric mean of
+`vs_cublas` over the timed items, and fast_p: the share of the family's items (all that ran,
+failures included) that are correct and faster than p x cuBLAS, for p in `FAST_P` (the fast_p
+of KernelBench).
+
+Noise model (`compare`): a timed item carries the median of its repetitions and the spread of
+one repetition (`*_spread*`: IQR / 1.349). The median of n repetitions has a standard error of
+about 1.2533 * spread / sqrt(n); two runs' medians differ by noise of
+sqrt(se_old**2 + se_new**2). A change is a regression when it goes the wrong way by more than
+`k` times that AND by more than `min_change` of the old value: the first guards the repetitions'
+own scatter, the second what a run's repetitions cannot see (clocks, heat, the machine: cuBLAS
+read 680-742 TFLOP/s across items of one run on an H100). Files without spreads (older runs)
+are compared on `min_change` alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+FAST_P = (0.8, 1.0, 1.2)
+SKINNY = 128  # min(M, N) at most this: a decode-like family of its own
+NOISE_K = 3.0
+MIN_CHANGE = 0.05  # BENCHMARKS.md: differences under about 5% between runs are noise
+MEDIAN_SE = 1.2533  # standard error of a normal sample's median, in sigma / sqrt(n)
+
+# metric -> (its spread's name, whether higher is better)
+COMPARED = {
+    "vs_cublas": ("vs_cublas_spread", True),
+    "time_ms": ("time_spread_ms", False),
+}
+
+
+@dataclass(frozen=True)
+class FamilySummary:
+    """One backend's figures over one family of benchmark items."""
+
+    backend: str
+    family: str
+    items: int  # records in the family that ran (not skipped)
+    timed: int  # of them, with a vs_cublas figure
+    geomean: float | None  # of vs_cublas over the timed items
+    fast: dict[float, float]  # p -> share of `items` correct and faster than p x cuBLAS
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "family": self.family,
+            "items": self.items,
+            "timed": self.timed,
+            "geomean_vs_cublas": self.geomean,
+            "fast_p": {f"{p:g}": share for p, share in self.fast.items()},
+        }
+
+
+def family_of(record: dict[str, Any]) -> str:
+    """The dtype, and " skinny" when min(M, N) <= SKINNY (decode-like shapes)."""
+    dims = record.get("dims") or {}
+    skinny = min(dims.get("M", SKINNY + 1), dims.get("N", SKINNY + 1)) <= SKINNY
+    return f"{record.get('dtype')}{' skinny' if skinny else ''}"
+
+
+def families(records: Sequence[dict[str, Any]]) -> list[FamilySummary]:
+    """Per (backend, family) of a benchmark run: geomean vs cuBLAS and fast_p (FAST_P)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for record in records:
+        if record.get("outcome") == "skipped":
+            continue
+        groups.setdefault((str(record.get("backend")), family_of(record)), []).append(record)
+    summaries = []
+    for (backend, family), members in sorted(groups.items()):
+        # only a correct answer counts as fast: a failed item's speed is 0
+        ratios = [
+            float((r.get("metrics") or {}).get("vs_cublas") or 0.0)
+            if r.get("outcome") == "passed"
+            else 0.0
+            for r in members
+        ]
+        timed = [x for x in ratios if x > 0]
+        summaries.append(
+            FamilySummary(
+                backend=backend,
+                family=family,
+                items=len(members),
+                timed=len(timed),
+                geomean=math.exp(sum(map(math.log, timed)) / len(timed)) if timed else None,
+                fast={p: sum(x > p for x in ratios) / len(members) for p in FAST_P},
+            )
+        )
+    return summaries
+
+
+def table(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The benchmark figures of a run: one line per benchmarked record, then the families."""
+    rows = [r for r in records if "tflops" in (r.get("metrics") or {})]
+    if not rows:
+        return []
+    width = max(len(r["id"]) for r in rows)
+    lines = [
+        f"  {'item':<{width}}  {'backend':<12} {'ms':>9} {'±':>6} {'host us':>8} "
+        f"{'TFLOP/s':>9} {'cuBLAS':>9} {'vs cuBLAS':>9}"
+    ]
+    for r in sorted(rows, key=lambda r: (r["id"], r["backend"])):
+        m = r["metrics"]
+        host = m.get("host_ms")
+        lines.append(
+            f"  {r['id']:<{width}}  {r['backend']:<12} {m['time_ms']:>9.4f} "
+            f"{_pct(m.get('time_spread_ms'), m['time_ms']):>6} "
+            f"{'' if host is None else f'{host * 1e3:.1f}':>8} "
+            f"{m['tflops']:>9.1f} {m['cublas_tflops']:>9.1f} {m['vs_cublas']:>8.2f}x"
+        )
+    summary = [s for s in families(records) if s.timed or s.items]
+    name_width = max(len(f"{s.backend} {s.family}") for s in summary) if summary else 6
+    heads = [f"fast_{p:g}" for p in FAST_P]
+    lines += ["", f"  {'family':<{name_width}} {'items':>5} {'geomean':>8}  {'  '.join(heads)}"]
+    for s in summary:
+        shares = "  ".join(f"{s.fast[p]:>{len(h)}.0%}" for p, h in zip(FAST_P, heads, strict=True))
+        geomean = "-" if s.geomean is None else f"{s.geomean:.2f}x"
+        lines.append(
+            f"  {s.backend + ' ' + s.family:<{name_width}} {s.items:>5} {geomean:>8}  {shares}"
+        )
+    return lines
+
+
+def _pct(spread: float | None, of: float) -> str:
+    return "" if spread is None or of <= 0 else f"{100 * spread / of:.1f}%"
+
+
+@dataclass(frozen=True)
+class PerfChange:
+    """One item whose benchmark figure moved beyond the noise between two runs."""
+
+    kind: str  # "slower" (a regression) or "faster"
+    id: str
+    backend: str
+    device: str | None
+    metric: str  # "vs_cublas" or "time_ms"
+    old: float
+    new: float
+    change: float  # (new - old) / old
+    noise: float  # k x the combined standard error, in the metric's unit (0: none recorded)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def standard_error(metrics: dict[str, Any], spread_name: str) -> float:
+    """Standard error of a recorded median (0 when the record has no spread)."""
+    spread = metrics.get(spread_name)
+    reps = metrics.get("bench_reps")
+    if not spread or not reps:
+        return 0.0
+    return MEDIAN_SE * float(spread) / math.sqrt(float(reps))
+
+
+def compare(
+    old: dict[str, Any] | None,
+    new: dict[str, Any] | None,
+    metric: str,
+    *,
+    k: float = NOISE_K,
+    min_change: float = MIN_CHANGE,
+) -> tuple[str, float, float, float, float] | None:
+    """("slower" | "faster", old value, new value, relative change, noise) when `metric` moved
+    beyond the noise model between two records' metrics; None otherwise or when not timed."""
+    if not old or not new or metric not in old or metric not in new:
+        return None
+    spread_name, higher_better = COMPARED[metric]
+    before, after = float(old[metric]), float(new[metric])
+    if not (before > 0 and after > 0 and math.isfinite(before) and math.isfinite(after)):
+        return None
+    noise = k * math.hypot(standard_error(old, spread_name), standard_error(new, spread_name))
+    delta = after - before
+    if abs(delta) <= noise or abs(delta) <= min_change * before:
+        return None
+    worse = delta < 0 if higher_better else delta > 0
+    return ("slower" if worse else "faster", before, after, delta / before, noise)
+
+
+def kernel_summary(records: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per backend that reports its kernels (metrics `kernel_signatures`, a list of
+    ids, and `kernel_compiles`): launches, distinct signatures, and what compiled."""
+    by_backend: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        metrics = record.get("metrics") or {}
+        if isinstance(metrics.get("kernel_signatures"), list):
+            by_backend.setdefault(str(record.get("backend")), []).append(metrics)
+    lines = []
+    for backend, items in sorted(by_backend.items()):
+        launched = [s for m in items for s in m["kernel_signatures"]]
+        compiles = sum(int(m.get("kernel_compiles") or 0) for m in items)
+        lines.append(
+            f"gemmconf kernels: {backend}: {len(items)} items launched {len(launched)} kernel "
+            f"signatures, {len(set(launched))} distinct; {compiles} compiled or loaded from "
+            "Triton's disk cache (items with one signature share one compile per process)"
+        )
+    return lines

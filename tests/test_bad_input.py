@@ -1,0 +1,179 @@
+"""Bad input loses nothing: usage errors keep the previous results, bad --results paths are
+usage errors naming the path, unreadable results files are clear errors, runaway axes stop at a
+limit naming file:line, and *.yml is a suite file like *.yaml everywhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from gemmconf import cli
+from gemmconf.plugin.state import suite_version
+from gemmconf.report.cli import main as report_main
+from gemmconf.scenario import ScenarioError, load_suite
+
+pytest_plugins = ["pytester"]
+
+SUITE = """
+suite: tiny
+scenarios:
+  - name: mm
+    op: mm
+    shape: {M: 8, N: 8, K: 8}
+    axes:
+      dtype: [fp32, fp16]
+"""
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    (pytester.path / "suites").mkdir()
+    (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
+    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
+    return pytester
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("suites", "--backend", "eager", "--no-isolate", *args)
+
+
+def test_a_usage_error_keeps_the_previous_results(suite):
+    assert run(suite).ret == pytest.ExitCode.OK
+    results = suite.path / "reports" / "results.json"
+    before = results.read_bytes()
+    (suite.path / "suites" / "bad.yaml").write_text(
+        "scenarios:\n  - name: x\n    op: mm\n    shape: {M: 1, N: 1, K: 1}\n    dtpye: fp16\n"
+    )
+    assert run(suite).ret == pytest.ExitCode.USAGE_ERROR
+    assert results.read_bytes() == before
+    (suite.path / "suites" / "bad.yaml").unlink()
+    assert run(suite, "--seed", "x").ret == pytest.ExitCode.USAGE_ERROR
+    assert run(suite, "--backend", "no-such").ret == pytest.ExitCode.USAGE_ERROR
+    assert results.read_bytes() == before
+    # a selection of nothing is no run either
+    nothing = run(suite, "-k", "no_item_has_this_name")
+    assert nothing.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    nothing.stdout.fnmatch_lines(["gemmconf: no results written (no item ran); *is left as it was"])
+    assert results.read_bytes() == before and not list(results.parent.glob("*.partial"))
+
+
+def unwritable_folder(tmp_path: Path) -> Path:
+    if os.geteuid() != 0:
+        folder = tmp_path / "locked"
+        folder.mkdir()
+        folder.chmod(0o500)
+        return folder
+    return Path("/sys")  # root may write anywhere else; /sys refuses even root
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("nope/deeper/r.json", "--results nope/deeper/r.json: folder */nope does not exist*"),
+        ("tox.ini/r.json", "--results tox.ini/r.json: */tox.ini is not a folder"),
+        ("suites", "--results suites: */suites is a folder; give a file name*"),
+        ("UNWRITABLE/r.json", "--results */r.json: cannot write in *"),
+    ],
+)
+def test_a_bad_results_path_is_a_usage_error_naming_it(suite, tmp_path, given, message):
+    given = given.replace("UNWRITABLE", str(unwritable_folder(tmp_path)))
+    result = run(suite, "--results", given)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert not (suite.path / "nope").exists() and not (suite.path / "reports").exists()
+
+
+def test_only_the_default_reports_folder_is_made(suite):
+    assert run(suite, "--results", "reports/mine.json").ret == pytest.ExitCode.OK
+    assert (suite.path / "reports" / "mine.json").is_file()
+    assert run(suite, "--results", "elsewhere/mine.json").ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_a_non_utf8_results_file_is_a_clear_error(tmp_path, capsys):
+    bad = tmp_path / "results.json"
+    bad.write_bytes(b'{"format": "gemmconf-results", "note": "caf\xe9"}')
+    assert report_main(["diff", str(bad), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: not UTF-8 text (byte 0xe9 at offset 43), so not a gemmconf results file" in err
+    assert "Traceback" not in err
+    assert report_main(["html", str(bad), "-o", str(tmp_path / "page.html")]) == 2
+    assert report_main(["merge", str(bad), "-o", str(tmp_path / "m.json")]) == 2
+    assert "not UTF-8 text" in capsys.readouterr().err
+    assert report_main(["diff", str(tmp_path), str(bad)]) == 2
+    assert f"{tmp_path}: cannot be read" in capsys.readouterr().err
+
+
+RUNAWAY = """
+suite: big
+scenarios:
+  - name: ok
+    op: mm
+    shape: {M: 8, N: 8, K: 8}
+  - name: grid
+    op: mm
+    shape: {M: 8, N: 8, K: 8}
+    axes:
+"""
+
+
+def runaway(*sizes: int) -> str:
+    """A scenario with one named case axis per size (`{id: v0}`, ...): the product of `sizes`."""
+    axes = "".join(
+        f"      c{a}: [{', '.join(f'{{id: v{v}}}' for v in range(size))}]\n"
+        for a, size in enumerate(sizes)
+    )
+    return RUNAWAY + axes
+
+
+def test_a_scenario_expanding_past_the_limit_is_an_error_naming_file_and_line(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text(runaway(10, 10, 10, 10, 10, 10))  # 10^6 instances
+    started = time.monotonic()
+    with pytest.raises(ScenarioError) as caught:
+        load_suite(path, root=tmp_path)
+    assert time.monotonic() - started < 5  # refused before expanding
+    assert str(caught.value).startswith(
+        "big.yaml:10: axes: the axes expand to 1,000,000 instances, past the limit of 100,000 "
+        "per scenario"
+    )
+    path.write_text(runaway(10, 10, 12))
+    assert len(load_suite(path, root=tmp_path, max_instances=1200)) == 1201
+
+
+def test_max_items_raises_the_limit(suite):
+    (suite.path / "suites" / "big.yaml").write_text(runaway(3, 4))  # 12 instances
+    result = run(suite, "--max-items", "10", "--co", "-q")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*suites/big.yaml:10: axes: the axes expand to 12 instances*"])
+    result = run(suite, "--max-items", "12", "--co", "-q")
+    result.stdout.fnmatch_lines(["15 tests collected*"])
+
+
+def test_yml_is_a_suite_file_everywhere(suite, capsys):
+    (suite.path / "suites" / "more.yml").write_text(SUITE.replace("tiny", "more"))
+    (suite.path / "suites" / "expectations").mkdir()
+    (suite.path / "suites" / "expectations" / "eager.yml").write_text(
+        "backend: eager\nexpectations:\n"
+        "  - {match: 'more/mm[fp16]', status: skip, reason: only in the .yml file}\n"
+    )
+    result = run(suite)  # the expectation's pattern matches an instance of more.yml only
+    result.assert_outcomes(passed=3, skipped=1)
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(suite.path)
+        assert cli.main(["list", "more/*", "--suites", "suites"]) == 0
+    assert capsys.readouterr().out.split() == ["more/mm[fp32]", "more/mm[fp16]"]
+    before = suite_version(suite.path / "suites")
+    (suite.path / "suites" / "more.yml").write_text(SUITE.replace("tiny", "more") + "\n# edit\n")
+    assert suite_version(suite.path / "suites") != before
+
+
+def test_results_json_of_a_run_is_still_utf8_json(suite):
+    assert run(suite).ret == pytest.ExitCode.OK
+    document = json.loads((suite.path / "reports" / "results.json").read_text(encoding="utf-8"))
+    assert document["complete"] is True

@@ -1,0 +1,250 @@
+"""Expectation files: id patterns and patterns over record fields, the sources a backend's
+entries come from, and a backend's declared refusals (`supports`)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gemmconf import expectations
+from gemmconf.scenario import ScenarioError, load_suite
+
+pytest_plugins = ["pytester"]
+
+TESTS = Path(__file__).resolve().parent
+SUITE = """
+suite: tiny
+scenarios:
+  - name: mm
+    op: mm
+    shape: {M: 8, N: 8, K: 8}
+    axes:
+      dtype: [fp32, fp16]
+      layout: [nn, nt]
+  - name: addmm
+    op: addmm
+    shape: {M: 8, N: 8, K: 16}
+    axes:
+      bias: [[M, N], [N]]
+  - name: mm_dyn
+    op: mm
+    shapes: [{M: 8, N: 8, K: 8}, {M: 9, N: 8, K: 8}, {M: 16, N: 8, K: 8}]
+    compile: dynamic
+"""
+
+
+@pytest.fixture
+def instances(tmp_path):
+    (tmp_path / "tiny.yaml").write_text(SUITE)
+    return load_suite(tmp_path / "tiny.yaml")
+
+
+def table(
+    tmp_path: Path, instances, body: str, backend: str = "b"
+) -> expectations.ExpectationTable:
+    directory = tmp_path / "expectations"
+    directory.mkdir(exist_ok=True)
+    (directory / f"{backend}.yaml").write_text(
+        f"backend: {backend}\nexpectations:\n" + textwrap.indent(textwrap.dedent(body), "  ")
+    )
+    return expectations.load(directory, backend, instances, root=tmp_path)
+
+
+def matched(table: expectations.ExpectationTable, instances) -> list[str]:
+    return [i.id for i in instances if table.lookup(i.id) is not None]
+
+
+def test_patterns_over_record_fields(tmp_path, instances):
+    ids = [i.id for i in instances]
+    everything_but_mm = table(tmp_path, instances, "- match: {not: {op: mm}}\n  reason: r\n")
+    assert matched(everything_but_mm, instances) == ["tiny/addmm[bias_MN]", "tiny/addmm[bias_N]"]
+    ops = table(
+        tmp_path, instances, "- match: {op: [addmm, bmm], axes: {bias: bias_N}}\n  reason: r\n"
+    )
+    assert matched(ops, instances) == ["tiny/addmm[bias_N]"]
+    fp16_nt = table(
+        tmp_path, instances, "- match: {op: mm, dtype: fp16, axes: {layout: [nt]}}\n  reason: r\n"
+    )
+    assert matched(fp16_nt, instances) == ["tiny/mm[fp16-nt]"]
+    dynamic = table(tmp_path, instances, "- match: {markers: [dynamic, fp8]}\n  reason: r\n")
+    assert matched(dynamic, instances) == ["tiny/mm_dyn"]
+    wildcard = table(
+        tmp_path, instances, "- match: {id: 'tiny/mm[*]', not: {dtype: fp32}}\n  reason: r\n"
+    )
+    assert matched(wildcard, instances) == ["tiny/mm[fp16-nn]", "tiny/mm[fp16-nt]"]
+    assert len(ids) == 7
+
+
+def test_first_matching_entry_wins_and_text_names_the_entry(tmp_path, instances):
+    narrow_then_wide = table(
+        tmp_path,
+        instances,
+        """
+        - match: "tiny/mm[fp16-nt]"
+          status: skip
+          reason: narrow
+        - match: {op: mm}
+          reason: wide
+        """,
+    )
+    assert narrow_then_wide.lookup("tiny/mm[fp16-nt]").reason == "narrow"
+    entry = narrow_then_wide.lookup("tiny/mm[fp32-nn]")
+    assert entry.reason == "wide" and entry.pattern == "{op: mm}"
+    assert entry.text() == "wide [expectations/b.yaml:7]"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "- match: {op: bmm}\n  reason: r\n",
+            "expectations/b.yaml:3: match: pattern '{op: bmm}' matches no scenario instance",
+        ),
+        ("- match: {opp: mm}\n  reason: r\n", "expectations/b.yaml:3: match: unknown field 'opp'"),
+        ("- match: {op: {x: 1}}\n  reason: r\n", "match: op: expected a value or a list"),
+        ("- match: {not: mm}\n  reason: r\n", "match: not: expected a mapping"),
+        ("- match: {}\n  reason: r\n", "match: needs an id pattern"),
+    ],
+)
+def test_bad_field_patterns_are_errors_naming_file_and_line(tmp_path, instances, body, message):
+    with pytest.raises(ScenarioError) as caught:
+        table(tmp_path, instances, body)
+    assert message in str(caught.value)
+
+
+def test_yml_is_an_expectations_file_too_but_not_both(tmp_path, instances):
+    directory = tmp_path / "expectations"
+    directory.mkdir()
+    (directory / "b.yml").write_text(
+        "backend: b\nexpectations:\n  - {match: {op: addmm}, reason: r}\n"
+    )
+    loaded = expectations.load(directory, "b", instances, root=tmp_path)
+    assert matched(loaded, instances) == ["tiny/addmm[bias_MN]", "tiny/addmm[bias_N]"]
+    (directory / "b.yaml").write_text("backend: b\nexpectations: []\n")
+    with pytest.raises(ScenarioError, match=r"both b\.yaml and b\.yml exist"):
+        expectations.load(directory, "b", instances, root=tmp_path)
+
+
+def test_non_utf8_expectations_file_is_an_error_naming_it(tmp_path, instances):
+    path = tmp_path / "mine.yaml"
+    path.write_bytes(b"backend: b\n# caf\xe9\n")
+    with pytest.raises(ScenarioError, match=r"mine.yaml: file: cannot be read as UTF-8 text"):
+        expectations.read(path)
+
+
+# --- through pytest ----------------------------------------------------------------------------
+
+PLANTED = "planted_backends:bias_broadcast_dropped"
+REFUSING = "planted_backends:refuses_addmm"
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.syspathinsert(TESTS)  # planted_backends
+    (pytester.path / "suites").mkdir()
+    (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
+    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
+    return pytester
+
+
+def records(pytester: pytest.Pytester) -> dict[tuple[str, str], dict]:
+    document = json.loads((pytester.path / "reports" / "results.json").read_text())
+    return {(r["id"], r["backend"]): r for r in document["records"]}
+
+
+def test_expectations_option_adds_a_file_before_the_suites(suite):
+    (suite.path / "mine.yaml").write_text(
+        "backend: bias-broadcast-dropped\nexpectations:\n"
+        "  - {match: {op: addmm, axes: {bias: bias_N}}, reason: drops broadcast biases}\n"
+    )
+    result = suite.runpytest(
+        "suites", "--backend", PLANTED, "--no-isolate", "--expectations", "mine.yaml"
+    )
+    assert result.ret == pytest.ExitCode.OK
+    found = records(suite)
+    assert found[("tiny/addmm[bias_N]", "bias-broadcast-dropped")]["outcome"] == "xfailed"
+    assert found[("tiny/addmm[bias_MN]", "bias-broadcast-dropped")]["outcome"] == "passed"
+
+
+def test_expectations_file_for_a_backend_not_in_the_run_is_a_usage_error(suite):
+    (suite.path / "other.yaml").write_text("backend: someone-else\nexpectations: []\n")
+    result = suite.runpytest("suites", "--backend", "eager", "--expectations", "other.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*other.yaml: backend: --expectations *other.yaml: the file is for backend "
+            "'someone-else', which this run does not test (backends: eager)*"
+        ]
+    )
+    result = suite.runpytest("suites", "--backend", "eager", "--expectations", "missing.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*missing.yaml: file: no such file*"])
+
+
+def test_a_refused_item_fails_as_unsupported_or_xfails_where_expected(suite):
+    result = suite.runpytest("suites", "--backend", REFUSING, "--no-isolate", "-rf")
+    found = records(suite)
+    refused = found[("tiny/addmm[bias_N]", "refuses-addmm")]
+    assert refused["outcome"] == "failed" and refused["kind"] == "unsupported"
+    assert refused["reason"] == "unsupported by refuses-addmm: no addmm on this backend"
+    assert "duration_s" in refused and "metrics" not in refused  # it never ran
+    assert found[("tiny/mm[fp16-nt]", "refuses-addmm")]["outcome"] == "passed"
+    result.stdout.fnmatch_lines(["FAILED *addmm[[]bias_N@refuses-addmm[]] - unsupported by*"])
+    (suite.path / "suites" / "expectations").mkdir()
+    (suite.path / "suites" / "expectations" / "refuses-addmm.yaml").write_text(
+        "backend: refuses-addmm\nexpectations:\n"
+        "  - {match: {op: addmm}, reason: addmm is not implemented yet}\n"
+    )
+    result = suite.runpytest("suites", "--backend", REFUSING, "--no-isolate")
+    assert result.ret == pytest.ExitCode.OK
+    found = records(suite)
+    assert found[("tiny/addmm[bias_N]", "refuses-addmm")]["outcome"] == "xfailed"
+    assert found[("tiny/addmm[bias_N]", "refuses-addmm")]["kind"] == "unsupported"
+
+
+def test_supports_must_return_none_or_a_reason():
+    from gemmconf.backends.base import UnsupportedResult, refusal
+
+    class Says:
+        name = "says"
+
+        def __init__(self, answer):
+            self.answer = answer
+
+        def supports(self, instance):
+            return self.answer
+
+    assert refusal(Says(None), None) is None and refusal(object(), None) is None
+    assert refusal(Says("no fp8"), None) == "no fp8"
+    with pytest.raises(UnsupportedResult, match="it returned False"):
+        refusal(Says(False), None)
+
+
+def test_the_suites_file_replaces_the_packages_and_given_files_come_first(tmp_path, instances):
+    shipped = tmp_path / "shipped.yaml"
+    shipped.write_text("backend: b\nexpectations:\n  - {match: {op: addmm}, reason: shipped}\n")
+    directory = tmp_path / "expectations"
+    directory.mkdir()
+    packaged = [(shipped, "backend 'b' (its 'expectations' attribute)")]
+    only_shipped = expectations.load(directory, "b", instances, tmp_path, packaged=packaged)
+    assert only_shipped.lookup("tiny/addmm[bias_N]").reason == "shipped"
+    (tmp_path / "given.yaml").write_text(
+        "backend: b\nexpectations:\n  - {match: 'tiny/addmm[bias_N]', reason: given}\n"
+    )
+    given = expectations.read(tmp_path / "given.yaml", tmp_path)
+    both = expectations.load(directory, "b", instances, tmp_path, extra=[given], packaged=packaged)
+    assert both.lookup("tiny/addmm[bias_N]").reason == "given"
+    assert both.lookup("tiny/addmm[bias_MN]").reason == "shipped"
+    (directory / "b.yaml").write_text(
+        "backend: b\nexpectations:\n  - {match: {op: mm}, reason: suite}\n"
+    )
+    suite = expectations.load(directory, "b", instances, tmp_path, packaged=packaged)
+    assert suite.lookup("tiny/addmm[bias_MN]") is None  # the shipped file is not read
+    assert suite.lookup("tiny/mm[fp16-nt]").reason == "suite"
+    shipped.unlink()
+    (directory / "b.yaml").unlink()
+    with pytest.raises(ScenarioError, match="declares this file; it is missing"):
+        expectations.load(directory, "b", instances, tmp_path, packaged=packaged)

@@ -1,0 +1,233 @@
+"""Reliability end to end (pytester; faulty_backends' 6-item suite, its trigger item
+``tiny/mm[fp16-17x9x33]``): flaky items told from deterministic failures, timeouts confirmed
+alone before they are charged, the phase a timeout ran out in, and GPU memory shared by xdist
+workers (simulated on the CPU)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from types import SimpleNamespace
+
+import faulty_backends
+import pytest
+import reliability_backends
+
+from gemmconf.plugin import hardware
+
+pytest_plugins = ["pytester"]
+
+TRIGGER = faulty_backends.TRIGGER_ID
+PATTERN = TRIGGER.replace("[", "[[]")  # fnmatch: brackets are a character class
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    faulty_backends.make_suite(pytester.path)
+    monkeypatch.setenv(reliability_backends.DIR_ENV, str(pytester.path))
+    return pytester
+
+
+def records(pytester: pytest.Pytester, name: str = "reports/results.json") -> dict:
+    document = json.loads((pytester.path / name).read_text())
+    return {(r["id"], r["backend"]): r for r in document["records"]}
+
+
+def test_confirm_failures_tells_a_flaky_item_from_a_deterministic_one(suite):
+    result = suite.runpytest(
+        "suites",
+        "--backend",
+        "reliability_backends:flaky_once,reliability_backends:always_wrong",
+        "--confirm-failures",
+        "2",
+        "-k",
+        "mm and not sm90",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    found = records(suite)
+    flaky, wrong = found[(TRIGGER, "flaky-once")], found[(TRIGGER, "always-wrong")]
+    assert flaky["outcome"] == "failed"  # a flaky failure is still the backend's failure
+    assert flaky["metrics"]["confirm_runs"] == 2 and flaky["metrics"]["confirm_failed"] == 0
+    assert flaky["metrics"]["flaky"] is True
+    assert flaky["reason"].endswith("(flaky: failed 1 of 3 runs)")
+    assert wrong["outcome"] == "failed"
+    assert wrong["metrics"]["confirm_runs"] == 2 and wrong["metrics"]["confirm_failed"] == 2
+    assert wrong["metrics"]["flaky"] is False and "flaky" not in wrong["reason"]
+    passed = [r for key, r in found.items() if key[0] != TRIGGER]
+    assert passed and all("confirm_runs" not in r["metrics"] for r in passed)  # only failures
+    result.stdout.fnmatch_lines(
+        [
+            "*gemmconf: failed items are rerun 2 time(s)*",
+            "*gemmconf: flaky items*",
+            f"*{PATTERN}@flaky-once: failed 1 of 3 runs*",
+        ]
+    )
+    assert f"{TRIGGER}@always-wrong: failed" not in result.stdout.str()
+
+
+def test_a_timeout_is_confirmed_alone_before_it_is_charged(suite):
+    result = suite.runpytest(
+        "suites",
+        "--backend",
+        "reliability_backends:slow_once,faulty_backends:hangs",
+        "--item-timeout",
+        "4",
+        "-k",
+        "mm and not sm90",
+        "-p",
+        "xdist",
+        "-n",
+        "2",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    found = records(suite)
+    slow = found[(TRIGGER, "slow-once")]
+    assert slow["outcome"] == "passed"  # the rerun alone finished: the timeout is not charged
+    first = slow["metrics"]["timeout_unconfirmed"]
+    assert first["first"].startswith("timed out after 4 s") and first["phase"] == "compile"
+    hangs = found[(TRIGGER, "hangs")]
+    assert hangs["outcome"] == "failed"
+    assert hangs["reason"].startswith("timed out after 4 s (--item-timeout), in phase 'compile'")
+    assert hangs["reason"].endswith(
+        "again when rerun alone, in a fresh worker, with no other item running"
+    ) or hangs["reason"].endswith("it ran alone: no other item of this run was running")
+    assert hangs["metrics"]["timeout_confirmed"] in ("rerun alone", "ran alone")
+    result.stdout.fnmatch_lines(["*timeouts not charged*", f"*{PATTERN}@slow-once: timed out*"])
+
+
+def test_the_time_to_first_result_has_its_own_budget_and_the_reason_names_it(suite):
+    result = suite.runpytest(
+        "suites",
+        "--backend",
+        "reliability_backends:slow_compile,reliability_backends:out_of_memory",
+        "--first-result-timeout",
+        "3",
+        "-k",
+        "mm and not sm90",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    record = records(suite)[(TRIGGER, "slow-compile")]
+    assert record["reason"].startswith(
+        "timed out after 3 s in phase 'compile': waiting for the first result (compile, "
+        "autotune, JIT and the first call)"
+    )
+    assert record["metrics"]["timeout_phase"] == "compile"
+    assert record["metrics"]["timeout_s"] == 3
+    # it ran alone (no xdist): charged at once, and the reason says why
+    assert record["reason"].endswith("it ran alone: no other item of this run was running")
+    result.stdout.fnmatch_lines(["*gemmconf: time to first result (compile, autotune, JIT) 3 s*"])
+    # a backend's out-of-memory failure carries the numbers, and it ran alone: it stands
+    oom = records(suite)[(TRIGGER, "out-of-memory")]
+    assert oom["outcome"] == "failed" and "OutOfMemoryError" in oom["reason"]
+    numbers = oom["metrics"]["out_of_memory"]
+    assert numbers["requested_bytes"] == 2 << 30 and numbers["free_bytes"] == int(1.25 * 2**30)
+    assert numbers["confirmed"] == "ran alone"
+
+
+@pytest.mark.parametrize("bad", ["x", "-1"])
+def test_bad_reliability_options_are_usage_errors(suite, bad):
+    for option in ("--confirm-failures", "--gpu-memory-budget", "--first-result-timeout"):
+        result = suite.runpytest("suites", "--backend", "eager", option, bad)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, option
+        result.stderr.fnmatch_lines([f"*{option}: expected*got '{bad}'*"])
+
+
+def test_workers_share_a_memory_budget_and_larger_items_run_alone(suite):
+    """A budget smaller than any item (simulated on the CPU): every item runs alone, so no two
+    calls of the two xdist workers overlap in time."""
+    result = suite.runpytest(
+        "suites",
+        "--backend",
+        "reliability_backends:timed",
+        "--gpu-memory-budget",
+        "0.000001",
+        "-p",
+        "xdist",
+        "-n",
+        "2",
+    )
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*gemmconf: memory budget 1e-06 GB per cpu (simulated)*"])
+    calls = [
+        tuple(map(float, line.split()[1:]))
+        for line in (suite.path / "timed.log").read_text().splitlines()
+    ]
+    pids = {line.split()[0] for line in (suite.path / "timed.log").read_text().splitlines()}
+    # each item calls twice (the second on fresh values: no result caching)
+    assert len(calls) == 10 and len(pids) >= 2  # both workers ran items
+    calls.sort()
+    assert all(end <= start for (_, end), (start, _) in itertools.pairwise(calls))
+    ran = [r for r in records(suite).values() if r["outcome"] == "passed"]
+    assert len(ran) == 5
+    for record in ran:
+        assert record["metrics"]["memory_alone"] is True
+        assert record["metrics"]["memory_estimate_bytes"] > 1000
+
+
+# --- -n auto on GPUs (the GPUs are simulated: nvidia-smi's answers are patched) ---------------
+
+
+def fake_config(**options) -> SimpleNamespace:
+    defaults = {"workers_per_gpu": None, "gpu_memory_budget": None, "backend": None}
+    values = {**defaults, **options}
+    return SimpleNamespace(
+        getoption=lambda dest: values[dest.removeprefix("gemmconf_")], stash=pytest.Stash()
+    )
+
+
+@pytest.fixture
+def gpu_machine(monkeypatch):
+    """One 80 GB GPU and 16 cores, as the H100 machine."""
+    monkeypatch.setattr(hardware, "gpu_ids", lambda: ["0"])
+    monkeypatch.setattr(hardware, "gpu_memory_bytes", lambda: 80 * 10**9)
+    monkeypatch.setattr(hardware.os, "cpu_count", lambda: 16)
+
+
+def test_n_auto_runs_one_worker_per_gpu_for_autotuning_backends(gpu_machine):
+    config = fake_config(backend="reference,inductor-max-autotune:TRITON")
+    assert hardware.pytest_xdist_auto_num_workers(config) == 1
+    (line,) = hardware.pytest_report_header(config)
+    assert line == (
+        "gemmconf: -n auto: 1 xdist worker(s) on 1 GPU(s), 1 per GPU: "
+        "inductor-max-autotune:TRITON autotunes (--workers-per-gpu N to change)"
+    )
+    assert hardware.pytest_xdist_auto_num_workers(fake_config(backend="reference:autotune")) == 1
+
+
+def test_n_auto_on_a_gpu_is_bounded_by_cores_and_by_the_memory_budget(gpu_machine):
+    assert hardware.pytest_xdist_auto_num_workers(fake_config()) == 12  # 80 GB / 6 GiB
+    config = fake_config(gpu_memory_budget="24")
+    assert hardware.pytest_xdist_auto_num_workers(config) == 3
+    assert "3 per GPU: one per 6 GiB of its 24 GB" in hardware.pytest_report_header(config)[0]
+    config = fake_config(workers_per_gpu="2", backend="inductor-max-autotune")
+    assert hardware.pytest_xdist_auto_num_workers(config) == 2
+    assert hardware.auto_workers(gpus=8, cpus=128, autotuning=[], memory_bytes=141 * 10**9) == (
+        128,
+        "16 per GPU: one per CPU core (--workers-per-gpu N to change)",
+    )
+
+
+def test_n_auto_without_a_gpu_is_left_to_xdist(monkeypatch):
+    monkeypatch.setattr(hardware, "gpu_ids", lambda: [])
+    assert hardware.pytest_xdist_auto_num_workers(fake_config(workers_per_gpu="2")) is None
+
+
+def test_bad_workers_per_gpu_is_a_usage_error(suite):
+    result = suite.runpytest("suites", "--backend", "eager", "--workers-per-gpu", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--workers-per-gpu: expected a number >= 1, got '0'*"])
+
+
+def test_the_page_data_marks_flaky_items():
+    from test_report_page import blob, sample_document
+
+    from gemmconf.report import page
+
+    document = sample_document()
+    failed = next(r for r in document["records"] if r["outcome"] == "failed")
+    failed["metrics"] = {**(failed.get("metrics") or {}), "flaky": True, "confirm_runs": 2}
+    data = blob(page.render(document))
+    column = data["fields"].index("flaky")
+    flagged = [row for row in data["rows"] if len(row) > column and row[column] is True]
+    assert len(flagged) == 1
+    assert data["strings"][flagged[0][data["fields"].index("id")]] == failed["id"]

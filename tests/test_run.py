@@ -1,0 +1,158 @@
+"""`gemmconf run` and the suite's location: the suite runs from any folder, with results there,
+and where the suite is never depends on pytest's rootdir guess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gemmconf import bundled_suites, cli
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
+SUITE = """
+suite: tiny
+scenarios:
+  - name: mm
+    op: mm
+    axes:
+      dtype: [fp32, fp16]
+      shape: [{M: 8, N: 8, K: 8}, {M: 17, N: 9, K: 33}]
+  - name: addmm
+    op: addmm
+    shape: {M: 8, N: 8, K: 16}
+    axes:
+      bias: [[M, N], [N]]
+"""
+
+
+@pytest.fixture
+def elsewhere(pytester: pytest.Pytester) -> Path:
+    """A suite in a folder of its own; the current folder holds an ini file that would select
+    nothing if gemmconf run read it."""
+    suites = pytester.path / "elsewhere" / "suites"
+    suites.mkdir(parents=True)
+    (suites / "tiny.yaml").write_text(SUITE)
+    (suites / "expectations").mkdir()
+    work = pytester.path / "work"
+    work.mkdir()
+    (work / "pytest.ini").write_text("[pytest]\naddopts = -k nothing_has_this_name\n")
+    pytester.syspathinsert(TESTS)  # planted_backends
+    return suites
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """`gemmconf run ARGS` from the folder `work`, in this process."""
+    work = pytester.path / "work"
+    command = cli.pytest_arguments(list(args), work)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(work)
+        return pytester.runpytest_inprocess(*command)
+
+
+def test_run_from_any_folder_writes_reports_there(pytester, elsewhere):
+    result = run(pytester, "--suites", str(elsewhere), "--backend", "eager", "--no-isolate")
+    result.assert_outcomes(passed=6)
+    document = json.loads((pytester.path / "work" / "reports" / "results.json").read_text())
+    assert document["complete"] and len(document["records"]) == 6
+    assert (pytester.path / "work" / "reports" / "conformance.html").is_file()
+    # node ids are relative to the suite folder, whatever folder the run started in
+    nodeids = {r["nodeid"] for r in document["records"]}
+    assert "tiny.yaml::mm[fp16-17x9x33@eager]" in nodeids
+    assert not (elsewhere / "reports").exists() and not (elsewhere / ".pytest_cache").exists()
+
+
+def test_a_printed_node_id_pastes_back_and_last_failed_works(pytester, elsewhere):
+    backend = "planted_backends:bias_broadcast_dropped"
+    first = run(pytester, "--suites", str(elsewhere), "--backend", backend, "--no-isolate")
+    first.assert_outcomes(passed=5, failed=1)
+    assert (pytester.path / "work" / ".pytest_cache").is_dir()  # --lf's memory: here
+    again = run(pytester, "--suites", str(elsewhere), "--backend", backend, "--no-isolate", "--lf")
+    again.assert_outcomes(failed=1)
+    one = run(
+        pytester,
+        "tiny.yaml::addmm[bias_MN@bias-broadcast-dropped]",
+        "--suites",
+        str(elsewhere),
+        "--backend",
+        backend,
+        "--no-isolate",
+    )
+    one.assert_outcomes(passed=1)
+
+
+def test_run_defaults_to_the_installed_suite(tmp_path):
+    command = cli.pytest_arguments(["--backend", "eager", "-m", "mm"], tmp_path)
+    suites = bundled_suites()
+    assert command[-1] == str(suites) and ["--suites", str(suites)] == command[6:8]
+    assert command[:2] == ["-c", str(Path(cli.__file__).with_name("run.ini"))]
+    assert f"cache_dir={tmp_path / '.pytest_cache'}" in command
+    # the value of -m is no suite path, even though the suite has a folder named like it
+    assert "mm" in command and cli.pytest_arguments(["fp8/errors.yaml"], tmp_path)[-1] == str(
+        suites / "fp8" / "errors.yaml"
+    )
+    # a folder of the suite (gemmconf bench's default) runs alone; an option's .yaml value is none
+    bench = cli.pytest_arguments([str(suites / "bench"), "--expectations", "x.yaml"], tmp_path)
+    assert bench[-3:] == [str(suites / "bench"), "--expectations", "x.yaml"]
+
+
+def test_list_and_explain_use_the_installed_suite_from_any_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["list", "first/mm[fp32-127x65x33-*"]) == 0
+    listed = capsys.readouterr()
+    assert "first/mm[fp32-127x65x33-nn]" in listed.out.splitlines()
+    assert cli.main(["explain", "first/mm[fp32-127x65x33-nn]", "--backend", "eager"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "run: gemmconf run 'dense/first.yaml::mm[fp32-127x65x33-nn@eager]' "
+        "--backend eager --seed 0" in out
+    )
+
+
+def test_missing_suite_folder_is_a_usage_error(pytester, tmp_path, monkeypatch, capsys):
+    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
+    result = pytester.runpytest("--suites", "no/such/folder", "--backend", "eager")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--suites no/such/folder: no such folder*"])
+    result = pytester.runpytest("--backend", "eager")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*gemmconf_suites = suites (*tox.ini): no such folder*"])
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run", "--suites", "no/such/folder"]) == pytest.ExitCode.USAGE_ERROR
+    assert "gemmconf run: error: --suites: no such folder:" in capsys.readouterr().err
+
+
+def test_the_suite_does_not_follow_rootdir(tmp_path):
+    """The issue's case in the checkout: `--results /elsewhere/x.json` (space form) moves pytest's
+    rootdir once x.json exists; the suite stays the same, and so does the outcome."""
+    results = tmp_path / "elsewhere" / "x.json"
+    results.parent.mkdir()
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "suites/dense/first.yaml",
+        "--backend",
+        "eager",
+        "--no-isolate",
+        "-k",
+        "mm and fp32-64x64x64 and not addmm",
+        "-q",
+        "-p",
+        "no:xdist",
+        "--results",
+        str(results),
+    ]
+    outcomes = []
+    for _ in range(2):
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        outcomes.append(done.stdout.strip().splitlines()[-1].split(" in ")[0])
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert results.is_file()
+    assert outcomes == ["3 passed, 71 deselected"] * 2

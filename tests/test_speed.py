@@ -1,0 +1,72 @@
+"""Harness speed: --durations-from runs the slowest items of an earlier run first (with or
+without --shard), and the summary counts kernel compiles against distinct kernel signatures
+(plugin/speed.py, report/perf.py)."""
+
+from __future__ import annotations
+
+import json
+
+import faulty_backends
+import pytest
+
+from gemmconf.report import perf
+
+pytest_plugins = ["pytester"]
+
+
+def test_kernel_summary_counts_distinct_signatures_and_compiles():
+    def record(backend, signatures, compiles):
+        metrics = {"kernel_signatures": signatures, "kernel_compiles": compiles}
+        return {"backend": backend, "metrics": metrics}
+
+    records = [
+        record("reference", ["k1"], 1),
+        record("reference", ["k1"], 0),  # the same kernel: no compile
+        record("reference", ["k1", "k2"], 1),
+        {"backend": "eager", "metrics": {"err_ratio": 1.0}},
+    ]
+    (line,) = perf.kernel_summary(records)
+    assert "reference: 3 items launched 4 kernel signatures, 2 distinct; 2 compiled" in line
+
+
+def node_names(result: pytest.RunResult) -> list[str]:
+    return [line.split("::")[1] for line in result.outlines if "::" in line]
+
+
+def test_durations_from_runs_the_slowest_items_first(pytester: pytest.Pytester):
+    faulty_backends.make_suite(pytester.path)
+    first = pytester.runpytest("suites", "--backend", "eager", "--co", "-q")
+    names = node_names(first)
+    assert len(names) >= 4
+    slowest, slower = names[2], names[3]
+    records = []
+    for name in names:  # mm[fp32-8x8x8@eager] -> tiny/mm[fp32-8x8x8]
+        scenario, _, rest = name.partition("[")
+        params = rest.rstrip("]").rsplit("@", 1)[0]
+        records.append(
+            {
+                "id": f"tiny/{scenario}" + (f"[{params}]" if params else ""),
+                "backend": "eager",
+                "outcome": "passed",
+                "duration_s": {slowest: 9.0, slower: 5.0}.get(name, 1.0),
+            }
+        )
+    previous = {"format": "gemmconf-results", "version": 1, "complete": True, "records": records}
+    (pytester.path / "old.json").write_text(json.dumps(previous))
+    ordered = pytester.runpytest(
+        "suites", "--backend", "eager", "--co", "-q", "--durations-from", "old.json"
+    )
+    reordered = node_names(ordered)
+    assert reordered[:2] == [slowest, slower] and sorted(reordered) == sorted(names)
+    ordered.stdout.fnmatch_lines(["*items ordered slowest first by the durations in old.json*"])
+
+
+def test_reference_run_prints_its_kernel_counts(pytester: pytest.Pytester):
+    faulty_backends.make_suite(pytester.path)
+    result = pytester.runpytest(
+        "suites", "--backend", "reference", "-k", "addmm or (mm and fp32)", "--no-isolate"
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["gemmconf kernels: reference: * items launched * kernel signatures, * distinct; *"]
+    )
