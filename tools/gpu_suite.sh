@@ -8,7 +8,8 @@
 #
 # Shards are balanced by the durations of the published H200 run (longest first). Writes
 # $OUT/NAME-I.json (the results), $OUT/NAME-I.log (the run's output, warnings of other plugins
-# left out) and prints the summary and the harness errors, if any. Nothing here is asserted.
+# left out) and prints the summary and the harness errors, if any. LIMIT (default 540 s) stops
+# the run with SIGTERM, which keeps the results so far. Nothing here is asserted.
 set -uo pipefail
 name=$1
 shard=$2
@@ -24,7 +25,7 @@ python3 -c "import gemmconf.plugin" || { echo "gemmconf does not import"; exit 1
 git log --oneline -1 2>/dev/null | cut -c1-80
 nvidia-smi --query-gpu=name,memory.total,clocks.sm --format=csv,noheader
 start=$(date +%s)
-python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark \
+timeout -s TERM "${LIMIT:-540}" python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark \
   --shard "$shard" --durations-from reports/published/2026-11-22-nvidia-h200/reference.json \
   --results "$OUT/$name-$part.json" --conformance-html none "$@" 2>&1 |
   grep -v -e PytestBenchmarkWarning -e 'warner(' >"$OUT/$name-$part.log"
