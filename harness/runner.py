@@ -143,7 +143,7 @@ def run_item(
         outcome = ItemOutcome(problems=(bug.args[0],), metrics=run.metrics)
     except Exception as exc:
         raised = Raised.of(exc)
-        if raised.cuda_fault:  # an earlier launch of the backend's faulted; it surfaces here
+        if raised.cuda_fault and run.backend_started:  # a backend launch faulted; it surfaces here
             stage = f"{run.stage} (a GPU fault surfaces at a later synchronisation)"
             outcome = ItemOutcome(problems=(Crash(stage, raised),), raised=raised)
         else:
@@ -193,6 +193,9 @@ class _ItemRun:
         self.metrics: dict[str, Any] = {}
         self.problems: list[Problem] = []
         self.compiled: Any = None
+        # whether the backend was given anything yet: a CUDA fault before that is eager's (or
+        # the harness's), never the backend's
+        self.backend_started = False
         self._shape_index = 0  # the shape set being called (names unwritten outputs)
 
     def prepare(self) -> None:
@@ -259,6 +262,8 @@ class _ItemRun:
             ]
             self.stage = "running eager"
             eager = [self._eager(item_inputs) for item_inputs in first]
+            if self.device == "cuda":  # a fault of eager's own launches surfaces here, not later
+                torch.cuda.synchronize()
             if instance.checks.raises:
                 return self._error_case(first[0], eager[0])
             for item_inputs, (_, error) in zip(first, eager, strict=True):
@@ -293,6 +298,7 @@ class _ItemRun:
 
     def _compile(self, example: inputs.Inputs) -> None:
         progress.report("compile")
+        self.backend_started = True
         self.compiled = self._backend(
             "compile",
             lambda: self.backend.compile(
@@ -316,6 +322,7 @@ class _ItemRun:
         self.stage = "building the inputs"
         backend_inputs = inputs.build(self.instance, 0, self.seed, self.device)
         progress.report("compile")
+        self.backend_started = True
         try:
             compiled = self.backend.compile(
                 self.fn, backend_inputs.tensors, dynamic=self.instance.compile.dynamic

@@ -173,6 +173,33 @@ def test_a_harness_fault_is_a_harness_error_naming_type_and_place(monkeypatch):
     assert "(no message) at " in reason and "test_outcome.py:" in reason
 
 
+def test_a_gpu_fault_is_the_backend_s_only_once_the_backend_ran(monkeypatch):
+    """A CUDA fault surfaces at a later synchronisation. Before the backend was given anything
+    (eager's own launches, the inputs) it is a harness error; after, the backend's crash."""
+    item = next(i for i in load_suite(SUITES / "dense/first.yaml") if i.op == "mm")
+
+    def fault(*args, **kwargs):
+        raise torch.AcceleratorError("CUDA error: device-side assert triggered")
+
+    real_build = inputs.build
+    built = []
+
+    def build_then_fault(*args, **kwargs):
+        built.append(1)
+        if len(built) > 1:  # eager's inputs are built; the backend's fault
+            fault()
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(inputs, "build", build_then_fault)
+    before = run_item(item, EagerBackend(), seed=0, device="cpu", target=None)
+    assert before.kind == "harness error", render(before).reason
+    monkeypatch.setattr(inputs, "build", real_build)
+    after = run_item(
+        item, planted_backends.PlantedBackend("faults", fault), seed=0, device="cpu", target=None
+    )
+    assert after.kind == "crash" and after.cuda_fault, render(after).reason
+
+
 def test_a_fault_building_inputs_is_the_harness_s(monkeypatch):
     item = next(i for i in load_suite(SUITES / "dense/first.yaml") if i.op == "mm")
     monkeypatch.setattr(inputs, "build", lambda *a, **k: 1 / 0)
