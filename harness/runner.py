@@ -587,17 +587,8 @@ class _ItemRun:
         if any(isinstance(p, Unwritten) for p in self.problems):
             return  # two outputs full of the poison pattern are equal: that is not a cache
         earlier, later = drawn[0], drawn[1]
-        same = all(
-            isinstance(a, torch.Tensor)
-            and isinstance(b, torch.Tensor)
-            and integrity.bitwise_diff(a, b) is None
-            for a, b in zip(
-                integrity.tensors_of(earlier.actual),
-                integrity.tensors_of(later.actual),
-                strict=False,
-            )
-        )
-        if same and integrity.tensors_of(earlier.actual):
+        first = integrity.tensors_of(earlier.actual)
+        if first and _bitwise_equal(first, integrity.tensors_of(later.actual)):
             self.problems.insert(0, StaleResult(_shape(later.inputs), True, later.verdict))
 
     def _large(self, item_inputs: inputs.Inputs) -> bool:
