@@ -32,12 +32,20 @@ def wait_for_records(partial: Path, count: int, process: subprocess.Popen, limit
 
 
 def interrupt_the_slow_run(
-    tmp_path: Path, sig: int, *, to_group: bool = False, env: dict[str, str] | None = None
+    tmp_path: Path,
+    sig: int,
+    *,
+    to_group: bool = False,
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    like_timeout: bool = False,
 ):
     """Start the suite on the one-second backend, send `sig` once two records are on disk; the
-    finished process, the records seen before the signal and the run's output."""
+    finished process, the records seen before the signal and the run's output. `like_timeout`
+    sends it as GNU `timeout` does: to the process, then to its whole process group (at once
+    there; here 0.3 s later, so that the second always arrives after the first was handled)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "suites", "--backend", "faulty_backends:slow"],
+        [sys.executable, "-m", "pytest", "suites", "--backend", "faulty_backends:slow", *args],
         cwd=tmp_path,
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,
@@ -48,6 +56,10 @@ def interrupt_the_slow_run(
     try:
         before = wait_for_records(tmp_path / "reports" / "results.json.partial", 2, process, 120)
         if to_group:  # what a terminal's Ctrl-C does: the whole foreground process group
+            os.killpg(process.pid, sig)
+        elif like_timeout:
+            process.send_signal(sig)
+            time.sleep(0.3)  # the race made certain: the first one's handler has run by now
             os.killpg(process.pid, sig)
         else:
             process.send_signal(sig)
@@ -113,3 +125,19 @@ def test_sigterm_finalizes_results_where_another_handler_was_installed(tmp_path)
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     document = json.loads((tmp_path / "reports" / "results.json").read_text())
     assert document["complete"] is False and len(document["records"]) >= 2
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["in-process", "xdist"])
+def test_sigterm_sent_twice_like_timeout_still_writes_the_results(tmp_path, workers):
+    """On the H100, `timeout -s TERM` left only results.json.partial twice: GNU timeout signals
+    its child and then the child's process group, so pytest gets SIGTERM twice at once, and the
+    second one (then the default action) killed it mid-unwind. Both now count as one request."""
+    faulty_backends.make_suite(tmp_path)
+    process, before, output = interrupt_the_slow_run(
+        tmp_path, signal.SIGTERM, args=workers, like_timeout=True
+    )
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, output
+    document = json.loads((tmp_path / "reports" / "results.json").read_text())
+    assert document["complete"] is False
+    assert {r["id"] for r in before} <= {r["id"] for r in document["records"]}
+    assert not (tmp_path / "reports" / "results.json.partial").exists()

@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -353,9 +354,15 @@ def check_results_path(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--results {given}: {problem}")
 
 
+SIGTERM_REPEAT_S = 2.0  # a SIGTERM this soon after the first is the same request, sent again
+
+
 def _handle_sigterm(config: pytest.Config) -> None:
     """SIGTERM ends the run like Ctrl-C: pytest unwinds, and the results written so far are
-    kept, marked incomplete. A second SIGTERM gets the previous handler (by default: die).
+    kept, marked incomplete. A SIGTERM more than SIGTERM_REPEAT_S after the first gets the
+    previous handler (by default: die); one sooner is the same request again (GNU `timeout`
+    signals its child and then the child's whole process group, so the pytest process gets two
+    at once: the second used to kill it before it wrote its results).
 
     Ours goes first even where a handler is already installed (a plugin or a site hook of the
     environment that exits at once would otherwise lose the run's final results file); only an
@@ -365,15 +372,24 @@ def _handle_sigterm(config: pytest.Config) -> None:
     previous = signal.getsignal(signal.SIGTERM)
     if previous is signal.SIG_IGN:
         return
+    restored = signal.SIG_DFL if previous is None else previous
+    first: list[float] = []
 
     def on_sigterm(signum: int, frame: Any) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-        raise KeyboardInterrupt(f"{signal.Signals(signum).name}: the run was asked to stop")
+        now = time.monotonic()
+        if not first:
+            first.append(now)
+            raise KeyboardInterrupt(f"{signal.Signals(signum).name}: the run was asked to stop")
+        if now - first[0] <= SIGTERM_REPEAT_S:
+            return  # the same request, delivered twice
+        signal.signal(signal.SIGTERM, restored)
+        if callable(restored):
+            restored(signum, frame)
+        else:
+            os.kill(os.getpid(), signum)  # the default action, now restored: die
 
     signal.signal(signal.SIGTERM, on_sigterm)
-    config.add_cleanup(
-        lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-    )
+    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, restored))
 
 
 def suite_version(suites_dir: Path) -> str:
