@@ -75,8 +75,9 @@ class ReferenceCompiler:
         """What the launches cost: `kernel_signatures`, a short id per distinct kernel
         specialisation launched (equal ids across items mean the same compiled kernel), and
         `kernel_compiles`, how many of them this process had not launched before (Triton
-        compiled them or loaded them from its disk cache; 0 in the interpreter), plus CUDA-graph
-        captures and replays when `cudagraphs` is on."""
+        compiled them or loaded them from its disk cache; 0 in the interpreter) and the seconds
+        their first launches took (`kernel_compile_s`), plus CUDA-graph captures and replays
+        when `cudagraphs` is on."""
         ids = sorted(
             {
                 hashlib.sha1(
@@ -88,6 +89,7 @@ class ReferenceCompiler:
         stats: dict[str, Any] = {
             "kernel_signatures": ids,
             "kernel_compiles": self.runtime.launcher.compiles,
+            "kernel_compile_s": round(self.runtime.launcher.compile_s, 4),
         }
         graphs = [
             plan.graphs

@@ -40,6 +40,7 @@ so that it raises its own exception.
 from __future__ import annotations
 
 import inspect
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -309,13 +310,16 @@ class TritonLauncher:
         self, *, stream_of: Callable[[int], int] | None = None, device: int | None = None
     ) -> None:
         self.compiles = 0
+        self.compile_s = 0.0  # what those first launches took (compile or load, then launch)
         self._stream_of, self._device = stream_of, device  # default: Triton's active driver's
 
     def first(self, fn: Any, grid: tuple[int, ...], args: Sequence[Any], config: Any) -> Launch:
+        start = time.perf_counter()
         compiled = fn[grid](*args, num_warps=config.num_warps, num_stages=config.num_stages)
         if id(compiled) not in TritonLauncher.seen:
             TritonLauncher.seen.add(id(compiled))
             self.compiles += 1
+            self.compile_s += time.perf_counter() - start
         return direct_launch(compiled, grid, stream_of=self._stream_of, device=self._device)
 
 
@@ -361,6 +365,7 @@ class InterpreterLauncher:
     """In the Triton interpreter every launch goes through the interpreted function."""
 
     compiles = 0
+    compile_s = 0.0
 
     def first(self, fn: Any, grid: tuple[int, ...], args: Sequence[Any], config: Any) -> Launch:
         def launch(call_args: Sequence[Any]) -> None:

@@ -15,6 +15,7 @@ UNSUPPORTED = "unsupported"  # NotImplementedError, or a declared refusal (`supp
 CRASH = "crash"  # the backend raised where eager returns, or its process died
 TIMEOUT = "timeout"
 RECOMPILES = "recompiles"  # more compiles than the scenario allows
+NOT_COMPILED = "not compiled"  # torch.compile ran the program without calling the backend
 CODE_CHECK = "code check"  # generated code lacks what a FileCheck block promises
 OUT_OF_MEMORY = "out of memory"
 INPUTS_MODIFIED = "inputs modified"  # the call wrote into its inputs
@@ -32,6 +33,7 @@ KINDS = (
     NONDETERMINISTIC,
     BATCH_VARIANT,
     RECOMPILES,
+    NOT_COMPILED,
     CODE_CHECK,
     CRASH,
     OUT_OF_MEMORY,

@@ -37,6 +37,7 @@ __all__ = [
     "ItemOutcome",
     "Message",
     "Nondeterministic",
+    "NotCompiled",
     "NumericFailure",
     "Raised",
     "Recompiled",
@@ -290,6 +291,15 @@ class Recompiled:
 
 
 @dataclass(frozen=True)
+class NotCompiled:
+    """torch.compile ran the program without handing the backend a graph (dynamo captured
+    nothing: it fell back to eager for the whole frame), so eager computed what was judged."""
+
+    reason: str  # dynamo's graph-break message, or what is known
+    kind = kinds.NOT_COMPILED
+
+
+@dataclass(frozen=True)
 class CodeCheckFailed:
     result: CodeCheckResult
     kind = kinds.CODE_CHECK
@@ -342,6 +352,7 @@ Problem = Union[  # noqa: UP007 (a runtime alias)
     Unsupported,
     WrongError,
     Recompiled,
+    NotCompiled,
     CodeCheckFailed,
     TimedOut,
     HarnessFault,
@@ -566,6 +577,12 @@ def _describe(problem: Problem) -> str:
             f"Recompiled: {problem.compiles} compiles over {len(problem.shape_sets)} shape set(s) "
             f"({', '.join(problem.shape_sets)}); the scenario allows {problem.budget} (compile "
             f"mode {problem.mode})."
+        )
+    if isinstance(problem, NotCompiled):
+        return (
+            "Not compiled: torch.compile ran the program without calling the backend (dynamo "
+            "captured no graph and ran the frame eagerly), so no result of the backend was "
+            f"judged. Dynamo said: {problem.reason}"
         )
     if isinstance(problem, CodeCheckFailed):
         diagnostic = problem.result.diagnostic

@@ -45,6 +45,7 @@ from gemmconf.outcome import (
     InputsModified,
     ItemOutcome,
     Nondeterministic,
+    NotCompiled,
     NumericFailure,
     Problem,
     Raised,
@@ -221,6 +222,15 @@ class _ItemRun:
             )
             raise _BackendFailed(problem, raised) from None
 
+    def _backend_call(self, stage: str, call: Callable[[], Any]) -> Any:
+        """A further call of the backend during the checks: its time is the backend's (phase
+        "call"), the rest of the checks' the harness's (a timeout there is not charged to it)."""
+        progress.report("call")
+        try:
+            return self._backend(stage, call)
+        finally:
+            progress.report("check")
+
     def _call(self, stage: str, tensors: Sequence[Any], like: Any) -> tuple[Any, list[Problem]]:
         """The compiled function on `tensors`, with fresh memory poisoned and inputs guarded;
         `like` is eager's result (the sizes to poison, the pattern to look for)."""
@@ -372,6 +382,11 @@ class _ItemRun:
         budget = compile_budget(instance)
         self.metrics["recompiles"] = max(0, compiles - 1)
         self.metrics["compiles"] = compiles
+        uncaptured = getattr(self.compiled, "uncaptured", None)  # optional: compiler backends
+        if uncaptured is not None:
+            reason = self._backend("uncaptured()", uncaptured)
+            if reason is not None:  # first: it explains whatever else went wrong
+                self.problems.insert(0, NotCompiled(str(reason)))
         kernel_stats = getattr(self.compiled, "kernel_stats", None)  # optional
         if kernel_stats is not None:
             self.metrics.update(self._backend("kernel_stats()", kernel_stats))
@@ -606,12 +621,10 @@ class _ItemRun:
         fresh = inputs.build(self.instance, 0, self.seed, self.device, draw=1)
         if _bitwise_equal(probe, _probe(fresh.tensors)):
             return  # the scenario's values do not change between draws
-        progress.report("call")
-        actual = self._backend(
+        actual = self._backend_call(
             f"the call on shape set 0 (draw 1: fresh values, {_shape(fresh)})",
             lambda: self.compiled(*fresh.tensors),
         )
-        progress.report("check")
         self.stage = "comparing the fresh draw with the first"
         if any(isinstance(p, Unwritten) for p in self.problems):
             return  # two outputs full of the poison pattern are equal: that is not a cache
@@ -624,7 +637,7 @@ class _ItemRun:
     def _check_side_stream(self, backend_inputs: inputs.Inputs, first: _Draw) -> None:
         self.stage = "calling on a side stream"
         tensors = backend_inputs.tensors
-        actual = self._backend(
+        actual = self._backend_call(
             "the call on a non-default CUDA stream",
             lambda: integrity.side_stream_call(lambda: self.compiled(*tensors)),
         )
@@ -638,7 +651,9 @@ class _ItemRun:
 
     def _check_deterministic(self, backend_inputs: inputs.Inputs, first: _Draw) -> None:
         tensors = backend_inputs.tensors
-        again = self._backend("the second call on the same inputs", lambda: self.compiled(*tensors))
+        again = self._backend_call(
+            "the second call on the same inputs", lambda: self.compiled(*tensors)
+        )
         self.stage = "comparing two calls bit for bit"
         for a, b in zip(
             integrity.tensors_of(first.actual), integrity.tensors_of(again), strict=False
@@ -662,7 +677,7 @@ class _ItemRun:
         for part in sorted({1, m // 2} - {0, m}):
             self.stage = "slicing the inputs to fewer rows"
             sliced = _rows(self.instance, backend_inputs, part)
-            result = self._backend(
+            result = self._backend_call(
                 f"the call with the first {part} row(s) (M={part})",
                 lambda sliced=sliced: self.compiled(*sliced),
             )

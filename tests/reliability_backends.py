@@ -121,6 +121,26 @@ class _OutOfMemory(_Backend):
         return fn(*args)
 
 
+class _SlowChecks(_Backend):
+    """Fine itself; but on the trigger item the harness's own checks (the oracle) take 60 s, as
+    a huge item's fp64 reference did on an H100: gemmconf's fault, never the backend's."""
+
+    name = "slow-checks"
+
+    def compile(self, fn, example_inputs, *, dynamic):
+        if is_trigger(example_inputs):
+            from gemmconf import runner
+
+            judge = runner._ItemRun._judge_shape_set
+
+            def slow_judge(run, index, drawn):
+                time.sleep(60.0)
+                return judge(run, index, drawn)
+
+            runner._ItemRun._judge_shape_set = slow_judge  # this worker process only
+        return _Compiled(fn, self)
+
+
 class _Timed(_Backend):
     """Every call takes 0.3 s and appends ``<pid> <start> <end>`` to timed.log."""
 
@@ -140,4 +160,5 @@ always_wrong = _AlwaysWrong()
 slow_once = _SlowOnce()
 slow_compile = _SlowCompile()
 out_of_memory = _OutOfMemory()
+slow_checks = _SlowChecks()
 timed = _Timed()

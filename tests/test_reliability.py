@@ -124,6 +124,21 @@ def test_the_time_to_first_result_has_its_own_budget_and_the_reason_names_it(sui
     assert numbers["confirmed"] == "ran alone"
 
 
+def test_the_harness_overrunning_its_own_checks_is_a_harness_error(suite, monkeypatch):
+    """Seen on an H100: the fp64 reference of a 2048x128256x4096 item overran the 'check' budget,
+    and the item was charged to the backend as "timed out". The backend's calls had returned."""
+    from gemmconf.isolation import timeouts
+
+    monkeypatch.setattr(timeouts, "BASE_S", 3.0)  # the checks' budget, in the pytest process
+    suite.runpytest("suites", "--backend", "reliability_backends:slow_checks", "-k", "mm")
+    record = records(suite)[(TRIGGER, "slow-checks")]
+    assert record["outcome"] == "error" and record["kind"] == "harness error", record
+    assert "in phase 'check'" in record["reason"] and "nothing is charged" in record["reason"]
+    assert record["metrics"]["timeout_phase"] == "check"
+    others = [r for (i, _), r in records(suite).items() if i != TRIGGER]
+    assert others and all(r["outcome"] in ("passed", "skipped") for r in others)
+
+
 @pytest.mark.parametrize("bad", ["x", "-1"])
 def test_bad_reliability_options_are_usage_errors(suite, bad):
     for option in ("--confirm-failures", "--gpu-memory-budget", "--first-result-timeout"):

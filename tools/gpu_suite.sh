@@ -6,7 +6,8 @@
 #   bash tools/gpu_suite.sh auto 1/2                              # -n auto, the GPU's own memory
 #   bash tools/gpu_suite.sh b24 1/2 --gpu-memory-budget 24        # a simulated 24 GB GPU
 #
-# Shards are balanced by the durations of the published H200 run (longest first). Writes
+# Shards are balanced, and items ordered longest first, by the durations of the published H100
+# runs (DURATIONS=FILE for another). Writes
 # $OUT/NAME-I.json (the results), $OUT/NAME-I.log (the run's output, warnings of other plugins
 # left out) and prints the summary and the harness errors, if any. LIMIT (default 540 s) stops
 # the run with SIGTERM, which keeps the results so far. Nothing here is asserted.
@@ -26,7 +27,7 @@ git log --oneline -1 2>/dev/null | cut -c1-80
 nvidia-smi --query-gpu=name,memory.total,clocks.sm --format=csv,noheader
 start=$(date +%s)
 timeout -s TERM "${LIMIT:-540}" python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark \
-  --shard "$shard" --durations-from reports/published/2026-11-22-nvidia-h200/reference.json \
+  --shard "$shard" --durations-from "${DURATIONS:-reports/published/2026-11-23-nvidia-h100-x1/durations.json}" \
   --results "$OUT/$name-$part.json" --conformance-html none "$@" 2>&1 |
   grep -v -e PytestBenchmarkWarning -e 'warner(' >"$OUT/$name-$part.log"
 status=${PIPESTATUS[0]}

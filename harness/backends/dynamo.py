@@ -5,14 +5,19 @@
   one item's compiles and recompile counts from leaking into the next.
 - `recompile_limit_patches()`: dynamo's recompile limit raised to RECOMPILE_LIMIT and made to
   raise when hit, so a backend that recompiles on every shape is counted, not silently run eagerly.
+- `GraphBreaks`: dynamo's graph-break messages during an item's calls. Where dynamo captured no
+  graph at all it runs the whole frame eagerly and never calls the backend (a non-contiguous
+  `out=` target; `F.scaled_mm` on torch 2.11, whose `_scaled_mm_v2` dynamo skips): the item is
+  then "not compiled" (`uncaptured()`), never a pass of eager's numbers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 RECOMPILE_LIMIT = 64
@@ -55,6 +60,39 @@ def recompile_limit_patches() -> dict[str, Any]:
     return patches
 
 
+class GraphBreaks:
+    """The graph breaks dynamo reports while `watching()` (its `graph_break` counter), in order."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[None]:
+        from torch._dynamo.utils import counters
+
+        before = dict(counters["graph_break"])
+        try:
+            yield
+        finally:
+            for reason, count in counters["graph_break"].items():
+                if count > before.get(reason, 0) and reason not in self.reasons:
+                    self.reasons.append(reason)
+
+    def uncaptured(self, compiles: int, called: bool) -> str | None:
+        """Why the backend never received the program (it was called, and nothing compiled), in
+        dynamo's words; None when it did."""
+        if compiles or not called:
+            return None
+        if not self.reasons:
+            return "no graph break was reported; dynamo skipped the frame"
+        first = self.reasons[0].strip().split("\n\n")[0]
+        more = f" (and {len(self.reasons) - 1} more)" if len(self.reasons) > 1 else ""
+        return f"{first[:BREAK_CHARS]}{more}"
+
+
+BREAK_CHARS = 600  # of dynamo's first graph-break message in a reason
+
+
 class DynamoCompiled:
     """`torch.compile(fn, backend=compiler)` for an adapter whose compiler counts `invocations`.
 
@@ -75,10 +113,17 @@ class DynamoCompiled:
         self._patch = dynamo_config.patch(self._patches)
         with self._patch:
             self._compiled = torch.compile(isolated_entry(fn), backend=compiler, dynamic=dynamic)
+        self._breaks = GraphBreaks()
+        self._called = False
 
     def __call__(self, *args: Any) -> Any:
-        with self._patch:
+        self._called = True
+        with self._patch, self._breaks.watching():
             return self._compiled(*args)
 
     def compiles(self) -> int:
         return self.compiler.invocations
+
+    def uncaptured(self) -> str | None:
+        """Why the backend never received the program, or None (`GraphBreaks.uncaptured`)."""
+        return self._breaks.uncaptured(self.compiles(), self._called)

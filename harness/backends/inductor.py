@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from gemmconf.backends.cache import cache_dir
-from gemmconf.backends.dynamo import isolated_entry, recompile_limit_patches
+from gemmconf.backends.dynamo import GraphBreaks, isolated_entry, recompile_limit_patches
 
 if TYPE_CHECKING:
     pass
@@ -352,6 +352,8 @@ class InductorCompiled:
             self._compiled = torch.compile(
                 isolated_entry(fn), backend=self._compile_graph, dynamic=dynamic
             )
+        self._breaks = GraphBreaks()
+        self._called = False
 
     @contextlib.contextmanager
     def _scope(self) -> Iterator[None]:
@@ -369,8 +371,13 @@ class InductorCompiled:
             return compile_fx(gm, example_inputs, config_patches=dict(self._inductor_patches))
 
     def __call__(self, *args: Any) -> Any:
-        with self._scope():
+        self._called = True
+        with self._scope(), self._breaks.watching():
             return self._compiled(*args)
+
+    def uncaptured(self) -> str | None:
+        """Why inductor never received the program, or None (`GraphBreaks.uncaptured`)."""
+        return self._breaks.uncaptured(self._compiles, self._called)
 
     def artifacts(self) -> dict[str, str]:
         """`python`: every output module in compile order; `triton`/`cpp`/`cuda`: kernel sources."""

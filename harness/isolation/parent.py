@@ -35,6 +35,7 @@ from gemmconf.isolation.request import ItemRequest, Reply, WorkerError
 from gemmconf.isolation.timeouts import BENCH_S, TimeoutPolicy
 from gemmconf.isolation.worker import BOOT, WorkerConfig
 from gemmconf.outcome import Crash, ItemOutcome, TimedOut, exit_text, render
+from gemmconf.progress import BACKEND_PHASES, PHASES
 
 TERM_GRACE_S = 2.0  # between SIGTERM and SIGKILL for a worker that overran its timeout
 
@@ -322,6 +323,8 @@ class IsolatedRunner(_Scheduling):
     def run(self, request: ItemRequest) -> ItemOutcome:
         estimate = self._estimate(request)
         outcome, overrun = self._attempt(request, estimate)
+        if overrun is not None and _harness_phase(overrun):
+            return _harness_overrun(overrun)
         if overrun is not None:
             return self._charge_timeout(request, estimate, outcome, overrun)
         if isinstance(outcome.metrics.get("out_of_memory"), dict):
@@ -567,6 +570,30 @@ def _timed_out(overrun: Overrun) -> ItemOutcome:
         overrun.limit, overrun.elapsed, TERM_GRACE_S, phase=overrun.phase, fixed=overrun.fixed
     )
     return ItemOutcome(problems=(problem,), duration_s=overrun.elapsed)
+
+
+class HarnessOverrun(TimeoutError):
+    """gemmconf's own work on an item (its inputs and eager's run, or its checks) overran."""
+
+
+def _harness_phase(overrun: Overrun) -> bool:
+    """The time ran out in a phase that is gemmconf's, not the backend's (`progress`): building
+    inputs and running eager ("prepare"), or checking ("check": the fp64 reference, the oracle;
+    the backend's further calls there report "call"). A fixed --item-timeout is one limit for
+    the whole item, charged as before."""
+    return not overrun.fixed and overrun.phase not in (*BACKEND_PHASES, "start")
+
+
+def _harness_overrun(overrun: Overrun) -> ItemOutcome:
+    """A harness error, never the backend's timeout: its calls had returned in time."""
+    limit = "" if overrun.limit is None else f" budget of {overrun.limit:g} s"
+    error = HarnessOverrun(
+        f"gemmconf's own work in phase '{overrun.phase}' ({PHASES.get(overrun.phase, '')}) "
+        f"overran its{limit} after {overrun.elapsed:.0f} s; the worker was stopped. The backend's "
+        "calls had returned: nothing is charged to it"
+    )
+    outcome = ItemOutcome.harness(f"phase '{overrun.phase}'", error, timeout_phase=overrun.phase)
+    return dataclasses.replace(outcome, duration_s=overrun.elapsed)
 
 
 def _with_confirmation(outcome: ItemOutcome, how: str) -> ItemOutcome:

@@ -49,6 +49,9 @@ AUTOTUNE_FIRST_RESULT_S = 600.0
 
 
 ELEMENTS_PER_S = 2e7  # input elements drawn, converted and moved per second (on the CPU)
+# The checks' passes over the inputs (fp64 copies, host copies for the input guard, a fresh
+# draw): an H100 item of 533M input elements spent over 100 s checking (2026-11-23)
+CHECK_PASSES = 4
 
 
 @dataclass(frozen=True)
@@ -104,8 +107,8 @@ class TimeoutPolicy:
             if first is None:
                 return None
             seconds = first + size
-        elif phase == "check":
-            seconds = BASE_S + size
+        elif phase == "check":  # fp64 upcasts, host copies of inputs and fresh draws
+            seconds = BASE_S + size + CHECK_PASSES * input_elements(instance) / ELEMENTS_PER_S
         elif phase == "benchmark":
             seconds = BENCH_S + size
         else:  # "start", or a phase this policy does not know: the whole item's timeout

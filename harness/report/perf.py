@@ -195,9 +195,11 @@ def kernel_summary(records: Sequence[dict[str, Any]]) -> list[str]:
     for backend, items in sorted(by_backend.items()):
         launched = [s for m in items for s in m["kernel_signatures"]]
         compiles = sum(int(m.get("kernel_compiles") or 0) for m in items)
+        seconds = sum(float(m.get("kernel_compile_s") or 0.0) for m in items)
+        took = f" in {seconds:.1f} s of first launches" if compiles else ""
         lines.append(
             f"gemmconf kernels: {backend}: {len(items)} items launched {len(launched)} kernel "
             f"signatures, {len(set(launched))} distinct; {compiles} compiled or loaded from "
-            "Triton's disk cache (items with one signature share one compile per process)"
+            f"Triton's disk cache{took} (items with one signature share one compile per process)"
         )
     return lines
