@@ -237,6 +237,35 @@ def test_items_larger_than_the_share_run_alone_and_a_patient_queue_turns_strict(
     assert spans["huge"][2] and spans["b"][0] < spans["a"][1]  # b ran beside a
 
 
+def test_small_items_fill_the_room_a_waiting_large_item_cannot_use(tmp_path):
+    """The strict queue may not idle the GPU: while a large hold keeps an overdue item waiting,
+    small items (a sixteenth of the capacity or less) still run beside it; not so items that
+    would take room the waiting one needs, and none once the large hold is gone."""
+    path, log = tmp_path / "gpu.json", {}
+
+    def item(name: str, amount: int, delay: float, seconds: float) -> None:
+        time.sleep(delay)
+        with Ledger(path, capacity=100, patience_s=0.0).hold(amount):
+            start = time.monotonic()
+            time.sleep(seconds)
+            log[name] = (start, time.monotonic())
+
+    items = [
+        ("large", 70, 0.0, 1.5),  # holds the GPU while...
+        ("waiting", 50, 0.1, 0.3),  # ...this one waits for it, overdue at once (patience 0)
+        ("small", 5, 0.3, 0.2),  # fits, and uses room "waiting" cannot use: runs now
+        ("medium", 20, 0.35, 0.2),  # fits too, but is not small: strict order, after "waiting"
+    ]
+    threads = [threading.Thread(target=item, args=args) for args in items]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert log["small"][1] < log["large"][1]  # ran beside the large hold
+    assert log["waiting"][0] >= log["large"][1]
+    assert log["medium"][0] >= log["waiting"][0]
+
+
 def test_a_run_alone_waits_for_the_machine_to_be_idle_and_knows_it_was(tmp_path):
     machine = tmp_path / "machine.json"
     order: list[str] = []

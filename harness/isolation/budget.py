@@ -7,7 +7,12 @@ exclusive ``flock``. An item *holds* an amount from the ledger while it runs:
 - it is admitted when what is held plus its amount fits the ledger's capacity, in arrival order
   with some patience: an item that fits may pass items waiting ahead of it, but only while none
   of them has waited `PATIENCE_S`; then the queue is strict, so a large item waiting for memory
-  is not starved by a stream of small ones (and the GPU does not idle behind it meanwhile);
+  is not starved by a stream of small ones; except that a *small* item (at most `SMALL_SHARE`
+  of the capacity: seconds long, where the large ones take minutes) still fills the room the
+  waiting items cannot use: while the large holds alone keep them waiting. Once the large holds
+  are gone no small item passes any more, the small ones drain, and the waiting items start. (On
+  an H100, slowest-first ordering put every large item at the front, and the strict queue left
+  sixteen workers idle behind them for minutes.)
 - an item larger than the capacity runs *alone*: once nothing else is held, and nothing else is
   admitted until it is done (it may still fail for memory; then it is the item, not its
   neighbours, that did not fit);
@@ -38,6 +43,7 @@ from pathlib import Path
 
 POLL_S = (0.02, 0.5)  # first and longest pause between looks at a full ledger
 PATIENCE_S = 30.0  # how long a waiting item lets items that arrived after it pass
+SMALL_SHARE = 1 / 16  # a hold this share of the capacity or less may fill room others cannot use
 
 
 @dataclass
@@ -77,7 +83,7 @@ class Ledger:
         token = f"{os.getpid()}-{id(self)}-{self._count}"
         start = time.monotonic()
         with self._state() as state:
-            state.queue.append([token, time.time()])
+            state.queue.append([token, time.time(), amount, alone or amount > state.capacity])
         pause = POLL_S[0]
         try:
             while True:
@@ -110,7 +116,8 @@ class Ledger:
         if ahead and (alone or exceeds):
             return None  # nothing passes by running alone
         now = time.time()
-        if any(now - arrived >= self.patience_s for _, arrived in ahead):
+        overdue = [entry for entry in ahead if now - entry[1] >= self.patience_s]
+        if overdue and not self._fills_unusable_room(state, amount, overdue):
             return None  # someone ahead has waited long enough: strict order now
         if any(h["alone"] for h in state.holds.values()):
             return None
@@ -127,8 +134,25 @@ class Ledger:
             others_at_start=len(state.holds),
             admitted_at=state.admitted,
         )
-        state.holds[token] = {"pid": os.getpid(), "amount": amount, "alone": hold.alone}
+        state.holds[token] = {
+            "pid": os.getpid(),
+            "amount": amount,
+            "alone": hold.alone,
+            "small": amount <= state.capacity * SMALL_SHARE,
+        }
         return hold
+
+    @staticmethod
+    def _fills_unusable_room(state: _State, amount: int, overdue: list[list]) -> bool:
+        """A small item may pass items that waited long enough while the large holds alone keep
+        them waiting (the module docstring): it uses room they could not have used."""
+        if amount > state.capacity * SMALL_SHARE:
+            return False
+        large = [h["amount"] for h in state.holds.values() if not h.get("small")]
+        if any(len(entry) > 3 and entry[3] for entry in overdue):  # waits for an idle ledger
+            return bool(large)
+        needed = sum(entry[2] for entry in overdue if len(entry) > 2)
+        return sum(large) + needed > state.capacity
 
     def snapshot(self) -> _State:
         with self._state() as state:

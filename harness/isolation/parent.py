@@ -316,6 +316,7 @@ class IsolatedRunner(_Scheduling):
         self.slowest: dict[str, float] = {}  # label -> longest item finished (the pace)
         self.slowest_phase: dict[tuple[str, str], float] = {}  # (label, phase) -> longest
         self.alone_reruns = 0
+        self.phase_s: dict[str, float] = {}  # the last attempt's seconds per phase
         self._ran_alone = False  # the last attempt: no other item of the run ran beside it
         self._worker: _Worker | None = None
         self._registered = False
@@ -324,7 +325,8 @@ class IsolatedRunner(_Scheduling):
         estimate = self._estimate(request)
         outcome, overrun = self._attempt(request, estimate)
         if overrun is not None and _harness_phase(overrun):
-            return _harness_overrun(overrun)
+            metrics = {**outcome.metrics, "timeout_phase": overrun.phase}
+            return dataclasses.replace(_harness_overrun(overrun), metrics=metrics)
         if overrun is not None:
             return self._charge_timeout(request, estimate, outcome, overrun)
         if isinstance(outcome.metrics.get("out_of_memory"), dict):
@@ -343,7 +345,10 @@ class IsolatedRunner(_Scheduling):
         if fresh:
             self._discard()
         with self._held(estimate, alone=alone) as granted:
+            self.phase_s = {}
             outcome, overrun = self._run_once(request)
+        if self.phase_s:  # where the item's time went: "start" is the wait for the worker
+            outcome = _with_metrics(outcome, phase_s=dict(self.phase_s))
         outcome = self._note_memory(outcome, estimate, granted)
         self._ran_alone = bool(granted) and granted[0].ran_alone
         if overrun is not None and granted:
@@ -459,10 +464,12 @@ class IsolatedRunner(_Scheduling):
     def _await_result(
         self, worker: _Worker, request: ItemRequest, *, cold: bool
     ) -> Reply | Overrun | None:
-        """The item's reply, timing each phase the worker reports against its budget."""
+        """The item's reply, timing each phase the worker reports against its budget (the
+        seconds spent per phase go to `self.phase_s`, for the record's metrics)."""
         start = phase_start = time.monotonic()
         phase = "start"
         fixed = self.timeouts.fixed is not None
+        self.phase_s = {}
         while True:
             limit = self._limit(request, phase, cold=cold)
             if limit is None:
@@ -473,8 +480,11 @@ class IsolatedRunner(_Scheduling):
             try:
                 reply = worker.receive(remaining)
             except TimeoutError:
+                spent = self.phase_s.get(phase, 0.0) + time.monotonic() - phase_start
+                self.phase_s[phase] = round(spent, 3)
                 return Overrun(phase, limit, time.monotonic() - start, fixed)
             now = time.monotonic()
+            self.phase_s[phase] = round(self.phase_s.get(phase, 0.0) + now - phase_start, 3)
             if phase != "start":
                 key = (request.label, phase)
                 self.slowest_phase[key] = max(self.slowest_phase.get(key, 0.0), now - phase_start)
@@ -592,7 +602,7 @@ def _harness_overrun(overrun: Overrun) -> ItemOutcome:
         f"overran its{limit} after {overrun.elapsed:.0f} s; the worker was stopped. The backend's "
         "calls had returned: nothing is charged to it"
     )
-    outcome = ItemOutcome.harness(f"phase '{overrun.phase}'", error, timeout_phase=overrun.phase)
+    outcome = ItemOutcome.harness(f"phase '{overrun.phase}'", error)
     return dataclasses.replace(outcome, duration_s=overrun.elapsed)
 
 
