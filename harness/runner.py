@@ -139,7 +139,8 @@ def run_item(
         run.prepare()
         outcome = run.execute()
     except _BackendFailed as failed:
-        outcome = ItemOutcome(problems=(failed.problem,), raised=failed.raised, metrics=run.metrics)
+        problems = (*run.not_compiled(), failed.problem)  # eager's own error, if nothing compiled
+        outcome = ItemOutcome(problems=problems, raised=failed.raised, metrics=run.metrics)
     except SuiteBug as bug:
         outcome = ItemOutcome(problems=(bug.args[0],), metrics=run.metrics)
     except Exception as exc:
@@ -282,6 +283,18 @@ class _ItemRun:
             expected = [value for value, _ in eager]
             eager.clear()  # _normal_case owns the results now (it releases what it no longer needs)
             return self._normal_case(first, expected)
+
+    def not_compiled(self) -> tuple[NotCompiled, ...]:
+        """The backend's call failed in a normal scenario: if dynamo had run the frame eagerly
+        (graph breaks and no compile), the error was eager's, and the item was never compiled."""
+        uncaptured = getattr(self.compiled, "uncaptured", None)
+        if uncaptured is None or self.instance.checks.raises:
+            return ()
+        try:
+            reason = uncaptured(broke=True)
+        except Exception:  # the adapter's own bookkeeping: the failure stands as it is
+            return ()
+        return () if reason is None else (NotCompiled(str(reason)),)
 
     def _refusal(self) -> str | None:
         return refusal(self.backend, self.instance)

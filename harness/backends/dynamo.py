@@ -78,10 +78,11 @@ class GraphBreaks:
                 if count > before.get(reason, 0) and reason not in self.reasons:
                     self.reasons.append(reason)
 
-    def uncaptured(self, compiles: int, called: bool) -> str | None:
+    def uncaptured(self, compiles: int, called: bool, *, broke: bool = False) -> str | None:
         """Why the backend never received the program (it was called, and nothing compiled), in
-        dynamo's words; None when it did."""
-        if compiles or not called:
+        dynamo's words; None when it did. `broke`: only where dynamo reported a graph break (a
+        call that raised may have raised while dynamo traced, which is no fallback to eager)."""
+        if compiles or not called or (broke and not self.reasons):
             return None
         if not self.reasons:
             return "no graph break was reported; dynamo skipped the frame"
@@ -124,6 +125,6 @@ class DynamoCompiled:
     def compiles(self) -> int:
         return self.compiler.invocations
 
-    def uncaptured(self) -> str | None:
+    def uncaptured(self, *, broke: bool = False) -> str | None:
         """Why the backend never received the program, or None (`GraphBreaks.uncaptured`)."""
-        return self._breaks.uncaptured(self.compiles(), self._called)
+        return self._breaks.uncaptured(self.compiles(), self._called, broke=broke)

@@ -375,9 +375,9 @@ class InductorCompiled:
         with self._scope(), self._breaks.watching():
             return self._compiled(*args)
 
-    def uncaptured(self) -> str | None:
+    def uncaptured(self, *, broke: bool = False) -> str | None:
         """Why inductor never received the program, or None (`GraphBreaks.uncaptured`)."""
-        return self._breaks.uncaptured(self._compiles, self._called)
+        return self._breaks.uncaptured(self._compiles, self._called, broke=broke)
 
     def artifacts(self) -> dict[str, str]:
         """`python`: every output module in compile order; `triton`/`cpp`/`cuda`: kernel sources."""
