@@ -69,14 +69,14 @@ def _tensor_steps(instance: ScenarioInstance) -> list[Epilogue]:
 
 def make_function(instance: ScenarioInstance) -> Callable[..., Any]:
     """The function eager runs and backends compile."""
-    return _compile_source(program_source(instance), instance)
+    return _compile_source(program_source(instance), instance, "program")
 
 
 def make_reference(instance: ScenarioInstance) -> Callable[..., Any] | None:
     """The same computation on fp64 (dequantized) inputs; None where exactness is judged."""
     if OPS[instance.op].exact:
         return None  # integer GEMMs are compared with eager bit for bit
-    return _compile_source(program_source(instance, reference=True), instance)
+    return _compile_source(program_source(instance, reference=True), instance, "fp64 reference")
 
 
 def make_rounding_magnitude(instance: ScenarioInstance) -> Callable[..., Any] | None:
@@ -93,7 +93,7 @@ def make_rounding_magnitude(instance: ScenarioInstance) -> Callable[..., Any] | 
         *_transposes(instance, names),
         f"    return {magnitude.format_map(_terms(instance))}",
     ]
-    return _compile_source("\n".join(lines) + "\n", instance)
+    return _compile_source("\n".join(lines) + "\n", instance, "rounding magnitude")
 
 
 def program_source(instance: ScenarioInstance, *, reference: bool = False) -> str:
@@ -203,9 +203,9 @@ def _torch_name(dtype: str) -> str:
     return f"torch.{str(torch_dtype(dtype)).removeprefix('torch.')}"
 
 
-def _compile_source(source: str, instance: ScenarioInstance) -> Callable[..., Any]:
+def _compile_source(source: str, instance: ScenarioInstance, kind: str) -> Callable[..., Any]:
     namespace: dict[str, Any] = {"torch": torch, "F": F, **HELPERS}
-    filename = f"<gemmconf program {instance.id}>"
+    filename = f"<gemmconf {kind} {instance.id}>"  # one per text: linecache shows the right one
     code = compile(source, filename, "exec")
     # Register the text so tracebacks and dynamo's graph-break messages can show the line.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
