@@ -29,6 +29,7 @@ import torch
 import torch.fx as fx
 from torch.fx.operator_schemas import normalize_function
 
+from gemmconf.gemm.ops import OPS
 from gemmconf_cutlass import codegen
 from gemmconf_cutlass.launch import gpu_launch
 from gemmconf_cutlass.planning import (
@@ -43,14 +44,9 @@ from gemmconf_cutlass.planning import (
 
 aten = torch.ops.aten
 
-# gemmconf.gemm: the aten overloads the kernels implement, by the suite's op name
-GEMM_OPS: dict[Any, str] = {
-    aten.mm.default: "mm",
-    aten.addmm.default: "addmm",
-    aten.bmm.default: "bmm",
-    aten.baddbmm.default: "baddbmm",
-    aten._scaled_mm.default: "scaled_mm",
-}
+# the aten overloads the kernels implement, by the suite's op name (the domain package's table)
+IMPLEMENTED = ("mm", "addmm", "bmm", "baddbmm", "scaled_mm")
+GEMM_OPS: dict[Any, str] = {getattr(aten, OPS[name].aten).default: name for name in IMPLEMENTED}
 # gemmconf.gemm: aten's matrix products; any overload of these not in GEMM_OPS is not covered.
 _GEMM_PACKETS = (
     "mm",

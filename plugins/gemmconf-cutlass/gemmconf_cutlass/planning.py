@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from gemmconf.gemm.dtypes import FP8_TORCH
+from gemmconf.gemm.scaling import classify
 from gemmconf_cutlass import codegen
 
 TMA_BYTES = 16  # TMA: base, leading and batch strides, contiguous extents in 16-byte units
@@ -33,7 +35,7 @@ DTYPE_NAMES: dict[torch.dtype, str] = {
     torch.float8_e4m3fn: "e4m3fn",
     torch.float8_e5m2: "e5m2",
 }
-FP8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)  # gemmconf.gemm: the fp8 input dtypes
+FP8_DTYPES = FP8_TORCH  # the fp8 input dtypes, as the domain package lists them
 GEMM_DTYPES = (torch.float16, torch.bfloat16)  # what the 16-bit kernels take
 SCALED_OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)  # the fp8 kernels' outputs
 
@@ -254,7 +256,7 @@ def plan_gemm(
             f"cutlass backend: _scaled_mm to {short_name(out)} is not "
             "implemented (outputs bf16, fp16, fp32)"
         )
-    scaling = _scaling(scale_a, scale_b, m, n) if fp8 else "alpha"
+    scaling = _scaling(scale_a, scale_b, m, n, k) if fp8 else "alpha"
     if fp8:
         c, alpha, beta = bias, 1.0, 1.0 if bias is not None else 0.0
     if 0 in (batch, m, n):
@@ -346,21 +348,18 @@ def _source_is_matrix(c: torch.Tensor, batch: int, m: int, n: int) -> bool:
     return not (m == 1 or view.stride(-2) == 0 or n == 1 or view.stride(-1) == 0)
 
 
-def _scaling(scale_a: torch.Tensor, scale_b: torch.Tensor, m: int, n: int) -> str:
-    """The fp8 scaling recipe the scales' shapes show, when the kernels implement it."""
-    # gemmconf.gemm: the scaling recipe classifier
-    if scale_a.dtype != torch.float32 or scale_b.dtype != torch.float32:
-        raise NotImplementedError(
-            "cutlass backend: _scaled_mm scales other than fp32 (block "
-            "scaling formats) are not implemented"
-        )
-    if scale_a.numel() == 1 and scale_b.numel() == 1:
-        return "tensorwise"
-    if tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n):
-        return "rowwise"
+def _scaling(scale_a: torch.Tensor, scale_b: torch.Tensor, m: int, n: int, k: int) -> str:
+    """The fp8 scaling recipe of these scales (the domain package's classifier), when the kernels
+    implement it: tensorwise and rowwise."""
+    recipe = classify(scale_a, scale_b, m, n, k)
+    fp32 = scale_a.dtype == torch.float32 and scale_b.dtype == torch.float32
+    if recipe is not None and recipe.name in ("tensorwise", "rowwise") and fp32:
+        return recipe.name
+    shown = "unrecognised" if recipe is None else recipe.name
     raise NotImplementedError(
-        f"cutlass backend: _scaled_mm scales {tuple(scale_a.shape)} x {tuple(scale_b.shape)} "
-        "(blockwise) are not implemented; tensorwise and rowwise are"
+        f"cutlass backend: _scaled_mm scales {tuple(scale_a.shape)} {scale_a.dtype} x "
+        f"{tuple(scale_b.shape)} {scale_b.dtype} ({shown}) are not implemented; fp32 tensorwise "
+        "and rowwise are"
     )
 
 
