@@ -372,6 +372,7 @@ class ItemOutcome:
     metrics: Mapping[str, Any] = field(default_factory=dict)
     code_excerpt: str | None = None
     duration_s: float = 0.0
+    phase_s: dict[str, float] | None = None  # seconds per phase (an isolation parent times them)
     notes: tuple[str, ...] = ()  # paragraphs after the problems: how a failure was confirmed
 
     @property

@@ -135,7 +135,7 @@ def test_the_harness_overrunning_its_own_checks_is_a_harness_error(suite, monkey
     assert record["outcome"] == "error" and record["kind"] == "harness error", record
     assert "in phase 'check'" in record["reason"] and "nothing is charged" in record["reason"]
     assert record["metrics"]["timeout_phase"] == "check"
-    assert record["metrics"]["phase_s"]["check"] >= 3  # where its time went
+    assert record["phase_s"]["check"] >= 3  # where its time went
     others = [r for (i, _), r in records(suite).items() if i != TRIGGER]
     assert others and all(r["outcome"] in ("passed", "skipped") for r in others)
 

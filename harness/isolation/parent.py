@@ -326,7 +326,8 @@ class IsolatedRunner(_Scheduling):
         outcome, overrun = self._attempt(request, estimate)
         if overrun is not None and _harness_phase(overrun):
             metrics = {**outcome.metrics, "timeout_phase": overrun.phase}
-            return dataclasses.replace(_harness_overrun(overrun), metrics=metrics)
+            overran = _harness_overrun(overrun)
+            return dataclasses.replace(overran, metrics=metrics, phase_s=outcome.phase_s)
         if overrun is not None:
             return self._charge_timeout(request, estimate, outcome, overrun)
         if isinstance(outcome.metrics.get("out_of_memory"), dict):
@@ -348,7 +349,7 @@ class IsolatedRunner(_Scheduling):
             self.phase_s = {}
             outcome, overrun = self._run_once(request)
         if self.phase_s:  # where the item's time went: "start" is the wait for the worker
-            outcome = _with_metrics(outcome, phase_s=dict(self.phase_s))
+            outcome = dataclasses.replace(outcome, phase_s=dict(self.phase_s))
         outcome = self._note_memory(outcome, estimate, granted)
         self._ran_alone = bool(granted) and granted[0].ran_alone
         if overrun is not None and granted:

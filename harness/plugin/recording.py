@@ -99,6 +99,7 @@ class Record:
     outcome: str
     duration_s: float
     environment: dict[str, Any]
+    phase_s: dict[str, float] | None = None
     kind: str | None = None
     reason: str | None = None
     details: str | None = None
@@ -129,6 +130,7 @@ def build_record(
         outcome=decision.outcome,
         duration_s=round(run.duration_s if run is not None and run.duration_s else duration_s, 4),
         environment=environment,
+        phase_s=None if run is None else run.phase_s,
         kind=decision.kind or (run.kind if run is not None else None),
         reason=reason,
         details=details,
