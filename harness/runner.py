@@ -139,7 +139,8 @@ def run_item(
         run.prepare()
         outcome = run.execute()
     except _BackendFailed as failed:
-        problems = (*run.not_compiled(), failed.problem)  # eager's own error, if nothing compiled
+        # eager's own error, if nothing compiled
+        problems = (*run.not_compiled(failed=True), failed.problem)
         outcome = ItemOutcome(problems=problems, raised=failed.raised, metrics=run.metrics)
     except SuiteBug as bug:
         outcome = ItemOutcome(problems=(bug.args[0],), metrics=run.metrics)
@@ -284,16 +285,21 @@ class _ItemRun:
             eager.clear()  # _normal_case owns the results now (it releases what it no longer needs)
             return self._normal_case(first, expected)
 
-    def not_compiled(self) -> tuple[NotCompiled, ...]:
-        """The backend's call failed in a normal scenario: if dynamo had run the frame eagerly
-        (graph breaks and no compile), the error was eager's, and the item was never compiled."""
+    def not_compiled(self, *, failed: bool = False) -> tuple[NotCompiled, ...]:
+        """A normal scenario's program that never reached the backend (its optional
+        `uncaptured()`: dynamo ran the frame eagerly). `failed`: the backend's call raised, so
+        only graph breaks say so (the error was eager's), and the failure stands as it is if
+        the adapter's own bookkeeping raises."""
         uncaptured = getattr(self.compiled, "uncaptured", None)
         if uncaptured is None or self.instance.checks.raises:
             return ()
-        try:
-            reason = uncaptured(broke=True)
-        except Exception:  # the adapter's own bookkeeping: the failure stands as it is
-            return ()
+        if not failed:
+            reason = self._backend("uncaptured()", uncaptured)
+        else:
+            try:
+                reason = uncaptured(broke=True)
+            except Exception:
+                return ()
         return () if reason is None else (NotCompiled(str(reason)),)
 
     def _refusal(self) -> str | None:
@@ -395,11 +401,7 @@ class _ItemRun:
         budget = compile_budget(instance)
         self.metrics["recompiles"] = max(0, compiles - 1)
         self.metrics["compiles"] = compiles
-        uncaptured = getattr(self.compiled, "uncaptured", None)  # optional: compiler backends
-        if uncaptured is not None:
-            reason = self._backend("uncaptured()", uncaptured)
-            if reason is not None:  # first: it explains whatever else went wrong
-                self.problems.insert(0, NotCompiled(str(reason)))
+        self.problems[:0] = self.not_compiled()  # first: it explains whatever else went wrong
         kernel_stats = getattr(self.compiled, "kernel_stats", None)  # optional
         if kernel_stats is not None:
             self.metrics.update(self._backend("kernel_stats()", kernel_stats))

@@ -65,11 +65,13 @@ class GraphBreaks:
 
     def __init__(self) -> None:
         self.reasons: list[str] = []
+        self.called = False  # a call was watched
 
     @contextlib.contextmanager
     def watching(self) -> Iterator[None]:
         from torch._dynamo.utils import counters
 
+        self.called = True
         before = dict(counters["graph_break"])
         try:
             yield
@@ -78,11 +80,11 @@ class GraphBreaks:
                 if count > before.get(reason, 0) and reason not in self.reasons:
                     self.reasons.append(reason)
 
-    def uncaptured(self, compiles: int, called: bool, *, broke: bool = False) -> str | None:
+    def uncaptured(self, compiles: int, *, broke: bool = False) -> str | None:
         """Why the backend never received the program (it was called, and nothing compiled), in
         dynamo's words; None when it did. `broke`: only where dynamo reported a graph break (a
         call that raised may have raised while dynamo traced, which is no fallback to eager)."""
-        if compiles or not called or (broke and not self.reasons):
+        if compiles or not self.called or (broke and not self.reasons):
             return None
         if not self.reasons:
             return "no graph break was reported; dynamo skipped the frame"
@@ -115,10 +117,8 @@ class DynamoCompiled:
         with self._patch:
             self._compiled = torch.compile(isolated_entry(fn), backend=compiler, dynamic=dynamic)
         self._breaks = GraphBreaks()
-        self._called = False
 
     def __call__(self, *args: Any) -> Any:
-        self._called = True
         with self._patch, self._breaks.watching():
             return self._compiled(*args)
 
@@ -127,4 +127,4 @@ class DynamoCompiled:
 
     def uncaptured(self, *, broke: bool = False) -> str | None:
         """Why the backend never received the program, or None (`GraphBreaks.uncaptured`)."""
-        return self._breaks.uncaptured(self.compiles(), self._called, broke=broke)
+        return self._breaks.uncaptured(self.compiles(), broke=broke)

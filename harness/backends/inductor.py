@@ -353,7 +353,6 @@ class InductorCompiled:
                 isolated_entry(fn), backend=self._compile_graph, dynamic=dynamic
             )
         self._breaks = GraphBreaks()
-        self._called = False
 
     @contextlib.contextmanager
     def _scope(self) -> Iterator[None]:
@@ -371,13 +370,12 @@ class InductorCompiled:
             return compile_fx(gm, example_inputs, config_patches=dict(self._inductor_patches))
 
     def __call__(self, *args: Any) -> Any:
-        self._called = True
         with self._scope(), self._breaks.watching():
             return self._compiled(*args)
 
     def uncaptured(self, *, broke: bool = False) -> str | None:
         """Why inductor never received the program, or None (`GraphBreaks.uncaptured`)."""
-        return self._breaks.uncaptured(self._compiles, self._called, broke=broke)
+        return self._breaks.uncaptured(self._compiles, broke=broke)
 
     def artifacts(self) -> dict[str, str]:
         """`python`: every output module in compile order; `triton`/`cpp`/`cuda`: kernel sources."""

@@ -62,7 +62,8 @@ class Hold:
 class _State:
     capacity: float
     holds: dict[str, dict] = field(default_factory=dict)  # token -> {pid, amount, alone}
-    queue: list[list] = field(default_factory=list)  # [token, arrival time] in arrival order
+    # in arrival order: [token, arrival time, amount, whether it needs the whole ledger]
+    queue: list[list] = field(default_factory=list)
     admitted: int = 0
 
 
@@ -134,24 +135,20 @@ class Ledger:
             others_at_start=len(state.holds),
             admitted_at=state.admitted,
         )
-        state.holds[token] = {
-            "pid": os.getpid(),
-            "amount": amount,
-            "alone": hold.alone,
-            "small": amount <= state.capacity * SMALL_SHARE,
-        }
+        state.holds[token] = {"pid": os.getpid(), "amount": amount, "alone": hold.alone}
         return hold
 
     @staticmethod
     def _fills_unusable_room(state: _State, amount: int, overdue: list[list]) -> bool:
         """A small item may pass items that waited long enough while the large holds alone keep
         them waiting (the module docstring): it uses room they could not have used."""
-        if amount > state.capacity * SMALL_SHARE:
+        small = state.capacity * SMALL_SHARE
+        if amount > small:
             return False
-        large = [h["amount"] for h in state.holds.values() if not h.get("small")]
-        if any(len(entry) > 3 and entry[3] for entry in overdue):  # waits for an idle ledger
+        large = [h["amount"] for h in state.holds.values() if h["amount"] > small]
+        if any(whole for _, _, _, whole in overdue):  # waits for an idle ledger
             return bool(large)
-        needed = sum(entry[2] for entry in overdue if len(entry) > 2)
+        needed = sum(wanted for _, _, wanted, _ in overdue)
         return sum(large) + needed > state.capacity
 
     def snapshot(self) -> _State:

@@ -325,9 +325,7 @@ class IsolatedRunner(_Scheduling):
         estimate = self._estimate(request)
         outcome, overrun = self._attempt(request, estimate)
         if overrun is not None and _harness_phase(overrun):
-            metrics = {**outcome.metrics, "timeout_phase": overrun.phase}
-            overran = _harness_overrun(overrun)
-            return dataclasses.replace(overran, metrics=metrics, phase_s=outcome.phase_s)
+            return _harness_overrun(outcome, overrun)
         if overrun is not None:
             return self._charge_timeout(request, estimate, outcome, overrun)
         if isinstance(outcome.metrics.get("out_of_memory"), dict):
@@ -466,11 +464,10 @@ class IsolatedRunner(_Scheduling):
         self, worker: _Worker, request: ItemRequest, *, cold: bool
     ) -> Reply | Overrun | None:
         """The item's reply, timing each phase the worker reports against its budget (the
-        seconds spent per phase go to `self.phase_s`, for the record's metrics)."""
+        seconds spent per phase add up in `self.phase_s`, the record's `phase_s`)."""
         start = phase_start = time.monotonic()
         phase = "start"
         fixed = self.timeouts.fixed is not None
-        self.phase_s = {}
         while True:
             limit = self._limit(request, phase, cold=cold)
             if limit is None:
@@ -481,17 +478,21 @@ class IsolatedRunner(_Scheduling):
             try:
                 reply = worker.receive(remaining)
             except TimeoutError:
-                spent = self.phase_s.get(phase, 0.0) + time.monotonic() - phase_start
-                self.phase_s[phase] = round(spent, 3)
+                self._spent(phase, phase_start)
                 return Overrun(phase, limit, time.monotonic() - start, fixed)
-            now = time.monotonic()
-            self.phase_s[phase] = round(self.phase_s.get(phase, 0.0) + now - phase_start, 3)
+            now = self._spent(phase, phase_start)
             if phase != "start":
                 key = (request.label, phase)
                 self.slowest_phase[key] = max(self.slowest_phase.get(key, 0.0), now - phase_start)
             if reply is None or reply.kind != "phase":
                 return reply
             phase, phase_start = reply.message, now
+
+    def _spent(self, phase: str, since: float) -> float:
+        """Add the time since `since` to `phase` in `self.phase_s`; the time now."""
+        now = time.monotonic()
+        self.phase_s[phase] = round(self.phase_s.get(phase, 0.0) + now - since, 3)
+        return now
 
     def _limit(self, request: ItemRequest, phase: str, *, cold: bool) -> float | None:
         if phase == "start":  # no phase reported (yet): the whole item's timeout, as ever
@@ -595,16 +596,18 @@ def _harness_phase(overrun: Overrun) -> bool:
     return not overrun.fixed and overrun.phase not in (*BACKEND_PHASES, "start")
 
 
-def _harness_overrun(overrun: Overrun) -> ItemOutcome:
-    """A harness error, never the backend's timeout: its calls had returned in time."""
+def _harness_overrun(timed_out: ItemOutcome, overrun: Overrun) -> ItemOutcome:
+    """The attempt's outcome as a harness error, never the backend's timeout: its calls had
+    returned in time (its metrics, duration and phases kept)."""
     limit = "" if overrun.limit is None else f" budget of {overrun.limit:g} s"
     error = HarnessOverrun(
         f"gemmconf's own work in phase '{overrun.phase}' ({PHASES.get(overrun.phase, '')}) "
         f"overran its{limit} after {overrun.elapsed:.0f} s; the worker was stopped. The backend's "
         "calls had returned: nothing is charged to it"
     )
-    outcome = ItemOutcome.harness(f"phase '{overrun.phase}'", error)
-    return dataclasses.replace(outcome, duration_s=overrun.elapsed)
+    fault = ItemOutcome.harness(f"phase '{overrun.phase}'", error)
+    metrics = {**timed_out.metrics, "timeout_phase": overrun.phase}
+    return dataclasses.replace(timed_out, problems=fault.problems, metrics=metrics)
 
 
 def _with_confirmation(outcome: ItemOutcome, how: str) -> ItemOutcome:
