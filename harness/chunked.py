@@ -3,19 +3,22 @@
 An fp64 copy of a large item's operands is four to eight times their size: B=10, M=4096, N=2048,
 K=25728 in fp16 is 3.2 GB of operands and 12.6 GB in fp64. Computed in one piece, twelve xdist
 workers' references ran an 80 GB GPU out of memory. The reference is instead evaluated over
-slices of the batch (B) and, where one batch is still too large, of the rows (M): each slice of
-the fp64 inputs (kept on the CPU by `inputs.build`) moves to the device, the program runs on it,
-and its output is written into the full output. What one piece holds on the device is at most
-`CHUNK_BYTES` (fp64 inputs, output and temporaries), so the reference's footprint does not grow
-with the item.
+slices of the batch (B), the rows (M) and the columns (N): each slice of the fp64 inputs (kept on
+the CPU by `inputs.build`) moves to the device, the program runs on it, and its output is written
+into the full output. What one piece holds on the device is at most `CHUNK_BYTES` (fp64 inputs,
+output and temporaries), so the reference's footprint does not grow with the item. Rows and
+columns are cut into the fewest pieces that fit: a vocabulary projection (M = 512, N = 128256,
+K = 4096) has a weight of 4.2 GB in fp64, which slices of rows alone moved again for every row
+(512 pieces, 176 s on an H100, 2026-11-23); slices of columns take 7 pieces.
 
 Which dims an input carries comes from the scenario (operand shapes, `bias:`, add_tensor shapes),
 so slicing needs no guess: an input is sliced along a dim only where its shape expression is that
-dim's name; an input without it is passed whole (a bias [N], a 0-dim scale). An output's batch is
-its first dim and its rows its second-to-last (every GEMM op here: [..., M, N]). Where anything
-does not add up (a shape expression such as ``M + 1``, a tensor of another shape than its
-expressions), the reference runs in one piece as before. A small item is one piece: the same call
-as an unchunked reference.
+dim's name; an input without it is passed whole (a 0-dim scale; a bias [N] when N is not sliced).
+An output's batch is its first dim, its rows its second-to-last and its columns its last (every
+GEMM op here: [..., M, N]; every epilogue step is elementwise). Where anything does not add up
+(a shape expression such as ``M + 1``, a tensor of another shape than its expressions), the
+reference runs in one piece as before. A small item is one piece: the same call as an unchunked
+reference.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from gemmconf.scenario import TENSOR_EPILOGUES, ScenarioInstance, eval_dim
 CHUNK_BYTES = 1 << 30  # what one piece of the reference may hold on the device
 FP64 = 8
 OUTPUT_TEMPORARIES = 4  # fp64 output-sized values a program makes (GEMM, alpha*, +beta*C, epilogue)
-CHUNK_DIMS = ("B", "M")  # in the order they are sliced: a batch first (it divides every operand)
+CHUNK_DIMS = ("B", "M", "N")  # the dims sliced; a batch first (it divides every operand)
+MAX_ROW_CUTS = 1024  # row counts tried when rows and columns are both sliced
 
 
 @dataclass(frozen=True)
@@ -118,12 +122,14 @@ def outputs_of(instance: ScenarioInstance) -> int:
 
 
 def plan(instance: ScenarioInstance, sizes: dict[str, int], limit: int = CHUNK_BYTES) -> Plan:
-    """The slicing of one shape set's reference that keeps a piece under `limit` bytes."""
+    """The slicing of one shape set's reference that keeps a piece under `limit` bytes: the
+    batch first, as coarsely as fits; then rows and columns together, in the fewest pieces (a
+    weight of 4.2 GB in fp64 is sliced by columns, two large operands by both)."""
     dims = input_dims(instance)
     # rows tied together (group offsets, swizzled block scales, a backward pass): one piece
     known = {name: exprs for name, exprs in dims.items() if exprs is not None}
     chunkable = _chunkable(instance, dims)
-    sliceable = [d for d in CHUNK_DIMS if _sliceable(d, known, sizes)] if chunkable else []
+    sliceable = {d for d in CHUNK_DIMS if _sliceable(d, known, sizes)} if chunkable else set()
 
     def piece_bytes(steps: dict[str, int]) -> int:
         total = 0
@@ -138,17 +144,34 @@ def plan(instance: ScenarioInstance, sizes: dict[str, int], limit: int = CHUNK_B
             out = out * step // max(sizes[dim], 1)
         return total + out * FP64 * (OUTPUT_TEMPORARIES + outputs_of(instance))
 
-    whole = piece_bytes({})
-    steps: dict[str, int] = {}
-    for dim in sliceable:
-        if piece_bytes(steps) <= limit:
-            break
-        size = sizes[dim]
+    def fitted(steps: dict[str, int], dim: str) -> dict[str, int]:
+        """`steps` with `dim` sliced as coarsely as keeps a piece under `limit` (1 when
+        nothing does)."""
+        if dim not in sliceable or piece_bytes(steps) <= limit:
+            return steps
         per_row = max(piece_bytes({**steps, dim: 1}), 1)
         fixed = piece_bytes({**steps, dim: 0})
         rows = max(1, (limit - fixed) // max(per_row - fixed, 1)) if limit > fixed else 1
-        steps[dim] = min(size, int(rows))
-    return Plan(dict(sizes), steps, piece_bytes(steps), whole)
+        return {**steps, dim: min(sizes[dim], int(rows))}
+
+    def pieces(steps: dict[str, int]) -> int:
+        return Plan(sizes, steps, 0, 0).pieces
+
+    steps = fitted({}, "B")
+    if piece_bytes(steps) > limit:
+        # rows per piece: M cut into 1, 2, 3, ... parts, columns then as coarse as fits
+        cuts = range(1, min(sizes["M"], MAX_ROW_CUTS) + 1) if "M" in sliceable else [1]
+        tilings = [
+            fitted({**steps, "M": -(-sizes["M"] // cut)} if "M" in sliceable else steps, "N")
+            for cut in cuts
+        ]
+        fits = [t for t in tilings if piece_bytes(t) <= limit]
+        steps = (
+            min(fits, key=pieces)  # the fewest row cuts on a tie
+            if fits
+            else min(tilings, key=lambda t: (piece_bytes(t), pieces(t)))
+        )
+    return Plan(dict(sizes), steps, piece_bytes(steps), piece_bytes({}))
 
 
 def _size(expr: str, sizes: dict[str, int]) -> int:
@@ -273,6 +296,8 @@ def _slice_input(
 def _out_index(dim: str, ndim: int) -> int | None:
     if dim == "B":
         return 0 if ndim >= 3 else None
+    if dim == "N":
+        return ndim - 1 if ndim >= 2 else None
     return ndim - 2 if ndim >= 2 else None
 
 

@@ -90,23 +90,78 @@ def build(
     draw: int = 0,
 ) -> Inputs:
     """Tensors for one shape set of an instance, on `device` (`draw`: see `item_seed`)."""
+    return build_copies(instance, shape_index, run_seed, device, draw=draw, copies=1)[0]
+
+
+def build_copies(
+    instance: ScenarioInstance,
+    shape_index: int,
+    run_seed: int,
+    device: str | torch.device = "cpu",
+    *,
+    draw: int = 0,
+    copies: int = 2,
+) -> list[Inputs]:
+    """`copies` independent sets of the same inputs (eager's and the backend's): the values are
+    drawn once on the CPU and laid out on `device` once per copy, in storage of its own. The
+    copies share the CPU reference tensors, which nothing writes. Drawing is most of a large
+    item's set-up (a 128256 x 4096 weight: seconds on the CPU), so it is not done twice."""
+    drawn = _draw_values(instance, shape_index, run_seed, draw)
+    return [drawn.placed(device) for _ in range(copies)]
+
+
+@dataclass
+class _Drawn:
+    """One shape set's values on the CPU, before they are laid out on a device."""
+
+    instance: ScenarioInstance
+    names: tuple[str, ...]
+    values: dict[str, torch.Tensor]  # operand name -> logical (row-major) value, its dtype
+    shapes: dict[str, list[int]]  # operand name -> its shape (an expanded one: its full shape)
+    others: dict[str, torch.Tensor]  # bias, epilogue tensors, scales, offsets, the gradient
+    reference: tuple[torch.Tensor, ...] | None
+    dims: dict[str, int]
+    seed: int
+    reduction: int | None
+
+    def placed(self, device: str | torch.device) -> Inputs:
+        stored: dict[str, torch.Tensor] = {}
+        for operand in self.instance.operands:
+            if operand.layout == "alias":
+                stored[operand.name] = stored["a"]
+                continue
+            value, shape = self.values[operand.name], self.shapes[operand.name]
+            stored[operand.name] = _lay_out(value, operand.layout, shape, device)
+        for name, value in self.others.items():
+            stored[name] = value.to(device, copy=True)
+        tensors = tuple(stored[n] for n in self.names)
+        if self.instance.backward:
+            wrt = set(differentiated(self.instance))
+            tensors = tuple(
+                _leaf(t) if n in wrt else t for n, t in zip(self.names, tensors, strict=True)
+            )
+        return Inputs(self.names, tensors, self.reference, self.dims, self.seed, self.reduction)
+
+
+def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, draw: int) -> _Drawn:
     spec = OPS[instance.op]
     dims = instance.dims(shape_index)
     seed = item_seed(instance.id, shape_index, run_seed, draw)
     gen = torch.Generator().manual_seed(seed)
     k = dims.get("K", 1)
-    values: dict[str, torch.Tensor] = {}  # logical (row-major) high-precision values
+    values: dict[str, torch.Tensor] = {}  # logical (row-major) values in the operand's dtype
+    shapes: dict[str, list[int]] = {}
     ref: dict[str, torch.Tensor] = {}
-    stored: dict[str, torch.Tensor] = {}
+    others: dict[str, torch.Tensor] = {}
     scales: dict[str, torch.Tensor] = {}  # operand name -> its dequantization scale
     global_scales: dict[str, torch.Tensor] = {}  # operand name -> its second-level scale
 
     for operand in instance.operands:
         shape = [eval_dim(e, dims) for e in operand.shape]
         if operand.layout == "alias":
-            stored[operand.name] = stored["a"]
             ref[operand.name] = ref["a"]
             continue
+        shapes[operand.name] = shape
         if operand.layout.startswith("expand"):
             shape_drawn = [1, *shape[1:]]
         else:
@@ -114,7 +169,6 @@ def build(
         if operand.name in spec.writes:  # an out= target: NaN until the op writes it
             values[operand.name] = torch.full(shape_drawn, math.nan).to(torch_dtype(operand.dtype))
             ref[operand.name] = torch.zeros(shape_drawn, dtype=torch.float64)
-            stored[operand.name] = _lay_out(values[operand.name], operand.layout, shape, device)
             continue
         source = _draw(operand, shape_drawn, k, instance.values, gen)
         if operand.name == "a" and instance.values in ("nan_in_a", "inf_in_a") and source.numel():
@@ -130,9 +184,9 @@ def build(
         else:
             values[operand.name] = source.to(torch_dtype(operand.dtype))
             ref[operand.name] = values[operand.name]  # exact in fp64 (see Inputs.reference)
+        del source
         if operand.layout.startswith("expand"):
             ref[operand.name] = ref[operand.name].expand(shape)
-        stored[operand.name] = _lay_out(values[operand.name], operand.layout, shape, device)
 
     if instance.bias is not None:
         bias_shape = [eval_dim(e, dims) for e in instance.bias]
@@ -141,8 +195,7 @@ def build(
             bias.view(-1)[:: max(1, bias.numel() // 3)] = float("nan")
         dtype = torch_dtype(instance.bias_dtype or _default_bias_dtype(instance))
         name = spec.addend.name
-        stored[name] = bias.to(dtype).to(device)
-        ref[name] = stored[name].cpu()
+        others[name] = ref[name] = bias.to(dtype)
     for i, step in enumerate(s for s in instance.epilogue if s.kind in TENSOR_EPILOGUES):
         out_dtype = torch_dtype(_default_bias_dtype(instance))
         if step.kind == "dropout_mask":  # kept with probability 1 - p, scaled by 1 / (1 - p)
@@ -150,40 +203,36 @@ def build(
             other = keep.to(torch.float32) / (1 - step.arg)
         else:
             other = torch.randn([eval_dim(e, dims) for e in step.arg], generator=gen)
-        stored[f"other{i}"] = other.to(out_dtype).to(device)
-        ref[f"other{i}"] = stored[f"other{i}"].cpu()
+        others[f"other{i}"] = ref[f"other{i}"] = other.to(out_dtype)
     for scale in spec.scales:
         made = global_scales if scale.level else scales
         if scale.of in made:
-            stored[scale.name] = made[scale.of].to(device)
+            others[scale.name] = made[scale.of]
     sizes = group_extents(instance.operands, instance.group_sizes, dims) if spec.grouped else None
     if sizes is not None:
         offsets = torch.tensor(sizes, dtype=torch.int32).cumsum(0, dtype=torch.int32)
-        stored["offs"] = offsets.to(device)
-        ref["offs"] = offsets
+        others["offs"] = ref["offs"] = offsets
     reduction = None
     if instance.backward:
         out_shape = _result_shape(instance, dims)
         grad = torch.randn(out_shape, generator=gen)
-        stored["grad"] = grad.to(torch_dtype(_default_bias_dtype(instance))).to(device)
-        ref["grad"] = stored["grad"].cpu()
+        others["grad"] = ref["grad"] = grad.to(torch_dtype(_default_bias_dtype(instance)))
         reduction = max(dims.get(d, 1) for d in ("M", "N", "K"))
 
     names = input_names(instance)
-    missing = [n for n in names if n not in stored]
+    operand_names = {o.name for o in instance.operands}
+    missing = [n for n in names if n not in others and n not in operand_names]
     assert not missing, f"inputs for {instance.id} lack {missing}"
-    tensors = tuple(stored[n] for n in names)
     reference = None
     if not spec.exact:
         reference = tuple(_reference_value(n, ref, instance) for n in names)
-    if instance.backward:
-        wrt = set(differentiated(instance))
-        tensors = tuple(_leaf(t) if n in wrt else t for n, t in zip(names, tensors, strict=True))
-        if reference is not None:
+        if instance.backward:
+            wrt = set(differentiated(instance))
             reference = tuple(
                 _leaf(t) if n in wrt else t for n, t in zip(names, reference, strict=True)
             )
-    return Inputs(names, tensors, reference, dims, seed, reduction)
+    others = {n: t for n, t in others.items() if n in names}
+    return _Drawn(instance, names, values, shapes, others, reference, dims, seed, reduction)
 
 
 def _leaf(t: torch.Tensor) -> torch.Tensor:
@@ -237,14 +286,14 @@ def _draw(
 def _lay_out(
     value: torch.Tensor, layout: str, shape: list[int], device: str | torch.device
 ) -> torch.Tensor:
-    """Place a row-major logical value in the operand's layout (see suites/README.md)."""
-    value = value.to(device)
+    """Place a row-major logical value in the operand's layout (see suites/README.md), in
+    storage of its own (never `value`'s: each copy of an item's inputs is independent)."""
     if layout == "row":
-        return value.contiguous()
+        return value.to(device, copy=True).contiguous()
     if layout == "t":  # stored transposed; the program transposes it back
-        return value.transpose(-2, -1).contiguous()
+        return _own(value.transpose(-2, -1), device)
     if layout == "col":
-        return value.transpose(-2, -1).contiguous().transpose(-2, -1)
+        return _own(value.transpose(-2, -1), device).transpose(-2, -1)
     if layout == "offset":  # one element in: base misaligned for any vector width
         flat = torch.empty(value.numel() + 1, dtype=value.dtype, device=device)
         view = flat[1:].view(value.shape)
@@ -258,12 +307,20 @@ def _lay_out(
         view.copy_(value)
         return view
     if layout == "expand":
-        return value.contiguous().expand(shape)
+        return value.to(device, copy=True).contiguous().expand(shape)
     if layout.startswith("expand+"):  # a stride-0 batch over a matrix laid out as the rest says
         return _lay_out(value, layout.removeprefix("expand+"), shape, device).expand(shape)
     if layout == "col_padded":  # column-major with a padded leading stride: x.t() of a padded x
         return _lay_out(value.transpose(-2, -1), "padded", shape, device).transpose(-2, -1)
     raise AssertionError(layout)
+
+
+def _own(value: torch.Tensor, device: str | torch.device) -> torch.Tensor:
+    """`value` row-major on `device`, in new storage."""
+    moved = value.to(device)
+    return (
+        moved.clone(memory_format=torch.contiguous_format) if moved is value else moved.contiguous()
+    )
 
 
 def _reference_value(

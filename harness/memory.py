@@ -93,7 +93,7 @@ def estimate(
         sizes = instance.dims(index)
         stored = stored_input_bytes(instance, sizes)
         out = output_bytes(instance, sizes)
-        inputs += 2 * stored  # eager's and the backend's (inputs.build runs twice)
+        inputs += 2 * stored  # eager's and the backend's copies (inputs.build_copies)
         outputs += 2 * out
         biggest_set = max(biggest_set, stored + out)
         biggest_out = max(biggest_out, out)
@@ -103,7 +103,7 @@ def estimate(
             oracle = max(oracle, oracle_bytes(instance, sizes))
         else:  # judged on the CPU: the oracle's values and copies of both outputs are there
             host += oracle_bytes(instance, sizes) + 2 * out
-        host += 2 * reference_input_bytes(instance, sizes)  # each build keeps fp64 copies
+        host += 2 * reference_input_bytes(instance, sizes)  # two draws' (the copies share one)
         drawn = max(drawn, stored + largest_operand(instance, sizes) * 4)  # fp32 draws, casts
     backend = biggest_set if autotunes else biggest_out
     # the integrity checks (gemmconf.integrity): blocks of the outputs' sizes poisoned and handed

@@ -268,22 +268,26 @@ class _ItemRun:
             return ItemOutcome(problems=(declined,))
         with program.numerics(instance):
             self.stage = "building the inputs"
-            first = [
-                inputs.build(instance, i, self.seed, self.device)
+            # eager's inputs and the backend's: the same values, drawn once, in storage apart
+            copies = [
+                inputs.build_copies(instance, i, self.seed, self.device)
                 for i in range(len(instance.shape_sets))
             ]
+            first = [eager_inputs for eager_inputs, _ in copies]
+            backend_inputs = [backend_copy for _, backend_copy in copies]
+            copies.clear()
             self.stage = "running eager"
             eager = [self._eager(item_inputs) for item_inputs in first]
             if self.device == "cuda":  # a fault of eager's own launches surfaces here, not later
                 torch.cuda.synchronize()
             if instance.checks.raises:
-                return self._error_case(first[0], eager[0])
+                return self._error_case(first[0], eager[0], backend_inputs[0])
             for item_inputs, (_, error) in zip(first, eager, strict=True):
                 if error is not None:
                     raise SuiteBug(self._contradiction("return a result", error, item_inputs))
             expected = [value for value, _ in eager]
             eager.clear()  # _normal_case owns the results now (it releases what it no longer needs)
-            return self._normal_case(first, expected)
+            return self._normal_case(first, expected, backend_inputs)
 
     def not_compiled(self, *, failed: bool = False) -> tuple[NotCompiled, ...]:
         """A normal scenario's program that never reached the backend (its optional
@@ -336,7 +340,10 @@ class _ItemRun:
         )
 
     def _error_case(
-        self, item_inputs: inputs.Inputs, eager: tuple[Any, BaseException | None]
+        self,
+        item_inputs: inputs.Inputs,
+        eager: tuple[Any, BaseException | None],
+        backend_inputs: inputs.Inputs,
     ) -> ItemOutcome:
         wanted, match = self.instance.checks.raises, self.instance.checks.raises_match
         error = eager[1]
@@ -348,8 +355,6 @@ class _ItemRun:
         ):
             raise SuiteBug(self._contradiction(expectation, error, item_inputs))
         expected = Raised.of(error).portable()
-        self.stage = "building the inputs"
-        backend_inputs = inputs.build(self.instance, 0, self.seed, self.device)
         progress.report("compile")
         self.backend_started = True
         try:
@@ -371,13 +376,10 @@ class _ItemRun:
             metrics=self.metrics,
         )
 
-    def _normal_case(self, first: list[inputs.Inputs], expected: list[Any]) -> ItemOutcome:
+    def _normal_case(
+        self, first: list[inputs.Inputs], expected: list[Any], backend_inputs: list[inputs.Inputs]
+    ) -> ItemOutcome:
         instance = self.instance
-        self.stage = "building the inputs"
-        backend_inputs = [
-            inputs.build(instance, i, self.seed, self.device)
-            for i in range(len(instance.shape_sets))
-        ]
         if instance.compile.mode == "mark_dynamic":
             mark_dynamic_dims(instance, backend_inputs[0])
         self._compile(backend_inputs[0])
@@ -449,8 +451,9 @@ class _ItemRun:
     def _draw(self, index: int, draw: int) -> _Draw:
         """Draw `draw` of shape set `index`: fresh values, eager's result, the backend's."""
         self.stage = "building the inputs"
-        eager_inputs = inputs.build(self.instance, index, self.seed, self.device, draw=draw)
-        backend_inputs = inputs.build(self.instance, index, self.seed, self.device, draw=draw)
+        eager_inputs, backend_inputs = inputs.build_copies(
+            self.instance, index, self.seed, self.device, draw=draw
+        )
         self.stage = "running eager"
         expected, error = self._eager(eager_inputs)
         if error is not None:

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Every way an input can carry (or not carry) the sliced dims: transposed and column-major
 # operands, a stride-0 batch, biases of every shape, a batch times a matrix, kept outputs, an
-# added tensor, fp8 scales, and a shape expression (K + 1, M + 0) that must not be sliced.
+# added tensor, fp8 scales, a weight larger than a piece (columns sliced), and a shape expression
+# (M + 0) that must not be sliced.
 SUITE = """
 suite: chunks
 scenarios:
@@ -69,6 +70,11 @@ scenarios:
     out_dtype: bf16
     layout: {b: col}
     shape: {M: 32, N: 16, K: 32}
+  - name: vocab
+    op: linear
+    shape: {M: 3, N: 64, K: 16}
+    bias: [N]
+    epilogue: [{add_tensor: [M, N]}]
   - name: expression
     op: mm
     shape: {M: 21, N: 5, K: 7}
@@ -95,8 +101,22 @@ def test_the_chunked_reference_equals_the_whole_one(instances):
             torch.testing.assert_close(got, expected, rtol=1e-13, atol=1e-13)
         if instance.name == "expression":
             assert "M" not in plan.steps  # M + 0 cannot be sliced: it is computed whole
+        elif instance.name == "vocab":
+            assert plan.steps.get("N", 64) < 64  # the weight alone is larger than a piece
         else:
             assert plan.pieces > 1, instance.id  # each case really was sliced
+
+
+def test_a_vocabulary_projection_is_sliced_by_columns_in_few_pieces():
+    """Sliced by rows alone, the llama3 prefill projection's 4.2 GB fp64 weight moved to the GPU
+    once per row: 512 pieces, and the check phase overran on an H100 (2026-11-23)."""
+    path = ROOT / "suites" / "dense" / "broadcast_decode.yaml"
+    found = {i.id: i for i in load_suite(path, root=ROOT)}
+    for model, most in (("llama3_prefill", 8), ("llama3", 5), ("gemma", 6)):
+        instance = found[f"broadcast_decode/vocab_projection[{model}]"]
+        plan = chunked.plan(instance, instance.dims(0))
+        assert plan.piece_bytes <= chunked.CHUNK_BYTES < plan.whole_bytes, model
+        assert "N" in plan.steps and plan.pieces <= most, (model, plan)
 
 
 def test_a_transform_and_another_output_device_apply_to_every_piece(instances):

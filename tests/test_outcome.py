@@ -181,19 +181,17 @@ def test_a_gpu_fault_is_the_backend_s_only_once_the_backend_ran(monkeypatch):
     def fault(*args, **kwargs):
         raise torch.AcceleratorError("CUDA error: device-side assert triggered")
 
-    real_build = inputs.build
-    built = []
+    real_build = inputs.build_copies
 
     def build_then_fault(*args, **kwargs):
-        built.append(1)
-        if len(built) > 1:  # eager's inputs are built; the backend's fault
-            fault()
-        return real_build(*args, **kwargs)
+        built = real_build(*args, **kwargs)
+        fault()  # a fault of the inputs' own copies to the GPU, before the backend is given them
+        return built
 
-    monkeypatch.setattr(inputs, "build", build_then_fault)
+    monkeypatch.setattr(inputs, "build_copies", build_then_fault)
     before = run_item(item, EagerBackend(), seed=0, device="cpu", target=None)
     assert before.kind == "harness error", render(before).reason
-    monkeypatch.setattr(inputs, "build", real_build)
+    monkeypatch.setattr(inputs, "build_copies", real_build)
     after = run_item(
         item, planted_backends.PlantedBackend("faults", fault), seed=0, device="cpu", target=None
     )
@@ -202,7 +200,7 @@ def test_a_gpu_fault_is_the_backend_s_only_once_the_backend_ran(monkeypatch):
 
 def test_a_fault_building_inputs_is_the_harness_s(monkeypatch):
     item = next(i for i in load_suite(SUITES / "dense/first.yaml") if i.op == "mm")
-    monkeypatch.setattr(inputs, "build", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(inputs, "build_copies", lambda *a, **k: 1 / 0)
     outcome = run_item(item, EagerBackend(), seed=0, device="cpu", target=None)
     assert outcome.kind == "harness error"
     assert "building the inputs: ZeroDivisionError: division by zero" in render(outcome).reason
