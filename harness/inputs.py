@@ -190,7 +190,7 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
 
     if instance.bias is not None:
         bias_shape = [eval_dim(e, dims) for e in instance.bias]
-        bias = torch.randn(bias_shape, generator=gen)
+        bias = _draw_addend(bias_shape, instance.values, gen)
         if instance.values == "nan_in_c" and bias.numel():
             bias.view(-1)[:: max(1, bias.numel() // 3)] = float("nan")
         dtype = torch_dtype(instance.bias_dtype or _default_bias_dtype(instance))
@@ -202,7 +202,7 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
             keep = torch.rand(_result_shape(instance, dims), generator=gen) >= step.arg
             other = keep.to(torch.float32) / (1 - step.arg)
         else:
-            other = torch.randn([eval_dim(e, dims) for e in step.arg], generator=gen)
+            other = _draw_addend([eval_dim(e, dims) for e in step.arg], instance.values, gen)
         others[f"other{i}"] = ref[f"other{i}"] = other.to(out_dtype)
     for scale in spec.scales:
         made = global_scales if scale.level else scales
@@ -283,6 +283,14 @@ def _draw(
     return torch.randn(shape, generator=gen) / max(k, 1) ** 0.25
 
 
+def _draw_addend(shape: list[int], kind: str, gen: torch.Generator) -> torch.Tensor:
+    """A bias or an added tensor: integers where the operands are (an exact sum stays exact
+    whichever order a library adds the bias in), else standard normal."""
+    if kind == "integers":
+        return torch.randint(-4, 5, shape, generator=gen).to(torch.float32)
+    return torch.randn(shape, generator=gen)
+
+
 def _lay_out(
     value: torch.Tensor, layout: str, shape: list[int], device: str | torch.device
 ) -> torch.Tensor:
@@ -316,11 +324,14 @@ def _lay_out(
 
 
 def _own(value: torch.Tensor, device: str | torch.device) -> torch.Tensor:
-    """`value` row-major on `device`, in new storage."""
-    moved = value.to(device)
-    return (
-        moved.clone(memory_format=torch.contiguous_format) if moved is value else moved.contiguous()
-    )
+    """`value.to(device).contiguous()`, in new storage. Its strides are kept where `contiguous`
+    keeps them: a view that is already contiguous (a transposed [.., 1, K] is) is not restrided,
+    so its size-1 dims keep the strides a suite's layout gives them."""
+    laid = value.to(device).contiguous()
+    if laid.untyped_storage().data_ptr() != value.untyped_storage().data_ptr():
+        return laid
+    own = torch.empty_strided(laid.shape, laid.stride(), dtype=laid.dtype, device=laid.device)
+    return own.copy_(laid)
 
 
 def _reference_value(

@@ -209,3 +209,29 @@ def test_no_rounding_magnitude_after_an_epilogue_or_for_fp8(tmp_path):
     """,
     )
     assert program.make_rounding_magnitude(fp8) is None
+
+
+@pytest.mark.parametrize("layout", ["row", "col", "t", "offset", "padded_odd", "expand+col"])
+def test_the_two_copies_are_equal_apart_and_keep_the_layout_s_strides(tmp_path, layout):
+    """Eager's and the backend's inputs: the same values and strides, no shared storage. A
+    column-major [B, 1, K] keeps the strides it had when each copy was built on its own (a
+    contiguous() that leaves an already-contiguous view alone): grouped GEMM's 16-byte stride
+    check reads them (grouped/batched[6b1x48x64-a_col] broke when a clone restrided them)."""
+    item = instance(
+        tmp_path,
+        f"""
+        op: bmm
+        dtype: bf16
+        shape: {{B: 3, M: 1, N: 8, K: 64}}
+        layout: {{a: {layout}}}
+    """,
+    )
+    first, second = inputs.build_copies(item, 0, run_seed=0, copies=2)
+    alone = inputs.build(item, 0, run_seed=0)
+    for copy in (first, second):
+        for t, u in zip(copy.tensors, alone.tensors, strict=True):
+            assert torch.equal(t, u) and t.stride() == u.stride(), layout
+    for t, u in zip(first.tensors, second.tensors, strict=True):
+        assert t.untyped_storage().data_ptr() != u.untyped_storage().data_ptr()
+    if layout == "col":
+        assert first.tensors[0].stride() == (64, 64, 1)  # size-1 M keeps its K stride
