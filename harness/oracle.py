@@ -61,7 +61,7 @@ every check it can (attributes first, then values) and returns a `Verdict` that 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -262,7 +262,7 @@ def judge(
     policy: Policy | None = None,
     magnitude: Any = None,
     rounding: torch.Tensor | None = None,
-    strides: bool = False,
+    strides: bool | Collection[tuple[Any, ...]] = False,
 ) -> Verdict:
     """Judge `actual` (backend) against `expected` (eager) and the fp64 `reference`.
 
@@ -273,7 +273,9 @@ def judge(
     tensor output, is |alpha| * (|A| @ |B|): with a policy's `input_rounding` it bounds each
     element's input-rounding error (module docstring). With `strides`, an output must be
     row-major contiguous wherever eager's is (the op's contract fixes the layout: mm, addmm, bmm
-    and their kin); a failure is a "strides" check.
+    and their kin); a failure is a "strides" check. `strides` is True for every output, or the
+    paths of the outputs the contract covers (a backward item's forward result, path (0,), and
+    not its gradients, whose layout no contract fixes).
     """
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
@@ -295,7 +297,7 @@ def _walk(
     leaves: list[Verdict],
     rounding: torch.Tensor | None = None,  # a single tensor output's (judge's docstring)
     *,
-    strides: bool = False,
+    strides: bool | Collection[tuple[Any, ...]] = False,
 ) -> None:
     if isinstance(expected, torch.Tensor):
         if not isinstance(actual, torch.Tensor):
@@ -303,9 +305,10 @@ def _walk(
             return
         if reference is not None and not isinstance(reference, torch.Tensor):
             raise TypeError(f"reference for output {_where(path)} is {type(reference).__name__}")
+        fixed = strides is True or (strides is not False and path in strides)
         leaves.append(
             _judge_tensor(
-                expected, actual, reference, k, policy, path, magnitude, rounding, strides=strides
+                expected, actual, reference, k, policy, path, magnitude, rounding, strides=fixed
             )
         )
     elif expected is None or isinstance(expected, (bool, int, float, complex)):

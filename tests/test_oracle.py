@@ -7,10 +7,14 @@ docs/measurements.md measured).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
 from gemmconf.oracle import POLICIES, Verdict, judge, policy_for, without_eager
+
+SUITES = Path(__file__).resolve().parents[1] / "suites"
 
 E4M3 = torch.float8_e4m3fn
 SEEDS = range(5)
@@ -497,3 +501,25 @@ def test_strides_are_checked_only_when_asked_and_only_where_eager_is_row_major()
     row = torch.randn(1, 6)
     assert judge(row, row.t().contiguous().t(), k=4, strides=True).passed
     assert judge(column_major, expected.clone(), k=4, strides=True).passed
+
+
+def test_a_backward_item_s_gradients_may_have_any_layout_its_result_may_not():
+    """Gradients come from torch.autograd.grad, whose layout no contract fixes (inductor pads
+    an fp32 gradient's rows to (2244, 68, 1)); the forward result keeps the op's row-major one."""
+    from gemmconf import runner
+    from gemmconf.scenario import load_suite
+
+    out, grad = torch.randn(8, 6), torch.randn(6, 5)
+    padded = torch.empty(6, 8)[:, :5].copy_(grad)  # row stride 8, not 5
+    column_major = out.t().contiguous().t()
+    result_only = frozenset({(0,)})
+    assert judge((out, grad), (out, padded), k=4, strides=result_only).passed
+    assert not judge((out, grad), (out, padded), k=4, strides=True).passed
+    verdict = judge((out, grad), (column_major, grad), k=4, strides=result_only)
+    assert [c.name for c in verdict.checks if not c.passed] == ["strides"]
+
+    found = {i.id: i for i in load_suite(SUITES / "backward" / "backward.yaml")}
+    backward = next(i for i in found.values() if i.op == "mm")
+    assert runner._fixed_strides(backward) == result_only
+    forward = next(i for i in load_suite(SUITES / "dense" / "first.yaml") if i.op == "mm")
+    assert runner._fixed_strides(forward) is True
