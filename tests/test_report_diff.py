@@ -186,6 +186,16 @@ def test_changes_within_the_noise_or_under_the_minimum_are_not_flagged() -> None
     assert len(diff.diff(old, new, min_change=0.01).slower) == 1
 
 
+def test_a_host_bound_item_s_drift_between_runs_is_noise_a_steady_item_s_is_not() -> None:
+    """Same code twice on one H100 (2026-11-25): wall-mode decode items, whose repetitions
+    scatter by 7-43%, moved by up to 24% while one run's standard error was under 1%."""
+    old, new = timed_pair(0.40, 0.34, vs_cublas_spread=0.04, bench_reps=2000.0)  # -15%, 10% spread
+    assert diff.diff(old, new).slower == []
+    old, new = timed_pair(0.90, 0.72, vs_cublas_spread=0.02, bench_reps=200.0)  # -20%, 2% spread
+    (slower,) = diff.diff(old, new).slower
+    assert slower.noise == pytest.approx(3 * 0.90 * 0.02 / 0.72)  # the new run's relative spread
+
+
 def test_faster_and_time_metric_direction() -> None:
     old, new = timed_pair(1.0, 1.25)  # no spread recorded: the minimum change alone decides
     result = diff.diff(old, new)

@@ -40,7 +40,8 @@ when a file holds one item on several devices. Regressions: items failing now (f
 xpassed) that were not before, including new items that fail. Progressions: items failing before
 that pass now. Benchmark figures of items timed in both runs (--benchmark): slower or faster
 when the figure moved beyond the noise, k times the combined standard error of the two medians
-(from each item's recorded spread and repetitions) and more than the minimum relative change.
+(from each item's recorded spread and repetitions) and k times either run's relative spread of
+one repetition (what moves between processes), and more than the minimum relative change.
 Exit status: 0 no regression; 1 outcome regressions; 2 unreadable input; 3 with
 --fail-on-regression, benchmark regressions (slower items) and no outcome regression."""
 
@@ -151,7 +152,10 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
         type=float,
         default=perf.NOISE_K,
         metavar="K",
-        help=f"a change must exceed K x the combined standard error (default {perf.NOISE_K:g})",
+        help=(
+            "a change must exceed K x the combined standard error and K x either run's "
+            f"relative spread of one repetition (default {perf.NOISE_K:g})"
+        ),
     )
     compare.add_argument(
         "--min-change",

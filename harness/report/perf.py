@@ -15,6 +15,13 @@ sqrt(se_old**2 + se_new**2). A change is a regression when it goes the wrong way
 own scatter, the second what a run's repetitions cannot see (clocks, heat, the machine: cuBLAS
 read 680-742 TFLOP/s across items of one run on an H100). Files without spreads (older runs)
 are compared on `min_change` alone.
+
+A third bound covers what moves between processes: the same code run twice, minutes apart on one
+H100, moved wall-mode decode items by up to 24% (host-bound calls; 2026-11-25, BENCHMARKS.md)
+while one run's standard error was under 1%. Those items' single repetitions scatter by 7-43%,
+square ones by 2-4%. So a change must also exceed `k` times the larger of the two runs' relative
+spreads of one repetition: a 20% slowdown of a 8192^3 GEMM or of a kernel-mode decode item is
+seen, one of a host-bound wall-mode decode item is within its noise.
 """
 
 from __future__ import annotations
@@ -159,6 +166,14 @@ def standard_error(metrics: dict[str, Any], spread_name: str) -> float:
     return MEDIAN_SE * float(spread) / math.sqrt(float(reps))
 
 
+def relative_spread(metrics: dict[str, Any], metric: str) -> float:
+    """The spread of one repetition as a fraction of the recorded median (0 when none)."""
+    spread, value = metrics.get(COMPARED[metric][0]), metrics.get(metric)
+    if not spread or not value or float(value) <= 0:
+        return 0.0
+    return float(spread) / float(value)
+
+
 def compare(
     old: dict[str, Any] | None,
     new: dict[str, Any] | None,
@@ -175,7 +190,10 @@ def compare(
     before, after = float(old[metric]), float(new[metric])
     if not (before > 0 and after > 0 and math.isfinite(before) and math.isfinite(after)):
         return None
-    noise = k * math.hypot(standard_error(old, spread_name), standard_error(new, spread_name))
+    noise = k * max(
+        math.hypot(standard_error(old, spread_name), standard_error(new, spread_name)),
+        before * max(relative_spread(old, metric), relative_spread(new, metric)),
+    )
     delta = after - before
     if abs(delta) <= noise or abs(delta) <= min_change * before:
         return None
