@@ -41,7 +41,7 @@ from typing import Any
 
 import yaml
 
-from gemmconf.scenario import ScenarioError, ScenarioInstance, _LineLoader, _Node, implied_markers
+from gemmconf.scenario import LineLoader, Node, ScenarioError, ScenarioInstance, implied_markers
 
 STATUSES = ("xfail", "skip")
 ENTRY_FIELDS = ("match", "status", "reason", "issue", "strict")
@@ -188,13 +188,13 @@ def read(path: Path, root: Path | None = None) -> ExpectationFile:
     except (UnicodeDecodeError, OSError) as exc:
         raise ScenarioError(shown, "file", f"cannot be read as UTF-8 text: {exc}") from None
     try:
-        document = yaml.load(text, Loader=_LineLoader)
+        document = yaml.load(text, Loader=LineLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise ScenarioError(
             f"{shown}:{mark.line + 1 if mark else '?'}", "yaml", str(exc.problem)
         ) from None
-    if not isinstance(document, _Node):
+    if not isinstance(document, Node):
         raise ScenarioError(shown, "file", "expected a mapping with 'backend' and 'expectations'")
     for key in document:
         if key not in ("backend", "expectations"):
@@ -213,8 +213,8 @@ def read(path: Path, root: Path | None = None) -> ExpectationFile:
     return ExpectationFile(path, shown, backend, tuple(entries))
 
 
-def _entry(raw: Any, shown: str, document: _Node) -> Expectation:
-    line = raw.line if isinstance(raw, _Node) else document.line
+def _entry(raw: Any, shown: str, document: Node) -> Expectation:
+    line = raw.line if isinstance(raw, Node) else document.line
     where = f"{shown}:{line}"
     if not isinstance(raw, dict):
         raise ScenarioError(where, "expectations", "each entry is a mapping")

@@ -1,4 +1,4 @@
-"""suites/README.md's tables against the one schema (harness/scenario.py, gemmconf.gemm): a field,
+"""suites/README.md's tables against the one schema (harness/scenario/schema.py, gemmconf.gemm): a field,
 op, layout, value kind or epilogue step added to one and not the other fails here, so the user's
 reference cannot drift from what the loader accepts."""
 

@@ -1,330 +1,52 @@
-"""Scenario files: load, validate, expand (the first step of an item's flow).
-
-A suite file (``suites/**/*.yaml``) holds scenarios. A scenario names an op, its operands, an
-epilogue, a compile mode, the checks and the hardware it needs; ``axes`` expand it into the
-product of their values, ``exclude`` drops combinations. Every instance gets a stable readable id:
-``<suite>/<scenario>[<axis value>-<axis value>...]``.
-
-Validation happens here, at collection, and every error names ``file:line`` and the field:
-unknown keys, wrong types, unknown enum values and impossible combinations (inner dimensions that
-do not agree, a layout the operand cannot take, a bias on an op that has none). What each op,
-dtype and scaling recipe allows comes from the domain package (`gemmconf.gemm`). The schema is
-documented for users in ``suites/README.md``; keep the two in step.
-"""
+"""The field schema of a suite file and the validation of one scenario's fields into a
+`ScenarioInstance`. Every error names ``file:line``, the field and, for an unknown key, the
+closest known one. suites/README.md documents the same schema; tests/test_suite_readme.py checks
+its tables against the field tuples here."""
 
 from __future__ import annotations
 
-import ast
-import itertools
-import math
-import operator
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
-
-import yaml
 
 from gemmconf.capability import Requirements
 from gemmconf.gemm import dtypes
 from gemmconf.gemm.ops import OPS as OP_SPECS
-from gemmconf.gemm.ops import OpSpec, jagged_dim, ops_where, scaled_mm_v2_scale_layout
+from gemmconf.gemm.ops import OpSpec, jagged_dim, scaled_mm_v2_scale_layout
 from gemmconf.gemm.scaling import RECIPES, SWIZZLES
 from gemmconf.markers import MARKERS
-
-OPS = tuple(OP_SPECS)
-INPUT_DTYPES = dtypes.OPERAND_DTYPES
-OUT_DTYPES = dtypes.OUT_DTYPES
-LAYOUTS = (
-    "row",
-    "t",
-    "col",
-    "col_padded",
-    "offset",
-    "padded",
-    "padded_odd",
-    "expand",
-    "alias",
+from gemmconf.scenario.axes import as_ids
+from gemmconf.scenario.expressions import eval_dim, expr_names
+from gemmconf.scenario.model import (
+    ALPHA_BETA_OPS,
+    BIAS_OPS,
+    COMPILE_MODES,
+    DIFFERENTIABLE_OPS,
+    DIMS,
+    FAST_ACCUM_OPS,
+    GROUPED_OPS,
+    INPUT_DTYPES,
+    LAYOUTS,
+    NUMERIC_POLICIES,
+    OPS,
+    OUT_DTYPE_OPS,
+    OUT_DTYPES,
+    PARAM_EPILOGUES,
+    SCALED_OPS,
+    SCALINGS,
+    UNARY_EPILOGUES,
+    VALUE_KINDS,
+    Checks,
+    CompileSpec,
+    Epilogue,
+    FileCheckSpec,
+    Operand,
+    ScenarioError,
+    ScenarioInstance,
+    implied_requirements,
 )
-SCALINGS = tuple(RECIPES)
-COMPILE_MODES = ("static", "dynamic", "mark_dynamic")
-VALUE_KINDS = ("default", "nan_in_c", "nan_in_a", "inf_in_a", "near_max", "integers")
-NUMERIC_POLICIES = ("auto", "fp64", "exact", "none")
-UNARY_EPILOGUES = ("relu", "gelu", "gelu_tanh", "silu", "tanh", "sigmoid", "keep")
-PARAM_EPILOGUES = ("clamp", "mul", "add", "add_tensor", "dropout_mask", "cast")
-TENSOR_EPILOGUES = ("add_tensor", "dropout_mask")  # steps that take an input of their own
-DIMS = ("B", "M", "N", "K")
-BIAS_OPS = ops_where(lambda op: op.addend is not None)
-ALPHA_BETA_OPS = ops_where(lambda op: op.alpha_beta)
-SCALED_OPS = ops_where(lambda op: op.scaled)
-FAST_ACCUM_OPS = ops_where(lambda op: op.fast_accum)
-OUT_DTYPE_OPS = ops_where(lambda op: op.out_dtype is not None or op.out_dtype_optional)
-DIFFERENTIABLE_OPS = ops_where(lambda op: op.differentiable)
-GROUPED_OPS = ops_where(lambda op: op.grouped)
-
-
-class ScenarioError(Exception):
-    """A suite file is malformed; the message starts with ``file:line: field:``."""
-
-    def __init__(self, where: str, field_name: str, message: str):
-        self.where = where
-        self.field_name = field_name
-        super().__init__(f"{where}: {field_name}: {message}")
-
-
-@dataclass(frozen=True)
-class Operand:
-    name: str
-    shape: tuple[str, ...]  # expressions over B, M, N, K
-    dtype: str
-    layout: str = "row"
-
-
-@dataclass(frozen=True)
-class CompileSpec:
-    mode: str = "static"  # static | dynamic | mark_dynamic
-    dims: tuple[str, ...] = ()  # named dims marked dynamic (mark_dynamic)
-    max_compiles: int | None = None  # None: one per distinct shape set when static, else 1
-
-    @property
-    def dynamic(self) -> bool | None:
-        """The `dynamic=` argument handed to `Backend.compile`."""
-        return {"static": False, "dynamic": True, "mark_dynamic": None}[self.mode]
-
-
-@dataclass(frozen=True)
-class FileCheckSpec:
-    artifact: str
-    text: str
-    source: str  # file:line where the check text starts
-    target: str | None = None
-    backends: tuple[str, ...] = ()  # empty: every backend
-    when: tuple[tuple[str, tuple[str, ...]], ...] = ()  # axis -> accepted value ids
-
-
-@dataclass(frozen=True)
-class Checks:
-    numeric: str = "auto"  # auto | fp64 | exact | none
-    raises: str | None = None  # exception class name eager raises (error scenarios)
-    max_ratio: float | None = None  # overrides the tolerance table's ratio for this scenario
-    filecheck: tuple[FileCheckSpec, ...] = ()
-    raises_match: str | None = None  # a regex eager's and the backend's messages must match
-    deterministic: bool = False  # two calls on the same inputs must be bitwise equal
-    batch_invariant: bool = False  # rows of the output must not depend on M
-
-
-@dataclass(frozen=True)
-class Epilogue:
-    kind: str
-    arg: Any = None
-
-
-@dataclass(frozen=True)
-class ScenarioInstance:
-    """One expanded scenario: everything needed to build inputs and the function under test."""
-
-    suite: str
-    name: str
-    id: str
-    axes: tuple[tuple[str, str], ...]  # (axis, value id) in file order
-    source: str  # file:line of the scenario
-    op: str
-    dtype: str
-    operands: tuple[Operand, ...]
-    shape_sets: tuple[tuple[tuple[str, int], ...], ...]  # each ((dim, size), ...)
-    bias: tuple[str, ...] | None = None
-    bias_dtype: str | None = None
-    alpha: float = 1.0
-    beta: float = 1.0
-    epilogue: tuple[Epilogue, ...] = ()
-    scaling: str | None = None
-    use_fast_accum: bool = False
-    out_dtype: str | None = None
-    compile: CompileSpec = field(default_factory=CompileSpec)
-    values: str = "default"
-    checks: Checks = field(default_factory=Checks)
-    requires: Requirements = field(default_factory=Requirements)
-    markers: tuple[str, ...] = ()
-    seed_test: str | None = None
-    doc: str | None = None
-    swizzle: str | None = None  # F.scaled_mm: the scales' layout ("none", "32_4_4")
-    group_sizes: tuple[str, ...] | None = None  # grouped ops: each group's share of the jagged dim
-    backward: bool = False  # the program also returns the gradients (an output gradient `grad`)
-
-    def dims(self, index: int = 0) -> dict[str, int]:
-        return dict(self.shape_sets[index])
-
-    def operand(self, name: str) -> Operand:
-        for operand in self.operands:
-            if operand.name == name:
-                return operand
-        raise KeyError(name)
-
-    @property
-    def max_k(self) -> int:
-        return max(dict(s).get("K", 1) for s in self.shape_sets)
-
-    @property
-    def has_zero_size(self) -> bool:
-        return any(size == 0 for shape_set in self.shape_sets for _, size in shape_set)
-
-    def axis_record(self) -> dict[str, str]:
-        return dict(self.axes)
-
-
-# --- YAML with line numbers -------------------------------------------------------------------
-
-
-class _Node(dict):
-    """A YAML mapping that remembers the line of itself and of each key."""
-
-    line: int
-    key_lines: dict[str, int]
-
-
-class _LineLoader(yaml.SafeLoader):
-    pass
-
-
-def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _Node:
-    mapping = _Node()
-    mapping.line = node.start_mark.line + 1
-    mapping.key_lines = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in mapping:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        mapping[key] = loader.construct_object(value_node, deep=True)
-        mapping.key_lines[key] = key_node.start_mark.line + 1
-        if isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">"):
-            # Block scalars start on the line after their key; FileCheck diagnostics need it.
-            mapping.key_lines[f"{key}@text"] = value_node.start_mark.line + 2
-            mapping.key_lines[f"{key}@col"] = _block_indent(value_node.start_mark) + 1
-    return mapping
-
-
-def _block_indent(mark: yaml.Mark) -> int:
-    """The indentation of a block scalar's text: its first non-blank line after the indicator."""
-    text = mark.buffer or ""
-    start = text.find("\n", mark.pointer) + 1
-    while 0 < start < len(text):
-        end = text.find("\n", start)
-        line = text[start : end if end >= 0 else len(text)]
-        if line.strip(" \0"):
-            return len(line) - len(line.lstrip(" "))
-        start = end + 1 if end >= 0 else 0
-    return 0
-
-
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def _line_of(node: Any, key: str | None = None) -> int | None:
-    if isinstance(node, _Node):
-        if key is not None and key in node.key_lines:
-            return node.key_lines[key]
-        return node.line
-    return None
-
-
-class _Where:
-    """Builds `file:line` strings for errors from the node being read."""
-
-    def __init__(self, path: str):
-        self.path = path
-
-    def at(self, node: Any, key: str | None = None) -> str:
-        line = _line_of(node, key)
-        return f"{self.path}:{line}" if line else self.path
-
-    def error(self, node: Any, key: str, message: str, field_name: str | None = None):
-        return ScenarioError(self.at(node, key), field_name or key, message)
-
-
-# --- shape expressions ------------------------------------------------------------------------
-
-_BINOPS = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv,
-}
-
-
-def eval_dim(expr: str | int, dims: Mapping[str, int]) -> int:
-    """Evaluate a shape expression such as ``K``, ``K+1``, ``2*M`` or ``16``."""
-    if isinstance(expr, int):
-        return expr
-
-    def walk(node: ast.AST) -> int:
-        if isinstance(node, ast.Expression):
-            return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in dims:
-                raise ValueError(f"dimension {node.id!r} is not set (have {', '.join(dims)})")
-            return dims[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](walk(node.left), walk(node.right))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -walk(node.operand)
-        raise ValueError(f"unsupported shape expression {expr!r}")
-
-    try:
-        return walk(ast.parse(str(expr), mode="eval"))
-    except SyntaxError as exc:
-        raise ValueError(f"unsupported shape expression {expr!r}") from exc
-
-
-def _expr_names(expr: str | int) -> set[str]:
-    if isinstance(expr, int):
-        return set()
-    return {n.id for n in ast.walk(ast.parse(str(expr), mode="eval")) if isinstance(n, ast.Name)}
-
-
-# --- axis value ids -------------------------------------------------------------------------
-
-
-def value_id(value: Any, axis: str | None = None) -> str:
-    """A short readable id for an axis value (used in item ids, expectations and reports).
-
-    Numbers, booleans and None carry their axis name (``alpha0``, ``use_fast_accum``,
-    ``no_bias``) so that ids stay readable; shapes read ``127x65x33`` (``4b64x64x64`` batched).
-    """
-    if isinstance(value, Mapping):
-        if "id" in value:
-            return str(value["id"])
-        if set(value) <= set(DIMS):
-            return _shape_id(value)
-        return "-".join(value_id(v, k) for k, v in value.items())
-    if isinstance(value, bool):
-        return (axis or "on") if value else (f"no_{axis}" if axis else "off")
-    if value is None:
-        return f"no_{axis}" if axis else "none"
-    if isinstance(value, list | tuple):
-        if value and all(isinstance(v, Mapping) and set(v) <= set(DIMS) for v in value):
-            return "_".join(_shape_id(v) for v in value)
-        if axis == "epilogue" or axis is None:
-            return "+".join(value_id(v) for v in value) if value else "none"
-        return f"{axis}_" + "".join(str(v) for v in value)
-    if isinstance(value, int | float) and axis:
-        return f"{axis}{value:g}"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-def _shape_id(dims: Mapping[str, Any]) -> str:
-    order = [d for d in DIMS if d in dims]
-    text = "x".join(str(dims[d]) for d in order if d != "B")
-    return f"{dims['B']}b{text}" if "B" in dims else text
-
-
-# --- the field schema -----------------------------------------------------------------------
+from gemmconf.scenario.source import Node, Where, line_of
 
 SCENARIO_FIELDS = (
     "name",
@@ -377,199 +99,37 @@ NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
 
 
 @dataclass
-class _Raw:
+class Raw:
     """A scenario's fields after axis values are merged in, with where each came from."""
 
     fields: dict[str, Any]
     nodes: dict[str, Any]  # field -> the mapping node that held it (for line numbers)
 
 
-SUITE_SUFFIXES = (".yaml", ".yml")  # suite and expectations files alike
-MAX_INSTANCES = 100_000  # per scenario: past it, a typo in an axis, not a suite (--max-items)
-
-
-def load_suite(
-    path: str | Path, root: str | Path | None = None, *, max_instances: int = MAX_INSTANCES
-) -> list[ScenarioInstance]:
-    """Read one suite file and return its expanded, validated instances. A scenario whose axes
-    would expand past `max_instances` is an error, before any is built."""
-    path = Path(path)
-    shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
-    where = _Where(shown)
-    try:
-        document = yaml.load(path.read_text(), Loader=_LineLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f":{mark.line + 1}" if mark else ""
-        raise ScenarioError(f"{shown}{line}", "yaml", str(exc.problem or exc)) from None
-    if not isinstance(document, _Node):
-        raise ScenarioError(shown, "file", "a suite file is a mapping with a 'scenarios' list")
-    _reject_unknown(document, FILE_FIELDS, where, "suite file")
-    suite = document.get("suite", path.stem)
-    if not isinstance(suite, str) or not NAME_RE.match(suite):
-        raise where.error(document, "suite", f"expected a lower-case name, got {suite!r}")
-    defaults = document.get("defaults", _Node())
-    if not isinstance(defaults, Mapping):
-        raise where.error(document, "defaults", "expected a mapping of scenario fields")
-    _reject_unknown(defaults, AXIS_FIELDS, where, "defaults")
-    scenarios = document.get("scenarios")
-    if not isinstance(scenarios, list) or not scenarios:
-        raise where.error(document, "scenarios", "expected a non-empty list of scenarios")
-
-    instances: list[ScenarioInstance] = []
-    seen_ids: dict[str, str] = {}
-    seen_names: set[str] = set()
-    for scenario in scenarios:
-        if not isinstance(scenario, _Node):
-            raise ScenarioError(
-                where.at(document, "scenarios"), "scenarios", "each scenario is a mapping"
-            )
-        name = scenario.get("name")
-        if not isinstance(name, str) or not NAME_RE.match(name):
-            raise where.error(
-                scenario, "name", f"expected a lower-case name ([a-z0-9_.]), got {name!r}"
-            )
-        if name in seen_names:
-            raise where.error(scenario, "name", f"duplicate scenario name {name!r}")
-        seen_names.add(name)
-        for instance in _expand(suite, scenario, defaults, where, max_instances):
-            if instance.id in seen_ids:
-                raise ScenarioError(
-                    instance.source,
-                    "axes",
-                    f"duplicate id {instance.id} (also at {seen_ids[instance.id]})",
-                )
-            seen_ids[instance.id] = instance.source
-            instances.append(instance)
-    return instances
-
-
-def _reject_unknown(node: Mapping, allowed: Sequence[str], where: _Where, what: str) -> None:
+def reject_unknown(node: Mapping, allowed: Sequence[str], where: Where, what: str) -> None:
     for key in node:
         if key not in allowed:
-            close = _closest(str(key), allowed)
+            close = closest(str(key), allowed)
             hint = f" (did you mean {close!r}?)" if close else ""
             raise where.error(
                 node, key, f"unknown key in {what}{hint}; known: {', '.join(allowed)}"
             )
 
 
-def _closest(word: str, options: Sequence[str]) -> str | None:
+def closest(word: str, options: Sequence[str]) -> str | None:
     import difflib
 
     match = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     return match[0] if match else None
 
 
-def _expand(
-    suite: str, scenario: _Node, defaults: Mapping, where: _Where, max_instances: int
-) -> Iterator[ScenarioInstance]:
-    _reject_unknown(scenario, SCENARIO_FIELDS, where, f"scenario {scenario['name']!r}")
-    axes = scenario.get("axes", _Node())
-    if not isinstance(axes, Mapping):
-        raise where.error(scenario, "axes", "expected a mapping of axis name to a list of values")
-    axis_values: list[tuple[str, list[Any]]] = []
-    for axis, values in axes.items():
-        if not isinstance(values, list) or not values:
-            raise where.error(axes, axis, "an axis is a non-empty list of values")
-        if axis not in AXIS_FIELDS:
-            # A named case axis: each value is a mapping of fields (with an optional id).
-            for value in values:
-                if not isinstance(value, Mapping):
-                    raise where.error(
-                        axes,
-                        axis,
-                        f"{axis!r} is not a scenario field, so each "
-                        "value must be a mapping of fields (a named case axis)",
-                    )
-                _reject_unknown(value, (*AXIS_FIELDS, "id"), where, f"axis {axis!r}")
-        ids = [value_id(v, axis) for v in values]
-        duplicated = {i for i in ids if ids.count(i) > 1}
-        if duplicated:
-            raise where.error(
-                axes,
-                axis,
-                f"values give the same id {sorted(duplicated)}: give them distinct 'id's",
-            )
-        axis_values.append((axis, values))
-
-    product = math.prod(len(values) for _, values in axis_values)
-    if product > max_instances:
-        raise where.error(
-            scenario,
-            "axes" if "axes" in scenario else "name",
-            f"the axes expand to {product:,} instances, past the limit of {max_instances:,} "
-            "per scenario: split the scenario, or raise the limit (--max-items)",
-        )
-    excludes = scenario.get("exclude", [])
-    if not isinstance(excludes, list):
-        raise where.error(scenario, "exclude", "expected a list of {axis: value} mappings")
-    axis_names = [a for a, _ in axis_values]
-    for rule in excludes:
-        if not isinstance(rule, Mapping) or not rule:
-            raise where.error(scenario, "exclude", "each rule is a mapping of axis to value(s)")
-        for axis in rule:
-            if axis not in axis_names:
-                raise where.error(
-                    rule,
-                    axis,
-                    f"exclude names an axis the scenario does not "
-                    f"have; axes: {', '.join(axis_names) or 'none'}",
-                    "exclude",
-                )
-
-    used_rules: set[int] = set()
-    for combo in itertools.product(*(values for _, values in axis_values)):
-        chosen = {axis: value for (axis, _), value in zip(axis_values, combo, strict=True)}
-        chosen_ids = {axis: value_id(value, axis) for axis, value in chosen.items()}
-        excluded = False
-        for index, rule in enumerate(excludes):
-            if all(chosen_ids[a] in _as_ids(v, a) for a, v in rule.items()):
-                used_rules.add(index)
-                excluded = True
-        if excluded:
-            continue
-        fields: dict[str, Any] = {}
-        nodes: dict[str, Any] = {}
-        for key, value in defaults.items():
-            fields[key], nodes[key] = value, defaults
-        for key, value in scenario.items():
-            if key not in ("axes", "exclude"):
-                fields[key], nodes[key] = value, scenario
-        for axis, value in chosen.items():
-            if axis in AXIS_FIELDS:
-                fields[axis], nodes[axis] = value, axes
-            else:
-                for key, sub in value.items():
-                    if key != "id":
-                        fields[key], nodes[key] = sub, value
-        axes_ids = tuple(chosen_ids.items())
-        suffix = "-".join(i for _, i in axes_ids)
-        instance_id = f"{suite}/{scenario['name']}" + (f"[{suffix}]" if suffix else "")
-        yield _build(suite, instance_id, axes_ids, _Raw(fields, nodes), scenario, where)
-    for index, rule in enumerate(excludes):
-        if index not in used_rules:
-            raise where.error(
-                rule,
-                next(iter(rule)),
-                "this exclude rule matches no combination of the axes (a typo in a value?)",
-                "exclude",
-            )
-
-
-def _as_ids(value: Any, axis: str | None = None) -> set[str]:
-    """The ids an exclude/when entry accepts: a value id (or a value), or a list of them."""
-    values = value if isinstance(value, list) else [value]
-    return {v if isinstance(v, str) else value_id(v, axis) for v in values}
-
-
-def _build(
+def build(
     suite: str,
     instance_id: str,
     axes: tuple[tuple[str, str], ...],
-    raw: _Raw,
-    scenario: _Node,
-    where: _Where,
+    raw: Raw,
+    scenario: Node,
+    where: Where,
 ) -> ScenarioInstance:
     f = raw.fields
 
@@ -582,7 +142,7 @@ def _build(
     def pick(key: str, options: Sequence[str], default: Any = None) -> Any:
         value = f.get(key, default)
         if value is not None and value not in options:
-            close = _closest(str(value), options)
+            close = closest(str(value), options)
             hint = f" (did you mean {close!r}?)" if close else ""
             raise fail(key, f"{value!r} is not one of {', '.join(options)}{hint}")
         return value
@@ -601,7 +161,7 @@ def _build(
 
     shape_sets = _shape_sets(f, fail)
     operands = _operands(spec, dtype, f, fail)
-    dims_used = set().union(*(_expr_names(e) for o in operands for e in o.shape))
+    dims_used = set().union(*(expr_names(e) for o in operands for e in o.shape))
 
     bias = f.get("bias")
     if bias is not None:
@@ -610,7 +170,7 @@ def _build(
         if not isinstance(bias, list) or not all(isinstance(e, str | int) for e in bias):
             raise fail("bias", f"expected a shape such as [M, N], [N] or [1, N], got {bias!r}")
         bias = tuple(bias)
-        dims_used |= set().union(*(_expr_names(e) for e in bias))
+        dims_used |= set().union(*(expr_names(e) for e in bias))
     elif spec.addend is not None and not spec.addend.optional:
         raise fail(
             "bias", f"{op} needs a bias shape (its input {spec.addend.name.upper()}), e.g. [M, N]"
@@ -660,7 +220,7 @@ def _build(
         raise fail("backward", _only(DIFFERENTIABLE_OPS, "backward: true"))
     group_sizes = _group_sizes(f.get("group_sizes"), spec, fail)
     if group_sizes is not None:
-        dims_used |= set().union(*(_expr_names(e) for e in group_sizes))
+        dims_used |= set().union(*(expr_names(e) for e in group_sizes))
     bias_dtype = pick("bias_dtype", INPUT_DTYPES)
 
     epilogue = _epilogue(f.get("epilogue", []), fail)
@@ -727,7 +287,7 @@ def _build(
         group_sizes=group_sizes,
         backward=backward,
     )
-    return replace(instance, requires=_implied_requirements(instance))
+    return replace(instance, requires=implied_requirements(instance))
 
 
 def _group_sizes(value: Any, spec: OpSpec, fail) -> tuple[str, ...] | None:
@@ -739,7 +299,7 @@ def _group_sizes(value: Any, spec: OpSpec, fail) -> tuple[str, ...] | None:
         raise fail("group_sizes", f"expected a list of sizes or expressions, got {value!r}")
     for expr in value:
         try:
-            _expr_names(expr)
+            expr_names(expr)
         except SyntaxError:
             raise fail("group_sizes", f"bad expression {expr!r}") from None
     return tuple(value)
@@ -842,7 +402,7 @@ def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
                 raise fail("operands", f"operand {name!r}: shape must be a list of expressions")
             for expr in shape:
                 try:
-                    _expr_names(expr)
+                    expr_names(expr)
                 except SyntaxError:
                     raise fail("operands", f"operand {name!r}: bad expression {expr!r}") from None
             shape = tuple(shape)
@@ -967,14 +527,14 @@ def _compile(value: Any, shape_sets, fail) -> CompileSpec:
     return CompileSpec(mode, tuple(dims), max_compiles)
 
 
-def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
+def _checks(value: Any, node: Any, where: Where, fail) -> Checks:
     from gemmconf.codecheck import validate_block
 
     if not isinstance(value, Mapping):
         raise fail("checks", f"expected a mapping ({', '.join(CHECK_FIELDS)})")
     for key in value:
         if key not in CHECK_FIELDS:
-            close = _closest(str(key), CHECK_FIELDS)
+            close = closest(str(key), CHECK_FIELDS)
             hint = f" (did you mean {close!r}?)" if close else ""
             raise fail("checks", f"unknown key {key!r}{hint}; known: {', '.join(CHECK_FIELDS)}")
     numeric = value.get("numeric", "auto")
@@ -1018,8 +578,8 @@ def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
                 "checks.filecheck.target",
                 f"{target!r} is not one of {', '.join(HARDWARE)}",
             )
-        text_line = _line_of(block, "check@text") or _line_of(block, "check")
-        text_col = block.key_lines.get("check@col", 1) if isinstance(block, _Node) else 1
+        text_line = line_of(block, "check@text") or line_of(block, "check")
+        text_col = block.key_lines.get("check@col", 1) if isinstance(block, Node) else 1
         source = f"{where.path}:{text_line}:{text_col}"
         problem = validate_block(block["check"], source=source, artifact=block["artifact"])
         if problem:
@@ -1045,7 +605,7 @@ def _checks(value: Any, node: Any, where: _Where, fail) -> Checks:
                 source=source,
                 target=target,
                 backends=tuple(backends),
-                when=tuple((axis, tuple(sorted(_as_ids(v, axis)))) for axis, v in when.items()),
+                when=tuple((axis, tuple(sorted(as_ids(v, axis)))) for axis, v in when.items()),
             )
         )
     if raises and specs:
@@ -1166,58 +726,3 @@ def _broadcastable(shape: list[int], out: list[int]) -> bool:
     if len(shape) > len(out):
         return False
     return all(s in (1, o) for s, o in zip(reversed(shape), reversed(out), strict=False))
-
-
-def _implied_requirements(instance: ScenarioInstance) -> Requirements:
-    """Features an instance needs whatever its file says (fp8 inputs need fp8 GEMM support)."""
-    req = instance.requires
-    features = set(req.features)
-    if any(dtypes.is_quantized(o.dtype) for o in instance.operands):
-        features.add("fp8")
-    if features == set(req.features):
-        return req
-    return replace(req, features=tuple(sorted(features)))
-
-
-def implied_markers(instance: ScenarioInstance) -> list[str]:
-    """Markers of an item: its op, hardware class, features and the file's extra markers."""
-    from gemmconf.capability import hardware_class_of
-
-    markers = [OP_SPECS[instance.op].marker, hardware_class_of(instance.requires)]
-    markers += list(instance.requires.features)
-    if instance.requires.target:
-        markers.append(instance.requires.target)
-    if instance.compile.mode != "static":
-        markers.append("dynamic")
-    if instance.has_zero_size:
-        markers.append("zero_size")
-    if instance.checks.raises:
-        markers.append("error_case")
-    if instance.checks.filecheck:
-        markers.append("codecheck")
-    recipe = RECIPES.get(instance.scaling or "")
-    if recipe is not None and recipe.microscaling:
-        markers.append("mx" if recipe.kind == "mx" else "nvfp4")
-    if instance.backward:
-        markers.append("backward")
-    if OP_SPECS[instance.op].writes:
-        markers.append("out")
-    markers += instance.markers
-    return list(dict.fromkeys(markers))
-
-
-def discover(paths: Sequence[str | Path], root: str | Path) -> list[Path]:
-    """Suite files under the given paths (directories are searched for *.yaml and *.yml)."""
-    found: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found += sorted(
-                x
-                for x in p.rglob("*")
-                if x.suffix in SUITE_SUFFIXES
-                and x.is_file()
-                and "expectations" not in x.relative_to(p).parts
-            )
-        elif p.suffix in SUITE_SUFFIXES:
-            found.append(p)
-    return found

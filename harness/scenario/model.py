@@ -1,0 +1,191 @@
+"""The scenario model: what one expanded scenario is (`ScenarioInstance` and its parts), the
+vocabulary a suite file may use (ops, dtypes, layouts, epilogues, value kinds; what each op and
+recipe allows comes from `gemmconf.gemm`), and what an instance implies (markers, features)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gemmconf.capability import Requirements
+from gemmconf.gemm import dtypes
+from gemmconf.gemm.ops import OPS as OP_SPECS
+from gemmconf.gemm.ops import ops_where
+from gemmconf.gemm.scaling import RECIPES
+
+OPS = tuple(OP_SPECS)
+INPUT_DTYPES = dtypes.OPERAND_DTYPES
+OUT_DTYPES = dtypes.OUT_DTYPES
+LAYOUTS = (
+    "row",
+    "t",
+    "col",
+    "col_padded",
+    "offset",
+    "padded",
+    "padded_odd",
+    "expand",
+    "alias",
+)
+SCALINGS = tuple(RECIPES)
+COMPILE_MODES = ("static", "dynamic", "mark_dynamic")
+VALUE_KINDS = ("default", "nan_in_c", "nan_in_a", "inf_in_a", "near_max", "integers")
+NUMERIC_POLICIES = ("auto", "fp64", "exact", "none")
+UNARY_EPILOGUES = ("relu", "gelu", "gelu_tanh", "silu", "tanh", "sigmoid", "keep")
+PARAM_EPILOGUES = ("clamp", "mul", "add", "add_tensor", "dropout_mask", "cast")
+TENSOR_EPILOGUES = ("add_tensor", "dropout_mask")  # steps that take an input of their own
+DIMS = ("B", "M", "N", "K")
+BIAS_OPS = ops_where(lambda op: op.addend is not None)
+ALPHA_BETA_OPS = ops_where(lambda op: op.alpha_beta)
+SCALED_OPS = ops_where(lambda op: op.scaled)
+FAST_ACCUM_OPS = ops_where(lambda op: op.fast_accum)
+OUT_DTYPE_OPS = ops_where(lambda op: op.out_dtype is not None or op.out_dtype_optional)
+DIFFERENTIABLE_OPS = ops_where(lambda op: op.differentiable)
+GROUPED_OPS = ops_where(lambda op: op.grouped)
+
+
+class ScenarioError(Exception):
+    """A suite file is malformed; the message starts with ``file:line: field:``."""
+
+    def __init__(self, where: str, field_name: str, message: str):
+        self.where = where
+        self.field_name = field_name
+        super().__init__(f"{where}: {field_name}: {message}")
+
+
+@dataclass(frozen=True)
+class Operand:
+    name: str
+    shape: tuple[str, ...]  # expressions over B, M, N, K
+    dtype: str
+    layout: str = "row"
+
+
+@dataclass(frozen=True)
+class CompileSpec:
+    mode: str = "static"  # static | dynamic | mark_dynamic
+    dims: tuple[str, ...] = ()  # named dims marked dynamic (mark_dynamic)
+    max_compiles: int | None = None  # None: one per distinct shape set when static, else 1
+
+    @property
+    def dynamic(self) -> bool | None:
+        """The `dynamic=` argument handed to `Backend.compile`."""
+        return {"static": False, "dynamic": True, "mark_dynamic": None}[self.mode]
+
+
+@dataclass(frozen=True)
+class FileCheckSpec:
+    artifact: str
+    text: str
+    source: str  # file:line where the check text starts
+    target: str | None = None
+    backends: tuple[str, ...] = ()  # empty: every backend
+    when: tuple[tuple[str, tuple[str, ...]], ...] = ()  # axis -> accepted value ids
+
+
+@dataclass(frozen=True)
+class Checks:
+    numeric: str = "auto"  # auto | fp64 | exact | none
+    raises: str | None = None  # exception class name eager raises (error scenarios)
+    max_ratio: float | None = None  # overrides the tolerance table's ratio for this scenario
+    filecheck: tuple[FileCheckSpec, ...] = ()
+    raises_match: str | None = None  # a regex eager's and the backend's messages must match
+    deterministic: bool = False  # two calls on the same inputs must be bitwise equal
+    batch_invariant: bool = False  # rows of the output must not depend on M
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    kind: str
+    arg: Any = None
+
+
+@dataclass(frozen=True)
+class ScenarioInstance:
+    """One expanded scenario: everything needed to build inputs and the function under test."""
+
+    suite: str
+    name: str
+    id: str
+    axes: tuple[tuple[str, str], ...]  # (axis, value id) in file order
+    source: str  # file:line of the scenario
+    op: str
+    dtype: str
+    operands: tuple[Operand, ...]
+    shape_sets: tuple[tuple[tuple[str, int], ...], ...]  # each ((dim, size), ...)
+    bias: tuple[str, ...] | None = None
+    bias_dtype: str | None = None
+    alpha: float = 1.0
+    beta: float = 1.0
+    epilogue: tuple[Epilogue, ...] = ()
+    scaling: str | None = None
+    use_fast_accum: bool = False
+    out_dtype: str | None = None
+    compile: CompileSpec = field(default_factory=CompileSpec)
+    values: str = "default"
+    checks: Checks = field(default_factory=Checks)
+    requires: Requirements = field(default_factory=Requirements)
+    markers: tuple[str, ...] = ()
+    seed_test: str | None = None
+    doc: str | None = None
+    swizzle: str | None = None  # F.scaled_mm: the scales' layout ("none", "32_4_4")
+    group_sizes: tuple[str, ...] | None = None  # grouped ops: each group's share of the jagged dim
+    backward: bool = False  # the program also returns the gradients (an output gradient `grad`)
+
+    def dims(self, index: int = 0) -> dict[str, int]:
+        return dict(self.shape_sets[index])
+
+    def operand(self, name: str) -> Operand:
+        for operand in self.operands:
+            if operand.name == name:
+                return operand
+        raise KeyError(name)
+
+    @property
+    def max_k(self) -> int:
+        return max(dict(s).get("K", 1) for s in self.shape_sets)
+
+    @property
+    def has_zero_size(self) -> bool:
+        return any(size == 0 for shape_set in self.shape_sets for _, size in shape_set)
+
+    def axis_record(self) -> dict[str, str]:
+        return dict(self.axes)
+
+
+def implied_requirements(instance: ScenarioInstance) -> Requirements:
+    """Features an instance needs whatever its file says (fp8 inputs need fp8 GEMM support)."""
+    req = instance.requires
+    features = set(req.features)
+    if any(dtypes.is_quantized(o.dtype) for o in instance.operands):
+        features.add("fp8")
+    if features == set(req.features):
+        return req
+    return replace(req, features=tuple(sorted(features)))
+
+
+def implied_markers(instance: ScenarioInstance) -> list[str]:
+    """Markers of an item: its op, hardware class, features and the file's extra markers."""
+    from gemmconf.capability import hardware_class_of
+
+    markers = [OP_SPECS[instance.op].marker, hardware_class_of(instance.requires)]
+    markers += list(instance.requires.features)
+    if instance.requires.target:
+        markers.append(instance.requires.target)
+    if instance.compile.mode != "static":
+        markers.append("dynamic")
+    if instance.has_zero_size:
+        markers.append("zero_size")
+    if instance.checks.raises:
+        markers.append("error_case")
+    if instance.checks.filecheck:
+        markers.append("codecheck")
+    recipe = RECIPES.get(instance.scaling or "")
+    if recipe is not None and recipe.microscaling:
+        markers.append("mx" if recipe.kind == "mx" else "nvfp4")
+    if instance.backward:
+        markers.append("backward")
+    if OP_SPECS[instance.op].writes:
+        markers.append("out")
+    markers += instance.markers
+    return list(dict.fromkeys(markers))
