@@ -162,3 +162,14 @@ def test_blockwise_divisibility():
     assert RECIPES["rowwise"].shape_error(m=3, n=5, k=7) is None
     mixed = scaling.Recipe("mixed", a_block=(1, 32), b_block=(32, 16))
     assert mixed.shape_error(m=1, n=8, k=32) == "mixed scaling needs K % 32 == 0, N % 16 == 0"
+
+
+def test_a_torch_dtype_has_the_suite_s_name_of_its_first_row():
+    from gemmconf.gemm import dtypes
+
+    assert dtypes.name_of(torch.float32) == "fp32"  # not tf32: fp32 storage, strict math first
+    assert dtypes.name_of(torch.float8_e4m3fn) == "e4m3fn"
+    assert dtypes.name_of(torch.float4_e2m1fn_x2) == "fp4"
+    assert dtypes.name_of(torch.complex64) is None
+    for name, row in dtypes.DTYPES.items():
+        assert dtypes.torch_dtype(dtypes.name_of(row.torch_dtype)) == row.torch_dtype, name

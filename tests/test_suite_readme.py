@@ -1,6 +1,6 @@
-"""suites/README.md's tables against the one schema (harness/scenario/schema.py, gemmconf.gemm): a field,
-op, layout, value kind or epilogue step added to one and not the other fails here, so the user's
-reference cannot drift from what the loader accepts."""
+"""suites/README.md's tables against the one schema (harness/scenario/schema.py,
+gemmconf.gemm): a field, op, layout, value kind or epilogue step added to one and not the other
+fails here, so the user's reference cannot drift from what the loader accepts."""
 
 from __future__ import annotations
 

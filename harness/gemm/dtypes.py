@@ -74,3 +74,9 @@ def tensor_name(name: str) -> str:
     """The name of the dtype that tensors of `name` carry (``tf32`` values are fp32 tensors)."""
     stored = DTYPES[name].torch_dtype
     return next(d.name for d in DTYPES.values() if d.torch_dtype == stored)
+
+
+def name_of(dtype: torch.dtype) -> str | None:
+    """The suite's name of a torch dtype (the first row that stores it: float32 is ``fp32``, not
+    ``tf32``); None for a dtype the suite has no name for."""
+    return next((d.name for d in DTYPES.values() if d.torch_dtype == dtype), None)

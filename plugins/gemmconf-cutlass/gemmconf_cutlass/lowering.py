@@ -47,36 +47,21 @@ aten = torch.ops.aten
 # the aten overloads the kernels implement, by the suite's op name (the domain package's table)
 IMPLEMENTED = ("mm", "addmm", "bmm", "baddbmm", "scaled_mm")
 GEMM_OPS: dict[Any, str] = {getattr(aten, OPS[name].aten).default: name for name in IMPLEMENTED}
-# gemmconf.gemm: aten's matrix products; any overload of these not in GEMM_OPS is not covered.
-_GEMM_PACKETS = (
-    "mm",
-    "addmm",
-    "bmm",
-    "baddbmm",
-    "_scaled_mm",
-    "_int_mm",
-    "mv",
-    "addmv",
-    "dot",
-    "vdot",
-    "addbmm",
-    "matmul",
-    "linear",
-    "_scaled_grouped_mm",
-    "_grouped_mm",
-    "_scaled_mm_v2",
-    "_weight_int8pack_mm",
-    "_weight_int4pack_mm",
+# aten's matrix products: the suite's ops (the domain package's table) and the vector and
+# weight-packed products no scenario names; a node of one of these not in GEMM_OPS is not covered
+_GEMM_PACKETS = frozenset(
+    [
+        *(spec.aten for spec in OPS.values()),
+        *("mv", "addmv", "dot", "vdot", "addbmm", "_weight_int8pack_mm", "_weight_int4pack_mm"),
+    ]
 )
-# gemmconf.gemm: each op's two matrix operands, by aten schema name (torch.fx says `input` for
-# the schema's `self`)
-OPERAND_NAMES = {
-    "mm": ("input", "mat2"),
-    "addmm": ("mat1", "mat2"),
-    "bmm": ("input", "mat2"),
-    "baddbmm": ("batch1", "batch2"),
-    "scaled_mm": ("input", "mat2"),
-}
+
+
+def matrix_params(op: str) -> tuple[str, str]:
+    """An op's two matrix operands as an FX node binds them: the aten schema's names from the
+    domain package (`OperandSpec.param`), with torch.fx's `input` for the schema's `self`."""
+    spec = OPS[op]
+    return tuple("input" if spec.param(n) == "self" else spec.param(n) for n in ("a", "b"))
 
 
 @dataclass(frozen=True)
@@ -239,7 +224,7 @@ class CutlassGemm(_GraphCall):
 def unsupported_reason(op: str, args: dict[str, Any]) -> str | None:
     """Why a GEMM node (by its aten op and bound meta args) is not lowered; None when it is."""
     if op in ("mm", "addmm", "bmm", "baddbmm"):
-        first, second = (_meta(args[name]) for name in OPERAND_NAMES[op])
+        first, second = (_meta(args[name]) for name in matrix_params(op))
         if first is None or second is None:
             return f"{op} without shape information"
         if first.dtype not in GEMM_DTYPES or second.dtype != first.dtype:
@@ -340,7 +325,7 @@ def _supported_call(
         inputs = [args["input"], args["mat2"]]
     elif op in ("addmm", "baddbmm"):
         params = {"alpha": args["alpha"], "beta": args["beta"]}
-        inputs = [args["input"], *(args[n] for n in OPERAND_NAMES[op])]
+        inputs = [args["input"], *(args[n] for n in matrix_params(op))]
     else:
         params = {"out_dtype": args["out_dtype"], "use_fast_accum": bool(args["use_fast_accum"])}
         inputs = [args["input"], args["mat2"], args["scale_a"], args["scale_b"], args["bias"]]

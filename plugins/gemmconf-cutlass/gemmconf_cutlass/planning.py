@@ -21,27 +21,21 @@ from dataclasses import dataclass, field
 
 import torch
 
+from gemmconf.gemm import dtypes
 from gemmconf.gemm.dtypes import FP8_TORCH
 from gemmconf.gemm.scaling import classify
 from gemmconf_cutlass import codegen
 
 TMA_BYTES = 16  # TMA: base, leading and batch strides, contiguous extents in 16-byte units
 
-# gemmconf.gemm: the suite's dtype names
-DTYPE_NAMES: dict[torch.dtype, str] = {
-    torch.float16: "fp16",
-    torch.bfloat16: "bf16",
-    torch.float32: "fp32",
-    torch.float8_e4m3fn: "e4m3fn",
-    torch.float8_e5m2: "e5m2",
-}
 FP8_DTYPES = FP8_TORCH  # the fp8 input dtypes, as the domain package lists them
 GEMM_DTYPES = (torch.float16, torch.bfloat16)  # what the 16-bit kernels take
 SCALED_OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)  # the fp8 kernels' outputs
 
 
 def short_name(dtype: torch.dtype) -> str:
-    return DTYPE_NAMES.get(dtype, str(dtype).removeprefix("torch."))
+    """A dtype by the suite's name for it (`gemmconf.gemm.dtypes`), else torch's."""
+    return dtypes.name_of(dtype) or str(dtype).removeprefix("torch.")
 
 
 @dataclass(frozen=True)
