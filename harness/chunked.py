@@ -8,8 +8,8 @@ the CPU by `inputs.build`) moves to the device, the program runs on it, and its 
 into the full output. What one piece holds on the device is at most `CHUNK_BYTES` (fp64 inputs,
 output and temporaries), so the reference's footprint does not grow with the item. Rows and
 columns are cut into the fewest pieces that fit: a vocabulary projection (M = 512, N = 128256,
-K = 4096) has a weight of 4.2 GB in fp64, which slices of rows alone moved again for every row
-(512 pieces, 176 s on an H100, 2026-11-23); slices of columns take 7 pieces.
+K = 4096) has a weight of 4.2 GB in fp64, which slices of rows alone would move again for every
+row (512 pieces); slices of columns take 7.
 
 Which dims an input carries comes from the scenario (operand shapes, `bias:`, add_tensor shapes),
 so slicing needs no guess: an input is sliced along a dim only where its shape expression is that

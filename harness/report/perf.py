@@ -16,12 +16,9 @@ own scatter, the second what a run's repetitions cannot see (clocks, heat, the m
 read 680-742 TFLOP/s across items of one run on an H100). Files without spreads (older runs)
 are compared on `min_change` alone.
 
-A third bound covers what moves between processes: the same code run twice, minutes apart on one
-H100, moved wall-mode decode items by up to 24% (host-bound calls; 2026-11-25, BENCHMARKS.md)
-while one run's standard error was under 1%. Those items' single repetitions scatter by 7-43%,
-square ones by 2-4%. So a change must also exceed `k` times the larger of the two runs' relative
-spreads of one repetition: a 20% slowdown of a 8192^3 GEMM or of a kernel-mode decode item is
-seen, one of a host-bound wall-mode decode item is within its noise.
+A third bound covers what moves between processes, which one run's standard error cannot see
+(host-bound items drift most; BENCHMARKS.md, "Regression gating", has the measurement): a change
+must also exceed `k` times the larger of the two runs' relative spreads of one repetition.
 """
 
 from __future__ import annotations
