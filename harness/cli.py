@@ -369,38 +369,42 @@ def _explain(args: argparse.Namespace) -> int:
         print(f"  expects: {i.checks.raises} from eager and the backend")
     for block in i.checks.filecheck:
         print(f"  filecheck {block.artifact} target {block.target or 'any'} ({block.source})")
-    print(f"  run: {_run_command(i, args)}")
+    from gemmconf.backends import UnknownBackendError, record_name, resolve
+
+    if str(Path.cwd()) not in sys.path:  # as under `gemmconf run`: my_gemm:MyGemm from here
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        backend = resolve(args.backend)
+    except UnknownBackendError as exc:
+        print(f"gemmconf explain: --backend: {exc}", file=sys.stderr)
+        return 2
+    print(f"  run: {_run_command(i, args, record_name(args.backend, backend))}")
     if args.run:
-        return _run_one(i, args)
+        return _run_one(i, args, backend)
     return 0
 
 
-def _run_command(instance, args: argparse.Namespace) -> str:
-    """The command that runs this one item: pytest on a suite file under the current folder,
-    else `gemmconf run` with the file named relative to the suite (as node ids are)."""
-    import shlex
+def _run_command(instance, args: argparse.Namespace, label: str) -> str:
+    """The command that runs this one item (`gemmconf.ids.reproduce_command`)."""
+    from gemmconf.ids import reproduce_command
 
-    from gemmconf.ids import item_name
-
-    file = Path(instance.source.rsplit(":", 1)[0])
-    suites = _suites_arg(args.suites).resolve()
-    options = ["--backend", args.backend, "--seed", str(args.seed)]
-    if not file.is_absolute():  # shown relative to the current folder: it is under it
-        return shlex.join(["pytest", f"{file}::{item_name(instance.id, args.backend)}", *options])
-    node = f"{file.relative_to(suites)}::{item_name(instance.id, args.backend)}"
-    if args.suites is not None:
-        options += ["--suites", str(suites)]
-    return shlex.join(["gemmconf", "run", node, *options])
+    return reproduce_command(
+        Path(instance.source.rsplit(":", 1)[0]),
+        instance.id,
+        label,
+        ["--backend", args.backend, "--seed", str(args.seed)],
+        suites=_suites_arg(args.suites),
+        explicit_suites=args.suites is not None,
+        cwd=Path.cwd(),
+    )
 
 
-def _run_one(instance, args: argparse.Namespace) -> int:
-    from gemmconf.backends import resolve
+def _run_one(instance, args: argparse.Namespace, backend) -> int:
     from gemmconf.capability import detect, target_class
     from gemmconf.outcome import render
     from gemmconf.runner import run_item
 
     cap = detect()
-    backend = resolve(args.backend)
     reason = backend.availability()
     if reason:
         print(f"  not run: backend {args.backend} unavailable: {reason}")

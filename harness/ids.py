@@ -6,6 +6,9 @@ FAILED lines of the summary then read them."""
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 
 def item_name(instance_id: str, label: str) -> str:
     """The pytest item name of instance `instance_id` on backend `label`."""
@@ -16,3 +19,27 @@ def item_name(instance_id: str, label: str) -> str:
 def node_id(source: str, instance_id: str, label: str) -> str:
     """`<suite file>::<item name>` from a record's `source` (`path:line`)."""
     return f"{source.rsplit(':', 1)[0]}::{item_name(instance_id, label)}"
+
+
+def reproduce_command(
+    suite_file: Path,
+    instance_id: str,
+    label: str,
+    options: list[str],
+    *,
+    suites: Path,
+    explicit_suites: bool,
+    cwd: Path,
+) -> str:
+    """The command that runs one item again from `cwd`: pytest on the suite file where it lies
+    under `cwd` (a checkout), else `gemmconf run` with the file named relative to the suite
+    folder, as its node ids are (an installed suite; `--suites` where it was given). `label` is
+    the name the item runs under (in its node id); `options` carry `--backend SPEC` and the rest.
+    `python -m pytest`, like `gemmconf run`, imports `--backend module:attr` from `cwd`."""
+    file, suites = suite_file.resolve(), suites.resolve()
+    name = item_name(instance_id, label)
+    if file.is_relative_to(cwd.resolve()):
+        node = f"{file.relative_to(cwd.resolve())}::{name}"
+        return shlex.join(["python", "-m", "pytest", node, *options])
+    extra = ["--suites", str(suites)] if explicit_suites else []
+    return shlex.join(["gemmconf", "run", f"{file.relative_to(suites)}::{name}", *options, *extra])

@@ -37,6 +37,7 @@ from gemmconf import (
     progress,
 )
 from gemmconf.backends.base import Backend, refusal
+from gemmconf.backends.dynamo import FrameWatch
 from gemmconf.gemm.ops import OPS
 from gemmconf.outcome import (
     BatchVariant,
@@ -196,6 +197,7 @@ class _ItemRun:
         self.metrics: dict[str, Any] = {}
         self.problems: list[Problem] = []
         self.compiled: Any = None
+        self.frames = FrameWatch()  # what dynamo did during the backend's compile and calls
         # whether the backend was given anything yet: a CUDA fault before that is eager's (or
         # the harness's), never the backend's
         self.backend_started = False
@@ -213,7 +215,8 @@ class _ItemRun:
 
     def _backend(self, stage: str, call: Callable[[], Any]) -> Any:
         try:
-            return call()
+            with self.frames.watching():
+                return call()
         except Exception as exc:
             raised = Raised.of(exc)
             oom = memory.out_of_memory(exc)  # the numbers for the failure kind "out of memory"
@@ -290,13 +293,16 @@ class _ItemRun:
             return self._normal_case(first, expected, backend_inputs)
 
     def not_compiled(self, *, failed: bool = False) -> tuple[NotCompiled, ...]:
-        """A normal scenario's program that never reached the backend (its optional
-        `uncaptured()`: dynamo ran the frame eagerly). `failed`: the backend's call raised, so
-        only graph breaks say so (the error was eager's), and the failure stands as it is if
-        the adapter's own bookkeeping raises."""
-        uncaptured = getattr(self.compiled, "uncaptured", None)
-        if uncaptured is None or self.instance.checks.raises:
+        """A normal scenario's program that never reached the backend: dynamo ran the frame
+        eagerly (the compiled callable's optional `uncaptured()`; for one without it, what
+        dynamo's counters showed during the backend's compile and calls, with `compiles()` at
+        0). `failed`: the backend's call raised, so only graph breaks say so (the error was
+        eager's), and the failure stands as it is if the adapter's own bookkeeping raises."""
+        if self.compiled is None or self.instance.checks.raises:
             return ()
+        uncaptured = getattr(self.compiled, "uncaptured", None)
+        if uncaptured is None:
+            uncaptured = self._watched_uncaptured
         if not failed:
             reason = self._backend("uncaptured()", uncaptured)
         else:
@@ -305,6 +311,9 @@ class _ItemRun:
             except Exception:
                 return ()
         return () if reason is None else (NotCompiled(str(reason)),)
+
+    def _watched_uncaptured(self, *, broke: bool = False) -> str | None:
+        return self.frames.uncaptured(self.compiled.compiles(), broke=broke)
 
     def _refusal(self) -> str | None:
         return refusal(self.backend, self.instance)

@@ -62,3 +62,75 @@ def test_a_call_that_raised_after_a_graph_break_is_not_compiled_either():
     # grouped/not_bf16: the meta function raises while dynamo traces: a crash, not "not compiled"
     verdict = api.run(instance("grouped/not_bf16[fp16]"), resolve("reference"))
     assert verdict.kind == kinds.CRASH, verdict
+
+
+class OutsideCompiler:
+    """A backend as the README's protocol describes it, written the way an outside author
+    would: its own torch.compile, a compiler that counts the graphs it receives, and no
+    `uncaptured()` (found by a fresh-venv trial, 2026-11-25: such a backend passed the strided
+    `out=` items with eager's numbers)."""
+
+    name = "outside-compiler"
+
+    def availability(self):
+        return None
+
+    def compile(self, fn, example_inputs, *, dynamic):
+        backend = self
+
+        class Compiled:
+            graphs = 0
+
+            def __init__(self):
+                def compiler(gm, _example):
+                    Compiled.graphs += 1
+                    return gm.forward
+
+                self._fn = torch.compile(fn, backend=compiler, dynamic=dynamic)
+
+            def __call__(self, *args):
+                return self._fn(*args)
+
+            def artifacts(self):
+                return {}
+
+            def compiles(self):
+                return Compiled.graphs
+
+        backend.last = Compiled()
+        return backend.last
+
+
+class NotACompiler:
+    """An aten-override library: no dynamo, no compile; compiles() stays 0."""
+
+    name = "not-a-compiler"
+
+    def availability(self):
+        return None
+
+    def compile(self, fn, example_inputs, *, dynamic):
+        class Direct:
+            def __call__(self, *args):
+                return fn(*args)
+
+            def artifacts(self):
+                return {}
+
+            def compiles(self):
+                return 0
+
+        return Direct()
+
+
+def test_an_outside_torch_compile_backend_is_not_compiled_where_dynamo_ran_eagerly():
+    verdict = api.run(instance("out/targets[mm-strided]"), OutsideCompiler())
+    assert not verdict.passed and verdict.kind == kinds.NOT_COMPILED, verdict
+    assert "non-contiguous `out=`" in verdict.summary, verdict.summary
+    assert api.run(instance("out/targets[mm-contiguous]"), OutsideCompiler()).passed
+
+
+def test_a_backend_that_never_enters_dynamo_is_judged_on_its_results_alone():
+    for record_id in ("out/targets[mm-strided]", "first/mm[bf16-127x65x33-nt]"):
+        verdict = api.run(instance(record_id), NotACompiler())
+        assert verdict.passed, (record_id, verdict.summary)

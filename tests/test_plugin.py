@@ -117,7 +117,7 @@ def test_planted_bugs_fail_the_right_items(suite):
     result.stdout.fnmatch_lines(
         [
             "*Recompiled: 3 compiles over 3 shape set(s)*allows 1*",
-            "*Reproduce: pytest *tiny.yaml::mm_dyn?@recompiles-every-shape?*",
+            "*Reproduce: python -m pytest *tiny.yaml::mm_dyn?@recompiles-every-shape?*",
         ]
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED

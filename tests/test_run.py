@@ -104,6 +104,7 @@ def test_run_defaults_to_the_installed_suite(tmp_path):
 
 def test_list_and_explain_use_the_installed_suite_from_any_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # explain makes the current folder importable
     assert cli.main(["list", "first/mm[fp32-127x65x33-*"]) == 0
     listed = capsys.readouterr()
     assert "first/mm[fp32-127x65x33-nn]" in listed.out.splitlines()
@@ -113,6 +114,29 @@ def test_list_and_explain_use_the_installed_suite_from_any_folder(tmp_path, monk
         "run: gemmconf run 'dense/first.yaml::mm[fp32-127x65x33-nn@eager]' "
         "--backend eager --seed 0" in out
     )
+
+
+def test_explain_names_an_outside_backend_as_its_items_do(tmp_path, monkeypatch, capsys):
+    """A fresh-venv trial (2026-11-25): `gemmconf explain ID --backend mybackend:Mine --run`
+    raised a traceback (the current folder was not importable, as it is under `gemmconf run`),
+    and its `run:` line named the item `@mybackend:Mine`, where the run names it by `name`."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "mybackend.py").write_text(
+        "from gemmconf.backends.eager import EagerBackend\n\n"
+        "class Mine(EagerBackend):\n    name = 'my-gemm'\n"
+    )
+    ident = "first/mm[fp32-127x65x33-nn]"
+    assert cli.main(["explain", ident, "--backend", "mybackend:Mine", "--run"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "run: gemmconf run 'dense/first.yaml::mm[fp32-127x65x33-nn@my-gemm]' "
+        "--backend mybackend:Mine --seed 0" in out
+    )
+    assert "verdict: PASSED" in out
+    assert cli.main(["explain", ident, "--backend", "nosuchmodule:Mine"]) == 2
+    err = capsys.readouterr().err
+    assert "no module 'nosuchmodule' is on the import path" in err and "Traceback" not in err
 
 
 def test_missing_suite_folder_is_a_usage_error(pytester, tmp_path, monkeypatch, capsys):

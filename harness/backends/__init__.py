@@ -28,6 +28,7 @@ __all__ = [
     "RunOptions",
     "UnknownBackendError",
     "known_backends",
+    "record_name",
     "resolve",
 ]
 
@@ -87,7 +88,25 @@ def resolve(spec: str) -> Backend:
             return _checked(backend, spec)
     if (":" in spec and "." in name) or (":" in spec and _importable(name)):
         return _checked(_instantiate(_import(spec, spec)), spec)
+    if ":" in spec and option and name.isidentifier():  # `module:attr` whose module is not found
+        raise UnknownBackendError(
+            _unknown_message(
+                spec,
+                f"unknown backend {spec!r}: no built-in or entry point is named {name!r}, and "
+                f"no module {name!r} is on the import path (for a module in the current folder, "
+                "run with PYTHONPATH=. or install its package)",
+            )
+        )
     raise UnknownBackendError(_unknown_message(spec, f"unknown backend {spec!r}"))
+
+
+def record_name(spec: str, backend: Any) -> str:
+    """The name records, node ids and expectation files use: the spec for built-ins and entry
+    points (it keeps their options, `inductor-max-autotune:TRITON`), the backend's name for an
+    import path (`my_gemm:MyGemm` runs as its `name`)."""
+    name = getattr(backend, "name", spec)
+    registered = spec.split(":")[0] in {info.name for info in known_backends()}
+    return spec if registered and spec.split(":")[0] == name.split(":")[0] else name
 
 
 def _takes_option(factory: Any) -> bool:
@@ -141,7 +160,7 @@ def _checked(backend: Any, spec: str) -> Backend:
     if missing:
         raise UnknownBackendError(
             f"backend {spec!r} resolved to {type(backend).__name__}, which lacks "
-            f"{', '.join(missing)} of the Backend protocol (harness/backends/base.py)"
+            f"{', '.join(missing)} of the Backend protocol (gemmconf.backends.base)"
         )
     return backend
 
@@ -151,6 +170,6 @@ def _unknown_message(spec: str, what: str) -> str:
     return (
         f"{what}. Known backends: {known}; or an import path 'package.module:attr' naming a "
         f"Backend or a factory. Built-ins with options: reference:autotune (and persistent=, "
-        f"promote=), inductor-max-autotune:TRITON, "
+        f"promote=, fp8_accum=), inductor-max-autotune:TRITON, "
         f":CUTLASS, :ATEN or a comma list."
     )

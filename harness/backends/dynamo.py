@@ -9,6 +9,11 @@
   graph at all it runs the whole frame eagerly and never calls the backend (a non-contiguous
   `out=` target; `F.scaled_mm` on torch 2.11, whose `_scaled_mm_v2` dynamo skips): the item is
   then "not compiled" (`uncaptured()`), never a pass of eager's numbers.
+- `FrameWatch`: the same judgment for any backend, from dynamo's own counters: the runner
+  watches every backend whose compiled callable has no `uncaptured()` of its own (an outside
+  backend calling torch.compile itself). Dynamo processed a frame, captured no graph, and the
+  backend counts no compile: dynamo ran the program eagerly. A backend that never enters dynamo
+  (an aten-override library) leaves the counters alone and is never so judged.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import re
+import sys
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -94,6 +100,50 @@ class GraphBreaks:
 
 
 BREAK_CHARS = 600  # of dynamo's first graph-break message in a reason
+
+
+class FrameWatch:
+    """Frames dynamo processed and graphs it captured while `watching()`, with the graph breaks
+    it reported: whether a backend that called torch.compile itself ever received the program.
+    It never imports dynamo: counters that do not exist yet are zero (importing it here, inside a
+    pytester run, would import it twice in one process)."""
+
+    def __init__(self) -> None:
+        self.frames = 0
+        self.graphs = 0
+        self.breaks = GraphBreaks()
+
+    @staticmethod
+    def _counters() -> tuple[int, int, dict[str, int]]:
+        utils = sys.modules.get("torch._dynamo.utils")
+        if utils is None:
+            return 0, 0, {}
+        counters = utils.counters
+        return (
+            counters["frames"]["total"],
+            counters["stats"]["unique_graphs"],
+            dict(counters["graph_break"]),
+        )
+
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[None]:
+        frames, graphs, breaks = self._counters()
+        self.breaks.called = True
+        try:
+            yield
+        finally:
+            frames_after, graphs_after, breaks_after = self._counters()
+            self.frames += frames_after - frames
+            self.graphs += graphs_after - graphs
+            for reason, count in breaks_after.items():
+                if count > breaks.get(reason, 0) and reason not in self.breaks.reasons:
+                    self.breaks.reasons.append(reason)
+
+    def uncaptured(self, compiles: int, *, broke: bool = False) -> str | None:
+        """`GraphBreaks.uncaptured`, where dynamo processed a frame and captured no graph."""
+        if not self.frames or self.graphs:
+            return None
+        return self.breaks.uncaptured(compiles, broke=broke)
 
 
 class DynamoCompiled:

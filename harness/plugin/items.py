@@ -3,7 +3,6 @@ runner and reported with the whole diagnosis."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from gemmconf.plugin.benchmark import bench_mode
 from gemmconf.plugin.isolating import compile_allowance
 from gemmconf.plugin.recording import Decision, build_record
 from gemmconf.plugin.stash import STATE
+from gemmconf.plugin.state import suites_dir, suites_location
 from gemmconf.scenario import ScenarioError, ScenarioInstance, implied_markers
 
 if TYPE_CHECKING:
@@ -189,17 +189,19 @@ class ScenarioItem(pytest.Item):
 
     def repro_command(self) -> str:
         state = self.config.stash[STATE]
-        command = [
-            "pytest",
-            self.nodeid,
-            "--backend",
-            state.specs[self.label],
-            "--seed",
-            str(state.seed),
-        ]
+        options = ["--backend", state.specs[self.label], "--seed", str(state.seed)]
         if state.target_arch:
-            command += ["--target-arch", state.target_arch]
-        return shlex.join(command)
+            options += ["--target-arch", state.target_arch]
+        given, _ = suites_location(self.config)
+        return ids.reproduce_command(
+            self.path,
+            self.instance.id,
+            self.label,
+            options,
+            suites=suites_dir(self.config),
+            explicit_suites=given is not None,
+            cwd=self.config.invocation_params.dir,
+        )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         if isinstance(excinfo.value, ConformanceFailure | HarnessError):

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gemmconf import bundled_suites, capability, codecheck, expectations, isolation
-from gemmconf.backends import Backend, RunOptions, UnknownBackendError, known_backends
+from gemmconf.backends import Backend, RunOptions, UnknownBackendError, record_name
 from gemmconf.markers import MARKERS
 from gemmconf.plugin import options
 from gemmconf.plugin.benchmark import check_benchmark
@@ -159,7 +159,7 @@ class RunState:
                 raise pytest.UsageError(f"--backend: {exc}") from None
             except ValueError as exc:  # a built-in rejecting its option
                 raise pytest.UsageError(f"--backend {spec}: {exc}") from None
-            label = _label(spec, backend)
+            label = record_name(spec, backend)
             self.backends[label] = backend
             self.specs[label] = spec
 
@@ -302,15 +302,6 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 def is_active(config: pytest.Config) -> bool:
     return bool(config.stash.get(ACTIVE, None))
-
-
-def _label(spec: str, backend: Backend) -> str:
-    """The name records and expectation files use: the spec for built-ins and entry points
-    (it keeps their options, `inductor-max-autotune:TRITON`), the backend's name for an import
-    path (`my_gemm:MyGemm` runs as its `name`)."""
-    name = getattr(backend, "name", spec)
-    registered = spec.split(":")[0] in {info.name for info in known_backends()}
-    return spec if registered and spec.split(":")[0] == name.split(":")[0] else name
 
 
 def _parse_seed(text: str) -> int:
