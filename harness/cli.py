@@ -9,6 +9,7 @@ same on the checkout's suite.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -94,6 +95,14 @@ def main(argv: list[str] | None = None) -> int:
 
     report_cli.add_subcommands(commands)
     args = parser.parse_args(argv)
+    try:
+        return _command(args)
+    except BrokenPipeError:  # `gemmconf report diff ... | head`: the reader stopped reading
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no traceback at exit
+        return 1  # what the command would have said is unknown: never a success
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "new-backend":
         return _new_backend(args.name, Path(args.dir))
     if args.command == "report":

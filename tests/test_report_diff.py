@@ -246,3 +246,33 @@ def test_page_lists_regressions_against_a_baseline(tmp_path: Path) -> None:
     plain = tmp_path / "plain.html"
     assert main(["html", str(tmp_path / "new.json"), "-o", str(plain)]) == 0
     assert 'id="baseline"' not in plain.read_text()
+
+
+def test_a_reader_that_stops_reading_gets_no_traceback(tmp_path: Path) -> None:
+    """`gemmconf report diff OLD NEW | head` ended in a BrokenPipeError traceback (a fresh-venv
+    trial, 2026-11-25)."""
+    import subprocess
+    import sys
+
+    old, new = timed_pair(1.0, 1.0)
+    for doc in (old, new):  # enough changed items that the output outgrows the pipe
+        template = doc["records"][0]
+        doc["records"] = [
+            {**template, "id": f"x/y[{i}]", "outcome": "passed" if doc is old else "failed"}
+            for i in range(3000)
+        ]
+    paths = [str(write(tmp_path, "old.json", old)), str(write(tmp_path, "new.json", new))]
+    reader = subprocess.Popen(
+        ["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "gemmconf.cli", "report", "diff", *paths],
+        stdout=reader.stdin,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    reader.stdin.close()
+    reader.wait()
+    assert "BrokenPipeError" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1
