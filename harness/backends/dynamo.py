@@ -75,14 +75,12 @@ class GraphBreaks:
 
     @contextlib.contextmanager
     def watching(self) -> Iterator[None]:
-        from torch._dynamo.utils import counters
-
         self.called = True
-        before = dict(counters["graph_break"])
+        before = _counted("graph_break")
         try:
             yield
         finally:
-            for reason, count in counters["graph_break"].items():
+            for reason, count in _counted("graph_break").items():
                 if count > before.get(reason, 0) and reason not in self.reasons:
                     self.reasons.append(reason)
 
@@ -102,42 +100,33 @@ class GraphBreaks:
 BREAK_CHARS = 600  # of dynamo's first graph-break message in a reason
 
 
+def _counted(group: str) -> dict[str, int]:
+    """One group of dynamo's counters, empty before dynamo was imported (they start at zero).
+    Never imports dynamo: importing it inside a pytester run would import it twice in one
+    process."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    return {} if utils is None else dict(utils.counters[group])
+
+
 class FrameWatch:
     """Frames dynamo processed and graphs it captured while `watching()`, with the graph breaks
-    it reported: whether a backend that called torch.compile itself ever received the program.
-    It never imports dynamo: counters that do not exist yet are zero (importing it here, inside a
-    pytester run, would import it twice in one process)."""
+    it reported: whether a backend that called torch.compile itself ever received the program."""
 
     def __init__(self) -> None:
         self.frames = 0
         self.graphs = 0
         self.breaks = GraphBreaks()
 
-    @staticmethod
-    def _counters() -> tuple[int, int, dict[str, int]]:
-        utils = sys.modules.get("torch._dynamo.utils")
-        if utils is None:
-            return 0, 0, {}
-        counters = utils.counters
-        return (
-            counters["frames"]["total"],
-            counters["stats"]["unique_graphs"],
-            dict(counters["graph_break"]),
-        )
-
     @contextlib.contextmanager
     def watching(self) -> Iterator[None]:
-        frames, graphs, breaks = self._counters()
-        self.breaks.called = True
-        try:
-            yield
-        finally:
-            frames_after, graphs_after, breaks_after = self._counters()
-            self.frames += frames_after - frames
-            self.graphs += graphs_after - graphs
-            for reason, count in breaks_after.items():
-                if count > breaks.get(reason, 0) and reason not in self.breaks.reasons:
-                    self.breaks.reasons.append(reason)
+        frames = _counted("frames").get("total", 0)
+        graphs = _counted("stats").get("unique_graphs", 0)
+        with self.breaks.watching():
+            try:
+                yield
+            finally:
+                self.frames += _counted("frames").get("total", 0) - frames
+                self.graphs += _counted("stats").get("unique_graphs", 0) - graphs
 
     def uncaptured(self, compiles: int, *, broke: bool = False) -> str | None:
         """`GraphBreaks.uncaptured`, where dynamo processed a frame and captured no graph."""
