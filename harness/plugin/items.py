@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gemmconf import capability, ids, isolation, kinds
+from gemmconf import bundled_suites, capability, ids, isolation, kinds
 from gemmconf.backends import Backend
 from gemmconf.outcome import ItemOutcome, plain, render
 from gemmconf.plugin.benchmark import bench_mode
@@ -193,13 +193,19 @@ class ScenarioItem(pytest.Item):
         if state.target_arch:
             options += ["--target-arch", state.target_arch]
         given, _ = suites_location(self.config)
+        suites = suites_dir(self.config)
+        try:
+            installed = bundled_suites().resolve()
+        except FileNotFoundError:  # a checkout without its suite installed
+            installed = None
         return ids.reproduce_command(
             self.path,
             self.instance.id,
             self.label,
             options,
-            suites=suites_dir(self.config),
-            explicit_suites=given is not None,
+            suites=suites,
+            # `gemmconf run` names the installed suite itself: no --suites for it
+            explicit_suites=given is not None and suites != installed,
             cwd=self.config.invocation_params.dir,
         )
 
