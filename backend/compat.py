@@ -9,6 +9,7 @@ backend's business: the suites name them `%{wgmma}` etc., from `gemmconf.codeche
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -39,6 +40,49 @@ def interpreting() -> bool:
         return bool(knobs.runtime.interpret)
     except (ImportError, AttributeError):
         return os.environ.get(TRITON_INTERPRET_ENV, "0") not in ("", "0", "false", "False")
+
+
+def memoize_interpreter_patching() -> bool:
+    """Make the Triton interpreter scan `triton.language` once instead of on every call.
+
+    Before each launch, and before each call of a @triton.jit helper inside a kernel, the
+    interpreter (triton 3.7.1, `interpreter._patch_builtin(pkg, builder, scope)`) lists the
+    module's members with `inspect.getmembers` to wrap its builtins: 15% of the CPU suite's
+    time. A module's builtins never change, so this keeps that list from the first scan that
+    finds any and wraps, on each call, exactly the members that are still those builtins: what
+    the scan would find (once wrapped, a module has none left, as before). Wrappers, scope and
+    restore are Triton's own. Returns False, changing nothing, where `_patch_builtin` is absent
+    or has another signature."""
+    try:
+        from triton.runtime import interpreter
+    except ImportError:
+        return False
+    original = getattr(interpreter, "_patch_builtin", None)
+    if getattr(original, "memoized", False):
+        return True
+    patch_attr = getattr(interpreter, "_patch_attr", None)
+    if original is None or patch_attr is None:
+        return False
+    if list(inspect.signature(original).parameters) != ["pkg", "builder", "scope"]:
+        return False
+    is_builtin = interpreter.tl.core.is_builtin
+    found: dict[int, tuple[Any, list[tuple[str, Any]]]] = {}
+
+    def patch_builtin(pkg: Any, builder: Any, scope: Any) -> None:
+        entry = found.get(id(pkg))
+        if entry is None or entry[0] is not pkg:
+            members = [(n, m) for n, m in inspect.getmembers(pkg) if is_builtin(m)]
+            if members:  # none: the module is wrapped already (or has no builtins): ask again
+                found[id(pkg)] = (pkg, members)
+            entry = (pkg, members)
+        for name, member in entry[1]:
+            if getattr(pkg, name, None) is member:
+                patch_attr(pkg, name, member, builder, scope)
+
+    patch_builtin.memoized = True  # type: ignore[attr-defined]
+    patch_builtin.original = original  # type: ignore[attr-defined]
+    interpreter._patch_builtin = patch_builtin
+    return True
 
 
 def triton_version() -> str:

@@ -1,10 +1,14 @@
 """Tile configurations: one documented table per (arch class, dtype class, size class).
 
 Why these numbers:
-- interpreter: the Triton interpreter's cost grows with programs x K iterations (NumPy per tile
-  op), not with tile area (docs/measurements.md: 512^3 takes 6 s with 32-wide tiles, 0.14 s
-  with 128-wide),
-  so it always gets 128-wide tiles; masks make them correct for tiny problems.
+- interpreter: the Triton interpreter's cost grows with programs x K iterations (Python per tile
+  op) far more than with tile area (docs/measurements.md: 512^3 takes 6 s with 32-wide tiles,
+  0.14 s with 128-wide). The table's 128-wide tiles are only the ceiling: `interpreter_tile`
+  fits BLOCK_N and BLOCK_K to the problem, so a long K loop takes few iterations (K = 65536,
+  M = N = 8: 4.5 s per call with 128x128x64 tiles, 0.8 s with 128x16x512). BLOCK_M stays 128
+  whatever M is: tl.dot is NumPy's matmul there, whose result for a row depends on the block's
+  shape on some BLAS builds, and a row must get the same bits whatever rows come with it
+  (integrity/batch_invariant).
 - sm80: mma.sync tiles of 128x128 with 4-stage cp.async pipelines (BLOCK_K 32 for 16-bit types,
   64 for 8-bit); fp32 in IEEE precision runs on FMA units, so smaller 64x64 tiles.
 - sm90: warp-group MMA wants BLOCK_M 128 with 8 warps (two warp groups) for large problems and
@@ -116,6 +120,25 @@ TABLE: dict[tuple[str, str, str], TileConfig] = {
     ("sm120", "int8", "small"): _T(64, 64, 64, 4, 3),
     ("sm120", "int8", "*"): _T(128, 128, 64, 4, 3),
 }
+
+
+INTERPRETER_MAX_BLOCK_K = 512
+
+
+def interpreter_tile(dtype: torch.dtype, n: int, k: int) -> TileConfig:
+    """The interpreter's tile for a problem with N columns and K: BLOCK_M the table's, BLOCK_N
+    N rounded up to a power of two within [16, the table's], BLOCK_K K's within [the table's,
+    512]. fp8 keeps the table's BLOCK_K (blockwise scales need BLOCK_K to divide 128; the
+    promotion variants count K tiles)."""
+    ceiling = lookup("interpreter", dtype, "*")
+    block_k = ceiling.block_k
+    if dtype_class(dtype) != "fp8":
+        block_k = min(INTERPRETER_MAX_BLOCK_K, max(block_k, _pow2_at_least(k)))
+    return TileConfig(ceiling.block_m, min(ceiling.block_n, max(16, _pow2_at_least(n))), block_k)
+
+
+def _pow2_at_least(x: int) -> int:
+    return 1 << max(0, x - 1).bit_length()
 
 
 def lookup(arch_class: str, dtype: torch.dtype, size: str) -> TileConfig:

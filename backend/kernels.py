@@ -42,6 +42,11 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from gemmconf_reference import compat
+
+if compat.interpreting():
+    compat.memoize_interpreter_patching()
+
 MAX_EPILOGUE_STEPS = 4
 
 EPILOGUE_OPS = (

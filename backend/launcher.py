@@ -220,7 +220,9 @@ def plan_launch(
     config: configs.TileConfig | None = None,
 ) -> LaunchPlan:
     """The kernel, constexprs and grid for `problem` on `target` (pure: artifacts reuse it)."""
-    if config is None:
+    if config is None and target.interpreter:
+        config = configs.interpreter_tile(problem.dtype, problem.n, problem.k)
+    elif config is None:
         size = configs.size_class(problem.batch, problem.m, problem.n)
         config = configs.lookup(target.arch_class, problem.dtype, size)
     a_desc, b_desc = descriptor_paths(problem, target)

@@ -25,7 +25,7 @@ import triton.language as tl
 from gemmconf.backends.base import RunOptions
 from gemmconf.backends.reference import ReferenceBackend, ReferenceCompiled
 from gemmconf.codecheck import IR_SPELLINGS
-from gemmconf_reference import BackendOptions, compat, kernels, launcher
+from gemmconf_reference import BackendOptions, compat, configs, kernels, launcher
 from gemmconf_reference.crosscompile import specialize
 from gemmconf_reference.launcher import LaunchRecord
 from gemmconf_reference.target import Target
@@ -813,6 +813,53 @@ def test_interpreter_works_when_triton_was_imported_first() -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+@pytest.mark.skipif(ON_GPU, reason="the interpreter is only chosen without a GPU")
+def test_interpreter_tiles_fit_n_and_k_but_never_m() -> None:
+    compiled = compile_ref(lambda a, b: torch.mm(a, b))
+    a, b = randn(64, 3000), randn(3000, 20)
+    whole = compiled(a, b)
+    config = launches(compiled)[0].plan.config
+    assert (config.block_m, config.block_n, config.block_k) == (128, 32, 512)
+    # a row's bits do not depend on the rows launched with it: BLOCK_M does not follow M
+    assert torch.equal(compiled(a[:5], b), whole[:5])
+    assert {r.plan.config.block_m for r in launches(compiled)} == {128}
+    # fp8 keeps 128-wide K tiles: blockwise scales and the promotion variants count them
+    assert configs.interpreter_tile(E4M3, 20, 3000).block_k == 128
+
+
+@pytest.mark.skipif(ON_GPU, reason="the interpreter is only chosen without a GPU")
+def test_interpreter_scans_triton_language_once_and_restores_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from triton.runtime import interpreter
+
+    memoized = interpreter._patch_builtin
+    assert getattr(memoized, "memoized", False)
+    scans: list[object] = []
+    getmembers = compat.inspect.getmembers
+
+    def counted(obj: object, *args: Any) -> Any:
+        if obj in (tl, tl.tensor, tl.math):
+            scans.append(obj)
+        return getmembers(obj, *args)
+
+    monkeypatch.setattr(compat.inspect, "getmembers", counted)
+    builtins = {name: getattr(tl, name) for name in ("dot", "load", "store", "where")}
+    fn = lambda x, y: torch.relu(x @ y)  # noqa: E731
+    a, b = randn(33, 70), randn(70, 17)
+    compiled = compile_ref(fn)
+    compiled(a, b)  # the first launch may scan
+    scans.clear()
+    memo_out = compiled(a + 1, b)
+    assert scans == []
+    assert {name: getattr(tl, name) for name in builtins} == builtins  # restored after the run
+    # Triton's own scan on every call gives the same bits
+    monkeypatch.setattr(interpreter, "_patch_builtin", memoized.original)
+    plain = compile_ref(fn)
+    assert torch.equal(plain(a + 1, b), memo_out)
+    assert len(scans) >= 3
 
 
 # GPU only
