@@ -37,7 +37,7 @@ from gemmconf import (
     progress,
 )
 from gemmconf.backends.base import Backend, refusal
-from gemmconf.backends.dynamo import FrameWatch
+from gemmconf.backends.dynamo import FrameWatch, skip_guard_latency_profile
 from gemmconf.gemm.ops import OPS
 from gemmconf.outcome import (
     BatchVariant,
@@ -135,6 +135,7 @@ def run_item(
 ) -> ItemOutcome:
     """Run one item and say what happened. Never raises for the backend's or its own faults."""
     start = time.perf_counter()
+    skip_guard_latency_profile()
     run = _ItemRun(instance, backend, seed=seed, device=device, target=target, poison=poison)
     try:
         run.prepare()

@@ -134,3 +134,21 @@ def test_a_backend_that_never_enters_dynamo_is_judged_on_its_results_alone():
     for record_id in ("out/targets[mm-strided]", "first/mm[bf16-127x65x33-nt]"):
         verdict = api.run(instance(record_id), NotACompiler())
         assert verdict.passed, (record_id, verdict.summary)
+
+
+def test_dynamo_guard_timing_is_skipped_and_guards_still_decide(monkeypatch):
+    import torch._dynamo.guards as guards
+    from torch._dynamo.testing import CompileCounter
+
+    from gemmconf.backends import dynamo
+
+    monkeypatch.setattr(guards, "profile_guard_manager", guards.profile_guard_manager)
+    assert dynamo.skip_guard_latency_profile()
+    assert guards.profile_guard_manager(None, None, 1) == 0.0
+    counter = CompileCounter()
+    compiled = torch.compile(dynamo.isolated_entry(torch.mm), backend=counter, dynamic=False)
+    compiled(torch.ones(2, 2), torch.ones(2, 2))
+    compiled(torch.ones(2, 2), torch.ones(2, 2))
+    assert counter.frame_count == 1  # the guards pass: no recompile
+    compiled(torch.ones(3, 3), torch.ones(3, 3))
+    assert counter.frame_count == 2  # a new shape fails them
