@@ -239,6 +239,7 @@ class Verdict:
     output: tuple[Any, ...] = ()  # where this output sits in a multi-output result
     parts: tuple[Verdict, ...] = ()  # per-output verdicts of a multi-output result
     eager_wrong: int = 0  # eager NaN/Inf elements the fp64 reference refuted (module docstring)
+    label: str = ""  # what this output is, from judge's `names` ("the gradient of b")
 
     def metrics(self) -> dict[str, float | None]:
         """The error metrics a result record carries."""
@@ -263,6 +264,7 @@ def judge(
     magnitude: Any = None,
     rounding: torch.Tensor | None = None,
     strides: bool | Collection[tuple[Any, ...]] = False,
+    names: Mapping[tuple[Any, ...], str] | None = None,
 ) -> Verdict:
     """Judge `actual` (backend) against `expected` (eager) and the fp64 `reference`.
 
@@ -275,12 +277,15 @@ def judge(
     row-major contiguous wherever eager's is (the op's contract fixes the layout: mm, addmm, bmm
     and their kin); a failure is a "strides" check. `strides` is True for every output, or the
     paths of the outputs the contract covers (a backward item's forward result, path (0,), and
-    not its gradients, whose layout no contract fixes).
+    not its gradients, whose layout no contract fixes). `names` says what the output at a path
+    is (a backward item's gradients); messages name it beside the path.
     """
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
     leaves: list[Verdict] = []
     _walk(expected, actual, reference, magnitude, (), k, policy, leaves, rounding, strides=strides)
+    if names:
+        leaves = [replace(v, label=names.get(v.output, "")) for v in leaves]
     if len(leaves) == 1 and leaves[0].output == ():
         return leaves[0]
     return _combine(tuple(leaves))
@@ -877,6 +882,8 @@ def _format(verdict: Verdict, *, what: str, repro: str) -> str:
     for part in shown:
         head, context, reported = _headline(part)
         where = f"output {_where(part.output)}" if part.output else ""
+        if where and part.label:
+            where += f", {part.label}"
         if where:
             context = [*context, where]
         if context:

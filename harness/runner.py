@@ -551,6 +551,7 @@ class _ItemRun:
             policy=self._policy(drawn[0].expected),
             magnitude=magnitude,
             rounding=rounding,
+            names=_output_names(self.instance),
         )
 
     def _judgment_inputs(self, draw: _Draw) -> tuple[Any, Any, Any, Any, Any]:
@@ -600,6 +601,7 @@ class _ItemRun:
             magnitude=magnitude,
             rounding=rounding,
             strides=_fixed_strides(self.instance),
+            names=_output_names(self.instance),
         )
 
     def _policy(self, expected: Any) -> oracle.Policy | None:
@@ -850,6 +852,16 @@ def _fixed_strides(instance: ScenarioInstance) -> bool | frozenset[tuple[int, ..
     if fixed and instance.backward:
         return frozenset({(0,)})
     return fixed
+
+
+def _output_names(instance: ScenarioInstance) -> dict[tuple[int, ...], str]:
+    """What a backward item's outputs are: its forward result, then one gradient per input."""
+    if not instance.backward:
+        return {}
+    gradients = program.differentiated(instance)
+    return {(0,): "the forward result"} | {
+        (i + 1,): f"the gradient of {name}" for i, name in enumerate(gradients)
+    }
 
 
 def _describe_value(value: Any) -> str:

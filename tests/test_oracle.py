@@ -523,3 +523,22 @@ def test_a_backward_item_s_gradients_may_have_any_layout_its_result_may_not():
     assert runner._fixed_strides(backward) == result_only
     forward = next(i for i in load_suite(SUITES / "dense" / "first.yaml") if i.op == "mm")
     assert runner._fixed_strides(forward) is True
+
+
+def test_a_failing_gradient_is_named_beside_its_output_path():
+    from gemmconf import runner
+    from gemmconf.scenario import load_suite
+
+    out, grad_a, grad_b = torch.randn(8, 6), torch.randn(8, 4), torch.randn(4, 6)
+    names = {(0,): "the forward result", (1,): "the gradient of a", (2,): "the gradient of b"}
+    verdict = judge((out, grad_a, grad_b), (out, grad_a, grad_b + 1), k=4, names=names)
+    assert not verdict.passed
+    assert "output [2], the gradient of b" in verdict.message()
+    assert "gradient of a" not in verdict.message()  # only the failing output is shown
+
+    backward = next(
+        i for i in load_suite(SUITES / "backward" / "backward.yaml") if i.op == "mm" and i.backward
+    )
+    assert runner._output_names(backward) == names
+    forward = next(i for i in load_suite(SUITES / "dense" / "first.yaml") if i.op == "mm")
+    assert runner._output_names(forward) == {}

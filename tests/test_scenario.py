@@ -209,6 +209,25 @@ def test_misspelled_key_names_file_line_and_key(tmp_path):
             "requires",
             "min_class sm100 is above max_class sm90",
         ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    operands: {a: {shape: [M, K +]}}\n",
+            5,
+            "operands",
+            "operand 'a': bad expression 'K +'",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    operands: {a: {shape: M}}\n",
+            5,
+            "operands",
+            "operand 'a': shape must be a list of expressions",
+        ),
+        (
+            "    op: grouped_mm\n    shape: {B: 2, M: 8, N: 4, K: 8}\n"
+            "    operands: {a: {shape: [M, K]}}\n    group_sizes: [M // 2, M //]\n",
+            6,
+            "group_sizes",
+            "bad expression 'M //'",
+        ),
     ],
 )
 def test_bad_fields_name_line_and_field(tmp_path, body, line, field, words):

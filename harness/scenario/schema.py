@@ -295,13 +295,21 @@ def _group_sizes(value: Any, spec: OpSpec, fail) -> tuple[str, ...] | None:
         return None
     if not spec.grouped:
         raise fail("group_sizes", _only(GROUPED_OPS, "group_sizes"))
+    return _expressions(
+        value, fail, "group_sizes", f"expected a list of sizes or expressions, got {value!r}"
+    )
+
+
+def _expressions(value: Any, fail, field: str, not_a_list: str, prefix: str = "") -> tuple:
+    """A list of sizes or dim expressions (`M`, `K // 2`, 16), each parsed once; `fail(field,
+    prefix + why)` for anything else."""
     if not isinstance(value, list) or not all(isinstance(e, str | int) for e in value):
-        raise fail("group_sizes", f"expected a list of sizes or expressions, got {value!r}")
+        raise fail(field, prefix + not_a_list)
     for expr in value:
         try:
             expr_names(expr)
         except SyntaxError:
-            raise fail("group_sizes", f"bad expression {expr!r}") from None
+            raise fail(field, f"{prefix}bad expression {expr!r}") from None
     return tuple(value)
 
 
@@ -397,15 +405,13 @@ def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
         if operand.batch_prefix and batched:
             shape = ("B", *operand.shape)  # a batched activation against a 2-D weight
         if "shape" in spec:
-            shape = spec["shape"]
-            if not isinstance(shape, list) or not all(isinstance(e, str | int) for e in shape):
-                raise fail("operands", f"operand {name!r}: shape must be a list of expressions")
-            for expr in shape:
-                try:
-                    expr_names(expr)
-                except SyntaxError:
-                    raise fail("operands", f"operand {name!r}: bad expression {expr!r}") from None
-            shape = tuple(shape)
+            shape = _expressions(
+                spec["shape"],
+                fail,
+                "operands",
+                "shape must be a list of expressions",
+                prefix=f"operand {name!r}: ",
+            )
         operand_dtype = spec.get("dtype", dtype)
         if operand_dtype not in INPUT_DTYPES:
             raise fail(
