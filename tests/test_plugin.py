@@ -382,3 +382,24 @@ def test_a_project_with_its_own_backend_option_runs_both(suite):
         ]
     )
     assert outcomes(records(suite)) == {("tiny/mm_dyn", "eager"): "passed"}
+
+
+def test_a_failure_eager_is_expected_to_share_says_so(suite):
+    """A backend that leaves an op to aten inherits PyTorch's own bugs: its failure of an item
+    eager's expectations list says so (the suite's eager.yaml is read even when eager does not
+    run); an item eager passes gets no such note."""
+    (suite.path / "suites" / "expectations").mkdir()
+    (suite.path / "suites" / "expectations" / "eager.yaml").write_text(
+        "backend: eager\nexpectations:\n"
+        '  - {match: "tiny/addmm[bias_N]", reason: "this CPU eager drops the bias"}\n'
+    )
+    result = suite.runpytest("suites", "--backend", "planted_backends:bias_broadcast_dropped")
+    document = records(suite)
+    failed = {r["id"]: r for r in document["records"] if r["outcome"] == "failed"}
+    assert set(failed) == {"tiny/addmm[bias_N]"}
+    note = "Eager PyTorch is expected to fail this item too: this CPU eager drops the bias"
+    assert note in failed["tiny/addmm[bias_N]"]["details"]
+    result.stdout.fnmatch_lines([f"*{note}*eager.yaml:3*inherits that*"])
+    assert "Eager PyTorch" not in json.dumps(
+        [r for r in document["records"] if r["id"] != "tiny/addmm[bias_N]"]
+    )

@@ -115,6 +115,13 @@ class ScenarioItem(pytest.Item):
                     reason=expected.text(), strict=expected.strict, raises=ConformanceFailure
                 )
             )
+        known = state.eager_fails(instance.id, label)
+        self.eager_note = (  # said beside this backend's failure
+            None
+            if known is None
+            else "Eager PyTorch is expected to fail this item too: "
+            f"{known.text()}. A backend that leaves this op to aten inherits that."
+        )
         self.outcome: ItemOutcome | None = None  # what the run found (runtest)
         self.skip_reason: str | None = None  # why setup skipped it
         self.setup_failure: tuple[str, str] | None = None  # (kind, reason) setup failed with
@@ -185,6 +192,8 @@ class ScenarioItem(pytest.Item):
         text = render(outcome, repro=self.repro_command()).text
         if outcome.harness_error:
             raise HarnessError(text)
+        if self.eager_note:
+            text += f"\n\n{self.eager_note}"
         raise ConformanceFailure(text)
 
     def repro_command(self) -> str:
@@ -249,7 +258,7 @@ class ScenarioItem(pytest.Item):
                     reason = f"[XPASS{strict}] {self.expected.text()}"
                     return Decision("xpassed", run=outcome, reason=reason)
                 return Decision("passed", run=outcome)
-            return Decision("xfailed" if xfail else "failed", run=outcome)
+            return Decision("xfailed" if xfail else "failed", run=outcome, note=self.eager_note)
         if report.failed:  # teardown
             return _harness_decision("tearing the item down", call)
         return None

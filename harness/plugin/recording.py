@@ -78,6 +78,7 @@ class Decision:
     run: ItemOutcome | None = None  # what run_item found, when the item ran
     kind: str | None = None  # None: the run's own kind (a passed or skipped item has none)
     reason: str | None = None  # None: the run's rendered reason
+    note: str | None = None  # a paragraph the record's details end with (eager fails it too)
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,8 @@ def build_record(
     details = None
     if message is not None and message.details.strip() != (reason or "").strip():
         details = _capped(message.details, DETAILS_CHARS)
+    if decision.note:
+        details = f"{details}\n\n{decision.note}" if details else decision.note
     record = Record(
         **{k: static[k] for k in STATIC_FIELDS},
         skip_class=static.get("skip_class"),

@@ -15,6 +15,7 @@ import pytest
 
 from gemmconf import bundled_suites, capability, codecheck, expectations, isolation
 from gemmconf.backends import Backend, RunOptions, UnknownBackendError, record_name
+from gemmconf.backends.eager import EagerBackend
 from gemmconf.markers import MARKERS
 from gemmconf.plugin import options
 from gemmconf.plugin.benchmark import check_benchmark
@@ -31,6 +32,8 @@ from gemmconf.scenario import (
     discover,
     load_suite,
 )
+
+EAGER = EagerBackend.name  # the baseline's label: PyTorch as it ships
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -139,6 +142,8 @@ class RunState:
                 self.check_available()
         self.instances: dict[Path, list[ScenarioInstance]] = {}
         self.tables: dict[str, expectations.ExpectationTable] = {}
+        # eager's table, whether or not eager runs: what PyTorch itself is known to get wrong
+        self.eager_table: expectations.ExpectationTable | None = None
         self.writer: ResultsWriter | None = None
         self.results_path: Path | None = None
         self.report_lines: list[str] = []  # from pytest_gemmconf_run_finished (the page, ...)
@@ -225,6 +230,18 @@ class RunState:
                 extra=[f for f in given if f.backend == label],
                 packaged=expectations.packaged_files(backend, label),
             )
+        if EAGER in self.tables:
+            self.eager_table = self.tables[EAGER]
+        elif expectations.path_for(directory, EAGER).exists():
+            self.eager_table = expectations.load(directory, EAGER, instances, root=self.root)
+
+    def eager_fails(self, instance_id: str, label: str) -> expectations.Expectation | None:
+        """Eager's expected failure of this item, for another backend's failure note (a
+        backend that leaves the op to aten inherits it); None for eager itself."""
+        if label == EAGER or self.eager_table is None:
+            return None
+        entry = self.eager_table.lookup(instance_id)
+        return entry if entry is not None and entry.status == "xfail" else None
 
 
 def suites_location(config: pytest.Config) -> tuple[Path | None, str]:
