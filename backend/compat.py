@@ -66,16 +66,15 @@ def memoize_interpreter_patching() -> bool:
     if list(inspect.signature(original).parameters) != ["pkg", "builder", "scope"]:
         return False
     is_builtin = interpreter.tl.core.is_builtin
-    found: dict[int, tuple[Any, list[tuple[str, Any]]]] = {}
+    found: dict[Any, list[tuple[str, Any]]] = {}  # module or class -> its builtins
 
     def patch_builtin(pkg: Any, builder: Any, scope: Any) -> None:
-        entry = found.get(id(pkg))
-        if entry is None or entry[0] is not pkg:
+        members = found.get(pkg)
+        if members is None:
             members = [(n, m) for n, m in inspect.getmembers(pkg) if is_builtin(m)]
             if members:  # none: the module is wrapped already (or has no builtins): ask again
-                found[id(pkg)] = (pkg, members)
-            entry = (pkg, members)
-        for name, member in entry[1]:
+                found[pkg] = members
+        for name, member in members:
             if getattr(pkg, name, None) is member:
                 patch_attr(pkg, name, member, builder, scope)
 
