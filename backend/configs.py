@@ -19,6 +19,15 @@ Why these numbers:
 - size classes: "small" (at most 4 tiles of 128x128 per batch), "skinny" (M or N at most 128,
   decode-like), "large" (at least 32 M outputs in all) and "medium" in between; small and skinny
   problems use 64-row tiles on GPUs so more SMs get work.
+- deep pipelines under one wave (`deepen`, sm90): a decode GEMM (M = 16) is a stream through
+  its weight, and when its tiles do not fill the SMs (Llama-3 8B's o and down projections get
+  64 tiles of 64x64 on an H100's 132 SMs) its speed is the bytes each SM keeps in flight. Those
+  "small" and "skinny" problems take as many stages as fit 192 KB of shared memory, at most 8:
+  on an H100 (2026-11-25, `tools/tune_sm90.py --decode`, device time) 8 stages instead of 3-4
+  took the o and down projections from 0.57x / 0.52x of cuBLAS to 0.88x / 0.84x in bf16 and from
+  0.80x / 0.75x to 1.10x / 1.21x in fp8; problems of a wave or more (gate_up, 224 tiles) gained
+  nothing. Narrower tiles, to cover more SMs, measured slower (64x32: 0.48x on qkv). Stages
+  change no summation order, so rows stay batch-invariant; split-K, the usual cure, would not.
 - fp8 blockwise scaling applies one scale per 128-wide K slab, so BLOCK_K must divide 128: every
   entry here keeps BLOCK_K <= 128 and a power of two.
 
@@ -29,7 +38,7 @@ signature (dtype, layouts, flags, size class) and caches the winner in `Autotune
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -99,7 +108,7 @@ TABLE: dict[tuple[str, str, str], TileConfig] = {
     ("sm90", "fp8", "small"): _T(64, 64, 128, 4, 3),
     ("sm90", "fp8", "skinny"): _T(64, 128, 128, 4, 4),
     ("sm90", "fp8", "medium"): _T(128, 128, 128, 8, 4),
-    ("sm90", "fp8", "large"): _T(128, 256, 128, 8, 3),
+    ("sm90", "fp8", "large"): _T(256, 128, 128, 8, 3),
     ("sm90", "int8", "small"): _T(64, 64, 128, 4, 3),
     ("sm90", "int8", "*"): _T(128, 128, 128, 8, 3),
     # Blackwell
@@ -123,6 +132,23 @@ TABLE: dict[tuple[str, str, str], TileConfig] = {
 
 
 INTERPRETER_MAX_BLOCK_K = 512
+# shared memory the pipeline of an under-a-wave problem may fill, and its most stages, per arch
+DEEP_PIPELINE: dict[str, tuple[int, int]] = {"sm90": (192 * 1024, 8)}
+
+
+def deepen(
+    config: TileConfig, arch_class: str, size: str, tiles: int, num_sms: int, k: int, itemsize: int
+) -> TileConfig:
+    """More pipeline stages for a "small" or "skinny" problem whose `tiles` do not fill the SMs
+    and whose K loop is long enough to keep them (see the module docstring)."""
+    if arch_class not in DEEP_PIPELINE or size not in ("small", "skinny") or tiles >= num_sms:
+        return config
+    budget, most = DEEP_PIPELINE[arch_class]
+    stage_bytes = (config.block_m + config.block_n) * config.block_k * itemsize
+    stages = min(most, budget // stage_bytes, k // config.block_k)
+    if stages <= config.num_stages:
+        return config
+    return replace(config, num_stages=stages)
 
 
 def interpreter_tile(dtype: torch.dtype, n: int, k: int) -> TileConfig:

@@ -866,13 +866,21 @@ def gemm_persistent_kernel(
     BF16_RNE: tl.constexpr,
     GROUP_M: tl.constexpr,
     NUM_PROGRAMS: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
 ):
-    """NUM_PROGRAMS programs stride over all batch x tile ids, GROUP_M tile rows at a time."""
+    """NUM_PROGRAMS programs stride over all batch x tile ids, GROUP_M tile rows at a time.
+    WARP_SPECIALIZE asks Triton to split the tile loop into a producer warp (the loads) and the
+    MMA warp groups, so a tile's epilogue and fp8 promotion overlap the next tile's loads."""
     tiles_m = cdiv(M, BLOCK_M)
     tiles_n = cdiv(N, BLOCK_N)
     tiles_per_batch = tiles_m * tiles_n
     tiles_per_group = GROUP_M * tiles_n
-    for tile in range(tl.program_id(0), BATCH * tiles_per_batch, NUM_PROGRAMS):
+    for tile in tl.range(
+        tl.program_id(0),
+        BATCH * tiles_per_batch,
+        NUM_PROGRAMS,
+        warp_specialize=WARP_SPECIALIZE,
+    ):
         pid_b = tile // tiles_per_batch
         t = tile % tiles_per_batch
         first_m = (t // tiles_per_group) * GROUP_M

@@ -302,7 +302,7 @@ def _backends() -> int:
                 print(f"  {spec:<32} {'':<20} {availability(spec)}")
     print(
         "\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N][,cudagraphs]"
-        "[,fp8_accum=tile|mma|pingpong], "
+        "[,fp8_accum=tile|mma|pingpong][,ws], "
         "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr"
     )
     return 0

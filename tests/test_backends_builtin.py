@@ -293,6 +293,11 @@ def test_reference_options_name_the_backend_and_bad_ones_are_refused() -> None:
         "never",
         4,
     )
+    # promoting every N tiles is the tile variant's: promote=N picks it, and refuses another
+    assert tuned.options.fp8_accum == "tile"
+    assert resolve("reference:ws").options.warp_specialize
+    with pytest.raises(ValueError, match="promote=N needs fp8_accum=tile"):
+        resolve("reference:promote=4,fp8_accum=mma")
     assert resolve("reference").name == "reference" and resolve("reference").options is None
     for bad in ("fast", "persistent=sometimes", "promote=0", "autotune=yes"):
         with pytest.raises(ValueError, match="unknown reference option"):

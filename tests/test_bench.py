@@ -142,6 +142,38 @@ def test_measure_interleaves_backend_and_cublas_on_the_same_copies(instances):
     assert metrics["gpu_sm_clock_mhz"] == 1755.0 and metrics["gpu_temp_c"] == 41.0
 
 
+class AdapterBackend(CountingBackend):
+    """Its Compiled is an adapter with bookkeeping per call and a `user_callable()` without it."""
+
+    def compile(self, fn, example_inputs, *, dynamic):
+        plain = super().compile(fn, example_inputs, dynamic=dynamic)
+        backend = self
+
+        class Adapter:
+            adapter_calls = 0
+
+            def __call__(self, *args):
+                Adapter.adapter_calls += 1
+                return plain(*args)
+
+            def user_callable(self):
+                return plain
+
+        backend.adapter = Adapter
+        return Adapter()
+
+
+def test_measure_times_the_callable_users_call_not_the_adapter(instances):
+    backend = AdapterBackend()
+    clock = FakeClock([2.0], [1.0])
+    metrics = bench.measure(instances["b/mm"], backend, seed=0, device="cpu", clock=clock)
+    copies = int(metrics["bench_copies"])
+    # the adapter ran the warm-up calls only; host time and samples went to the user callable
+    assert backend.adapter.adapter_calls == copies
+    timed_calls = bench.HOST_CALLS + bench.ESTIMATE_REPS + int(metrics["bench_reps"])
+    assert len(backend.seen) == copies + timed_calls
+
+
 def test_measure_in_a_mode_that_cannot_take_the_backend_says_why(instances):
     clock = FakeClock([1.0], [1.0], mode="cudagraph", fail_prepare=RuntimeError("sync in graph"))
     with pytest.raises(bench.BenchError, match=r"cudagraph: .* could not be prepared .*sync in"):

@@ -63,3 +63,19 @@ def test_sm90_code_of_each_variant(compiled):
 def test_unknown_variant_is_refused():
     with pytest.raises(ValueError, match=r"fp8_accum=tile\|mma\|pingpong"):
         resolve("reference:fp8_accum=fast")
+
+
+def test_warp_specialized_persistent_kernel_is_right_and_asks_triton_for_partitions():
+    # `reference:ws`: the persistent kernel's tile loop carries warp_specialize; the sm90 TTGIR
+    # then holds Triton's warp-specialized partitions, and the interpreter's result is unchanged
+    args = rowwise(300, 200, 256)
+    expected = scaled(*args).float()
+    found = {}
+    for option in ("persistent=always", "persistent=always,ws"):
+        backend = resolve(f"reference:{option}")
+        backend.configure(RunOptions(target_arch="sm90"))
+        function = backend.compile(scaled, args, dynamic=False)
+        out = function(*args).float()
+        assert (out - expected).norm() / expected.norm() < 1e-3
+        found[option] = "ttg.warp_specialize" in function.artifacts()["ttgir"]
+    assert found == {"persistent=always": False, "persistent=always,ws": True}

@@ -230,3 +230,48 @@ def test_kernel_stats_name_the_same_signature_alike_across_compiles():
     first, second = stats(), stats()
     assert first["kernel_signatures"] == second["kernel_signatures"]
     assert len(first["kernel_signatures"]) == 1 and first["kernel_compiles"] == 0  # interpreter
+
+
+def _aot_compiles() -> int:
+    from torch._dynamo.utils import counters
+
+    return counters["aot_autograd"]["total"]
+
+
+def test_inference_graphs_skip_aot_autograd_and_run_the_traced_ops():
+    # no input requires grad, static shapes, nothing mutated: traced once with make_fx, and the
+    # lowered graph's forward is the compiled function (no aot_autograd wrappers per call)
+    x, w = torch.randn(5, 32), torch.randn(8, 32)
+    compiled = resolve("reference").compile(
+        lambda a, b: torch.relu(F.linear(a, b) * 2), [x, w], dynamic=False
+    )
+    before = _aot_compiles()
+    out = compiled(x, w)
+    assert _aot_compiles() == before
+    torch.testing.assert_close(out, torch.relu(F.linear(x, w) * 2))
+    (graph,) = compiled.compiler.graphs
+    assert len(graph.calls) == 1 and "relu" in graph.plan_text()  # the epilogue still fused
+
+
+def test_grad_mutation_and_dynamic_shapes_go_through_aot_autograd():
+    x, w = torch.randn(5, 32), torch.randn(8, 32)
+
+    def in_place(a, b):
+        y = F.linear(a, b)
+        y.relu_()
+        return y
+
+    cases = [
+        (in_place, [x, w], False),  # functionalized, so relu_ fuses as relu
+        (linear, [x, w.clone().requires_grad_()], False),  # autograd
+        (linear, [x, w], True),  # symbolic sizes
+    ]
+    for fn, example, dynamic in cases:
+        compiled = resolve("reference").compile(fn, example, dynamic=dynamic)
+        before = _aot_compiles()
+        out = compiled(*example)
+        assert _aot_compiles() == before + 1, fn
+        torch.testing.assert_close(out, fn(*[t.detach() for t in example]))
+        assert compiled.compiler.graphs[0].calls, "the GEMM was lowered"
+        if fn is in_place:
+            assert "EPI0 = relu" in compiled.compiler.graphs[0].plan_text()

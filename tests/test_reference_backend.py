@@ -516,6 +516,35 @@ def test_tf32_only_for_long_k_loops_on_a_gpu_target() -> None:
     assert launcher.input_precision(problem(1024), interpreter) == "ieee"
 
 
+def test_under_a_wave_decode_problems_get_a_deep_pipeline_on_sm90_only() -> None:
+    layout = launcher.OperandLayout("row", True)
+    sm90, sm80 = Target("sm90", 90, False, 132), Target("sm80", 80, False, 108)
+    interpreter = Target("sm90", 90, True, 4)
+
+    def stages(m: int, n: int, k: int, dtype: torch.dtype, target: Target) -> int:
+        problem = launcher.Problem(
+            dtype, 1, m, n, k, layout, layout, "none", False, "ieee", True, ("none",) * 4, False
+        )
+        return launcher.plan_launch(problem, target, BackendOptions()).config.num_stages
+
+    # Llama-3 8B decode o/down (64 tiles of 64x64 on 132 SMs) and qkv (48 of 64x128): deepened
+    assert stages(16, 4096, 4096, torch.bfloat16, sm90) == 8
+    assert stages(16, 6144, 4096, torch.bfloat16, sm90) == 8  # 24 KB a stage: 8 fit 192 KB
+    assert stages(16, 4096, 14336, torch.float8_e4m3fn, sm90) == 8
+    # a wave or more of tiles (gate_up: 224), a short K loop, other archs, the interpreter: not
+    assert stages(16, 28672, 4096, torch.bfloat16, sm90) == 4
+    assert stages(16, 4096, 128, torch.bfloat16, sm90) == 3  # K / BLOCK_K: 2 tiles
+    assert stages(16, 4096, 320, torch.bfloat16, sm90) == 5  # at most one stage per K tile
+    assert (
+        stages(16, 4096, 4096, torch.bfloat16, sm80)
+        == configs.lookup("sm80", torch.bfloat16, "small").num_stages
+    )
+    assert stages(16, 4096, 4096, torch.bfloat16, interpreter) == 3
+    # the stage count is what moves: BLOCK_K, and so every row's order of K sums, stays
+    deep = configs.deepen(configs.TileConfig(64, 64, 64, 4, 3), "sm90", "small", 64, 132, 4096, 2)
+    assert (deep.block_m, deep.block_n, deep.block_k, deep.num_stages) == (64, 64, 64, 8)
+
+
 def test_inputs_requiring_grad_lower_forward_and_backward() -> None:
     a, b = randn(8, 16).requires_grad_(), randn(16, 4)
     compiled = compile_ref(lambda a, b: torch.relu(torch.mm(a, b)))

@@ -61,7 +61,7 @@ sm90 gemm_kernel:
   INPUT_PRECISION=ieee
   FAST_ACCUM=True
   PROMOTE_EVERY=1
-  FP8_ACCUM=tile
+  FP8_ACCUM=mma
   EPI0=none
   EPI1=none
   EPI2=none
@@ -97,7 +97,7 @@ sm90 gemm_kernel:
   INPUT_PRECISION=ieee
   FAST_ACCUM=False
   PROMOTE_EVERY=1
-  FP8_ACCUM=tile
+  FP8_ACCUM=mma
   EPI0=axpby
   EPI1=none
   EPI2=none
@@ -133,7 +133,7 @@ sm90 gemm_kernel:
   INPUT_PRECISION=ieee
   FAST_ACCUM=True
   PROMOTE_EVERY=1
-  FP8_ACCUM=tile
+  FP8_ACCUM=mma
   EPI0=axpby
   EPI1=relu
   EPI2=none

@@ -18,7 +18,9 @@ through aot_autograd with an identity forward compiler, on tiny fp32 tensors.
 
 On a GPU (`--gpu`), for eager, `torch.compile` (inductor default), inductor
 `mode="reduce-overhead"` (CUDA graphs; W marked as a static address, as a model's weight is), the
-reference backend and `reference` with `cudagraphs`: the host time per call (host clock around
+floor of any torch.compile backend (one whose compiled function is dynamo's graph itself, running
+eager aten: dynamo's guards and frame handling, nothing else), the reference backend and
+`reference` with `cudagraphs`: the host time per call (host clock around
 each of `--calls` back-to-back calls, no synchronisation, median), and the interval of one call
 between CUDA events as gemmconf.bench's `wall` (idle GPU: host work, then kernels) and `kernel`
 (device time) modes measure it. A table on stdout; `--json` writes the figures.
@@ -140,6 +142,9 @@ def gpu(args: argparse.Namespace) -> dict[str, dict[str, float]]:
         "inductor (torch.compile default)": torch.compile(linear, dynamic=False),
         "inductor mode=reduce-overhead": torch.compile(
             linear, mode="reduce-overhead", dynamic=False
+        ),
+        "torch.compile floor (graph as is)": torch.compile(
+            linear, backend=lambda gm, _: gm.forward, dynamic=False
         ),
         "reference": reference(False),
         "reference:cudagraphs": reference(True),

@@ -1,17 +1,25 @@
 """Sweep the reference backend's tile configs on the anchor shapes (an sm90 GPU).
 
     python tools/tune_sm90.py [bf16|fp16|fp8 ...] [--accum]
+    python tools/tune_sm90.py --decode
 
-For each recipe at 8192^3 and each candidate (tile config x persistent on/off x, for fp8, the
-promotion interval), patches the sm90 "large" row of backend/configs.TABLE, checks the result
-against cuBLAS (relative Frobenius error), and times the compiled call with do_bench next to
-cuBLAS on the same inputs. Prints one line per candidate, best first: the figures that chose the
-table's rows (BENCHMARKS.md).
+For each recipe at 8192^3 and each candidate (tile config x persistent on, off or
+warp-specialized x, for fp8, the promotion interval), patches the sm90 "large" row of
+backend/configs.TABLE, checks the result against cuBLAS (relative Frobenius error), and times
+the compiled call with do_bench next to cuBLAS on the same inputs. Prints one line per
+candidate, then the best three: the figures that chose the table's rows (BENCHMARKS.md).
 
 `--accum` sweeps, for fp8, the promotion variants instead (`reference:fp8_accum=tile|mma|
-pingpong`, persistent, every tile config): a variant is a valid `use_fast_accum=False` choice
-only where its error against cuBLAS stays in cuBLAS's own class (about 1e-5; promoting every 4
-tiles measured 1.1e-3, the fast-accumulation class). About 3-4 minutes on an H100.
+pingpong`, and tile and mma with the persistent loop warp-specialized, `ws`; four tile
+configs): a variant is a valid `use_fast_accum=False` choice only where its error against
+cuBLAS stays in cuBLAS's own class (about 1e-5; promoting every 4 tiles measured 1.1e-3, the
+fast-accumulation class). About 2 minutes on an H100.
+
+`--decode` times the Llama-3 8B decode projections (M = 16: qkv, o, gate_up, down) in bf16
+(`F.linear`) and fp8 rowwise (`_scaled_mm`), in device time (gemmconf.bench's `kernel` mode:
+median of 100 calls issued while the GPU is busy, L2 flushed), next to cuBLAS: the tile the table
+gives (the "small" or "skinny" row), then each of `DECODE_TILES` (64-row tiles, 64 or 128
+wide, 3 to 8 pipeline stages; BLOCK_K stays the table's). About two minutes on an H100.
 """
 
 from __future__ import annotations
@@ -73,15 +81,18 @@ def sweep(recipe: str, accum: bool = False) -> None:
         f"{recipe} {M}x{N}x{K}: cuBLAS {cublas_ms:.4f} ms = {FLOPS / cublas_ms / 1e9:.1f} TFLOP/s",
         flush=True,
     )
-    options = ["persistent=auto", "persistent=never"]
+    options = ["persistent=auto", "persistent=never", "persistent=auto,ws"]
+    candidates = CANDIDATES[dclass]
     if dclass == "fp8" and accum:
         options = [f"persistent=auto,fp8_accum={mode}" for mode in ("tile", "mma", "pingpong")]
+        options += [f"persistent=auto,fp8_accum={mode},ws" for mode in ("tile", "mma")]
+        candidates = candidates[:5:2] + candidates[3:4]  # 128x256, 256x128, 128x128 (3, 4 stages)
     elif dclass == "fp8":
         options += ["persistent=auto,promote=2", "persistent=auto,promote=4"]
     rows = []
     saved = configs.TABLE[("sm90", dclass, "large")]
     try:
-        for config in CANDIDATES[dclass]:
+        for config in candidates:
             configs.TABLE[("sm90", dclass, "large")] = config
             for option in options:
                 compiled = resolve(f"reference:{option}").compile(fn, list(args), dynamic=False)
@@ -109,7 +120,107 @@ def sweep(recipe: str, accum: bool = False) -> None:
         )
 
 
+DECODE = {  # Llama-3 8B projections at M = 16: (N, K)
+    "qkv": (6144, 4096),
+    "o": (4096, 4096),
+    "gate_up": (28672, 4096),
+    "down": (4096, 14336),
+}
+
+
+def decode_problem(recipe: str, n: int, k: int, m: int = 16):
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(m, k, device="cuda", generator=gen)
+    w = torch.randn(n, k, device="cuda", generator=gen)
+    if recipe == "bf16":
+        return (
+            (lambda a, b: torch.nn.functional.linear(a, b)),
+            (
+                x.bfloat16(),
+                w.bfloat16(),
+            ),
+            "16bit",
+        )
+    sa = torch.rand(m, 1, device="cuda", generator=gen) + 0.5
+    sb = torch.rand(1, n, device="cuda", generator=gen) + 0.5
+
+    def fp8(a, b, s, t):
+        return torch._scaled_mm(a, b, s, t, out_dtype=torch.bfloat16)
+
+    return fp8, (x.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn).t(), sa, sb), "fp8"
+
+
+def kernel_ms(clock, call, reps: int = 100) -> float:
+    import statistics
+
+    return statistics.median(clock.sample(call, 0.2) for _ in range(reps))
+
+
+DECODE_TILES = (  # (BLOCK_M, BLOCK_N, stages); BLOCK_K stays the dtype's (batch invariance)
+    (64, 64, 3),
+    (64, 64, 6),
+    (64, 64, 8),
+    (64, 128, 4),
+    (64, 128, 6),
+    (64, 128, 8),
+)
+
+
+def sweep_decode() -> None:
+    from dataclasses import replace
+
+    from gemmconf.bench import CudaClock
+
+    clock = CudaClock("kernel")
+    lookup = configs.lookup
+    for recipe in ("bf16", "fp8"):
+        for name, (n, k) in DECODE.items():
+            fn, args, _ = decode_problem(recipe, n, k)
+            flops = 2.0 * 16 * n * k
+            expected = fn(*args).float()
+            for _ in range(3):
+                fn(*args)
+            cublas_ms = kernel_ms(clock, lambda f=fn, a=args: f(*a))
+            print(
+                f"{recipe} decode {name} 16x{n}x{k}: cuBLAS {cublas_ms * 1e3:.1f} us "
+                f"{flops / cublas_ms / 1e9:.1f} TFLOP/s",
+                flush=True,
+            )
+            for tile in (None, *DECODE_TILES):
+                if tile is not None:
+                    block_m, block_n, stages = tile
+
+                    def patched(arch, dtype, size, t=(block_m, block_n, stages)):
+                        row = lookup(arch, dtype, size)
+                        return replace(row, block_m=t[0], block_n=t[1], num_stages=t[2])
+
+                    configs.lookup = patched
+                try:
+                    compiled = resolve("reference").compile(fn, list(args), dynamic=False)
+                    out = compiled(*args).float()
+                    for _ in range(3):
+                        compiled(*args)
+                    ms = kernel_ms(clock, lambda c=compiled, a=args: c(*a))
+                except Exception as exc:
+                    print(f"  {tile}: {exc!r}"[:300], flush=True)
+                    continue
+                finally:
+                    configs.lookup = lookup
+                (record,) = compiled.compiler.launches()
+                err = float((out - expected).norm() / expected.norm())
+                print(
+                    f"  {'table' if tile is None else 'sweep'} "
+                    f"{record.plan.config.describe()}: {ms * 1e3:.1f} us "
+                    f"{flops / ms / 1e9:.1f} TFLOP/s ({cublas_ms / ms:.3f}x cuBLAS) "
+                    f"rel.err {err:.1e}",
+                    flush=True,
+                )
+
+
 if __name__ == "__main__":
+    if "--decode" in sys.argv[1:]:
+        sweep_decode()
+        sys.exit(0)
     names = [a for a in sys.argv[1:] if not a.startswith("--")]
     for name in names or ["bf16", "fp8"]:
         sweep(name, accum="--accum" in sys.argv[1:])

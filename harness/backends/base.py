@@ -26,6 +26,12 @@ Optional attributes and methods, read with getattr (a backend without them is co
   one xdist worker per GPU (workers autotuning side by side on one GPU time each other's
   kernels), unless `--workers-per-gpu` says otherwise.
 - `configure(options: RunOptions)`: run-wide settings, called once after the backend is made.
+
+Optional on a `Compiled`: `user_callable()`, the callable as the backend's own users call it,
+without the adapter's per-call bookkeeping (the harness's config patches and graph-break
+counters around each call). Benchmarks time it, after the adapter's own calls compiled and
+checked it, so that host figures charge the backend with its own work only; without it, the
+`Compiled` itself is timed.
 """
 
 from __future__ import annotations

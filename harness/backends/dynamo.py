@@ -192,6 +192,10 @@ class DynamoCompiled:
     def compiles(self) -> int:
         return self.compiler.invocations
 
+    def user_callable(self) -> Callable[..., Any]:
+        """The torch.compile'd function itself, as a user calls it (what benchmarks time)."""
+        return self._compiled
+
     def uncaptured(self, *, broke: bool = False) -> str | None:
         """Why the backend never received the program, or None (`GraphBreaks.uncaptured`)."""
         return self._breaks.uncaptured(self.compiles(), broke=broke)

@@ -384,6 +384,10 @@ class InductorCompiled:
     def compiles(self) -> int:
         return self._compiles
 
+    def user_callable(self) -> Callable[..., Any]:
+        """The torch.compile'd function itself, as a user calls it (what benchmarks time)."""
+        return self._compiled
+
 
 class InductorBackend:
     """Inductor, optionally with max-autotune limited to some GEMM template families."""

@@ -106,7 +106,8 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
     always|never`, `promote=N` (fp8 without fast accumulation: MMA K tiles per fp32 addition),
     `cudagraphs` (replay each call's launch from a CUDA graph per set of input addresses, while
     the previous output is free; GPU only, ignored in the interpreter), `fp8_accum=tile|mma|
-    pingpong` (how fp8 without fast accumulation promotes its partial products)."""
+    pingpong` (how fp8 without fast accumulation promotes its partial products), `ws` (the
+    persistent kernel's tile loop warp-specialized by Triton; sm90 and later)."""
     from gemmconf_reference import BackendOptions
     from gemmconf_reference.launcher import FP8_ACCUM
 
@@ -123,12 +124,20 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
             fields["fp8_promote_every"] = int(value)
         elif key == "cudagraphs" and not value:
             fields["cudagraphs"] = True
+        elif key == "ws" and not value:
+            fields["warp_specialize"] = True
         elif key == "fp8_accum" and value in FP8_ACCUM:
             fields["fp8_accum"] = value
         else:
             raise ValueError(
                 f"unknown reference option {part!r}; known: autotune, "
                 "persistent=auto|always|never, promote=N (N >= 1), cudagraphs, "
-                f"fp8_accum={'|'.join(FP8_ACCUM)}"
+                f"fp8_accum={'|'.join(FP8_ACCUM)}, ws"
             )
+    # promotion every N tiles is the "tile" variant's; the others promote every tile
+    if fields.get("fp8_promote_every", 1) > 1 and fields.setdefault("fp8_accum", "tile") != "tile":
+        raise ValueError(
+            f"reference option promote=N needs fp8_accum=tile (got {option!r}): only the "
+            "tile variant promotes every N K tiles"
+        )
     return ReferenceBackend(BackendOptions(**fields), name=f"reference:{option}")
