@@ -9,6 +9,7 @@ backend's business: the suites name them `%{wgmma}` etc., from `gemmconf.codeche
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import os
 from collections.abc import Iterator
@@ -82,6 +83,35 @@ def memoize_interpreter_patching() -> bool:
     patch_builtin.original = original  # type: ignore[attr-defined]
     interpreter._patch_builtin = patch_builtin
     return True
+
+
+@contextlib.contextmanager
+def interpreted_as_compiled() -> Iterator[None]:
+    """Inside: the Triton interpreter skips the integer overflow checks it would throw away.
+
+    With `sanitize_overflow` on (triton 3.6-3.7 `InterpreterOptions`, the default), the
+    interpreter recomputes every 32-bit integer add, sub and mul of a kernel in 64 bits and
+    compares it with the type's range, then hands the result to `device_assert`, which does
+    nothing unless the options have `debug` on. A kernel's index arithmetic so costs several
+    times its own work for nothing (43% of the reference's interpreter time over `dense`
+    shapes_2d on the dev CPU; a 5x33x7 fp32 mm, 16 -> 6 ms a call). Where `debug` is on
+    (TRITON_DEBUG), the checks run as before. Scoped to the reference's own launches; changes
+    nothing where the interpreter has no such options."""
+    try:
+        from triton.runtime import interpreter
+    except ImportError:
+        yield
+        return
+    builder = getattr(interpreter, "interpreter_builder", None)
+    options = getattr(builder, "options", None)
+    if not getattr(options, "sanitize_overflow", False) or getattr(options, "debug", True):
+        yield
+        return
+    builder.options = dataclasses.replace(options, sanitize_overflow=False)
+    try:
+        yield
+    finally:
+        builder.options = options
 
 
 def triton_version() -> str:

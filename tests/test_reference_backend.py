@@ -891,6 +891,38 @@ def test_interpreter_scans_triton_language_once_and_restores_it(
     assert len(scans) >= 3
 
 
+@pytest.mark.skipif(ON_GPU, reason="the interpreter is only chosen without a GPU")
+def test_reference_launches_skip_the_interpreters_discarded_overflow_checks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    from triton.runtime import interpreter
+
+    builder = interpreter.interpreter_builder
+    default = builder.options
+    assert default.sanitize_overflow and not default.debug  # Triton's defaults
+    seen: list[bool] = []
+    run = interpreter.GridExecutor.__call__
+
+    def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(builder.options.sanitize_overflow)
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(interpreter.GridExecutor, "__call__", watched)
+    fn = lambda x, y: torch.relu(x @ y)  # noqa: E731
+    a, b = randn(5, 33), randn(33, 7)
+    unchecked = compile_ref(fn)(a, b)
+    assert seen == [False] and builder.options is default  # off inside, restored after
+    assert_like_eager(unchecked, fn(a, b))
+    # with debug on, device_assert acts on the checks: they stay, and the bits are the same
+    monkeypatch.setattr(builder, "options", dataclasses.replace(default, debug=True))
+    seen.clear()
+    assert torch.equal(compile_ref(fn)(a, b), unchecked)
+    assert seen == [True]
+
+
+# GPU only
 # GPU only
 
 
