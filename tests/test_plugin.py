@@ -190,6 +190,9 @@ def test_expectations_xfail_skip_and_strict_xpass(suite):
     assert found[("tiny/mm[fp32-8x8x8]", "bias-broadcast-dropped")] == "xpassed"
     assert found[("tiny/mm_dyn", "bias-broadcast-dropped")] == "skipped"
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the strict xpasses
+    xpassed = [r for r in records(suite)["records"] if r["outcome"] == "xpassed"]
+    assert xpassed and {r["xpass"] for r in xpassed} == {"strict"}
+    result.stdout.fnmatch_lines(["*failing by kind: bias-broadcast-dropped: xpass *"])
 
 
 def test_non_strict_xfail_passes_as_xpass_and_strict_must_be_a_bool(suite):
@@ -205,6 +208,11 @@ def test_non_strict_xfail_passes_as_xpass_and_strict_must_be_a_bool(suite):
     result = suite.runpytest("suites", "--backend", "eager")
     assert outcomes(records(suite))[("tiny/mm[fp32-8x8x8]", "eager")] == "xpassed"
     assert result.ret == pytest.ExitCode.OK
+    # reported, and failing nothing: the record says so, and the summary does not call it failing
+    xpassed = [r for r in records(suite)["records"] if r["outcome"] == "xpassed"]
+    assert xpassed and {r["xpass"] for r in xpassed} == {"non-strict"}
+    assert "failing by kind" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*XPASS tiny/mm[[]fp32-8x8x8[]]@eager - [[]XPASS[]] wrong on*"])
     expectations(
         suite,
         "eager",

@@ -111,6 +111,39 @@ def test_classify_table() -> None:
     assert diff.classify("passed", "passed") is None
 
 
+def test_a_non_strict_xpass_is_no_regression_and_no_failure() -> None:
+    old = sample_document()
+    new = copy.deepcopy(old)
+    for document, outcome in ((old, "xfailed"), (new, "xpassed")):
+        document["records"].append(
+            record("dense", "mm", "mm", "fp16", {"M": 3, "N": 5, "K": 7}, "eager", outcome)
+        )
+    lenient = new["records"][-1]
+    lenient.update(xpass="non-strict", reason="[XPASS] wrong on some hosts only")
+    result = diff.diff(old, new)
+    assert result.regressions == []
+    assert [(c.old, c.new) for c in result.other] == [("xfailed", "xpassed")]
+    lenient["xpass"] = "strict"
+    assert [(c.old, c.new) for c in diff.diff(old, new).regressions] == [("xfailed", "xpassed")]
+    assert diff.classify("xfailed", "xpassed", new_fails=False) == "other"
+
+
+def test_is_failing_reads_the_xpass_field_or_an_older_files_reason() -> None:
+    from gemmconf.report.results import count_kinds, is_failing
+
+    assert is_failing({"outcome": "failed"}) and is_failing({"outcome": "error"})
+    assert not is_failing({"outcome": "xfailed"}) and not is_failing({"outcome": "passed"})
+    assert is_failing({"outcome": "xpassed", "xpass": "strict"})
+    assert not is_failing(
+        {"outcome": "xpassed", "xpass": "non-strict", "reason": "[XPASS(strict)]"}
+    )
+    assert is_failing({"outcome": "xpassed", "reason": "[XPASS(strict)] claims it fails"})
+    assert not is_failing({"outcome": "xpassed", "reason": "[XPASS] wrong on some runs"})
+    lenient = {"outcome": "xpassed", "xpass": "non-strict"}
+    assert count_kinds([lenient, {"outcome": "failed", "kind": "crash"}]) == {"crash": 1}
+    assert count_kinds([lenient], ("xpassed",)) == {"xpass": 1}  # asked for by outcome: counted
+
+
 def test_items_on_several_devices_are_matched_per_device() -> None:
     old = sample_document()
     gpu = dict(ENV, device_name="NVIDIA H100")

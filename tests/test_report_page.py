@@ -291,6 +291,25 @@ def test_nodeid_left_out_when_derivable() -> None:
     assert kept == ["elsewhere/test_x.py::odd[@eager]"]
 
 
+def test_a_non_strict_xpass_is_marked_as_failing_nothing() -> None:
+    doc = sample_document()
+    for xpass in ("non-strict", "strict"):
+        doc["records"].append(
+            record(
+                "dense", "mm", "mm", "fp16", {"M": 3, "N": 5, "K": 7}, xpass, "xpassed", xpass=xpass
+            )
+        )
+    data = page.page_data(doc)
+    column = page.FIELDS.index("fails")
+    marks = {}
+    for row in data["rows"][-2:]:
+        backend = data["strings"][row[page.FIELDS.index("backend")]]
+        marks[backend] = row[column] if len(row) > column else None
+    assert marks == {"non-strict": False, "strict": None}  # None: as its outcome says (failing)
+    assert data["kind_counts"] == results.count_kinds(doc["records"])
+    assert "xpass" in data["kind_counts"]  # the strict one
+
+
 def test_backend_specs_from_results_when_given() -> None:
     doc = sample_document()
     doc["backends"] = ["x.y:make", "eager"]

@@ -256,7 +256,8 @@ class ScenarioItem(pytest.Item):
                     assert self.expected is not None
                     strict = "(strict)" if self.expected.strict else ""
                     reason = f"[XPASS{strict}] {self.expected.text()}"
-                    return Decision("xpassed", run=outcome, reason=reason)
+                    xpass = "strict" if self.expected.strict else "non-strict"
+                    return Decision("xpassed", run=outcome, reason=reason, xpass=xpass)
                 return Decision("passed", run=outcome)
             return Decision("xfailed" if xfail else "failed", run=outcome, note=self.eager_note)
         if report.failed:  # teardown

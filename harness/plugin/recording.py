@@ -79,6 +79,7 @@ class Decision:
     kind: str | None = None  # None: the run's own kind (a passed or skipped item has none)
     reason: str | None = None  # None: the run's rendered reason
     note: str | None = None  # a paragraph the record's details end with (eager fails it too)
+    xpass: str | None = None  # an xpassed item's expectation: "strict" (fails) or "non-strict"
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class Record:
     code_excerpt: str | None = None
     skip_class: str | None = None
     suite_error: bool = False
+    xpass: str | None = None  # on xpassed records: "strict" (a failure) or "non-strict" (not)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON record: fields without a value are left out (as they always were)."""
@@ -140,6 +142,7 @@ def build_record(
         metrics=dict(run.metrics) if run is not None and run.metrics else None,
         code_excerpt=None if run is None else run.code_excerpt,
         suite_error=run is not None and run.suite_error,
+        xpass=decision.xpass,
     )
     return record.as_dict()
 

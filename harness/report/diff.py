@@ -28,7 +28,7 @@ from typing import Any
 
 from gemmconf.report import perf
 from gemmconf.report.merge import device_of, suite_versions
-from gemmconf.report.results import FAILING
+from gemmconf.report.results import FAILING, is_failing
 
 Key = tuple[str, ...]
 
@@ -109,13 +109,23 @@ def _index(document: dict[str, Any], by_device: bool) -> dict[Key, dict[str, Any
     return index
 
 
-def classify(old: str | None, new: str | None) -> str | None:
-    """'regression', 'progression', 'other', or None (unchanged, added or removed, not failing)."""
+def classify(
+    old: str | None,
+    new: str | None,
+    *,
+    old_fails: bool | None = None,
+    new_fails: bool | None = None,
+) -> str | None:
+    """'regression', 'progression', 'other', or None (unchanged, added or removed, not failing).
+    `old_fails` / `new_fails`: whether that record fails its run (`results.is_failing`; an
+    xpass of a non-strict expectation does not); by default, whether its outcome can."""
     if old == new:
         return None
-    if new in FAILING:
-        return "other" if old in FAILING else "regression"
-    if old in FAILING and new == "passed":
+    old_fails = old in FAILING if old_fails is None else old_fails
+    new_fails = new in FAILING if new_fails is None else new_fails
+    if new_fails:
+        return "other" if old_fails else "regression"
+    if old_fails and new == "passed":
         return "progression"
     if old is None or new is None:
         return None
@@ -143,7 +153,12 @@ def diff(
         new_outcome = now.get("outcome") if now else None
         if was is not None and now is not None and old_outcome == new_outcome == "passed":
             _compare_timing(result, key, was, now, by_device, k=k, min_change=min_change)
-        kind = classify(old_outcome, new_outcome)
+        kind = classify(
+            old_outcome,
+            new_outcome,
+            old_fails=was is not None and is_failing(was),
+            new_fails=now is not None and is_failing(now),
+        )
         if kind is None:
             if was is None:
                 result.added += 1

@@ -55,6 +55,8 @@ FIELDS = (
     "details",
     "kind",
     "flaky",  # true: failed on some runs of --confirm-failures and passed on others
+    "fails",  # false on a record that does not fail its run though its outcome can (a
+    # non-strict expectation's xpass: results.is_failing); absent otherwise
 )
 EXCERPT_CHARS = 2000
 EXCERPT_BUDGET = 1_500_000
@@ -205,6 +207,11 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
             "details": strings.ref(details),
             "kind": strings.ref(record.get("kind")),
             "flaky": True if (record.get("metrics") or {}).get("flaky") is True else None,
+            "fails": (
+                False
+                if record.get("outcome") in results.FAILING and not results.is_failing(record)
+                else None
+            ),
         }
         row = [values[f] for f in FIELDS]
         while row and row[-1] is None:  # trailing empties cost bytes at 8,000 records

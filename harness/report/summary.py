@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from gemmconf.report.results import FAILING, count_kinds
+from gemmconf.report.results import FAILING, count_kinds, is_failing
 
 # column order: what needs attention first
 COLUMNS = (
@@ -80,8 +80,10 @@ def render_terminal_summary(
         line = f"  skipped for hardware: {sum(hardware_skips.values())} ({classes});"
         hint = "--require-hardware CLASS turns these into failures"
         lines += [f"{line} {hint}"] if len(line) + len(hint) < WIDTH else [line, f"    {hint}"]
-    failing = [r for r in records if r["outcome"] in FAILING]
-    for record in failing[:max_failures]:
+    failing = [r for r in records if is_failing(r)]
+    # then the xpasses of non-strict expectations: no failure, but worth a line each
+    listed = failing + [r for r in records if r["outcome"] == "xpassed" and not is_failing(r)]
+    for record in listed[:max_failures]:
         head = f"  {SHORT[record['outcome']]} {record.get('id')}@{record.get('backend')}"
         if record.get("kind"):
             head += f" ({record['kind']})"
@@ -90,10 +92,11 @@ def render_terminal_summary(
         if len(reason) > room:
             reason = reason[: room - 3] + "..."
         lines.append(f"{head} - {reason}" if reason else head)
-    if len(failing) > max_failures:
+    if len(listed) > max_failures:
+        more = len(failing) - max_failures
+        what = f"{more} more failing items" if more > 0 else "more non-strict xpasses"
         lines.append(
-            f"  ... and {len(failing) - max_failures} more failing items "
-            "(gemmconf report html RESULTS.json -o PAGE.html to browse them)"
+            f"  ... and {what} (gemmconf report html RESULTS.json -o PAGE.html to browse them)"
         )
     return lines
 
@@ -101,7 +104,11 @@ def render_terminal_summary(
 def _kind_lines(records: list[dict[str, Any]]) -> list[str]:
     """Per backend, its failing items by kind, then its expected failures by kind."""
     lines = []
-    for title, outcomes in (("failing", FAILING), ("expected to fail", ("xfailed",))):
+    titled: tuple[tuple[str, tuple[str, ...] | None], ...] = (
+        ("failing", None),
+        ("expected to fail", ("xfailed",)),
+    )
+    for title, outcomes in titled:
         parts = []
         for backend in sorted({str(r.get("backend")) for r in records}):
             counts = count_kinds([r for r in records if r.get("backend") == backend], outcomes)

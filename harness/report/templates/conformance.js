@@ -80,6 +80,9 @@
       skipClass: str(field(row, "skip_class")), seed: field(row, "seed"),
       targetArch: str(field(row, "target_arch")), flaky: field(row, "flaky") === true,
     };
+    // failing: an outcome that can fail a run, unless the record says it does not (the xpass
+    // of a non-strict expectation)
+    r.failing = FAILING.has(r.outcome) && field(row, "fails") !== false;
     const nodeid = str(field(row, "nodeid"));
     r.nodeid = nodeid || nodeIdOf(r);
     r.column = MULTI_DEVICE ? r.backend + " @ " + r.device : r.backend;
@@ -181,7 +184,7 @@
     if (state.op && r.op !== state.op) return false;
     if (state.dtype && r.dtype !== state.dtype) return false;
     if (state.marker && r.markers.indexOf(state.marker) < 0) return false;
-    if (state.outcome === "failing") { if (!FAILING.has(r.outcome)) return false; }
+    if (state.outcome === "failing") { if (!r.failing) return false; }
     else if (state.outcome === "not-passed") { if (r.outcome === "passed") return false; }
     else if (state.outcome && r.outcome !== state.outcome) return false;
     if (state.text && (r.id || "").toLowerCase().indexOf(state.text.toLowerCase()) < 0) return false;
@@ -416,7 +419,7 @@
     if (r.excerpt) {
       detailBody.appendChild(el("h4", { text: "generated code (excerpt)" }));
       detailBody.appendChild(el("pre", { class: "excerpt", text: r.excerpt }));
-    } else if (FAILING.has(r.outcome)) {
+    } else if (r.failing) {
       detailBody.appendChild(el("p", { class: "muted", text: "The backend exposed no generated code for this item." }));
     }
     detail.hidden = false;
@@ -491,7 +494,7 @@
       let bin = v <= 0 ? 0 : Math.floor((Math.log10(v) - LO) / STEP) + 1;
       bin = Math.max(0, Math.min(NB - 1, bin));
       if (!rows.has(r.dtype)) rows.set(r.dtype, []);
-      rows.get(r.dtype).push({ bin: bin, failing: FAILING.has(r.outcome), xfail: r.outcome === "xfailed" });
+      rows.get(r.dtype).push({ bin: bin, failing: r.failing, xfail: r.outcome === "xfailed" });
     });
     if (!rows.size) return noData("plot-ratio", "no err_ratio in the shown records");
     const dtypes = Array.from(rows.keys()).sort();
@@ -569,7 +572,7 @@
       const y = sy(p.v > 0 ? Math.log10(p.v) : ylo);
       const tip = '<title>' + esc(p.r.id + " @ " + p.r.column + "\nK=" + p.r.K + " " + metric + "=" + fmt(p.v) + " (" + p.r.outcome + ")") + "</title>";
       const c = colour[p.r.dtype];
-      if (FAILING.has(p.r.outcome)) {
+      if (p.r.failing) {
         body += '<path class="pt" data-index="' + p.r.index + '" d="M' + (x - 4) + " " + (y - 4) + "l8 8m0 -8l-8 8" +
           '" stroke="' + c + '" stroke-width="2">' + tip + "</path>";
       } else {
