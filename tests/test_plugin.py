@@ -411,3 +411,21 @@ def test_a_failure_eager_is_expected_to_share_says_so(suite):
     assert "Eager PyTorch" not in json.dumps(
         [r for r in document["records"] if r["id"] != "tiny/addmm[bias_N]"]
     )
+
+
+def test_a_suite_folder_named_as_a_path_outside_the_suites_folder_gets_a_hint(suite):
+    # pytest collects suite files from the suites folder only; a user who names their own folder
+    # as a pytest path runs nothing, and is told how to run it
+    (suite.path / "mine").mkdir()
+    (suite.path / "mine" / "a.yaml").write_text(SUITE)
+    result = suite.runpytest("mine", "--backend", "eager")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(
+        [
+            "*gemmconf: mine holds suite files, but gemmconf collects them only from its suites "
+            "folder (*suites): run `--suites mine` to make it the suite"
+        ]
+    )
+    result = suite.runpytest("--suites", "mine", "--backend", "eager")
+    assert result.ret == pytest.ExitCode.OK
+    assert "holds suite files" not in result.stdout.str()

@@ -451,6 +451,32 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             "gemmconf: no results written (no item ran); "
             f"{options.get(config, 'results')} is left as it was"
         )
+        flag = "--gemmconf-suites" if "--suites" in options.taken(config) else "--suites"
+        for arg in suite_files_outside(config, state.suites_dir):
+            terminalreporter.write_line(
+                f"gemmconf: {arg} holds suite files, but gemmconf collects them only from its "
+                f"suites folder ({state.suites_dir}): run `{flag} {arg}` to make it the suite"
+            )
+
+
+def suite_files_outside(config: pytest.Config, suites: Path) -> list[str]:
+    """The command-line paths that are, or hold, suite files (.yaml/.yml) outside the suites
+    folder: what a user who named their own suite folder as a pytest path expected to run."""
+    found = []
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if path == suites or suites in path.parents or path in suites.parents:
+            continue
+        if path.is_file():
+            holds = path.suffix in SUITE_SUFFIXES
+        else:
+            holds = path.is_dir() and any(
+                p.suffix in SUITE_SUFFIXES and "expectations" not in p.parts
+                for p in path.rglob("*")
+            )
+        if holds:
+            found.append(arg)
+    return found
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
