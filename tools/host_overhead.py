@@ -12,8 +12,9 @@ On a CPU (no GPU, Triton interpreter) nothing can launch, so the reference backe
 call path up to the launch with a stand-in for Triton's compiled kernel whose launcher does
 nothing: the figures are the Python work per call (plan lookup, allocation, argument list) in
 three layers: the backend's `GemmCall` alone, the whole `torch.compile`d function (dynamo's
-guards, aot_autograd's runtime wrappers, the rewritten FX graph), and the harness's adapter
-around it. The floor of the middle layer is torch.compile itself: the same function compiled
+guards and the rewritten FX graph; the next row compiles it through aot_autograd instead, with
+its runtime wrappers, as every graph was before inference graphs skipped it), and the harness's
+adapter around it. The floor of the middle layer is torch.compile itself: the same function compiled
 through aot_autograd with an identity forward compiler, on tiny fp32 tensors.
 
 On a GPU (`--gpu`), for eager, `torch.compile` (inductor default), inductor
@@ -102,9 +103,24 @@ def cpu(args: argparse.Namespace) -> dict[str, float]:
     compiled(x, w)
     (gemm,) = compiled.compiler.graphs[0].calls
     wt = w.t()
+    # the same function compiled through aot_autograd, as every graph was before inference
+    # graphs skipped it (backend/compiler.py): the two paths side by side in one process
+    from gemmconf_reference import compiler
+
+    inference_graph = compiler.inference_graph
+    compiler.inference_graph = lambda *_: None
+    try:
+        through_aot = resolve("reference").compile(linear, [x, w], dynamic=False)
+        through_aot.compiler.runtime.launcher = StubLauncher()
+        through_aot(x, w)
+    finally:
+        compiler.inference_graph = inference_graph
     figures = {
         "reference GemmCall alone": host_us(lambda: gemm(x, wt, None, None, [], []), args.calls),
         "reference torch.compile'd function": host_us(lambda: compiled._compiled(x, w), args.calls),
+        "  the same through aot_autograd (before 44b91ad)": host_us(
+            lambda: through_aot._compiled(x, w), args.calls
+        ),
         "reference through the harness adapter": host_us(lambda: compiled(x, w), args.calls),
     }
     tiny_x, tiny_w = torch.randn(2, 4), torch.randn(3, 4)
