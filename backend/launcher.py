@@ -206,10 +206,15 @@ def input_precision(problem: Problem, target: Target) -> str:
     return problem.input_precision
 
 
+def output_tiles(problem: Problem, config: configs.TileConfig) -> int:
+    """Output tiles of `config` over the problem, every batch entry included."""
+    return problem.batch * _cdiv(problem.m, config.block_m) * _cdiv(problem.n, config.block_n)
+
+
 def use_persistent(
     problem: Problem, config: configs.TileConfig, target: Target, options: BackendOptions
 ) -> bool:
-    tiles = problem.batch * _cdiv(problem.m, config.block_m) * _cdiv(problem.n, config.block_n)
+    tiles = output_tiles(problem, config)
     if options.persistent == "always":
         return True
     if options.persistent == "never" or target.interpreter:
@@ -231,12 +236,11 @@ def plan_launch(
     elif config is None:
         size = configs.size_class(problem.batch, problem.m, problem.n)
         config = configs.lookup(target.arch_class, problem.dtype, size)
-        tiles = problem.batch * _cdiv(problem.m, config.block_m) * _cdiv(problem.n, config.block_n)
         config = configs.deepen(
             config,
             target.arch_class,
             size,
-            tiles,
+            output_tiles(problem, config),
             target.num_sms,
             problem.k,
             problem.dtype.itemsize,

@@ -55,6 +55,19 @@ CANDIDATES = {
 }
 
 
+def scaled_mm(a, b, scale_a, scale_b):
+    return torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)
+
+
+def fp8_rowwise(x: torch.Tensor, w: torch.Tensor, gen: torch.Generator):
+    """`scaled_mm`'s arguments for x (M, K) and w (N, K): e4m3 operands, w column-major as
+    _scaled_mm wants it, and rowwise scales in [0.5, 1.5)."""
+    m, n = x.shape[0], w.shape[0]
+    sa = torch.rand(m, 1, device="cuda", generator=gen) + 0.5
+    sb = torch.rand(1, n, device="cuda", generator=gen) + 0.5
+    return x.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn).t(), sa, sb
+
+
 def problem(recipe: str):
     gen = torch.Generator(device="cuda").manual_seed(0)
     if recipe in ("bf16", "fp16"):
@@ -62,15 +75,9 @@ def problem(recipe: str):
         a = torch.randn(M, K, device="cuda", generator=gen).to(dtype)
         b = torch.randn(K, N, device="cuda", generator=gen).to(dtype)
         return (lambda x, y: torch.mm(x, y)), (a, b), "16bit"
-    a = torch.randn(M, K, device="cuda", generator=gen).to(torch.float8_e4m3fn)
-    b = torch.randn(N, K, device="cuda", generator=gen).to(torch.float8_e4m3fn).t()
-    sa = torch.rand(M, 1, device="cuda", generator=gen) + 0.5
-    sb = torch.rand(1, N, device="cuda", generator=gen) + 0.5
-
-    def fp8(x, y, s, t):
-        return torch._scaled_mm(x, y, s, t, out_dtype=torch.bfloat16)
-
-    return fp8, (a, b, sa, sb), "fp8"
+    a = torch.randn(M, K, device="cuda", generator=gen)
+    b = torch.randn(N, K, device="cuda", generator=gen)
+    return scaled_mm, fp8_rowwise(a, b, gen), "fp8"
 
 
 def sweep(recipe: str, accum: bool = False) -> None:
@@ -141,13 +148,7 @@ def decode_problem(recipe: str, n: int, k: int, m: int = 16):
             ),
             "16bit",
         )
-    sa = torch.rand(m, 1, device="cuda", generator=gen) + 0.5
-    sb = torch.rand(1, n, device="cuda", generator=gen) + 0.5
-
-    def fp8(a, b, s, t):
-        return torch._scaled_mm(a, b, s, t, out_dtype=torch.bfloat16)
-
-    return fp8, (x.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn).t(), sa, sb), "fp8"
+    return scaled_mm, fp8_rowwise(x, w, gen), "fp8"
 
 
 def kernel_ms(clock, call, reps: int = 100) -> float:
