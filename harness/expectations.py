@@ -41,7 +41,7 @@ from typing import Any
 
 import yaml
 
-from gemmconf.scenario import LineLoader, Node, ScenarioError, ScenarioInstance, implied_markers
+from gemmconf.scenario import Node, ScenarioError, ScenarioInstance, implied_markers, load_yaml
 
 STATUSES = ("xfail", "skip")
 ENTRY_FIELDS = ("match", "status", "reason", "issue", "strict")
@@ -188,7 +188,7 @@ def read(path: Path, root: Path | None = None) -> ExpectationFile:
     except (UnicodeDecodeError, OSError) as exc:
         raise ScenarioError(shown, "file", f"cannot be read as UTF-8 text: {exc}") from None
     try:
-        document = yaml.load(text, Loader=LineLoader)
+        document = load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise ScenarioError(

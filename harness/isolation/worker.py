@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import faulthandler
 import os
 import signal
@@ -9,6 +11,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from typing import NoReturn
 
 from gemmconf import progress
 from gemmconf.backends import Backend, RunOptions
@@ -32,6 +35,8 @@ BOOT = (
     "sys.path[:] = conn.recv()\n"
     "from gemmconf.isolation.worker import worker_main\n"
     "worker_main(conn)\n"
+    "from gemmconf.isolation.worker import exit_quickly\n"
+    "exit_quickly()\n"
 )
 
 
@@ -77,6 +82,20 @@ def worker_main(conn: Connection) -> None:
             )
         if reply.restart:
             return
+
+
+def exit_quickly() -> NoReturn:
+    """End the worker without the interpreter's teardown, which frees every object of torch,
+    dynamo and Triton one by one: 1.2 s a worker on the dev CPU, against 0.05 s this way. The
+    atexit handlers (a backend's own clean-up) still run, and the output is flushed for the
+    parent's spools. Only after worker_main returned: an exception in it ends the usual way."""
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # closed or gone: nothing to keep
+                stream.flush()
+        os._exit(0)
 
 
 def serve(request: ItemRequest, backend: Backend, watch: MemoryWatch | None = None) -> Reply:

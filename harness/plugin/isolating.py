@@ -227,16 +227,24 @@ def declares_autotuning(backend: Any) -> bool:
     return getattr(backend, "autotunes", False) is True
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    from gemmconf.plugin.items import ScenarioItem  # items imports compile_allowance
-
+def prestart_worker(session: pytest.Session) -> None:
+    """Start the isolation worker now, so that it imports torch while pytest collects: from
+    `pytest_collection` in a run that touches the suite (its backends resolved), else once
+    collection found scenario items. Not in xdist's controller (its workers run the items)."""
     state = session.config.stash[STATE]
     if (
         state.isolate
         and not session.config.option.collectonly
-        and any(isinstance(item, ScenarioItem) for item in session.items)
+        and not session.config.pluginmanager.has_plugin("dsession")
     ):
-        state.runner().prestart()  # the worker imports torch while pytest gets going
+        state.runner().prestart()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    from gemmconf.plugin.items import ScenarioItem  # items imports compile_allowance
+
+    if any(isinstance(item, ScenarioItem) for item in session.items):
+        prestart_worker(session)
 
 
 def compile_allowance(backend: Any) -> float:

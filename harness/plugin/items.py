@@ -13,7 +13,7 @@ from gemmconf import bundled_suites, capability, ids, isolation, kinds
 from gemmconf.backends import Backend
 from gemmconf.outcome import ItemOutcome, plain, render
 from gemmconf.plugin.benchmark import bench_mode
-from gemmconf.plugin.isolating import compile_allowance
+from gemmconf.plugin.isolating import compile_allowance, prestart_worker
 from gemmconf.plugin.recording import Decision, build_record
 from gemmconf.plugin.stash import STATE
 from gemmconf.plugin.state import suites_dir, suites_location
@@ -31,6 +31,7 @@ def pytest_collection(session: pytest.Session) -> None:
     if not _touches_suites(session.config, state):
         return
     state.resolve_backends()
+    prestart_worker(session)  # its torch import overlaps the suite's loading
     try:
         state.load_expectations()
     except ScenarioError as exc:

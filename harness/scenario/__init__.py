@@ -66,7 +66,7 @@ from gemmconf.scenario.schema import (
     SCENARIO_FIELDS,
     group_extents,
 )
-from gemmconf.scenario.source import SUITE_SUFFIXES, LineLoader, Node
+from gemmconf.scenario.source import SUITE_SUFFIXES, LineLoader, Node, load_yaml
 
 __all__ = [
     "ALPHA_BETA_OPS",
@@ -116,5 +116,6 @@ __all__ = [
     "group_extents",
     "implied_markers",
     "load_suite",
+    "load_yaml",
     "value_id",
 ]

@@ -23,7 +23,7 @@ from gemmconf.scenario.schema import (
     build,
     reject_unknown,
 )
-from gemmconf.scenario.source import SUITE_SUFFIXES, LineLoader, Node, Where
+from gemmconf.scenario.source import SUITE_SUFFIXES, Node, Where, load_yaml
 
 MAX_INSTANCES = 100_000  # per scenario: past it, a typo in an axis, not a suite (--max-items)
 
@@ -37,7 +37,7 @@ def load_suite(
     shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
     where = Where(shown)
     try:
-        document = yaml.load(path.read_text(), Loader=LineLoader)
+        document = load_yaml(path.read_text())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark else ""

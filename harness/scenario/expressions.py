@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 from collections.abc import Mapping
 
@@ -35,12 +36,24 @@ def eval_dim(expr: str | int, dims: Mapping[str, int]) -> int:
         raise ValueError(f"unsupported shape expression {expr!r}")
 
     try:
-        return walk(ast.parse(str(expr), mode="eval"))
+        return walk(_parsed(str(expr)))
     except SyntaxError as exc:
         raise ValueError(f"unsupported shape expression {expr!r}") from exc
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(expr: str) -> ast.Expression:
+    """An expression's tree, parsed once per process (a suite repeats a few dozen of them some
+    40,000 times); the trees are only read."""
+    return ast.parse(expr, mode="eval")
+
+
+@functools.lru_cache(maxsize=4096)
+def _names(expr: str) -> frozenset[str]:
+    return frozenset(n.id for n in ast.walk(_parsed(expr)) if isinstance(n, ast.Name))
 
 
 def expr_names(expr: str | int) -> set[str]:
     if isinstance(expr, int):
         return set()
-    return {n.id for n in ast.walk(ast.parse(str(expr), mode="eval")) if isinstance(n, ast.Name)}
+    return set(_names(str(expr)))
