@@ -235,3 +235,33 @@ def test_the_two_copies_are_equal_apart_and_keep_the_layout_s_strides(tmp_path, 
         assert t.untyped_storage().data_ptr() != u.untyped_storage().data_ptr()
     if layout == "col":
         assert first.tensors[0].stride() == (64, 64, 1)  # size-1 M keeps its K stride
+
+
+def test_small_draws_are_one_draw_from_the_item_generator():
+    """Below PARALLEL_DRAW_ELEMENTS (every CPU item) a seed gives the values it always gave."""
+    first, again = (torch.Generator().manual_seed(11) for _ in range(2))
+    assert torch.equal(
+        inputs._randn([33, 16], first, divisor=2.0), torch.randn([33, 16], generator=again) / 2.0
+    )
+    first, again = (torch.Generator().manual_seed(12) for _ in range(2))
+    drawn = inputs._randint(-8, 9, [40, 7], first, torch.int8)
+    assert torch.equal(drawn, torch.randint(-8, 9, [40, 7], generator=again, dtype=torch.int8))
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_large_draws_are_pieces_whose_values_do_not_depend_on_the_threads(monkeypatch, threads):
+    monkeypatch.setattr(inputs, "PARALLEL_DRAW_ELEMENTS", 1000)
+    monkeypatch.setattr(inputs, "DRAW_PIECE", 256)
+    monkeypatch.setattr(inputs.os, "cpu_count", lambda: threads)
+    shape = [5, 401]  # 2,005 values: 8 pieces, the last one short
+    values = inputs._randn(shape, torch.Generator().manual_seed(3), divisor=4.0)
+    monkeypatch.setattr(inputs.os, "cpu_count", lambda: 8)
+    assert torch.equal(values, inputs._randn(shape, torch.Generator().manual_seed(3), divisor=4.0))
+    flat = values.flatten()
+    pieces = [flat[i : i + 256] for i in range(0, 2005, 256)]
+    assert all(not torch.equal(pieces[0][:100], p[:100]) for p in pieces[1:])  # no piece repeats
+    assert 0.2 < float(flat.std()) < 0.3  # standard normal / 4
+    other = inputs._randn(shape, torch.Generator().manual_seed(4), divisor=4.0)
+    assert not torch.equal(values, other)
+    ints = inputs._randint(-4, 5, shape, torch.Generator().manual_seed(3), torch.int8)
+    assert ints.dtype == torch.int8 and int(ints.min()) == -4 and int(ints.max()) == 4

@@ -12,6 +12,7 @@ import faulty_backends
 import pytest
 
 from gemmconf import shard
+from gemmconf.plugin import scheduling
 
 pytest_plugins = ["pytester"]
 
@@ -181,3 +182,44 @@ def test_durations_from_needs_a_readable_file(suite):
         )
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines(["*--durations-from: missing.json: *"])
+
+
+# --- dealt to xdist's workers by recorded durations -----------------------------------------
+
+
+def test_heavy_items_are_dealt_to_a_few_lanes_longest_first_into_the_lightest():
+    # 13 workers (an H100 run): three lanes; items of 1/20 of a fair share or more are heavy
+    durations = [90.0, 80.0, 50.0, 40.0, 35.0, 30.0, None, 5.0, *[1.0] * 400]
+    plan = scheduling.lanes(durations, 13)  # fair share (735 / 13) 56.5 s: heavy from 2.8 s
+    assert plan == [[0, 5], [1, 4], [2, 3, 7]]
+    assert scheduling.lanes(durations, 1) is None  # one worker: nothing to deal
+    assert scheduling.lanes([None, None], 4) is None  # nothing known
+    assert scheduling.lanes([1.0] * 100, 4) is None  # none stands out
+    assert scheduling.lanes([50.0, *[1.0] * 100], 2) == [[0]]  # two workers: one lane
+    document = {
+        "records": [
+            {"nodeid": "s.yaml::x[a@b]", "duration_s": 2.0},
+            {"nodeid": "s.yaml::x[a@b]", "duration_s": 7.0},
+            {"nodeid": "s.yaml::y[@b]", "duration_s": None},
+        ]
+    }
+    assert scheduling.durations_by_nodeid(document) == {"s.yaml::x[a@b]": 7.0}
+
+
+def test_with_xdist_the_slowest_item_gets_a_worker_of_its_own(suite):
+    assert suite.runpytest("suites", "--backend", "eager", "--results", "all.json").ret == 0
+    document = json.loads((suite.path / "all.json").read_text())
+    # collected first to last: mm[fp32-8x8x8], mm[fp32-17x9x33], ..., addmm, mm_sm90
+    heavy, second = "suites/tiny.yaml::addmm[@eager]", "suites/tiny.yaml::mm[fp32-8x8x8@eager]"
+    for record in document["records"]:
+        record["duration_s"] = 100.0 if record["nodeid"] == heavy else 0.5
+    (suite.path / "durations.json").write_text(json.dumps(document))
+    result = suite.runpytest(
+        "suites", "--backend", "eager", "-n", "2", "-v", "--durations-from", "durations.json"
+    )
+    assert result.ret == 0
+    ran = [line for line in result.stdout.lines if line.startswith("[gw") and "%]" in line]
+    assert len(ran) == len(document["records"])  # each item once
+    worker = {line.split()[-1]: line.split()[0] for line in ran}
+    # xdist's `load` sends one worker the first two (heavy, second); the lane takes heavy alone
+    assert worker[heavy] != worker[second]

@@ -1,19 +1,21 @@
 """--shard i/n: this process runs one deterministic part of the selected items; with
 --durations-from RESULTS, parts of about equal time (gemmconf.shard), and, with or without
 --shard, the slowest items first (so that with xdist no long item starts last and ends the run
-alone)."""
+alone), dealt to xdist's workers so that no one worker gets all of them (scheduling.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gemmconf import shard
-from gemmconf.plugin import options
+from gemmconf.plugin import options, scheduling
 from gemmconf.plugin.stash import STATE
 
 DURATIONS = pytest.StashKey[dict[str, float]]()
+NODE_DURATIONS = pytest.StashKey[dict[str, float]]()  # the same, by node id (xdist's scheduler)
 BALANCE = pytest.StashKey[str]()  # what the balancing did (the header says it)
 
 
@@ -46,23 +48,33 @@ def parse_shard(text: str | None) -> shard.Shard | None:
         raise pytest.UsageError(f"--shard: {exc}") from None
 
 
-def read_durations(path: str | None) -> dict[str, float] | None:
-    """--durations-from, read (a usage error names the file and what is wrong)."""
+def read_durations(path: str | None) -> dict[str, Any] | None:
+    """--durations-from's results document (a usage error names the file and what is wrong)."""
     if path is None:
         return None
     from gemmconf.report import results
 
     try:
-        document = results.read(Path(path))
+        return results.read(Path(path))
     except (OSError, results.ResultsError, UnicodeDecodeError) as exc:
         raise pytest.UsageError(f"--durations-from: {path}: {exc}") from None
-    return shard.durations_of(document)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    durations = read_durations(options.get(config, "durations_from"))
-    if durations is not None:
-        config.stash[DURATIONS] = durations
+    document = read_durations(options.get(config, "durations_from"))
+    if document is not None:
+        config.stash[DURATIONS] = shard.durations_of(document)
+        config.stash[NODE_DURATIONS] = scheduling.durations_by_nodeid(document)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's `load` with the slowest items spread out (gemmconf.plugin.scheduling), where
+    --durations-from knows the run's items; else None: xdist's own scheduler."""
+    durations = config.stash.get(NODE_DURATIONS, None)
+    if not durations or getattr(config.option, "dist", None) != "load":
+        return None
+    return scheduling.make_scheduler(config, log, durations)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
