@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gemmconf.scenario import ScenarioError, eval_dim, implied_markers, load_suite, value_id
 
@@ -409,3 +410,26 @@ def test_the_repository_suites_load():
     assert files
     total = sum(len(load_suite(f, root=root)) for f in files)
     assert total > 50
+
+
+def test_libyaml_and_pyyaml_read_every_suite_file_alike():
+    """The fast loader (libyaml, where PyYAML has it) gives the same values, lines, key lines
+    and block-scalar columns as PyYAML's own parser, over every shipped suite file."""
+    from gemmconf import bundled_suites
+    from gemmconf.scenario.source import LineLoader, PyLineLoader
+
+    def plain(value):
+        if isinstance(value, dict):
+            return (
+                {k: plain(v) for k, v in value.items()},
+                getattr(value, "line", None),
+                dict(getattr(value, "key_lines", {})),
+            )
+        return [plain(v) for v in value] if isinstance(value, list) else value
+
+    files = sorted(bundled_suites().rglob("*.yaml"))
+    assert len(files) > 20
+    for path in files:
+        text = path.read_text()
+        fast, own = (plain(yaml.load(text, Loader=loader)) for loader in (LineLoader, PyLineLoader))
+        assert fast == own, path
