@@ -7,9 +7,10 @@ is ``<suite>/<scenario>[...]``.
 Each feature is a plugin module of its own, declaring its options next to the code that reads
 them, the way pytest's built-in plugins do: `state` (the run: --backend, --seed), `hardware`
 (--require-hardware, --target-arch, worker pinning), `isolating` (--no-isolate,
---item-timeout), `sharding` (--shard, --durations-from), `benchmark` (--benchmark,
---bench-mode), `speed` (kernel counts in the summary), `items` (collection and
-running), `recording` (--results, the summary) and `page` (--conformance-html). Reports extend
+--item-timeout), `sharding` (--shard, --durations-from; its helper `scheduling` deals xdist's
+items by those durations), `benchmark` (--benchmark, --bench-mode), `speed` (kernel counts in
+the summary), `items` (collection and running), `recording` (--results, the summary) and `page`
+(--conformance-html). Reports extend
 the run through the hooks in `hookspecs` (``pytest_gemmconf_record``,
 ``pytest_gemmconf_run_finished``).
 
