@@ -33,7 +33,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="RESULTS.json",
         help="run the items that took longest in this results file first (items it lacks "
-        "count as its median); with --shard, also balance the shards by those durations "
+        "count as its median; with -n, the slowest go to a quarter of the workers and the "
+        "rest two at a time); with --shard, also balance the shards by those durations "
         "(longest first into the shard with the least time) instead of by count. Every shard "
         "must select the same items and read the same file",
     )
