@@ -2,13 +2,12 @@
 
 Values are drawn on the CPU from a generator seeded by `item_seed(instance id, shape set,
 --seed)`, then moved to the device, so every backend and every machine sees the same numbers for
-an item. A normal draw of more than `PARALLEL_DRAW_ELEMENTS` is made in fixed pieces, each from
-its own generator seeded from the item's, on all the host's cores (`_randn`): the same values on
+an item. A draw of more than `PARALLEL_DRAW_ELEMENTS` values is made in fixed pieces, each from
+its own generator seeded from the item's, on all the host's cores (`_drawn`): the same values on
 any machine and any thread count. Operands are `randn / K**0.25`: each has variance 1/sqrt(K),
 so each of the K products summed into an output element has variance 1/K and the output has
 variance ~1 whatever K is; outputs neither overflow fp16 nor cancel to ~0, and random values are
-never all zero. fp8
-operands are quantized from such a source by the scenario's scaling recipe
+never all zero. fp8 operands are quantized from such a source by the scenario's scaling recipe
 (`gemmconf.gemm.scaling`: scales from the amax per tensor, row, or 1x128 / 128x128 block); the
 reference sees the exact dequantized values (fp4 operands: two e2m1 values a byte along K, so
 their stored K is half the scenario's). int8 operands are small integers so int32 sums are exact.
@@ -42,7 +41,7 @@ from gemmconf.scenario import (
     group_extents,
 )
 
-# A standard normal draw larger than this is made in pieces of DRAW_PIECE elements, in parallel.
+# A draw larger than this is made in pieces of DRAW_PIECE elements, in parallel (`_drawn`).
 # Below it (every operand of the CPU suite), one draw from the item's generator, as always.
 PARALLEL_DRAW_ELEMENTS = 1 << 24
 DRAW_PIECE = 1 << 22  # fixed: the values must not depend on how many threads draw them
@@ -51,7 +50,11 @@ DRAW_PIECE = 1 << 22  # fixed: the values must not depend on how many threads dr
 def item_seed(instance_id: str, shape_index: int, run_seed: int, draw: int = 0) -> int:
     """A 63-bit seed from the item's id, its shape set, the run's --seed and the draw (0: the
     item's first inputs; further draws are independent values of the same shapes)."""
-    text = f"{instance_id}|{shape_index}|{run_seed}" + (f"|{draw}" if draw else "")
+    return _seed(f"{instance_id}|{shape_index}|{run_seed}" + (f"|{draw}" if draw else ""))
+
+
+def _seed(text: str) -> int:
+    """A 63-bit seed from a text (its SHA-256): the same on every machine and Python."""
     digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:8], "little") & (2**63 - 1)
 
@@ -359,8 +362,7 @@ def _drawn(
 def _piece_generator(base: int, index: int) -> torch.Generator:
     """The generator of one piece of a parallel draw: a seed from (base, index) whose low 32
     bits differ between pieces (the CPU generator's Mersenne Twister keeps only those)."""
-    digest = hashlib.sha256(f"{base}|{index}".encode()).digest()
-    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") & (2**63 - 1))
+    return torch.Generator().manual_seed(_seed(f"{base}|{index}"))
 
 
 def _lay_out(

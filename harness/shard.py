@@ -100,16 +100,30 @@ def typical_duration(keys: Iterable[str], durations: Mapping[str, float]) -> flo
     return statistics.median(known) if known else 1.0
 
 
-def durations_of(document: Mapping[str, Any]) -> dict[str, float]:
-    """``<record id>@<backend>`` -> seconds, from a results document (the longest where a merged
-    file has an item on several machines)."""
+def item_key(record: Mapping[str, Any]) -> str | None:
+    """A record's ``<record id>@<backend>``: how shards and the item order know an item."""
+    return f"{record.get('id')}@{record.get('backend')}"
+
+
+def node_key(record: Mapping[str, Any]) -> str | None:
+    """A record's pytest node id (None where it has none): how xdist's controller knows an item."""
+    nodeid = record.get("nodeid")
+    return nodeid if isinstance(nodeid, str) else None
+
+
+def durations_of(
+    document: Mapping[str, Any],
+    key: Callable[[Mapping[str, Any]], str | None] = item_key,
+) -> dict[str, float]:
+    """``key(record)`` (default ``<record id>@<backend>``) -> seconds, from a results document
+    (the longest where a merged file has an item on several machines)."""
     found: dict[str, float] = {}
     for record in document.get("records") or []:
         try:
             seconds = float(record.get("duration_s"))
         except (TypeError, ValueError):
             continue
-        k = f"{record.get('id')}@{record.get('backend')}"
-        if seconds >= 0:
+        k = key(record)
+        if k is not None and seconds >= 0:
             found[k] = max(seconds, found.get(k, 0.0))
     return found

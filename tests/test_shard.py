@@ -203,7 +203,7 @@ def test_heavy_items_are_dealt_to_a_few_lanes_longest_first_into_the_lightest():
             {"nodeid": "s.yaml::y[@b]", "duration_s": None},
         ]
     }
-    assert scheduling.durations_by_nodeid(document) == {"s.yaml::x[a@b]": 7.0}
+    assert shard.durations_of(document, key=shard.node_key) == {"s.yaml::x[a@b]": 7.0}
 
 
 def test_with_xdist_the_slowest_item_gets_a_worker_of_its_own(suite):

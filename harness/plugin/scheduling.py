@@ -52,17 +52,6 @@ def lanes(durations: Sequence[float | None], workers: int) -> list[list[int]] | 
     return plan
 
 
-def durations_by_nodeid(document: dict[str, Any]) -> dict[str, float]:
-    """Each record's duration by its pytest node id (the scheduler sees node ids only); the
-    longest where a merged file has the node twice, as `shard.durations_of` does."""
-    found: dict[str, float] = {}
-    for record in document.get("records", ()):
-        nodeid, duration = record.get("nodeid"), record.get("duration_s")
-        if isinstance(nodeid, str) and isinstance(duration, int | float):
-            found[nodeid] = max(float(duration), found.get(nodeid, 0.0))
-    return found
-
-
 def make_scheduler(config: pytest.Config, log: Any, durations: dict[str, float]) -> Any:
     """The controller's scheduler: xdist's `load` with the lanes above."""
     from xdist.scheduler import LoadScheduling

@@ -65,7 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
     document = read_durations(options.get(config, "durations_from"))
     if document is not None:
         config.stash[DURATIONS] = shard.durations_of(document)
-        config.stash[NODE_DURATIONS] = scheduling.durations_by_nodeid(document)
+        config.stash[NODE_DURATIONS] = shard.durations_of(document, key=shard.node_key)
 
 
 @pytest.hookimpl(optionalhook=True)

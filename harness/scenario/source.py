@@ -4,6 +4,7 @@ the `file:line` that starts every suite error. Expectation files are read the sa
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import yaml
@@ -21,9 +22,16 @@ class Node(dict):
 
 
 class _Positions:
-    """Builds `Node`s: the constructor that both loaders below share."""
+    """Builds `Node`s: the constructor that both loaders below share, and the document's lines
+    (split once, for block scalars' columns)."""
 
-    text: str
+    def __init__(self, stream: str):
+        super().__init__(stream)  # type: ignore[call-arg]
+        self.text = stream
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
 
     def construct_mapping_node(self, node: yaml.MappingNode) -> Node:
         mapping = Node()
@@ -40,17 +48,13 @@ class _Positions:
             if isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">"):
                 # Block scalars start on the line after their key; FileCheck diagnostics need it.
                 mapping.key_lines[f"{key}@text"] = value_node.start_mark.line + 2
-                indent = block_indent(self.text, value_node.start_mark.line)
+                indent = block_indent(self.lines, value_node.start_mark.line)
                 mapping.key_lines[f"{key}@col"] = indent + 1
         return mapping
 
 
 class PyLineLoader(_Positions, yaml.SafeLoader):
     """PyYAML's pure-Python parser: its error messages are the ones users see."""
-
-    def __init__(self, stream: str):
-        super().__init__(stream)
-        self.text = stream
 
 
 # libyaml's parser, where PyYAML was built with it: the suite's 30-odd files parse in 0.2 s
@@ -60,10 +64,6 @@ _CParser = getattr(yaml, "CSafeLoader", None)
 
 class LineLoader(_Positions, _CParser or yaml.SafeLoader):  # type: ignore[misc]
     """The fast loader: libyaml's where present. Use `load_yaml`, which words errors alike."""
-
-    def __init__(self, stream: str):
-        super().__init__(stream)
-        self.text = stream
 
 
 for _loader in (PyLineLoader, LineLoader):
@@ -83,10 +83,10 @@ def load_yaml(text: str) -> Any:
         return yaml.load(text, Loader=PyLineLoader)
 
 
-def block_indent(text: str, indicator_line: int) -> int:
+def block_indent(lines: list[str], indicator_line: int) -> int:
     """The indentation of a block scalar's text: its first non-blank line after the indicator's
     line (0-based)."""
-    for line in text.splitlines()[indicator_line + 1 :]:
+    for line in lines[indicator_line + 1 :]:
         if line.strip(" "):
             return len(line) - len(line.lstrip(" "))
     return 0
