@@ -6,7 +6,8 @@ runs, so that xdist workers sharing a GPU can share its memory (`gemmconf.isolat
 It follows what `runner.run_item` keeps alive at its peak: eager's and the backend's inputs and
 outputs of every shape set (they live until the oracle is done), a backend's workspace (an
 autotuning backend benchmarks on copies of the inputs), one piece of the chunked fp64 reference
-(`gemmconf.chunked`), and the oracle's fp64 output-sized temporaries. It is an upper bound by
+(`gemmconf.chunked`), the fp64 values the oracle holds for an output (the reference, a bound)
+and its temporaries for one piece of it (`gemmconf.oracle`). It is an upper bound by
 design, with a margin: an under-estimate runs a GPU out of memory, an over-estimate only makes an
 item wait. Where the estimate was wrong, the measured peak (`memory_peak_bytes`, CUDA) says so.
 """
@@ -23,13 +24,16 @@ from typing import Any
 from gemmconf import chunked
 from gemmconf.gemm.dtypes import DTYPES, is_fp8
 from gemmconf.gemm.ops import OPS
+from gemmconf.oracle import PIECE_ELEMENTS
 from gemmconf.scenario import ScenarioInstance, eval_dim
 
 GIB = 1 << 30
 FP64 = 8
-# fp64 output-sized values while judging: the reference, a rounding or magnitude bound and the
-# oracle's temporaries (measured on an H100: about 9.5)
-ORACLE_FP64_OUTPUTS = 10
+# fp64 values while judging (measured on an H100: about 9.5 output-sized values when the oracle
+# read an output whole): the reference and a rounding or magnitude bound, held for the whole
+# output, and the oracle's temporaries, for one piece of it (oracle.PIECE_ELEMENTS)
+ORACLE_HELD_FP64 = 2
+ORACLE_PIECE_FP64 = 9
 MARGIN = 1.15  # allocator rounding and fragmentation
 SLACK_BYTES = 256 << 20  # small tensors, scales, compiled kernels' constants
 RELEASE_ABOVE_BYTES = 256 << 20  # an item that reserved more gives its cached blocks back
@@ -38,8 +42,8 @@ RELEASE_ABOVE_BYTES = 256 << 20  # an item that reserved more gives its cached b
 # its own allocations to it, so an item that needs more fails as it would on such a GPU.
 BUDGET_ENV = "GEMMCONF_GPU_MEMORY_BUDGET_BYTES"
 # What the items of one GPU share (the budget less every worker's own share), handed to the
-# worker the same way: an output whose judging would take more than 1/HOST_JUDGE_SHARE of it is
-# judged on the CPU (`judging_device`).
+# worker the same way: an output whose judging would take more than 1/HOST_JUDGE_SHARE of it has
+# its fp64 values held on the host (`reference_device`).
 SHARED_ENV = "GEMMCONF_GPU_MEMORY_SHARED_BYTES"
 HOST_JUDGE_SHARE = 2
 
@@ -86,7 +90,7 @@ def estimate(
     chunk_bytes: int = chunked.CHUNK_BYTES,
 ) -> Footprint:
     """The device memory `run_item` will hold at its peak for this item (an upper bound), when
-    the items of its GPU share `shared` bytes (None: no budget; it decides `judging_device`)."""
+    the items of its GPU share `shared` bytes (None: no budget; it decides `reference_device`)."""
     inputs = outputs = host = 0
     biggest_set = biggest_out = reference = oracle = drawn = 0
     for index in range(len(instance.shape_sets)):
@@ -99,10 +103,11 @@ def estimate(
         biggest_out = max(biggest_out, out)
         if not OPS[instance.op].exact and instance.checks.numeric != "none":
             reference = max(reference, chunked.plan(instance, sizes, chunk_bytes).piece_bytes)
-        if judging_device(instance, sizes, "cuda", shared) == "cuda":
+        if reference_device(instance, sizes, "cuda", shared) == "cuda":
             oracle = max(oracle, oracle_bytes(instance, sizes))
-        else:  # judged on the CPU: the oracle's values and copies of both outputs are there
-            host += oracle_bytes(instance, sizes) + 2 * out
+        else:  # the fp64 values held on the host, judged a piece at a time on the device
+            oracle = max(oracle, oracle_piece_bytes(instance, sizes))
+            host += oracle_held_bytes(instance, sizes)
         host += 2 * reference_input_bytes(instance, sizes)  # two draws' (the copies share one)
         drawn = max(drawn, stored + largest_operand(instance, sizes) * 4)  # fp32 draws, casts
     backend = biggest_set if autotunes else biggest_out
@@ -118,16 +123,28 @@ def estimate(
 
 
 def oracle_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
-    """What judging one shape set's outputs holds: fp64 output-sized values."""
+    """What judging one shape set's outputs holds on one device: fp64 values."""
+    return oracle_held_bytes(instance, sizes) + oracle_piece_bytes(instance, sizes)
+
+
+def oracle_held_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
+    """The fp64 values held for every output while it is judged (the reference, a bound)."""
     elements = chunked.output_elements(instance, sizes) * chunked.outputs_of(instance)
-    return elements * FP64 * ORACLE_FP64_OUTPUTS
+    return elements * FP64 * ORACLE_HELD_FP64
 
 
-def judging_device(
+def oracle_piece_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
+    """The oracle's fp64 temporaries for one piece of an output (oracle.PIECE_ELEMENTS)."""
+    elements = min(chunked.output_elements(instance, sizes), PIECE_ELEMENTS)
+    return elements * FP64 * ORACLE_PIECE_FP64
+
+
+def reference_device(
     instance: ScenarioInstance, sizes: dict[str, int], device: str, shared: int | None = None
 ) -> str:
-    """Where one shape set's outputs are judged: on the item's device, or on the CPU when the
-    oracle's fp64 values would take more than 1/HOST_JUDGE_SHARE of what the GPU's items share
+    """Where one shape set's fp64 reference values are held while its outputs are judged (the
+    oracle reads them a piece at a time on the item's device): on that device, or on the host
+    when judging would take more than 1/HOST_JUDGE_SHARE of what the GPU's items share
     (`shared`, default: the parent's `SHARED_ENV`; none: the device)."""
     if device == "cpu":
         return "cpu"
@@ -136,23 +153,6 @@ def judging_device(
     if shared is None or oracle_bytes(instance, sizes) * HOST_JUDGE_SHARE <= shared:
         return device
     return "cpu"
-
-
-def placed(device: str, *values: Any) -> tuple[Any, ...]:
-    """`values` (tensors, or tuples of them) moved to `device` when all of them are on one
-    other device; else as they are (a device mismatch stays for the oracle to report)."""
-    tensors = [t for v in values for t in (v if isinstance(v, tuple | list) else (v,))]
-    import torch
-
-    if not all(isinstance(t, torch.Tensor) for t in tensors):
-        return values
-    kinds = {t.device.type for t in tensors}
-    if len(kinds) != 1 or kinds == {device}:
-        return values
-    return tuple(
-        type(v)(t.to(device) for t in v) if isinstance(v, tuple | list) else v.to(device)
-        for v in values
-    )
 
 
 def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:

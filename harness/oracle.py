@@ -53,6 +53,13 @@ backend fails, and the report says eager was wrong. (With a subtracting epilogue
 alpha or beta, the magnitude can understate the GEMM's partial sums; no suite scenario pairs that
 with near-overflow operands.)
 
+An output is read in pieces of `PIECE_ELEMENTS` values, each moved to eager's device (its own
+or the host, where a large fp64 reference may be held) and judged there in two passes: the
+first finds what the tolerance depends on over the whole output (eager's error, RMS(ref), the
+NaN/Inf checks), the second each element's error against its allowance. The oracle's fp64
+temporaries are one piece's, whatever the output's size; an output of one piece is judged as
+one tensor, so its figures are those of a whole-output computation bit for bit.
+
 `judge` walks nested tuples/lists/dicts of outputs pairwise like `torch.testing.assert_close`, makes
 every check it can (attributes first, then values) and returns a `Verdict` that keeps its numbers;
 `Verdict.message` is the one formatter.
@@ -61,13 +68,27 @@ every check it can (attributes first, then values) and returns a `Verdict` that 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
-__all__ = ["POLICIES", "Check", "Policy", "Verdict", "judge", "policy_for", "without_eager"]
+__all__ = [
+    "PIECE_ELEMENTS",
+    "POLICIES",
+    "Check",
+    "Policy",
+    "Verdict",
+    "judge",
+    "pieces",
+    "policy_for",
+    "without_eager",
+]
+
+# Values judged at once: an output is read in pieces of this many elements, so the oracle's fp64
+# temporaries (about ten piece-sized values) do not grow with the output (module docstring).
+PIECE_ELEMENTS = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -484,7 +505,6 @@ def _judge_tensor(
         return _judge_exact(expected, actual, tuple(checks), common)
     if reference is None:
         return _judge_against_eager(expected, actual, policy, k, tuple(checks), common)
-    reference = reference.detach().to(expected.device)
     return _judge_against_reference(
         expected, actual, reference, policy, k, tuple(checks), common, magnitude, rounding
     )
@@ -498,6 +518,65 @@ def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
     return tuple(reversed(index))
 
 
+def pieces(numel: int) -> Iterator[tuple[int, slice]]:
+    """(offset, slice) of each piece of a flattened output: at most PIECE_ELEMENTS values each."""
+    for start in range(0, numel, PIECE_ELEMENTS):
+        yield start, slice(start, min(start + PIECE_ELEMENTS, numel))
+
+
+class _Reader:
+    """An output's tensors (eager's, the backend's, the fp64 bounds) flattened, read a piece at a
+    time on the compute device in the work dtype. A tensor may be held elsewhere (a large fp64
+    reference on the host): only its pieces move."""
+
+    def __init__(self, device: torch.device, work: torch.dtype, **tensors: torch.Tensor | None):
+        self.device, self.work = device, work
+        self.flat = {n: t.detach().reshape(-1) for n, t in tensors.items() if t is not None}
+
+    def __call__(self, name: str, piece: slice, dtype: torch.dtype | None = None) -> torch.Tensor:
+        return self.flat[name][piece].to(device=self.device, dtype=dtype or self.work)
+
+
+class _First:
+    """The first element a mask selects over all pieces (its flat index and values there), and
+    how many it selects."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.index: int | None = None
+        self.values: tuple[Any, ...] = ()
+
+    def add(self, mask: torch.Tensor, offset: int, *values: torch.Tensor) -> None:
+        count = int(mask.sum())
+        if count and self.index is None:
+            first = int(mask.nonzero()[0])
+            self.index = offset + first
+            self.values = tuple(v[first].item() for v in values)
+        self.count += count
+
+
+class _Largest:
+    """The flat index of the largest value over all pieces; the first one on ties, and a NaN
+    above any number (torch.argmax's rule over the whole)."""
+
+    def __init__(self) -> None:
+        self.index = 0
+        self.value: float | None = None
+
+    def add(self, values: torch.Tensor, offset: int) -> int | None:
+        """Take one piece; the index within it where a new largest value sits, else None."""
+        local = int(values.argmax())
+        value = float(values[local])
+        if (
+            self.value is None
+            or value > self.value
+            or (math.isnan(value) and not math.isnan(self.value))
+        ):
+            self.index, self.value = offset + local, value
+            return local
+        return None
+
+
 def _judge_exact(
     expected: torch.Tensor,
     actual: torch.Tensor,
@@ -508,26 +587,31 @@ def _judge_exact(
     floating = any(t.is_floating_point() or t.is_complex() for t in (expected, actual))
     if floating:
         work = torch.complex128 if expected.is_complex() or actual.is_complex() else torch.float64
-        # Values are compared on eager's device (a device mismatch is already a failed check).
-        e, a = expected.to(work), actual.to(device=expected.device, dtype=work)
-        equal = (a == e) | (torch.isnan(a) & torch.isnan(e))
-        diff = torch.where(equal, 0.0, (a - e).abs().nan_to_num(math.inf, math.inf, math.inf))
         guard = torch.finfo(expected.dtype).tiny if expected.is_floating_point() else 1.0
     else:
-        e, a = expected.to(torch.int64), actual.to(torch.int64)
-        equal = a == e
-        diff = (a - e).abs().to(torch.float64)
-        guard = 1.0
-    rel = diff / e.abs().to(torch.float64).clamp_min(guard)
-    mismatches = int((~equal).sum())
-    worst = int(diff.reshape(-1).argmax())
-    rel_worst = int(rel.reshape(-1).argmax())
+        work, guard = torch.int64, 1.0
+    # Values are compared on eager's device (a device mismatch is already a failed check).
+    read = _Reader(expected.device, work, e=expected, a=actual)
+    mismatches = 0
+    worst, rel_worst = _Largest(), _Largest()
+    for offset, piece in pieces(expected.numel()):
+        e, a = read("e", piece), read("a", piece)
+        if floating:
+            equal = (a == e) | (torch.isnan(a) & torch.isnan(e))
+            diff = torch.where(equal, 0.0, (a - e).abs().nan_to_num(math.inf, math.inf, math.inf))
+        else:
+            equal = a == e
+            diff = (a - e).abs().to(torch.float64)
+        rel = diff / e.abs().to(torch.float64).clamp_min(guard)
+        mismatches += int((~equal).sum())
+        worst.add(diff, offset)
+        rel_worst.add(rel, offset)
     shape = expected.shape
-    max_abs = float(diff.reshape(-1)[worst])
+    max_abs = worst.value
     if mismatches:
         message = (
             f"{mismatches} / {expected.numel()} elements differ; greatest absolute difference "
-            f"{_num(max_abs, exact=True)} at index {_index(worst, shape)}"
+            f"{_num(max_abs, exact=True)} at index {_index(worst.index, shape)}"
         )
     else:
         message = "all elements equal"
@@ -536,49 +620,54 @@ def _judge_exact(
         passed=all(c.passed for c in checks),
         checks=checks,
         max_abs_err=max_abs,
-        max_rel_err=float(rel.reshape(-1)[rel_worst]),
+        max_rel_err=rel_worst.value,
         err_ratio=None,
         eager_abs_err=None,
         floor=None,
         allowed_abs_err=0.0,
         mismatches=mismatches,
         numel=expected.numel(),
-        worst_index=_index(worst, shape),
+        worst_index=_index(worst.index, shape),
         mode="exact",
         worst_allowed=0.0,
-        rel_index=_index(rel_worst, shape),
+        rel_index=_index(rel_worst.index, shape),
         **common,
     )
 
 
-def _specials(
-    expected: torch.Tensor, actual: torch.Tensor, path: tuple[Any, ...]
-) -> tuple[torch.Tensor, int, Check]:
-    """Where both are finite, how many NaN/Inf positions disagree, and the check saying so."""
-    finite_e, finite_a = torch.isfinite(expected), torch.isfinite(actual)
+def _nonfinite_disagree(e: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(where both are finite, where their NaN/Inf positions disagree) for one piece."""
+    finite_e, finite_a = torch.isfinite(e), torch.isfinite(a)
     both = finite_e & finite_a
-    same = (torch.isnan(expected) & torch.isnan(actual)) | (
-        ~finite_e & ~finite_a & (expected == actual)
-    )
-    bad = ~both & ~same
-    count = int(bad.sum())
-    if not count:
-        return both, 0, Check("nonfinite", True, "NaN/Inf positions match eager", path)
-    first = int(bad.reshape(-1).nonzero()[0])
-    index = _index(first, expected.shape)
-    a, e = actual.reshape(-1)[first].item(), expected.reshape(-1)[first].item()
+    same = (torch.isnan(e) & torch.isnan(a)) | (~finite_e & ~finite_a & (e == a))
+    return both, ~both & ~same
+
+
+def _specials_check(bad: _First, shape: torch.Size, path: tuple[Any, ...]) -> Check:
+    """The check on NaN/Inf positions, from the disagreements `bad` found (values: a, e)."""
+    if not bad.count:
+        return Check("nonfinite", True, "NaN/Inf positions match eager", path)
+    assert bad.index is not None
+    a, e = bad.values
     message = (
-        f"NaN/Inf positions differ from eager at {count} element(s), first at index {index}: "
-        f"actual {a}, expected {e}."
+        f"NaN/Inf positions differ from eager at {bad.count} element(s), first at index "
+        f"{_index(bad.index, shape)}: actual {a}, expected {e}."
     )
-    return both, count, Check("nonfinite", False, message, path)
+    return Check("nonfinite", False, message, path)
 
 
-def _rms(values: torch.Tensor, mask: torch.Tensor) -> float:
-    count = int(mask.sum())
-    if not count:
-        return 0.0
-    return math.sqrt(float(torch.where(mask, values.abs(), 0.0).pow(2).sum()) / count)
+def _refuted_note(
+    refuted: _First, dtype: torch.dtype, shape: torch.Size, path: tuple[Any, ...]
+) -> Check:
+    """The note on eager values the fp64 reference refuted (values: eager's, fp64's)."""
+    assert refuted.index is not None
+    e, r = refuted.values
+    message = (
+        f"Eager is wrong at {refuted.count} element(s): NaN/Inf where the fp64 reference is "
+        f"finite and no partial sum can overflow {str(dtype).replace('torch.', '')}; first at "
+        f"index {_index(refuted.index, shape)}: eager {e}, fp64 {r:.6g}. Judged against fp64 there."
+    )
+    return Check("eager", True, message, path)
 
 
 def _dtype_ulp(dtype: torch.dtype) -> tuple[float, float]:
@@ -599,78 +688,93 @@ def _judge_against_reference(
 ) -> Verdict:
     path = common["output"]
     work = torch.complex128 if expected.is_complex() else torch.float64
-    # Values are compared on eager's device (a device mismatch is already a failed check).
-    e = expected.to(work)
-    a = actual.to(device=expected.device, dtype=work)
-    r = reference.to(device=expected.device, dtype=work)
-    eager_wrong = 0
-    if magnitude is not None and not expected.is_complex():
-        e, eager_wrong, note = _refute_eager(e, r, magnitude, expected.dtype, path)
-        if note is not None:
-            checks = (*checks, note)
-    both, bad_specials, special_check = _specials(e, a, path)
-    mask = both & torch.isfinite(r)
-    err = torch.where(mask, (a - r).abs(), 0.0)
-    eager_err = float(torch.where(mask, (e - r).abs(), 0.0).max())
+    # Values are compared on eager's device (a device mismatch is already a failed check), in
+    # pieces: the reference and the bounds may be held on the host.
+    bounded = bool(policy.input_rounding) and rounding is not None
+    read = _Reader(
+        expected.device,
+        work,
+        e=expected,
+        a=actual,
+        r=reference,
+        m=magnitude,
+        q=rounding if bounded else None,
+    )
+    refute = magnitude is not None and not expected.is_complex()
+    limit = torch.finfo(expected.dtype).max / 2 if refute else 0.0
+
+    def values(
+        offset: int, piece: slice, refuted: _First | None = None, bad: _First | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One piece's (eager with refuted values replaced, actual, reference, compared mask)."""
+        e, a, r = read("e", piece), read("a", piece), read("r", piece)
+        if refute:
+            m = read("m", piece, e.dtype).abs()
+            wrong = ~torch.isfinite(e) & torch.isfinite(r) & (r.abs() <= limit) & (m <= limit)
+            if refuted is not None:
+                refuted.add(wrong, offset, e, r)
+            e = torch.where(wrong, r.to(expected.dtype).to(e.dtype), e)
+        both, disagree = _nonfinite_disagree(e, a)
+        if bad is not None:
+            bad.add(disagree, offset, a, e)
+        return e, a, r, both & torch.isfinite(r)
+
+    # First pass: what the tolerance depends on (eager's error, RMS(ref)) over the whole output.
+    refuted, bad = _First(), _First()
+    eager_err = squares = 0.0
+    count = 0
+    for offset, piece in pieces(expected.numel()):
+        e, a, r, mask = values(offset, piece, refuted, bad)
+        eager_err = max(eager_err, float(torch.where(mask, (e - r).abs(), 0.0).max()))
+        count += int(mask.sum())
+        squares += float(torch.where(mask, r.abs(), 0.0).pow(2).sum())
+    if refuted.count:
+        checks = (*checks, _refuted_note(refuted, expected.dtype, expected.shape, path))
+    rms = math.sqrt(squares / count) if count else 0.0
     # Where eager itself is known to be wrong (`numeric: fp64`), the floor and the ulp decide.
     trusted = eager_err if policy.trust_eager else 0.0
-    ref_abs = torch.where(mask, r.abs(), 0.0)
-    rms = _rms(r, mask)
     floor = policy.floor_eps * math.sqrt(max(k, 1)) * rms
     eps_out, tiny_out = _dtype_ulp(expected.dtype)
-    ulp = eps_out * ref_abs.clamp_min(tiny_out)
-    if policy.input_rounding and rounding is not None:
-        bound = policy.input_rounding * torch.where(mask, rounding.to(r).abs(), 0.0)
-        ulp = ulp + bound.nan_to_num(0.0, 0.0, 0.0)
-    denominator = (ulp / policy.max_ratio).clamp_min(max(trusted, floor))
-    ratio = err / denominator
-    value_mismatches = int((mask & (ratio > policy.max_ratio)).sum())
-    rel = err / ref_abs.clamp_min(max(_REL_GUARD * rms, tiny_out))
+
+    # Second pass: each element against its own allowance.
+    mismatches = 0
+    err_ratio = 0.0
+    worst, rel_worst = _Largest(), _Largest()
+    worst_allowed = 0.0
+    for offset, piece in pieces(expected.numel()):
+        e, a, r, mask = values(offset, piece)
+        err = torch.where(mask, (a - r).abs(), 0.0)
+        ref_abs = torch.where(mask, r.abs(), 0.0)
+        ulp = eps_out * ref_abs.clamp_min(tiny_out)
+        if bounded:
+            bound = policy.input_rounding * torch.where(mask, read("q", piece, r.dtype).abs(), 0.0)
+            ulp = ulp + bound.nan_to_num(0.0, 0.0, 0.0)
+        denominator = (ulp / policy.max_ratio).clamp_min(max(trusted, floor))
+        ratio = err / denominator
+        mismatches += int((mask & (ratio > policy.max_ratio)).sum())
+        err_ratio = max(err_ratio, float(ratio.max()))
+        local = worst.add(err, offset)
+        if local is not None:
+            worst_allowed = float(policy.max_ratio * denominator[local])
+        rel_worst.add(err / ref_abs.clamp_min(max(_REL_GUARD * rms, tiny_out)), offset)
     return _value_verdict(
         expected.shape,
-        err=err,
-        rel=rel,
-        allowed=policy.max_ratio * denominator,
-        value_mismatches=value_mismatches,
-        bad_specials=bad_specials,
-        special_check=special_check,
+        worst=worst,
+        rel_worst=rel_worst,
+        worst_allowed=worst_allowed,
+        value_mismatches=mismatches,
+        bad_specials=bad.count,
+        special_check=_specials_check(bad, expected.shape, path),
         checks=checks,
         common=common,
-        err_ratio=float(ratio.max()),
+        err_ratio=err_ratio,
         eager_abs_err=eager_err,
         floor=floor,
         allowed_abs_err=policy.max_ratio * max(trusted, floor),
         mode="reference",
         max_ratio=policy.max_ratio,
-        eager_wrong=eager_wrong,
+        eager_wrong=refuted.count,
     )
-
-
-def _refute_eager(
-    e: torch.Tensor,
-    r: torch.Tensor,
-    magnitude: torch.Tensor,
-    dtype: torch.dtype,
-    path: tuple[Any, ...],
-) -> tuple[torch.Tensor, int, Check | None]:
-    """Eager (`e`) with the NaN/Inf values the fp64 reference refutes replaced by the reference
-    rounded to `dtype`; how many there were, and the note saying so (module docstring)."""
-    limit = torch.finfo(dtype).max / 2
-    m = magnitude.detach().to(device=e.device, dtype=e.dtype).abs()
-    wrong = ~torch.isfinite(e) & torch.isfinite(r) & (r.abs() <= limit) & (m <= limit)
-    count = int(wrong.sum())
-    if not count:
-        return e, 0, None
-    first = int(wrong.reshape(-1).nonzero()[0])
-    index = _index(first, e.shape)
-    message = (
-        f"Eager is wrong at {count} element(s): NaN/Inf where the fp64 reference is finite and "
-        f"no partial sum can overflow {str(dtype).replace('torch.', '')}; first at index {index}: "
-        f"eager {e.reshape(-1)[first].item()}, fp64 {r.reshape(-1)[first].item():.6g}. "
-        "Judged against fp64 there."
-    )
-    fixed = torch.where(wrong, r.to(dtype).to(e.dtype), e)
-    return fixed, count, Check("eager", True, message, path)
 
 
 def _judge_against_eager(
@@ -684,26 +788,43 @@ def _judge_against_eager(
     path = common["output"]
     work = torch.complex128 if expected.is_complex() else torch.float64
     # Values are compared on eager's device (a device mismatch is already a failed check).
-    e, a = expected.to(work), actual.to(device=expected.device, dtype=work)
-    mask, bad_specials, special_check = _specials(e, a, path)
-    err = torch.where(mask, (a - e).abs(), 0.0)
-    e_abs = torch.where(mask, e.abs(), 0.0)
-    rms = _rms(e, mask)
+    read = _Reader(expected.device, work, e=expected, a=actual)
+    bad = _First()
+    squares = 0.0
+    count = 0
+    for offset, piece in pieces(expected.numel()):
+        e, a = read("e", piece), read("a", piece)
+        mask, disagree = _nonfinite_disagree(e, a)
+        bad.add(disagree, offset, a, e)
+        count += int(mask.sum())
+        squares += float(torch.where(mask, e.abs(), 0.0).pow(2).sum())
+    rms = math.sqrt(squares / count) if count else 0.0
     floor = policy.floor_eps * math.sqrt(max(k, 1)) * rms
     eps_out, tiny_out = _dtype_ulp(expected.dtype)
     # Both sides round to the output dtype, possibly in opposite directions: two ulps.
     rtol = max(policy.rtol, 2 * eps_out)
-    allowed = policy.max_ratio * floor + rtol * e_abs.clamp_min(tiny_out)
-    value_mismatches = int((mask & (err > allowed)).sum())
-    rel = err / e_abs.clamp_min(max(_REL_GUARD * rms, tiny_out))
+    mismatches = 0
+    worst, rel_worst = _Largest(), _Largest()
+    worst_allowed = 0.0
+    for offset, piece in pieces(expected.numel()):
+        e, a = read("e", piece), read("a", piece)
+        mask, _ = _nonfinite_disagree(e, a)
+        err = torch.where(mask, (a - e).abs(), 0.0)
+        e_abs = torch.where(mask, e.abs(), 0.0)
+        allowed = policy.max_ratio * floor + rtol * e_abs.clamp_min(tiny_out)
+        mismatches += int((mask & (err > allowed)).sum())
+        local = worst.add(err, offset)
+        if local is not None:
+            worst_allowed = float(allowed[local])
+        rel_worst.add(err / e_abs.clamp_min(max(_REL_GUARD * rms, tiny_out)), offset)
     return _value_verdict(
         expected.shape,
-        err=err,
-        rel=rel,
-        allowed=allowed,
-        value_mismatches=value_mismatches,
-        bad_specials=bad_specials,
-        special_check=special_check,
+        worst=worst,
+        rel_worst=rel_worst,
+        worst_allowed=worst_allowed,
+        value_mismatches=mismatches,
+        bad_specials=bad.count,
+        special_check=_specials_check(bad, expected.shape, path),
         checks=checks,
         common=common,
         err_ratio=None,
@@ -718,9 +839,9 @@ def _judge_against_eager(
 def _value_verdict(
     shape: torch.Size,
     *,
-    err: torch.Tensor,
-    rel: torch.Tensor,
-    allowed: torch.Tensor,
+    worst: _Largest,
+    rel_worst: _Largest,
+    worst_allowed: float,
     value_mismatches: int,
     bad_specials: int,
     special_check: Check,
@@ -732,9 +853,6 @@ def _value_verdict(
     **numbers: float,
 ) -> Verdict:
     path = common["output"]
-    worst = int(err.reshape(-1).argmax())
-    rel_worst = int(rel.reshape(-1).argmax())
-    max_abs = float(err.reshape(-1)[worst])
     if value_mismatches:
         if err_ratio is not None:
             text = f"err_ratio {_num(err_ratio)} > {_num(max_ratio)} allowed"
@@ -746,19 +864,18 @@ def _value_verdict(
     else:
         values = Check("values", True, "within tolerance of eager", path)
     checks = (*checks, special_check, values)
-    worst_index = _index(worst, shape)
     return Verdict(
         passed=all(c.passed for c in checks),
         checks=checks,
-        max_abs_err=max_abs,
-        max_rel_err=float(rel.reshape(-1)[rel_worst]),
+        max_abs_err=worst.value,
+        max_rel_err=rel_worst.value,
         err_ratio=err_ratio,
         mismatches=value_mismatches + bad_specials,
-        numel=err.numel(),
-        worst_index=worst_index,
+        numel=math.prod(shape),
+        worst_index=_index(worst.index, shape),
         mode=mode,
-        worst_allowed=float(allowed.reshape(-1)[worst]),
-        rel_index=_index(rel_worst, shape),
+        worst_allowed=worst_allowed,
+        rel_index=_index(rel_worst.index, shape),
         **numbers,
         **common,
     )

@@ -164,24 +164,38 @@ def test_the_two_h100_failures_fit_a_24_gb_gpu_with_four_workers(cutlass_seeds):
         assert 2 * 2 * operands + 4 * 10 * 4096 * 25728 < footprint.host < 2 * 8 * operands
 
 
-def test_outputs_too_large_for_a_gpus_share_are_judged_on_the_cpu(cutlass_seeds):
+def test_outputs_too_large_for_a_gpus_share_have_their_fp64_values_held_on_the_host(
+    cutlass_seeds,
+):
     instance = cutlass_seeds["seed_cutlass/subproc_bmm"]
     sizes = instance.dims(0)
     oracle = memory.oracle_bytes(instance, sizes)
-    assert memory.judging_device(instance, sizes, "cuda", shared=oracle * 8) == "cuda"
-    assert memory.judging_device(instance, sizes, "cuda", shared=oracle) == "cpu"
-    assert memory.judging_device(instance, sizes, "cpu", shared=oracle * 8) == "cpu"
+    assert memory.reference_device(instance, sizes, "cuda", shared=oracle * 8) == "cuda"
+    assert memory.reference_device(instance, sizes, "cuda", shared=oracle) == "cpu"
+    assert memory.reference_device(instance, sizes, "cpu", shared=oracle * 8) == "cpu"
     on_device = memory.estimate(instance, shared=oracle * 8)
     on_host = memory.estimate(instance, shared=oracle)
-    assert on_device.oracle == oracle and on_host.oracle == 0
-    # the placement moves only what agrees on one device; a mismatch stays for the oracle
-    a, b = torch.zeros(2), (torch.zeros(1), torch.zeros(3))
-    moved = memory.placed("meta", a, b)
-    assert moved[0].device.type == "meta" and all(t.device.type == "meta" for t in moved[1])
-    elsewhere = torch.zeros(2, device="meta")
-    kept = memory.placed("cpu", elsewhere, a)
-    assert kept[0] is elsewhere and kept[1] is a
-    assert memory.placed("cpu", a, b)[0] is a  # already there
+    assert on_device.oracle == oracle
+    # held on the host, the outputs are still judged on the GPU, a piece at a time
+    assert on_host.oracle == memory.oracle_piece_bytes(instance, sizes) < oracle
+    assert on_host.host - on_device.host == memory.oracle_held_bytes(instance, sizes)
+
+
+def test_the_oracles_temporaries_stop_growing_at_one_piece(cutlass_seeds):
+    """10x4096x2048 outputs are five pieces: the oracle's temporaries are one piece's, and only
+    the fp64 values held for the whole output grow with it."""
+    from gemmconf.oracle import PIECE_ELEMENTS
+
+    instance = cutlass_seeds["seed_cutlass/subproc_bmm"]
+    sizes = instance.dims(0)
+    elements = sizes["B"] * sizes["M"] * sizes["N"]
+    assert elements > 4 * PIECE_ELEMENTS
+    assert memory.oracle_piece_bytes(instance, sizes) == (
+        PIECE_ELEMENTS * memory.FP64 * memory.ORACLE_PIECE_FP64
+    )
+    assert memory.oracle_held_bytes(instance, sizes) == (
+        elements * memory.FP64 * memory.ORACLE_HELD_FP64
+    )
 
 
 def test_estimates_cover_every_shape_set_and_autotuning_copies(tmp_path):

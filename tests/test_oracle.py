@@ -542,3 +542,98 @@ def test_a_failing_gradient_is_named_beside_its_output_path():
     assert runner._output_names(backward) == names
     forward = next(i for i in load_suite(SUITES / "dense" / "first.yaml") if i.op == "mm")
     assert runner._output_names(forward) == {}
+
+
+def _cases_for_pieces() -> dict[str, tuple[tuple, dict]]:
+    """judge() arguments covering every path that reads an output in pieces."""
+    gen = torch.Generator().manual_seed(7)
+    ref = torch.randn(37, 53, generator=gen, dtype=torch.float64)
+    eager = ref.to(torch.bfloat16)
+    wrong = eager.clone()
+    wrong[3, 5] = wrong[3, 5] + 1  # one bad element, past the first piece
+    wrong[30, 1] = wrong[30, 1] * 1.02
+    specials = eager.clone()
+    specials[0, 0], specials[20, 7] = float("nan"), float("inf")
+    both_nan = wrong.clone()
+    both_nan[9, 9] = float("nan")
+    eager_nan = eager.clone()
+    eager_nan[9, 9] = float("nan")
+    eager_inf = eager.clone()
+    eager_inf[11, 40], eager_inf[35, 2] = float("inf"), float("-inf")
+    fp32_ref = torch.randn(29, 31, generator=gen, dtype=torch.float64)
+    tf32 = (fp32_ref * (1 + 2.0**-11)).float()
+    ints = torch.randint(-50, 50, (41, 17), generator=gen, dtype=torch.int32)
+    ints_off = ints.clone()
+    ints_off[2, 3] += 4
+    ints_off[40, 16] -= 9
+    floats_nan = ref.float()
+    floats_nan[5, 5] = float("nan")
+    bf16 = POLICIES["bf16"]
+    return {
+        "passes": ((eager, eager, ref), {"k": 64, "policy": bf16}),
+        "fails": ((eager, wrong, ref), {"k": 64, "policy": bf16}),
+        "nonfinite_differ": ((eager, specials, ref), {"k": 64, "policy": bf16}),
+        "nan_in_both": ((both_nan, both_nan, ref), {"k": 64, "policy": bf16}),
+        "eager_refuted": (
+            (eager_inf, eager, ref),
+            {"k": 64, "policy": bf16, "magnitude": ref.abs()},
+        ),
+        "eager_nan_kept": ((eager_nan, eager, ref), {"k": 64, "policy": bf16}),
+        "tf32_rounding": (
+            (fp32_ref.float(), tf32, fp32_ref),
+            {"k": 8, "policy": POLICIES["tf32"], "rounding": fp32_ref.abs()},
+        ),
+        "against_eager": ((eager, wrong), {"k": 64, "policy": bf16}),
+        "exact_ints": ((ints, ints_off), {"k": 4}),
+        "exact_floats": ((floats_nan, floats_nan.clone()), {"k": 4, "policy": POLICIES["exact"]}),
+        "transposed_actual": ((eager, eager.t().contiguous().t(), ref), {"k": 64, "policy": bf16}),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_cases_for_pieces()))
+def test_an_output_judged_in_pieces_gets_the_verdict_of_one_piece(
+    monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Outputs past PIECE_ELEMENTS are read in pieces, each judged on the compute device: the
+    verdict (pass or fail, counts, worst and relative-worst positions, allowances, messages) is
+    the one the whole output gets; the error figures agree to fp64 rounding (sums in another
+    order)."""
+    from gemmconf import oracle
+
+    args, kwargs = _cases_for_pieces()[case]
+    whole = judge(*args, **kwargs)
+    monkeypatch.setattr(oracle, "PIECE_ELEMENTS", 64)
+    assert args[0].numel() > 64 * 4
+    pieces = judge(*args, **kwargs)
+    assert pieces.passed == whole.passed
+    assert [c.message for c in pieces.checks] == [c.message for c in whole.checks]
+    for field in ("mismatches", "numel", "worst_index", "rel_index", "eager_wrong", "mode"):
+        assert getattr(pieces, field) == getattr(whole, field), field
+    for field in ("max_abs_err", "max_rel_err", "err_ratio", "eager_abs_err", "floor"):
+        a, b = getattr(pieces, field), getattr(whole, field)
+        assert (a is None) == (b is None), field
+        if a is not None:
+            assert a == pytest.approx(b, rel=1e-12, nan_ok=True), field
+    assert pieces.worst_allowed == pytest.approx(whole.worst_allowed, rel=1e-12)
+
+
+def test_a_reference_held_on_another_device_is_read_in_pieces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A large output's fp64 reference may stay on the host while eager's and the backend's
+    outputs are on the GPU: no tensor is moved to the compute device whole, only pieces."""
+    from gemmconf import oracle
+
+    args, kwargs = _cases_for_pieces()["fails"]
+    moved: list[int] = []
+    original = oracle._Reader.__call__
+
+    def spy(self, name, piece, dtype=None):  # type: ignore[no-untyped-def]
+        moved.append(piece.stop - piece.start)
+        return original(self, name, piece, dtype)
+
+    monkeypatch.setattr(oracle, "PIECE_ELEMENTS", 100)
+    monkeypatch.setattr(oracle._Reader, "__call__", spy)
+    verdict = judge(*args, **kwargs)
+    assert not verdict.passed and verdict.mismatches == 2
+    assert max(moved) <= 100
