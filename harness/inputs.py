@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
+from gemmconf import staging
 from gemmconf.gemm.dtypes import is_quantized, torch_dtype
 from gemmconf.gemm.ops import OPS
 from gemmconf.gemm.scaling import RECIPES, Recipe
@@ -120,8 +121,7 @@ def build_copies(
     drawn once on the CPU and laid out on `device` once per copy, in storage of its own. The
     copies share the CPU reference tensors, which nothing writes. Drawing is most of a large
     item's set-up (a 128256 x 4096 weight: seconds on the CPU), so it is not done twice."""
-    drawn = _draw_values(instance, shape_index, run_seed, draw)
-    return [drawn.placed(device) for _ in range(copies)]
+    return _draw_values(instance, shape_index, run_seed, draw).placed(device, copies)
 
 
 @dataclass
@@ -138,14 +138,25 @@ class _Drawn:
     seed: int
     reduction: int | None
 
-    def placed(self, device: str | torch.device) -> Inputs:
-        stored: dict[str, torch.Tensor] = {}
+    def placed(self, device: str | torch.device, copies: int = 1) -> list[Inputs]:
+        """`copies` independent layouts of the values on `device`. An operand's value crosses
+        to a GPU once, through the staging buffer (copies from pageable memory are slow there),
+        and each copy is laid out from it on the device; the crossed value lives until its
+        operand's copies are made (`memory.estimate` counts the largest operand for it)."""
+        stored: list[dict[str, torch.Tensor]] = [{} for _ in range(copies)]
         for operand in self.instance.operands:
             if operand.layout == "alias":
-                stored[operand.name] = stored["a"]
+                for one in stored:
+                    one[operand.name] = one["a"]
                 continue
-            value, shape = self.values[operand.name], self.shapes[operand.name]
-            stored[operand.name] = _lay_out(value, operand.layout, shape, device)
+            value = staging.to(self.values[operand.name], device)
+            shape = self.shapes[operand.name]
+            for one in stored:
+                one[operand.name] = _lay_out(value, operand.layout, shape, device)
+            del value
+        return [self._inputs(one, device) for one in stored]
+
+    def _inputs(self, stored: dict[str, torch.Tensor], device: str | torch.device) -> Inputs:
         for name, value in self.others.items():
             stored[name] = value.to(device, copy=True)
         tensors = tuple(stored[n] for n in self.names)

@@ -33,6 +33,8 @@ from typing import Any
 
 import torch
 
+from gemmconf import staging
+
 M_PERTURB = -6  # glibc mallopt parameter: fill allocations with ~byte and freed memory with byte
 PERTURB_BYTE = 0x80
 CPU_POISON = PERTURB_BYTE ^ 0xFF  # 0x7F: 3.4e38 in fp32/bf16, NaN in fp16 and fp8, 2139062143
@@ -227,7 +229,6 @@ class Modified:
 
 
 HOST_COPY_BYTES = 64 << 20  # a GPU input storage at least this large is copied to the host
-COMPARE_CHUNK_BYTES = 64 << 20  # compared against its host copy in pieces of this size
 
 
 class InputGuard:
@@ -249,7 +250,7 @@ class InputGuard:
             seen[key] = name
             raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage)
             on_host = raw.device.type != "cpu" and raw.numel() >= HOST_COPY_BYTES
-            self.entries.append((name, t, raw, raw.cpu() if on_host else raw.clone()))
+            self.entries.append((name, t, raw, staging.to_host(raw) if on_host else raw.clone()))
 
     def modified(self) -> list[Modified]:
         found = []
@@ -282,11 +283,7 @@ def _equal_bytes(raw: torch.Tensor, before: torch.Tensor) -> bool:
     """Whether a storage's bytes equal their copy (held on the same device or on the host)."""
     if raw.device == before.device:
         return torch.equal(raw, before)
-    step = COMPARE_CHUNK_BYTES
-    return all(
-        torch.equal(raw[i : i + step].cpu(), before[i : i + step])
-        for i in range(0, raw.numel(), step)
-    )
+    return staging.equal_on_host(raw, before)
 
 
 def side_stream_call(call: Callable[[], Any]) -> Any:

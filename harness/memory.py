@@ -52,7 +52,7 @@ HOST_JUDGE_SHARE = 2
 class Footprint:
     """An item's estimated device memory at its peak, in bytes, by what holds it."""
 
-    inputs: int  # eager's and the backend's, every shape set
+    inputs: int  # eager's and the backend's, every shape set, and an operand crossing to the device
     # eager's and the backend's, every shape set, plus an epilogue's temporary and the integrity
     # checks' (poisoned blocks, the second call's output)
     outputs: int
@@ -91,7 +91,7 @@ def estimate(
 ) -> Footprint:
     """The device memory `run_item` will hold at its peak for this item (an upper bound), when
     the items of its GPU share `shared` bytes (None: no budget; it decides `reference_device`)."""
-    inputs = outputs = host = 0
+    inputs = outputs = host = staged = 0
     biggest_set = biggest_out = reference = oracle = drawn = 0
     for index in range(len(instance.shape_sets)):
         sizes = instance.dims(index)
@@ -110,6 +110,7 @@ def estimate(
             host += oracle_held_bytes(instance, sizes)
         host += 2 * reference_input_bytes(instance, sizes)  # two draws' (the copies share one)
         drawn = max(drawn, stored + largest_operand(instance, sizes) * 4)  # fp32 draws, casts
+        staged = max(staged, crossing_bytes(instance, sizes))
     backend = biggest_set if autotunes else biggest_out
     # the integrity checks (gemmconf.integrity): blocks of the outputs' sizes poisoned and handed
     # back to the allocator, and the output of the second call on fresh values of shape set 0.
@@ -118,7 +119,7 @@ def estimate(
     # second draw fits in SLACK_BYTES.
     checks = 3 * biggest_out
     return Footprint(
-        inputs, outputs + biggest_out + checks, backend, reference, oracle, host + drawn
+        inputs + staged, outputs + biggest_out + checks, backend, reference, oracle, host + drawn
     )
 
 
@@ -184,6 +185,20 @@ def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> 
 def largest_operand(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
     """Elements of the largest operand of one shape set."""
     return max((_prod(eval_dim(e, sizes) for e in o.shape) for o in instance.operands), default=0)
+
+
+def crossing_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
+    """Bytes of the largest operand value `inputs.build` moves to the device before laying out
+    its copies there (an expanded operand's value has a batch of one)."""
+    largest = 0
+    for operand in instance.operands:
+        if operand.layout == "alias":
+            continue
+        shape = [eval_dim(e, sizes) for e in operand.shape]
+        if operand.layout.startswith("expand") and shape:
+            shape[0] = 1
+        largest = max(largest, _prod(shape) * _itemsize(operand.dtype))
+    return largest
 
 
 def stored_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
