@@ -25,7 +25,7 @@ from gemmconf import chunked
 from gemmconf.gemm.dtypes import DTYPES, is_fp8
 from gemmconf.gemm.ops import OPS
 from gemmconf.oracle import PIECE_ELEMENTS
-from gemmconf.scenario import ScenarioInstance, eval_dim
+from gemmconf.scenario import Operand, ScenarioInstance, eval_dim
 
 GIB = 1 << 30
 FP64 = 8
@@ -190,15 +190,23 @@ def largest_operand(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
 def crossing_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
     """Bytes of the largest operand value `inputs.build` moves to the device before laying out
     its copies there (an expanded operand's value has a batch of one)."""
-    largest = 0
-    for operand in instance.operands:
-        if operand.layout == "alias":
-            continue
-        shape = [eval_dim(e, sizes) for e in operand.shape]
-        if operand.layout.startswith("expand") and shape:
-            shape[0] = 1
-        largest = max(largest, _prod(shape) * _itemsize(operand.dtype))
-    return largest
+    return max(
+        (
+            _prod(_value_shape(operand, sizes)) * _itemsize(operand.dtype)
+            for operand in instance.operands
+            if operand.layout != "alias"
+        ),
+        default=0,
+    )
+
+
+def _value_shape(operand: Operand, sizes: dict[str, int]) -> list[int]:
+    """The shape of an operand's drawn value: its shape, with a batch of one where the layout
+    expands it (a stride-0 batch)."""
+    shape = [eval_dim(e, sizes) for e in operand.shape]
+    if operand.layout.startswith("expand") and shape:
+        shape[0] = 1
+    return shape
 
 
 def stored_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
@@ -207,9 +215,7 @@ def stored_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int
     for operand in instance.operands:
         if operand.layout == "alias":
             continue  # the same tensor as `a`
-        shape = [eval_dim(e, sizes) for e in operand.shape]
-        if operand.layout.startswith("expand") and shape:
-            shape[0] = 1  # a stride-0 batch
+        shape = _value_shape(operand, sizes)
         if operand.layout in ("padded", "padded_odd") and shape:
             shape[-1] = (shape[-1] // 16 + 1) * 16 if operand.layout == "padded" else shape[-1] + 1
         elements = _prod(shape) + (1 if operand.layout == "offset" else 0)

@@ -577,6 +577,34 @@ class _Largest:
         return None
 
 
+class _Errors:
+    """The second pass's figures over all pieces: how many elements exceed their allowance, the
+    largest error and what was allowed there, and the largest relative error."""
+
+    def __init__(self) -> None:
+        self.mismatches = 0
+        self.worst, self.rel_worst = _Largest(), _Largest()
+        self.worst_allowed = 0.0
+
+    def add(
+        self,
+        offset: int,
+        err: torch.Tensor,
+        failed: torch.Tensor,
+        allowance: torch.Tensor,
+        magnitude: torch.Tensor,
+        guard: float,
+        scale: float = 1.0,
+    ) -> None:
+        """One piece: `err` and, where `failed`, an element past its allowance; what is allowed
+        at an element is `scale * allowance`; relative errors are err / max(magnitude, guard)."""
+        self.mismatches += int(failed.sum())
+        local = self.worst.add(err, offset)
+        if local is not None:
+            self.worst_allowed = float(scale * allowance[local])
+        self.rel_worst.add(err / magnitude.clamp_min(guard), offset)
+
+
 def _judge_exact(
     expected: torch.Tensor,
     actual: torch.Tensor,
@@ -737,10 +765,8 @@ def _judge_against_reference(
     eps_out, tiny_out = _dtype_ulp(expected.dtype)
 
     # Second pass: each element against its own allowance.
-    mismatches = 0
+    errors = _Errors()
     err_ratio = 0.0
-    worst, rel_worst = _Largest(), _Largest()
-    worst_allowed = 0.0
     for offset, piece in pieces(expected.numel()):
         e, a, r, mask = values(offset, piece)
         err = torch.where(mask, (a - r).abs(), 0.0)
@@ -751,20 +777,14 @@ def _judge_against_reference(
             ulp = ulp + bound.nan_to_num(0.0, 0.0, 0.0)
         denominator = (ulp / policy.max_ratio).clamp_min(max(trusted, floor))
         ratio = err / denominator
-        mismatches += int((mask & (ratio > policy.max_ratio)).sum())
         err_ratio = max(err_ratio, float(ratio.max()))
-        local = worst.add(err, offset)
-        if local is not None:
-            worst_allowed = float(policy.max_ratio * denominator[local])
-        rel_worst.add(err / ref_abs.clamp_min(max(_REL_GUARD * rms, tiny_out)), offset)
+        failed = mask & (ratio > policy.max_ratio)
+        guard = max(_REL_GUARD * rms, tiny_out)
+        errors.add(offset, err, failed, denominator, ref_abs, guard, scale=policy.max_ratio)
     return _value_verdict(
         expected.shape,
-        worst=worst,
-        rel_worst=rel_worst,
-        worst_allowed=worst_allowed,
-        value_mismatches=mismatches,
-        bad_specials=bad.count,
-        special_check=_specials_check(bad, expected.shape, path),
+        errors=errors,
+        bad=bad,
         checks=checks,
         common=common,
         err_ratio=err_ratio,
@@ -785,7 +805,6 @@ def _judge_against_eager(
     checks: tuple[Check, ...],
     common: dict[str, Any],
 ) -> Verdict:
-    path = common["output"]
     work = torch.complex128 if expected.is_complex() else torch.float64
     # Values are compared on eager's device (a device mismatch is already a failed check).
     read = _Reader(expected.device, work, e=expected, a=actual)
@@ -803,28 +822,19 @@ def _judge_against_eager(
     eps_out, tiny_out = _dtype_ulp(expected.dtype)
     # Both sides round to the output dtype, possibly in opposite directions: two ulps.
     rtol = max(policy.rtol, 2 * eps_out)
-    mismatches = 0
-    worst, rel_worst = _Largest(), _Largest()
-    worst_allowed = 0.0
+    errors = _Errors()
     for offset, piece in pieces(expected.numel()):
         e, a = read("e", piece), read("a", piece)
         mask, _ = _nonfinite_disagree(e, a)
         err = torch.where(mask, (a - e).abs(), 0.0)
         e_abs = torch.where(mask, e.abs(), 0.0)
         allowed = policy.max_ratio * floor + rtol * e_abs.clamp_min(tiny_out)
-        mismatches += int((mask & (err > allowed)).sum())
-        local = worst.add(err, offset)
-        if local is not None:
-            worst_allowed = float(allowed[local])
-        rel_worst.add(err / e_abs.clamp_min(max(_REL_GUARD * rms, tiny_out)), offset)
+        guard = max(_REL_GUARD * rms, tiny_out)
+        errors.add(offset, err, mask & (err > allowed), allowed, e_abs, guard)
     return _value_verdict(
         expected.shape,
-        worst=worst,
-        rel_worst=rel_worst,
-        worst_allowed=worst_allowed,
-        value_mismatches=mismatches,
-        bad_specials=bad.count,
-        special_check=_specials_check(bad, expected.shape, path),
+        errors=errors,
+        bad=bad,
         checks=checks,
         common=common,
         err_ratio=None,
@@ -839,12 +849,8 @@ def _judge_against_eager(
 def _value_verdict(
     shape: torch.Size,
     *,
-    worst: _Largest,
-    rel_worst: _Largest,
-    worst_allowed: float,
-    value_mismatches: int,
-    bad_specials: int,
-    special_check: Check,
+    errors: _Errors,
+    bad: _First,
     checks: tuple[Check, ...],
     common: dict[str, Any],
     err_ratio: float | None,
@@ -853,29 +859,30 @@ def _value_verdict(
     **numbers: float,
 ) -> Verdict:
     path = common["output"]
-    if value_mismatches:
+    mismatches = errors.mismatches
+    if mismatches:
         if err_ratio is not None:
             text = f"err_ratio {_num(err_ratio)} > {_num(max_ratio)} allowed"
         else:
             text = "differences from eager exceed the allowed tolerance"
-        values = Check("values", False, f"{text} at {value_mismatches} element(s)", path)
+        values = Check("values", False, f"{text} at {mismatches} element(s)", path)
     elif err_ratio is not None:
         values = Check("values", True, f"err_ratio {_num(err_ratio)} <= {_num(max_ratio)}", path)
     else:
         values = Check("values", True, "within tolerance of eager", path)
-    checks = (*checks, special_check, values)
+    checks = (*checks, _specials_check(bad, shape, path), values)
     return Verdict(
         passed=all(c.passed for c in checks),
         checks=checks,
-        max_abs_err=worst.value,
-        max_rel_err=rel_worst.value,
+        max_abs_err=errors.worst.value,
+        max_rel_err=errors.rel_worst.value,
         err_ratio=err_ratio,
-        mismatches=value_mismatches + bad_specials,
+        mismatches=mismatches + bad.count,
         numel=math.prod(shape),
-        worst_index=_index(worst.index, shape),
+        worst_index=_index(errors.worst.index, shape),
         mode=mode,
-        worst_allowed=worst_allowed,
-        rel_index=_index(rel_worst.index, shape),
+        worst_allowed=errors.worst_allowed,
+        rel_index=_index(errors.rel_worst.index, shape),
         **numbers,
         **common,
     )

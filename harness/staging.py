@@ -14,6 +14,8 @@ copy is complete.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import torch
 
 __all__ = ["DIRECT_BYTES", "STAGE_BYTES", "equal_on_host", "to", "to_host"]
@@ -46,35 +48,41 @@ def _staged(tensor: torch.Tensor, device: torch.device) -> bool:
     return crosses and large and not tensor.requires_grad
 
 
-def _copy(source: torch.Tensor, target: torch.Tensor) -> None:
-    """Copy bytes to bytes (1-D uint8, one on the host, one on the GPU) through the buffer."""
+def _staged_pieces(source: torch.Tensor) -> Iterator[tuple[slice, torch.Tensor]]:
+    """Each piece of `source`'s bytes (1-D uint8) copied into the buffer: (where it sits in
+    `source`, its copy in the buffer). A piece must be used before the next is asked for: the
+    copies are synchronous and the buffer is reused."""
     stage = _buffer()
     for start in range(0, source.numel(), STAGE_BYTES):
         end = min(start + STAGE_BYTES, source.numel())
-        stage[: end - start].copy_(source[start:end])
-        target[start:end].copy_(stage[: end - start])  # synchronous: the buffer is reused next
+        piece = stage[: end - start]
+        piece.copy_(source[start:end])
+        yield slice(start, end), piece
+
+
+def _through_buffer(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A contiguous copy of `tensor` on `device`, piece by piece through the buffer."""
+    source = tensor.contiguous()
+    target = torch.empty(source.shape, dtype=source.dtype, device=device)
+    target_bytes = _bytes(target)
+    for where, piece in _staged_pieces(_bytes(source)):
+        target_bytes[where].copy_(piece)
+    return target
 
 
 def to(tensor: torch.Tensor, device: str | torch.device) -> torch.Tensor:
     """`tensor.to(device)`: `tensor` itself where it is already there, else a copy (contiguous
     where it crosses between the host and a GPU through the buffer)."""
     device = torch.device(device)
-    if not _staged(tensor, device):
-        return tensor.to(device)
-    source = tensor.contiguous()
-    target = torch.empty(source.shape, dtype=source.dtype, device=device)
-    _copy(_bytes(source), _bytes(target))
-    return target
+    return _through_buffer(tensor, device) if _staged(tensor, device) else tensor.to(device)
 
 
 def to_host(tensor: torch.Tensor) -> torch.Tensor:
     """A contiguous copy of `tensor` on the host, in storage of its own."""
-    if not _staged(tensor, torch.device("cpu")):
-        return tensor.to("cpu", copy=True).contiguous()
-    source = tensor.contiguous()
-    target = torch.empty(source.shape, dtype=source.dtype)
-    _copy(_bytes(source), _bytes(target))
-    return target
+    host = torch.device("cpu")
+    if _staged(tensor, host):
+        return _through_buffer(tensor, host)
+    return tensor.to(host, copy=True).contiguous()
 
 
 def equal_on_host(device_bytes: torch.Tensor, host_bytes: torch.Tensor) -> bool:
@@ -84,11 +92,6 @@ def equal_on_host(device_bytes: torch.Tensor, host_bytes: torch.Tensor) -> bool:
         return False
     if not _staged(device_bytes, torch.device("cpu")):
         return torch.equal(device_bytes.cpu(), host_bytes)
-    stage = _buffer()
-    for start in range(0, device_bytes.numel(), STAGE_BYTES):
-        end = min(start + STAGE_BYTES, device_bytes.numel())
-        piece = stage[: end - start]
-        piece.copy_(device_bytes[start:end])
-        if not torch.equal(piece, host_bytes[start:end]):
-            return False
-    return True
+    return all(
+        torch.equal(piece, host_bytes[where]) for where, piece in _staged_pieces(device_bytes)
+    )

@@ -617,7 +617,7 @@ def test_an_output_judged_in_pieces_gets_the_verdict_of_one_piece(
     assert pieces.worst_allowed == pytest.approx(whole.worst_allowed, rel=1e-12)
 
 
-def test_a_reference_held_on_another_device_is_read_in_pieces(
+def test_no_tensor_moves_to_the_compute_device_whole(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A large output's fp64 reference may stay on the host while eager's and the backend's
