@@ -396,6 +396,9 @@ OOM_TEXT = (
 
 def test_the_numbers_of_an_out_of_memory_error(monkeypatch):
     monkeypatch.setenv(memory.BUDGET_ENV, str(24 * 10**9))
+    # where no device answers (a CPU machine), free and total come from torch's message; on a
+    # GPU machine the device would answer with its own numbers
+    monkeypatch.setattr(memory, "_cuda_numbers", lambda: (None, None, None, None))
     oom = memory.out_of_memory(torch.OutOfMemoryError(OOM_TEXT))
     assert oom is not None
     assert oom.requested_bytes == 2 << 30
