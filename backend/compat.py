@@ -133,7 +133,12 @@ def ast_source(
     constexprs: dict[tuple[int, ...], Any],
     attrs: dict[tuple[int, ...], list[list[Any]]],
 ) -> Any:
-    """`triton.compiler.ASTSource` with constexprs and attrs keyed by argument-index paths."""
+    """`triton.compiler.ASTSource` with constexprs and attrs keyed by argument-index paths
+    (Gluon's own source class for a `@gluon.jit` function)."""
+    if getattr(fn, "is_gluon", lambda: False)():
+        from triton.experimental.gluon._runtime import GluonASTSource
+
+        return GluonASTSource(fn, signature, constexprs, attrs)
     from triton.compiler import ASTSource
 
     return ASTSource(fn, signature, constexprs, attrs)

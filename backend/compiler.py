@@ -204,7 +204,10 @@ def triton_source(launches: list[LaunchRecord]) -> str:
     for record in launches:
         flags = ", ".join(f"{k}={v}" for k, v in record.plan.constexprs)
         header.append(f"# {record.gemm} launched {record.plan.kernel}: {flags}")
-    sources = [_source_of(piece) for piece in kernels.PIECES]
+    pieces = kernels.PIECES
+    if any(record.plan.kernel == kernels.HOPPER_FP8 for record in launches):
+        pieces += kernels.HOPPER_FP8_PIECES  # backend/hopper_fp8.py
+    sources = [_source_of(piece) for piece in pieces]
     return "\n".join(header) + "\n\n" + "\n\n".join(sources)
 
 

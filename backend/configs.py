@@ -132,6 +132,12 @@ TABLE: dict[tuple[str, str, str], TileConfig] = {
 
 
 INTERPRETER_MAX_BLOCK_K = 512
+# sm90 fp8 rowwise/tensorwise without fast accumulation, "large" problems: `hopper_fp8_kernel`
+# (a producer warp and two consumer warpgroups, hopper_fp8.py). 128x128 output tiles, K tiles of
+# 128, a ring of 4 shared-memory stages (num_stages); num_warps is the default partition's, one
+# consumer warpgroup. On an H100 (2026-11-26, BENCHMARKS.md "Session 12") 4 stages measured
+# 0.97-1.17x cuBLAS over the anchor and Llama-3 prefill shapes, 5 and 6 stages no better.
+HOPPER_FP8 = TileConfig(128, 128, 128, num_warps=4, num_stages=4, group_m=8)
 # shared memory the pipeline of an under-a-wave problem may fill, and its most stages, per arch
 DEEP_PIPELINE: dict[str, tuple[int, int]] = {"sm90": (192 * 1024, 8)}
 

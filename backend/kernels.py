@@ -39,6 +39,8 @@ TRITON_INTERPRET was set; the few needed are written out here.
 
 from __future__ import annotations
 
+from typing import Any
+
 import triton
 import triton.language as tl
 
@@ -1379,6 +1381,22 @@ KERNELS = {
     "grouped_gemm_kernel": grouped_gemm_kernel,
     "blockscaled_gemm_kernel": blockscaled_gemm_kernel,
 }
+# the sm90 fp8 kernel with a producer warp and two consumer warpgroups, in Gluon
+# (triton.experimental.gluon; hopper_fp8.py): absent where this Triton has no Gluon
+HOPPER_FP8 = "hopper_fp8_kernel"
+HOPPER_FP8_PIECES: tuple[Any, ...] = ()
+try:
+    from gemmconf_reference import hopper_fp8
+except ImportError:  # pragma: no cover - every supported Triton (3.6+) has Gluon
+    pass
+else:
+    KERNELS[HOPPER_FP8] = hopper_fp8.hopper_fp8_kernel
+    HOPPER_FP8_PIECES = (
+        hopper_fp8._tile_of,
+        hopper_fp8._loader,
+        hopper_fp8._consumer,
+        hopper_fp8.hopper_fp8_kernel,
+    )
 
 # every @triton.jit piece, in source order: what the "triton" artifact shows for a launch
 PIECES = (

@@ -12,6 +12,9 @@ every shape set (dynamic shapes never recompile the graph):
   stride is 1 (row-major, or column-major read as the transpose); masked pointers otherwise;
 - the tile config from `configs` for (arch class, dtype, size class), or autotuned on a GPU;
 - the persistent kernel on a GPU when the problem has at least two tiles per SM;
+- on sm90, large fp8 GEMMs with rowwise or tensorwise scales and no fast accumulation run
+  `hopper_fp8_kernel` instead (a producer warp and two consumer warpgroups, hopper_fp8.py;
+  `hopper_fp8_plan` says exactly when);
 - TF32 for fp32 operands only when the run allows it and K >= TF32_MIN_K.
 
 Specialisation rules (what makes Triton compile a new kernel variant, never a new graph):
@@ -60,6 +63,15 @@ from gemmconf_reference.target import Target
 INT32_LIMIT = 2**31
 FP8_ACCUM = ("tile", "mma", "pingpong")  # BackendOptions.fp8_accum: kernels.py's FP8_ACCUM
 TF32_MIN_K = 16  # shorter K loops (under two TF32 MMA k-steps) stay IEEE fp32
+# options that pick a variant of the Triton kernels: set away from their defaults, they keep
+# fp8 GEMMs there rather than on `hopper_fp8_kernel`
+TRITON_KERNEL_OPTIONS = (
+    "fp8_accum",
+    "fp8_promote_every",
+    "persistent",
+    "warp_specialize",
+    "autotune",
+)
 
 
 @dataclass(frozen=True)
@@ -169,6 +181,13 @@ class LaunchPlan:
     def flags(self) -> dict[str, Any]:
         return dict(self.constexprs)
 
+    @property
+    def tma(self) -> bool:
+        """Whether the kernel makes tensor descriptors in-kernel (Triton's allocator then)."""
+        flags = self.flags()
+        paths = (flags.get("A_DESC", "none"), flags.get("B_DESC", "none"))
+        return self.kernel == kernels.HOPPER_FP8 or paths != ("none", "none")
+
 
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
@@ -224,6 +243,42 @@ def use_persistent(
     return too_big or tiles >= 2 * target.num_sms
 
 
+def hopper_fp8_plan(problem: Problem, target: Target, options: BackendOptions) -> LaunchPlan | None:
+    """`hopper_fp8_kernel`'s plan where it applies, else None: an sm90 GPU (or artifacts for
+    one), fp8 with rowwise or tensorwise scales and without fast accumulation, one batch, no
+    fused epilogue, A row-major and B column-major through tensor descriptors, N a multiple of
+    16 (the output's TMA store), a "large" problem, and the fp8 options at their defaults (the
+    other `fp8_accum`/`fp8_promote_every` variants, `persistent`, `warp_specialize` and
+    autotuning are the Triton kernel's)."""
+    defaults = BackendOptions()
+    if (
+        kernels.HOPPER_FP8 not in kernels.KERNELS
+        or target.interpreter
+        or target.arch_class != "sm90"
+        or any(getattr(options, name) != getattr(defaults, name) for name in TRITON_KERNEL_OPTIONS)
+        or problem.dtype not in FP8_TORCH
+        or problem.scaling not in ("rowwise", "tensorwise")
+        or problem.fast_accum
+        or problem.batch != 1
+        or any(op != "none" for op in problem.epilogue)
+        or problem.n % 16
+        or descriptor_paths(problem, target) != ("mk", "nk")
+        or configs.size_class(problem.batch, problem.m, problem.n) != "large"
+    ):
+        return None
+    config = configs.HOPPER_FP8
+    tiles = output_tiles(problem, config)
+    flags = {
+        "BLOCK_N": config.block_n,
+        "BLOCK_K": config.block_k,
+        "STAGES": config.num_stages,
+        "GROUP_M": config.group_m,
+        "NUM_PROGRAMS": min(target.num_sms, tiles),
+        "SCALING": problem.scaling,
+    }
+    return LaunchPlan(kernels.HOPPER_FP8, config, tuple(flags.items()), (flags["NUM_PROGRAMS"],))
+
+
 def plan_launch(
     problem: Problem,
     target: Target,
@@ -231,6 +286,10 @@ def plan_launch(
     config: configs.TileConfig | None = None,
 ) -> LaunchPlan:
     """The kernel, constexprs and grid for `problem` on `target` (pure: artifacts reuse it)."""
+    if config is None:
+        hopper = hopper_fp8_plan(problem, target, options)
+        if hopper is not None:
+            return hopper
     if config is None and target.interpreter:
         config = configs.interpreter_tile(problem.dtype, problem.n, problem.k)
     elif config is None:
@@ -595,9 +654,7 @@ class KernelCall:
 
     def _launch(self, plan: LaunchPlan, args: dict[str, Any]) -> None:
         flags = plan.flags()
-        if (
-            flags.get("A_DESC", "none") != "none" or flags.get("B_DESC", "none") != "none"
-        ) and not self.runtime.target.interpreter:
+        if plan.tma and not self.runtime.target.interpreter:
             compat.set_tma_allocator()
         kernel = kernels.KERNELS[plan.kernel]
         call_args = {
@@ -789,8 +846,7 @@ class GemmCall(KernelCall):
         params = KERNEL_SIGNATURES[plan.kernel]
         flags = plan.flags()
         positional = [flags[name] if constexpr else args[name] for name, constexpr in params]
-        tma = (flags["A_DESC"], flags["B_DESC"]) != ("none", "none")
-        tma = tma and not self.runtime.target.interpreter
+        tma = plan.tma and not self.runtime.target.interpreter
         if tma:
             compat.set_tma_allocator()
         launch = self.runtime.launcher.first(

@@ -1,0 +1,227 @@
+"""The sm90 fp8 GEMM for `_scaled_mm` without `use_fast_accum`: a producer warp feeding two
+consumer warpgroups, written in Gluon (Triton's lower-level language) to get that split.
+
+Why a second kernel: `gemm_persistent_kernel` reaches 0.72-0.86x cuBLAS on fp8 at 8192^3 because
+every warp of Triton's software-pipelined K loop meets at a CTA barrier each K step; Nsight
+Compute put 62% of its stall cycles there, and its tensor pipe idled 40% of the time (BENCHMARKS.md,
+"Session 10"). cuBLAS runs a producer and consumer warpgroups instead. This kernel does the same,
+with the promotion that `use_fast_accum=False` asks for unchanged: each 128-wide K tile's four
+wgmma instructions chain into a fresh accumulator, which is then added into the fp32 one (the
+class of error cuBLAS has; the same products and additions, in the same order, as the "mma"
+variant of the Triton kernel).
+
+The structure, per program (one per SM, walking output tiles of 128 x BLOCK_N in GROUP_M order):
+- the loader partition (one warp) streams, for each K tile, A's two 64-row halves and B's tile
+  into a ring of STAGES shared-memory slots through TMA. Slot s has a `ready` barrier (the TMA
+  bytes landed) and an `empty` barrier (both consumers are done with it);
+- consumer h (a warpgroup: h = 0 is the default partition, h = 1 a worker) multiplies rows
+  64h..64h+63 of the tile, frees each slot as soon as its product is in registers, then scales
+  the fp32 accumulator (tensorwise or rowwise), converts it and stores it through shared memory
+  with a TMA store, which overlaps the next tile's loads.
+
+Operands: A (M, K) and B given as (N, K), both K-contiguous (fp8 wgmma reads both K-major), any
+fp8 types; the output (M, N) with unit column stride. The launcher checks these (`launcher.
+hopper_fp8_plan`). Gluon kernels cannot run in the Triton interpreter: on a CPU this kernel is only
+cross-compiled (its IR for the code checks); its numerics are checked on an sm90 GPU.
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+)
+
+HALF_M = gl.constexpr(64)  # rows per consumer warpgroup (a warpgroup's wgmma has M = 64)
+CONSUMER_REGS = gl.constexpr(232)  # registers per thread of the worker consumer (setmaxnreg)
+LOADER_REGS = gl.constexpr(40)  # and of the loader warp
+
+
+@gluon.jit
+def _tile_of(tile, num_pid_m, num_pid_n, GROUP_M: gl.constexpr):
+    """Output tile `tile`'s (row, column), GROUP_M tile rows at a time (L2 reuse of B)."""
+    per_group = GROUP_M * num_pid_n
+    first_m = (tile // per_group) * GROUP_M
+    rows = gl.minimum(num_pid_m - first_m, GROUP_M)
+    return first_m + (tile % per_group) % rows, (tile % per_group) // rows
+
+
+@gluon.jit
+def _loader(
+    a_desc,
+    b_desc,
+    a_bufs,
+    b_bufs,
+    ready,
+    empty,
+    num_pid_m,
+    num_pid_n,
+    k_tiles,
+    BLOCK_N: gl.constexpr,
+    BLOCK_K: gl.constexpr,
+    STAGES: gl.constexpr,
+    GROUP_M: gl.constexpr,
+    NUM_PROGRAMS: gl.constexpr,
+):
+    half: gl.constexpr = a_desc.block_type.shape[0]
+    step = 0
+    for tile in range(gl.program_id(0), num_pid_m * num_pid_n, NUM_PROGRAMS):
+        pid_m, pid_n = _tile_of(tile, num_pid_m, num_pid_n, GROUP_M)
+        off_m = pid_m * 2 * half
+        off_n = pid_n * BLOCK_N
+        for kt in range(k_tiles):
+            s = step % STAGES
+            # a slot's first use waits for the phase before the barrier's first: it passes
+            mbarrier.wait(empty.index(s), ((step // STAGES) & 1) ^ 1)
+            mbarrier.expect(
+                ready.index(s),
+                2 * a_desc.block_type.nbytes + b_desc.block_type.nbytes,
+            )
+            k = kt * BLOCK_K
+            tma.async_copy_global_to_shared(a_desc, [off_m, k], ready.index(s), a_bufs.index(2 * s))
+            tma.async_copy_global_to_shared(
+                a_desc, [off_m + half, k], ready.index(s), a_bufs.index(2 * s + 1)
+            )
+            tma.async_copy_global_to_shared(b_desc, [off_n, k], ready.index(s), b_bufs.index(s))
+            step += 1
+
+
+@gluon.jit
+def _consumer(
+    shared,
+    HALF: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    STAGES: gl.constexpr,
+    GROUP_M: gl.constexpr,
+    NUM_PROGRAMS: gl.constexpr,
+    SCALING: gl.constexpr,
+):
+    """Consumer warpgroup HALF: rows 64 * HALF.. of each tile (`shared`: both consumers' inputs)."""
+    (a_bufs, b_bufs, ready, empty, c_desc, c_bufs, a_scale_ptr, b_scale_ptr) = shared[:8]
+    (M, N, stride_sam, stride_sbn, num_pid_m, num_pid_n, k_tiles) = shared[8:]
+    half: gl.constexpr = c_desc.block_type.shape[0]
+    k_step: gl.constexpr = 256 // a_bufs.dtype.primitive_bitwidth  # a wgmma's K
+    layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, k_step]
+    )
+    c_smem = c_bufs.index(HALF)
+    step = 0
+    for tile in range(gl.program_id(0), num_pid_m * num_pid_n, NUM_PROGRAMS):
+        pid_m, pid_n = _tile_of(tile, num_pid_m, num_pid_n, GROUP_M)
+        off_m = pid_m * 2 * half + HALF * half
+        off_n = pid_n * BLOCK_N
+        acc = gl.zeros([half, BLOCK_N], gl.float32, layout)
+        for _ in range(k_tiles):
+            s = step % STAGES
+            mbarrier.wait(ready.index(s), (step // STAGES) & 1)
+            # this K tile's product alone (use_acc=False: acc only gives the result's type),
+            # complete when the call returns; then its stage is free and it is promoted into acc
+            part = warpgroup_mma(
+                a_bufs.index(2 * s + HALF), b_bufs.index(s).permute((1, 0)), acc, use_acc=False
+            )
+            mbarrier.arrive(empty.index(s), count=1)
+            acc = acc + part
+            step += 1
+
+        if SCALING == "tensorwise":
+            acc = acc * gl.load(a_scale_ptr) * gl.load(b_scale_ptr)
+        else:  # rowwise: (M, 1) and (1, N) scales
+            rows = off_m + gl.arange(0, half, layout=gl.SliceLayout(1, layout))
+            cols = off_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, layout))
+            scale_a = gl.load(a_scale_ptr + rows * stride_sam, mask=rows < M, other=0.0)
+            scale_b = gl.load(b_scale_ptr + cols * stride_sbn, mask=cols < N, other=0.0)
+            acc = acc * scale_a[:, None] * scale_b[None, :]
+        tma.store_wait(0)  # the previous tile's store has read c_smem
+        c_smem.store(acc.to(c_desc.dtype))
+        fence_async_shared()
+        tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def hopper_fp8_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    a_scale_ptr,
+    b_scale_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_bn,
+    stride_cm,
+    stride_sam,
+    stride_sbn,
+    BLOCK_N: gl.constexpr,
+    BLOCK_K: gl.constexpr,
+    STAGES: gl.constexpr,
+    GROUP_M: gl.constexpr,
+    NUM_PROGRAMS: gl.constexpr,
+    SCALING: gl.constexpr,
+):
+    """C = scale(A @ B^T) for A (M, K), B (N, K), both K-contiguous; one program per SM."""
+    half: gl.constexpr = HALF_M
+    a_ty: gl.constexpr = a_ptr.dtype.element_ty
+    b_ty: gl.constexpr = b_ptr.dtype.element_ty
+    c_ty: gl.constexpr = c_ptr.dtype.element_ty
+    a_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([half, BLOCK_K], a_ty)
+    b_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_K], b_ty)
+    c_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([half, BLOCK_N], c_ty)
+    a_desc = tma.make_tensor_descriptor(
+        a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[half, BLOCK_K], layout=a_layout
+    )
+    b_desc = tma.make_tensor_descriptor(
+        b_ptr, shape=[N, K], strides=[stride_bn, 1], block_shape=[BLOCK_N, BLOCK_K], layout=b_layout
+    )
+    c_desc = tma.make_tensor_descriptor(
+        c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[half, BLOCK_N], layout=c_layout
+    )
+    a_bufs = gl.allocate_shared_memory(a_ty, [2 * STAGES, half, BLOCK_K], a_layout)
+    b_bufs = gl.allocate_shared_memory(b_ty, [STAGES, BLOCK_N, BLOCK_K], b_layout)
+    c_bufs = gl.allocate_shared_memory(c_ty, [2, half, BLOCK_N], c_layout)
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for s in gl.static_range(STAGES):
+        mbarrier.init(ready.index(s), count=1)
+        mbarrier.init(empty.index(s), count=2)  # one arrival per consumer
+    fence_async_shared()
+
+    num_pid_m = gl.cdiv(M, 2 * half)
+    num_pid_n = gl.cdiv(N, BLOCK_N)
+    k_tiles = gl.cdiv(K, BLOCK_K)
+    shared = (a_bufs, b_bufs, ready, empty, c_desc, c_bufs, a_scale_ptr, b_scale_ptr)
+    shared += (M, N, stride_sam, stride_sbn, num_pid_m, num_pid_n, k_tiles)
+    LOW: gl.constexpr = 0
+    HIGH: gl.constexpr = 1
+    gl.warp_specialize(
+        [
+            (_consumer, (shared, LOW, BLOCK_N, STAGES, GROUP_M, NUM_PROGRAMS, SCALING)),
+            (_consumer, (shared, HIGH, BLOCK_N, STAGES, GROUP_M, NUM_PROGRAMS, SCALING)),
+            (
+                _loader,
+                (
+                    a_desc,
+                    b_desc,
+                    a_bufs,
+                    b_bufs,
+                    ready,
+                    empty,
+                    num_pid_m,
+                    num_pid_n,
+                    k_tiles,
+                    BLOCK_N,
+                    BLOCK_K,
+                    STAGES,
+                    GROUP_M,
+                    NUM_PROGRAMS,
+                ),
+            ),
+        ],
+        [4, 1],
+        [CONSUMER_REGS, LOADER_REGS],
+    )
