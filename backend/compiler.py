@@ -205,8 +205,8 @@ def triton_source(launches: list[LaunchRecord]) -> str:
         flags = ", ".join(f"{k}={v}" for k, v in record.plan.constexprs)
         header.append(f"# {record.gemm} launched {record.plan.kernel}: {flags}")
     pieces = kernels.PIECES
-    if any(record.plan.kernel == kernels.HOPPER_FP8 for record in launches):
-        pieces += kernels.HOPPER_FP8_PIECES  # backend/hopper_fp8.py
+    if any(record.plan.kernel == kernels.HOPPER for record in launches):
+        pieces += kernels.HOPPER_PIECES  # backend/hopper.py
     sources = [_source_of(piece) for piece in pieces]
     return "\n".join(header) + "\n\n" + "\n\n".join(sources)
 

@@ -132,12 +132,17 @@ TABLE: dict[tuple[str, str, str], TileConfig] = {
 
 
 INTERPRETER_MAX_BLOCK_K = 512
-# sm90 fp8 rowwise/tensorwise without fast accumulation, "large" problems: `hopper_fp8_kernel`
-# (a producer warp and two consumer warpgroups, hopper_fp8.py). 128x128 output tiles, K tiles of
-# 128, a ring of 4 shared-memory stages (num_stages); num_warps is the default partition's, one
-# consumer warpgroup. On an H100 (2026-11-26, BENCHMARKS.md "Session 12") 4 stages measured
-# 0.97-1.17x cuBLAS over the anchor and Llama-3 prefill shapes, 5 and 6 stages no better.
-HOPPER_FP8 = TileConfig(128, 128, 128, num_warps=4, num_stages=4, group_m=8)
+# sm90 "large" problems on `hopper_gemm_kernel` (a producer warp and two consumer warpgroups,
+# hopper.py; `launcher.hopper_plan` says which), by dtype class. num_stages is its ring of
+# shared-memory slots; num_warps the default partition's (one consumer warpgroup). On an H100
+# (2026-11-26, BENCHMARKS.md "Session 12"), over the anchor and Llama-3 prefill shapes: fp8
+# 128x128x128 with 4 stages 0.97-1.17x cuBLAS (3 stages 0.88-0.91x, 5-6 no better); bf16
+# 128x256x64 with 3 stages (4 do not fit 227 KB) 0.97-1.04x, 128x128x64 with 4 or 6 stages
+# 0.69-0.94x.
+HOPPER = {
+    "fp8": TileConfig(128, 128, 128, num_warps=4, num_stages=4, group_m=8),
+    "16bit": TileConfig(128, 256, 64, num_warps=4, num_stages=3, group_m=8),
+}
 # shared memory the pipeline of an under-a-wave problem may fill, and its most stages, per arch
 DEEP_PIPELINE: dict[str, tuple[int, int]] = {"sm90": (192 * 1024, 8)}
 

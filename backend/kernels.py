@@ -1381,22 +1381,17 @@ KERNELS = {
     "grouped_gemm_kernel": grouped_gemm_kernel,
     "blockscaled_gemm_kernel": blockscaled_gemm_kernel,
 }
-# the sm90 fp8 kernel with a producer warp and two consumer warpgroups, in Gluon
-# (triton.experimental.gluon; hopper_fp8.py): absent where this Triton has no Gluon
-HOPPER_FP8 = "hopper_fp8_kernel"
-HOPPER_FP8_PIECES: tuple[Any, ...] = ()
+# the sm90 kernel with a producer warp and two consumer warpgroups, in Gluon
+# (triton.experimental.gluon; hopper.py): absent where this Triton has no Gluon
+HOPPER = "hopper_gemm_kernel"
+HOPPER_PIECES: tuple[Any, ...] = ()
 try:
-    from gemmconf_reference import hopper_fp8
+    from gemmconf_reference import hopper
 except ImportError:  # pragma: no cover - every supported Triton (3.6+) has Gluon
     pass
 else:
-    KERNELS[HOPPER_FP8] = hopper_fp8.hopper_fp8_kernel
-    HOPPER_FP8_PIECES = (
-        hopper_fp8._tile_of,
-        hopper_fp8._loader,
-        hopper_fp8._consumer,
-        hopper_fp8.hopper_fp8_kernel,
-    )
+    KERNELS[HOPPER] = hopper.hopper_gemm_kernel
+    HOPPER_PIECES = (hopper._tile_of, hopper._loader, hopper._consumer, hopper.hopper_gemm_kernel)
 
 # every @triton.jit piece, in source order: what the "triton" artifact shows for a launch
 PIECES = (

@@ -12,9 +12,9 @@ every shape set (dynamic shapes never recompile the graph):
   stride is 1 (row-major, or column-major read as the transpose); masked pointers otherwise;
 - the tile config from `configs` for (arch class, dtype, size class), or autotuned on a GPU;
 - the persistent kernel on a GPU when the problem has at least two tiles per SM;
-- on sm90, large fp8 GEMMs with rowwise or tensorwise scales and no fast accumulation run
-  `hopper_fp8_kernel` instead (a producer warp and two consumer warpgroups, hopper_fp8.py;
-  `hopper_fp8_plan` says exactly when);
+- on sm90, large bf16/fp16 GEMMs and large fp8 ones with rowwise or tensorwise scales and no
+  fast accumulation run `hopper_gemm_kernel` instead (a producer warp and two consumer
+  warpgroups, hopper.py; `hopper_plan` says exactly when);
 - TF32 for fp32 operands only when the run allows it and K >= TF32_MIN_K.
 
 Specialisation rules (what makes Triton compile a new kernel variant, never a new graph):
@@ -64,7 +64,7 @@ INT32_LIMIT = 2**31
 FP8_ACCUM = ("tile", "mma", "pingpong")  # BackendOptions.fp8_accum: kernels.py's FP8_ACCUM
 TF32_MIN_K = 16  # shorter K loops (under two TF32 MMA k-steps) stay IEEE fp32
 # options that pick a variant of the Triton kernels: set away from their defaults, they keep
-# fp8 GEMMs there rather than on `hopper_fp8_kernel`
+# GEMMs there rather than on `hopper_gemm_kernel`
 TRITON_KERNEL_OPTIONS = (
     "fp8_accum",
     "fp8_promote_every",
@@ -186,7 +186,7 @@ class LaunchPlan:
         """Whether the kernel makes tensor descriptors in-kernel (Triton's allocator then)."""
         flags = self.flags()
         paths = (flags.get("A_DESC", "none"), flags.get("B_DESC", "none"))
-        return self.kernel == kernels.HOPPER_FP8 or paths != ("none", "none")
+        return self.kernel == kernels.HOPPER or paths != ("none", "none")
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -243,40 +243,42 @@ def use_persistent(
     return too_big or tiles >= 2 * target.num_sms
 
 
-def hopper_fp8_plan(problem: Problem, target: Target, options: BackendOptions) -> LaunchPlan | None:
-    """`hopper_fp8_kernel`'s plan where it applies, else None: an sm90 GPU (or artifacts for
-    one), fp8 with rowwise or tensorwise scales and without fast accumulation, one batch, no
-    fused epilogue, A row-major and B column-major through tensor descriptors, N a multiple of
-    16 (the output's TMA store), a "large" problem, and the fp8 options at their defaults (the
-    other `fp8_accum`/`fp8_promote_every` variants, `persistent`, `warp_specialize` and
-    autotuning are the Triton kernel's)."""
+def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> LaunchPlan | None:
+    """`hopper_gemm_kernel`'s plan where it applies, else None: an sm90 GPU (or artifacts for
+    one); bf16 or fp16, or fp8 with rowwise or tensorwise scales and without fast accumulation;
+    one batch, no fused epilogue; A row-major and B column-major (fp8) or either (16-bit),
+    both through tensor descriptors; N a multiple of 16 (the output's TMA store); a "large"
+    problem; and the options that pick Triton-kernel variants at their defaults."""
     defaults = BackendOptions()
+    fp8 = problem.dtype in FP8_TORCH
+    paths = descriptor_paths(problem, target)
+    readable = {("mk", "nk")} if fp8 else {("mk", "nk"), ("mk", "kn")}  # fp8 wgmma: K-major B
     if (
-        kernels.HOPPER_FP8 not in kernels.KERNELS
+        kernels.HOPPER not in kernels.KERNELS
         or target.interpreter
         or target.arch_class != "sm90"
         or any(getattr(options, name) != getattr(defaults, name) for name in TRITON_KERNEL_OPTIONS)
-        or problem.dtype not in FP8_TORCH
-        or problem.scaling not in ("rowwise", "tensorwise")
-        or problem.fast_accum
+        or problem.dtype not in (*FP8_TORCH, torch.bfloat16, torch.float16)
+        or (fp8 and (problem.scaling not in ("rowwise", "tensorwise") or problem.fast_accum))
         or problem.batch != 1
         or any(op != "none" for op in problem.epilogue)
         or problem.n % 16
-        or descriptor_paths(problem, target) != ("mk", "nk")
+        or paths not in readable
         or configs.size_class(problem.batch, problem.m, problem.n) != "large"
     ):
         return None
-    config = configs.HOPPER_FP8
-    tiles = output_tiles(problem, config)
+    config = configs.HOPPER["fp8" if fp8 else "16bit"]
     flags = {
         "BLOCK_N": config.block_n,
         "BLOCK_K": config.block_k,
         "STAGES": config.num_stages,
         "GROUP_M": config.group_m,
-        "NUM_PROGRAMS": min(target.num_sms, tiles),
+        "NUM_PROGRAMS": min(target.num_sms, output_tiles(problem, config)),
+        "B_KN": paths[1] == "kn",
+        "PROMOTE": fp8,
         "SCALING": problem.scaling,
     }
-    return LaunchPlan(kernels.HOPPER_FP8, config, tuple(flags.items()), (flags["NUM_PROGRAMS"],))
+    return LaunchPlan(kernels.HOPPER, config, tuple(flags.items()), (flags["NUM_PROGRAMS"],))
 
 
 def plan_launch(
@@ -287,7 +289,7 @@ def plan_launch(
 ) -> LaunchPlan:
     """The kernel, constexprs and grid for `problem` on `target` (pure: artifacts reuse it)."""
     if config is None:
-        hopper = hopper_fp8_plan(problem, target, options)
+        hopper = hopper_plan(problem, target, options)
         if hopper is not None:
             return hopper
     if config is None and target.interpreter:

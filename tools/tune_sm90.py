@@ -8,8 +8,8 @@ warp-specialized x, for fp8, the promotion interval), patches the sm90 "large" r
 backend/configs.TABLE, checks the result against cuBLAS (relative Frobenius error), and times
 the compiled call with do_bench next to cuBLAS on the same inputs. Prints one line per
 candidate, then the best three: the figures that chose the table's rows (BENCHMARKS.md). fp8
-first times the default backend, whose large fp8 GEMMs run `hopper_fp8_kernel` (configs.
-HOPPER_FP8), then sweeps the Triton kernel with the persistent loop forced.
+first times the default backend, whose large GEMMs run `hopper_gemm_kernel` (configs.HOPPER),
+then sweeps the Triton kernel with the persistent loop forced.
 
 `--accum` sweeps, for fp8, the promotion variants instead (`reference:fp8_accum=tile|mma|
 pingpong`, and tile and mma with the persistent loop warp-specialized, `ws`; four tile
@@ -90,10 +90,9 @@ def sweep(recipe: str, accum: bool = False) -> None:
         f"{recipe} {M}x{N}x{K}: cuBLAS {cublas_ms:.4f} ms = {FLOPS / cublas_ms / 1e9:.1f} TFLOP/s",
         flush=True,
     )
-    # fp8 with the default options runs hopper_fp8_kernel, not the table's tile: its Triton
-    # kernel is swept with the persistent loop forced, and the default is timed once, first
-    persistent = "always" if dclass == "fp8" else "auto"
-    options = [f"persistent={persistent}", "persistent=never", f"persistent={persistent},ws"]
+    # the default options run hopper_gemm_kernel here, not the table's tile: the Triton kernel
+    # is swept with the persistent loop forced, and the default is timed once, first
+    options = ["persistent=always", "persistent=never", "persistent=always,ws"]
     candidates = CANDIDATES[dclass]
     if dclass == "fp8" and accum:
         options = [f"persistent=always,fp8_accum={mode}" for mode in ("tile", "mma", "pingpong")]
@@ -102,15 +101,14 @@ def sweep(recipe: str, accum: bool = False) -> None:
     elif dclass == "fp8":
         options += ["persistent=always,promote=2", "persistent=always,promote=4"]
     rows = []
-    if dclass == "fp8":
-        compiled = resolve("reference").compile(fn, list(args), dynamic=False)
-        ms = do_bench(lambda: compiled(*args), return_mode="median")
-        err = float((compiled(*args).float() - expected).norm() / expected.norm())
-        print(
-            f"  reference (hopper_fp8_kernel): {ms:.4f} ms {FLOPS / ms / 1e9:.1f} TFLOP/s "
-            f"({cublas_ms / ms:.3f}x cuBLAS) rel.err {err:.2e}",
-            flush=True,
-        )
+    compiled = resolve("reference").compile(fn, list(args), dynamic=False)
+    ms = do_bench(lambda: compiled(*args), return_mode="median")
+    err = float((compiled(*args).float() - expected).norm() / expected.norm())
+    print(
+        f"  reference (hopper_gemm_kernel): {ms:.4f} ms {FLOPS / ms / 1e9:.1f} TFLOP/s "
+        f"({cublas_ms / ms:.3f}x cuBLAS) rel.err {err:.2e}",
+        flush=True,
+    )
     saved = configs.TABLE[("sm90", dclass, "large")]
     try:
         for config in candidates:

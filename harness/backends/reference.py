@@ -108,8 +108,8 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
     the previous output is free; GPU only, ignored in the interpreter), `fp8_accum=tile|mma|
     pingpong` (how fp8 without fast accumulation promotes its partial products), `ws` (the
     persistent kernel's tile loop warp-specialized by Triton; sm90 and later). All but
-    `cudagraphs` keep large sm90 fp8 GEMMs on the Triton kernels rather than on
-    `hopper_fp8_kernel` (gemmconf_reference.launcher.hopper_fp8_plan)."""
+    `cudagraphs` keep large sm90 GEMMs on the Triton kernels rather than on
+    `hopper_gemm_kernel` (gemmconf_reference.launcher.hopper_plan)."""
     from gemmconf_reference import BackendOptions
     from gemmconf_reference.launcher import FP8_ACCUM
 

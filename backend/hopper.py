@@ -1,28 +1,31 @@
-"""The sm90 fp8 GEMM for `_scaled_mm` without `use_fast_accum`: a producer warp feeding two
-consumer warpgroups, written in Gluon (Triton's lower-level language) to get that split.
+"""The sm90 GEMM kernel with a producer warp feeding two consumer warpgroups, written in Gluon
+(Triton's lower-level language) to get that split: large fp8 `_scaled_mm` without
+`use_fast_accum`, and large bf16/fp16 `mm`/`linear`, on Hopper.
 
-Why a second kernel: `gemm_persistent_kernel` reaches 0.72-0.86x cuBLAS on fp8 at 8192^3 because
-every warp of Triton's software-pipelined K loop meets at a CTA barrier each K step; Nsight
-Compute put 62% of its stall cycles there, and its tensor pipe idled 40% of the time (BENCHMARKS.md,
-"Session 10"). cuBLAS runs a producer and consumer warpgroups instead. This kernel does the same,
-with the promotion that `use_fast_accum=False` asks for unchanged: each 128-wide K tile's four
-wgmma instructions chain into a fresh accumulator, which is then added into the fp32 one (the
-class of error cuBLAS has; the same products and additions, in the same order, as the "mma"
-variant of the Triton kernel).
+Why a second kernel: the Triton kernels' software-pipelined K loop has every warp meet at a CTA
+barrier each K step. On fp8 at 8192^3 that held `gemm_persistent_kernel` at 0.72-0.86x cuBLAS:
+Nsight Compute put 62% of its stall cycles at that barrier and its tensor pipe idled 40% of the
+time (BENCHMARKS.md, "Session 10"). cuBLAS runs a producer and consumer warpgroups instead, and
+so does this kernel (BENCHMARKS.md, "Session 12": fp8 0.93-1.16x cuBLAS, bf16 0.97-1.04x).
 
 The structure, per program (one per SM, walking output tiles of 128 x BLOCK_N in GROUP_M order):
 - the loader partition (one warp) streams, for each K tile, A's two 64-row halves and B's tile
   into a ring of STAGES shared-memory slots through TMA. Slot s has a `ready` barrier (the TMA
   bytes landed) and an `empty` barrier (both consumers are done with it);
 - consumer h (a warpgroup: h = 0 is the default partition, h = 1 a worker) multiplies rows
-  64h..64h+63 of the tile, frees each slot as soon as its product is in registers, then scales
-  the fp32 accumulator (tensorwise or rowwise), converts it and stores it through shared memory
+  64h..64h+63 of the tile. With PROMOTE (fp8 without fast accumulation) each K tile's wgmma
+  instructions chain into a fresh accumulator, which is then added into the fp32 one: the class
+  of error cuBLAS has, and the same products and additions, in the same order, as the Triton
+  kernel's "mma" variant (bitwise equal on an H100). Without it (16-bit types) the K tiles chain
+  into one accumulator, one wgmma group kept in flight while the previous tile's slot is freed;
+- the epilogue scales (fp8: tensorwise or rowwise), converts and stores through shared memory
   with a TMA store, which overlaps the next tile's loads.
 
-Operands: A (M, K) and B given as (N, K), both K-contiguous (fp8 wgmma reads both K-major), any
-fp8 types; the output (M, N) with unit column stride. The launcher checks these (`launcher.
-hopper_fp8_plan`). Gluon kernels cannot run in the Triton interpreter: on a CPU this kernel is only
-cross-compiled (its IR for the code checks); its numerics are checked on an sm90 GPU.
+Operands: A (M, K) K-contiguous; B K-contiguous as (N, K) (`B_KN` False, the only layout fp8
+wgmma reads) or N-contiguous as (K, N) (`B_KN` True, 16-bit types); the output (M, N) with unit
+column stride. The launcher checks these (`launcher.hopper_plan`). Gluon kernels cannot run in
+the Triton interpreter: on a CPU this kernel is only cross-compiled (its IR for the code checks);
+its numerics are checked on an sm90 GPU.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     mbarrier,
     tma,
     warpgroup_mma,
+    warpgroup_mma_wait,
 )
 
 HALF_M = gl.constexpr(64)  # rows per consumer warpgroup (a warpgroup's wgmma has M = 64)
@@ -66,6 +70,7 @@ def _loader(
     STAGES: gl.constexpr,
     GROUP_M: gl.constexpr,
     NUM_PROGRAMS: gl.constexpr,
+    B_KN: gl.constexpr,
 ):
     half: gl.constexpr = a_desc.block_type.shape[0]
     step = 0
@@ -86,7 +91,10 @@ def _loader(
             tma.async_copy_global_to_shared(
                 a_desc, [off_m + half, k], ready.index(s), a_bufs.index(2 * s + 1)
             )
-            tma.async_copy_global_to_shared(b_desc, [off_n, k], ready.index(s), b_bufs.index(s))
+            if B_KN:
+                tma.async_copy_global_to_shared(b_desc, [k, off_n], ready.index(s), b_bufs.index(s))
+            else:
+                tma.async_copy_global_to_shared(b_desc, [off_n, k], ready.index(s), b_bufs.index(s))
             step += 1
 
 
@@ -98,6 +106,8 @@ def _consumer(
     STAGES: gl.constexpr,
     GROUP_M: gl.constexpr,
     NUM_PROGRAMS: gl.constexpr,
+    B_KN: gl.constexpr,
+    PROMOTE: gl.constexpr,
     SCALING: gl.constexpr,
 ):
     """Consumer warpgroup HALF: rows 64 * HALF.. of each tile (`shared`: both consumers' inputs)."""
@@ -115,21 +125,37 @@ def _consumer(
         off_m = pid_m * 2 * half + HALF * half
         off_n = pid_n * BLOCK_N
         acc = gl.zeros([half, BLOCK_N], gl.float32, layout)
-        for _ in range(k_tiles):
+        prev = 0
+        for kt in range(k_tiles):
             s = step % STAGES
             mbarrier.wait(ready.index(s), (step // STAGES) & 1)
-            # this K tile's product alone (use_acc=False: acc only gives the result's type),
-            # complete when the call returns; then its stage is free and it is promoted into acc
-            part = warpgroup_mma(
-                a_bufs.index(2 * s + HALF), b_bufs.index(s).permute((1, 0)), acc, use_acc=False
-            )
-            mbarrier.arrive(empty.index(s), count=1)
-            acc = acc + part
+            if B_KN:
+                b = b_bufs.index(s)
+            else:
+                b = b_bufs.index(s).permute((1, 0))
+            if PROMOTE:
+                # this K tile's product alone (use_acc=False: acc only gives the result's
+                # type), complete when the call returns; its slot is then free, and the product
+                # is promoted into acc
+                part = warpgroup_mma(a_bufs.index(2 * s + HALF), b, acc, use_acc=False)
+                mbarrier.arrive(empty.index(s), count=1)
+                acc = acc + part
+            else:
+                # chained into acc; waiting down to one group in flight finishes the previous
+                # K tile's, whose slot is then free
+                acc = warpgroup_mma(a_bufs.index(2 * s + HALF), b, acc, is_async=True)
+                acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc,))
+                if kt > 0:
+                    mbarrier.arrive(empty.index(prev), count=1)
+                prev = s
             step += 1
+        if not PROMOTE:
+            acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
+            mbarrier.arrive(empty.index(prev), count=1)
 
         if SCALING == "tensorwise":
             acc = acc * gl.load(a_scale_ptr) * gl.load(b_scale_ptr)
-        else:  # rowwise: (M, 1) and (1, N) scales
+        elif SCALING == "rowwise":  # (M, 1) and (1, N) scales
             rows = off_m + gl.arange(0, half, layout=gl.SliceLayout(1, layout))
             cols = off_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, layout))
             scale_a = gl.load(a_scale_ptr + rows * stride_sam, mask=rows < M, other=0.0)
@@ -143,7 +169,7 @@ def _consumer(
 
 
 @gluon.jit
-def hopper_fp8_kernel(
+def hopper_gemm_kernel(
     a_ptr,
     b_ptr,
     c_ptr,
@@ -153,6 +179,7 @@ def hopper_fp8_kernel(
     N,
     K,
     stride_am,
+    stride_bk,
     stride_bn,
     stride_cm,
     stride_sam,
@@ -162,27 +189,45 @@ def hopper_fp8_kernel(
     STAGES: gl.constexpr,
     GROUP_M: gl.constexpr,
     NUM_PROGRAMS: gl.constexpr,
+    B_KN: gl.constexpr,
+    PROMOTE: gl.constexpr,
     SCALING: gl.constexpr,
 ):
-    """C = scale(A @ B^T) for A (M, K), B (N, K), both K-contiguous; one program per SM."""
+    """C = scale(A @ B) for A (M, K) K-contiguous and B (K, N), K- or N-contiguous (`B_KN`);
+    one program per SM."""
     half: gl.constexpr = HALF_M
     a_ty: gl.constexpr = a_ptr.dtype.element_ty
     b_ty: gl.constexpr = b_ptr.dtype.element_ty
     c_ty: gl.constexpr = c_ptr.dtype.element_ty
     a_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([half, BLOCK_K], a_ty)
-    b_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_K], b_ty)
     c_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([half, BLOCK_N], c_ty)
     a_desc = tma.make_tensor_descriptor(
         a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[half, BLOCK_K], layout=a_layout
     )
-    b_desc = tma.make_tensor_descriptor(
-        b_ptr, shape=[N, K], strides=[stride_bn, 1], block_shape=[BLOCK_N, BLOCK_K], layout=b_layout
-    )
+    if B_KN:
+        kn_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_K, BLOCK_N], b_ty)
+        b_desc = tma.make_tensor_descriptor(
+            b_ptr,
+            shape=[K, N],
+            strides=[stride_bk, 1],
+            block_shape=[BLOCK_K, BLOCK_N],
+            layout=kn_layout,
+        )
+        b_bufs = gl.allocate_shared_memory(b_ty, [STAGES, BLOCK_K, BLOCK_N], kn_layout)
+    else:
+        nk_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_K], b_ty)
+        b_desc = tma.make_tensor_descriptor(
+            b_ptr,
+            shape=[N, K],
+            strides=[stride_bn, 1],
+            block_shape=[BLOCK_N, BLOCK_K],
+            layout=nk_layout,
+        )
+        b_bufs = gl.allocate_shared_memory(b_ty, [STAGES, BLOCK_N, BLOCK_K], nk_layout)
     c_desc = tma.make_tensor_descriptor(
         c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[half, BLOCK_N], layout=c_layout
     )
     a_bufs = gl.allocate_shared_memory(a_ty, [2 * STAGES, half, BLOCK_K], a_layout)
-    b_bufs = gl.allocate_shared_memory(b_ty, [STAGES, BLOCK_N, BLOCK_K], b_layout)
     c_bufs = gl.allocate_shared_memory(c_ty, [2, half, BLOCK_N], c_layout)
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
@@ -200,8 +245,14 @@ def hopper_fp8_kernel(
     HIGH: gl.constexpr = 1
     gl.warp_specialize(
         [
-            (_consumer, (shared, LOW, BLOCK_N, STAGES, GROUP_M, NUM_PROGRAMS, SCALING)),
-            (_consumer, (shared, HIGH, BLOCK_N, STAGES, GROUP_M, NUM_PROGRAMS, SCALING)),
+            (
+                _consumer,
+                (shared, LOW, BLOCK_N, STAGES, GROUP_M, NUM_PROGRAMS, B_KN, PROMOTE, SCALING),
+            ),
+            (
+                _consumer,
+                (shared, HIGH, BLOCK_N, STAGES, GROUP_M, NUM_PROGRAMS, B_KN, PROMOTE, SCALING),
+            ),
             (
                 _loader,
                 (
@@ -219,6 +270,7 @@ def hopper_fp8_kernel(
                     STAGES,
                     GROUP_M,
                     NUM_PROGRAMS,
+                    B_KN,
                 ),
             ),
         ],
