@@ -132,13 +132,15 @@ TABLE: dict[tuple[str, str, str], TileConfig] = {
 
 
 INTERPRETER_MAX_BLOCK_K = 512
-# sm90 "large" problems on `hopper_gemm_kernel` (a producer warp and two consumer warpgroups,
-# hopper.py; `launcher.hopper_plan` says which), by dtype class. num_stages is its ring of
-# shared-memory slots; num_warps the default partition's (one consumer warpgroup). On an H100
-# (2026-11-26, BENCHMARKS.md "Session 12"), the anchor and Llama-3 prefill shapes: fp8
-# 128x128x128 with 4 stages 0.92-1.14x cuBLAS as benchmark items (in do_bench sweeps 3 stages
-# were 4-7% slower, 5-6 stages and GROUP_M 4 or 16 no faster); bf16 128x256x64 with 3 stages
-# (4 do not fit 227 KB) 0.98-1.05x, where 128x128x64 with 4 or 6 stages swept 0.69-0.94x.
+# sm90 "medium" and "large" problems on `hopper_gemm_kernel` (a producer warp and two consumer
+# warpgroups, hopper.py; `launcher.hopper_plan` says which), by dtype class. num_stages is its
+# ring of shared-memory slots; num_warps the default partition's (one consumer warpgroup). On an
+# H100 (2026-11-26, BENCHMARKS.md "Session 12"), the anchor and Llama-3 prefill shapes: fp8
+# 128x128x128 with 4 stages 0.92-1.14x cuBLAS as benchmark items (in do_bench sweeps 3 stages were
+# 4-7% slower, 5-6 stages and GROUP_M 4 or 16 no faster); bf16 128x256x64 with 3 stages (4 do not
+# fit 227 KB) 0.98-1.05x, where 128x128x64 with 4 or 6 stages swept 0.69-0.94x. Medium problems
+# (4096^2 and below, a do_bench sweep): bf16 0.73-0.97x and fp8 0.84-0.97x, against the Triton
+# kernels' 0.66-0.81x and 0.57-0.83x.
 HOPPER = {
     "fp8": TileConfig(128, 128, 128, num_warps=4, num_stages=4, group_m=8),
     "16bit": TileConfig(128, 256, 64, num_warps=4, num_stages=3, group_m=8),

@@ -59,6 +59,8 @@ def test_large_sm90_gemms_run_the_warp_specialized_kernel():
         problem(torch.bfloat16),  # linear: the weight read as a column-major B
         problem(torch.bfloat16, b=ROW),  # mm: a row-major B
         problem(torch.float16, n=4096, k=14336),
+        problem(m=2048, n=2048),  # "medium", 256 tiles of 128x128: enough for the SMs
+        problem(torch.bfloat16, m=2048, n=2048),  # 128 tiles of 128x256: half a wave or more
     ):
         assert kernel(p) == "hopper_gemm_kernel", p
     fp8 = plan_launch(problem(), H100, BackendOptions())
@@ -76,7 +78,9 @@ def test_other_problems_targets_and_options_keep_the_triton_kernels():
         "fp8 with B row-major (fp8 wgmma reads B K-major)": problem(b=ROW),
         "a batch": problem(batch=2),
         "a fused bias": problem(epilogue=("axpby", "none", "none", "none")),
-        "a medium problem": problem(m=2048, n=2048),
+        "under half a wave of 128x256 tiles": problem(torch.bfloat16, m=512, n=4096, k=4096),
+        "under half a wave of 128x128 tiles": problem(m=512, n=2048),
+        "a skinny problem (decode)": problem(m=16, n=8192),
         "N not a multiple of 16": problem(n=8200),
         "A not read by TMA": problem(a=OperandLayout("row", False)),
         "A column-major": problem(torch.bfloat16, a=COL),
