@@ -1,12 +1,13 @@
 """The sm90 GEMM kernel with a producer warp feeding two consumer warpgroups, written in Gluon
-(Triton's lower-level language) to get that split: large fp8 `_scaled_mm` without
-`use_fast_accum`, and large bf16/fp16 `mm`/`linear`, on Hopper.
+(Triton's lower-level language) to get that split: medium and large fp8 `_scaled_mm` without
+`use_fast_accum`, and medium and large bf16/fp16 `mm`/`linear`, on Hopper.
 
 Why a second kernel: the Triton kernels' software-pipelined K loop has every warp meet at a CTA
 barrier each K step. On fp8 at 8192^3 that held `gemm_persistent_kernel` at 0.72-0.86x cuBLAS:
 Nsight Compute put 62% of its stall cycles at that barrier and its tensor pipe idled 40% of the
 time (BENCHMARKS.md, "Session 10"). cuBLAS runs a producer and consumer warpgroups instead, and
-so does this kernel (BENCHMARKS.md, "Session 12": fp8 0.93-1.16x cuBLAS, bf16 0.97-1.04x).
+so does this kernel (BENCHMARKS.md, "Session 12": as benchmark items, fp8 0.92-1.14x cuBLAS and
+bf16 0.98-1.05x).
 
 The structure, per program (one per SM, walking output tiles of 128 x BLOCK_N in GROUP_M order):
 - the loader partition (one warp) streams, for each K tile, A's two 64-row halves and B's tile
