@@ -24,7 +24,8 @@ The structure, per program (one per SM, walking output tiles of 128 x BLOCK_N in
 
 Operands: A (M, K) K-contiguous; B K-contiguous as (N, K) (`B_KN` False, the only layout fp8
 wgmma reads) or N-contiguous as (K, N) (`B_KN` True, 16-bit types); the output (M, N) with unit
-column stride. The launcher checks these (`launcher.hopper_plan`). Gluon kernels cannot run in
+column stride (the launcher allocates every output contiguous). `launcher.hopper_plan` checks
+the operands. Gluon kernels cannot run in
 the Triton interpreter: on a CPU this kernel is only cross-compiled (its IR for the code checks);
 its numerics are checked on an sm90 GPU.
 """
