@@ -136,3 +136,13 @@ def test_it_cross_compiles_for_sm90_with_a_loader_and_two_consumers(case):
         assert re.search(r"arith\.addf .*tensor<64x128xf32", ttgir)
     else:  # one chain per tile, one K tile's wgmma kept in flight
         assert any("pendings = 1" in w for w in waits)
+
+
+def test_the_triton_artifact_shows_the_kernels_source_when_a_launch_used_it():
+    hopper = plan_launch(problem(torch.bfloat16), H100, BackendOptions())
+    triton_kernel = plan_launch(problem(torch.bfloat16, batch=2), H100, BackendOptions())
+    with_it = compiler.triton_source([LaunchRecord("gemm", problem(), (), hopper)])
+    without = compiler.triton_source([LaunchRecord("gemm", problem(), (), triton_kernel)])
+    assert "launched hopper_gemm_kernel" in with_it and "def hopper_gemm_kernel(" in with_it
+    assert "def gemm_kernel(" in with_it  # the Triton pieces stay listed
+    assert "def hopper_gemm_kernel(" not in without and "def gemm_persistent_kernel(" in without
