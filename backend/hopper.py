@@ -93,10 +93,8 @@ def _loader(
             tma.async_copy_global_to_shared(
                 a_desc, [off_m + half, k], ready.index(s), a_bufs.index(2 * s + 1)
             )
-            if B_KN:
-                tma.async_copy_global_to_shared(b_desc, [k, off_n], ready.index(s), b_bufs.index(s))
-            else:
-                tma.async_copy_global_to_shared(b_desc, [off_n, k], ready.index(s), b_bufs.index(s))
+            b_at = [k, off_n] if B_KN else [off_n, k]
+            tma.async_copy_global_to_shared(b_desc, b_at, ready.index(s), b_bufs.index(s))
             step += 1
 
 
@@ -206,26 +204,17 @@ def hopper_gemm_kernel(
     a_desc = tma.make_tensor_descriptor(
         a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[half, BLOCK_K], layout=a_layout
     )
-    if B_KN:
-        kn_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_K, BLOCK_N], b_ty)
-        b_desc = tma.make_tensor_descriptor(
-            b_ptr,
-            shape=[K, N],
-            strides=[stride_bk, 1],
-            block_shape=[BLOCK_K, BLOCK_N],
-            layout=kn_layout,
-        )
-        b_bufs = gl.allocate_shared_memory(b_ty, [STAGES, BLOCK_K, BLOCK_N], kn_layout)
-    else:
-        nk_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_K], b_ty)
-        b_desc = tma.make_tensor_descriptor(
-            b_ptr,
-            shape=[N, K],
-            strides=[stride_bn, 1],
-            block_shape=[BLOCK_N, BLOCK_K],
-            layout=nk_layout,
-        )
-        b_bufs = gl.allocate_shared_memory(b_ty, [STAGES, BLOCK_N, BLOCK_K], nk_layout)
+    # B's tile as it sits in memory: (K, N) where N is contiguous (B_KN), else (N, K)
+    b_block: gl.constexpr = [BLOCK_K, BLOCK_N] if B_KN else [BLOCK_N, BLOCK_K]
+    b_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for(b_block, b_ty)
+    b_desc = tma.make_tensor_descriptor(
+        b_ptr,
+        shape=[K, N] if B_KN else [N, K],
+        strides=[stride_bk, 1] if B_KN else [stride_bn, 1],
+        block_shape=b_block,
+        layout=b_layout,
+    )
+    b_bufs = gl.allocate_shared_memory(b_ty, [STAGES, b_block[0], b_block[1]], b_layout)
     c_desc = tma.make_tensor_descriptor(
         c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[half, BLOCK_N], layout=c_layout
     )
