@@ -133,18 +133,51 @@ TABLE: dict[tuple[str, str, str], TileConfig] = {
 
 INTERPRETER_MAX_BLOCK_K = 512
 # sm90 "medium" and "large" problems on `hopper_gemm_kernel` (a producer warp and two consumer
-# warpgroups, hopper.py; `launcher.hopper_plan` says which), by dtype class. num_stages is its
-# ring of shared-memory slots; num_warps the default partition's (one consumer warpgroup). On an
-# H100 (2026-11-26, BENCHMARKS.md "Session 12"), the anchor and Llama-3 prefill shapes: fp8
-# 128x128x128 with 4 stages 0.92-1.14x cuBLAS as benchmark items (in do_bench sweeps 3 stages were
-# 4-7% slower, 5-6 stages and GROUP_M 4 or 16 no faster); bf16 128x256x64 with 3 stages (4 do not
-# fit 227 KB) 0.98-1.05x, where 128x128x64 with 4 or 6 stages swept 0.69-0.94x. Medium problems
-# (4096^2 and below, a do_bench sweep): bf16 0.73-0.97x and fp8 0.84-0.97x, against the Triton
-# kernels' 0.66-0.81x and 0.57-0.83x.
+# warpgroups, hopper.py; `launcher.hopper_plan` says which), by dtype class. num_stages is the
+# most slots its shared-memory ring gets (`hopper_stages` fits them beside the output buffers);
+# num_warps the default partition's (one consumer warpgroup). Measured on H100s (BENCHMARKS.md):
+# - fp8 128x256x128, 4 stages (session 13): 1.00-1.22x cuBLAS on the anchor and Llama-3 prefill
+#   shapes in do_bench, 4-7% faster than 128x128x128 and bitwise equal to it. Its promotion runs
+#   in two 128-column halves: three 64x128 fp32 register tiles per consumer, where a 128x256
+#   product beside a 128x256 accumulator would not fit. 3 stages (what fits beside a 4-byte
+#   output) measured 0.99-1.16x. `hopper_fp8_tile` keeps 128x128x128 (HOPPER_FP8_NARROW) where
+#   the wide tiles' last wave would leave too many SMs idle (3072^3: 0.83x wide, 0.90x narrow).
+# - bf16 128x256x64, 3 stages (4 do not fit 227 KB): 0.98-1.05x as benchmark items (session 12),
+#   where 128x128x64 with 4 or 6 stages swept 0.69-0.94x.
 HOPPER = {
-    "fp8": TileConfig(128, 128, 128, num_warps=4, num_stages=4, group_m=8),
+    "fp8": TileConfig(128, 256, 128, num_warps=4, num_stages=4, group_m=8),
     "16bit": TileConfig(128, 256, 64, num_warps=4, num_stages=3, group_m=8),
 }
+HOPPER_FP8_NARROW = TileConfig(128, 128, 128, num_warps=4, num_stages=4, group_m=8)
+# how much faster a full wave of HOPPER["fp8"] tiles does its work than narrow tiles (session 13:
+# 3-7% at K >= 4096, 7% at 4096x4096x1024, 21% at 8300x4112x1008)
+HOPPER_FP8_WIDE_SPEEDUP = 1.06
+SM90_SHARED_BYTES = 232_448  # the most shared memory one block may use on sm90 (227 KB)
+SHARED_SLACK_BYTES = 1024  # mbarriers and what Triton itself allocates (measured: 232 bytes)
+
+
+def hopper_fp8_tile(m: int, n: int, num_sms: int) -> TileConfig:
+    """HOPPER["fp8"], unless its waves of tiles (one tile per SM at a time), each doing more work
+    a little faster, take longer than HOPPER_FP8_NARROW's: e.g. 3072^3 has 288 wide tiles, three
+    waves on 132 SMs with the last 18% full, against 576 narrow ones in five waves."""
+    wide, narrow = HOPPER["fp8"], HOPPER_FP8_NARROW
+
+    def waves(config: TileConfig) -> int:
+        tiles = -(-m // config.block_m) * -(-n // config.block_n)
+        return -(-tiles // num_sms)
+
+    work = wide.block_m * wide.block_n / (narrow.block_m * narrow.block_n)
+    return wide if waves(wide) * work / HOPPER_FP8_WIDE_SPEEDUP <= waves(narrow) else narrow
+
+
+def hopper_stages(config: TileConfig, itemsize: int, out_itemsize: int, sub_n: int) -> TileConfig:
+    """`config` with as many of its stages as fit sm90's shared memory beside the two consumers'
+    output buffers (64 x `sub_n` elements of `out_itemsize` bytes each)."""
+    stage_bytes = (config.block_m + config.block_n) * config.block_k * itemsize
+    free = SM90_SHARED_BYTES - SHARED_SLACK_BYTES - 2 * 64 * sub_n * out_itemsize
+    return replace(config, num_stages=min(config.num_stages, free // stage_bytes))
+
+
 # shared memory the pipeline of an under-a-wave problem may fill, and its most stages, per arch
 DEEP_PIPELINE: dict[str, tuple[int, int]] = {"sm90": (192 * 1024, 8)}
 

@@ -6,8 +6,8 @@ Why a second kernel: the Triton kernels' software-pipelined K loop has every war
 barrier each K step. On fp8 at 8192^3 that held `gemm_persistent_kernel` at 0.72-0.86x cuBLAS:
 Nsight Compute put 62% of its stall cycles at that barrier and its tensor pipe idled 40% of the
 time (BENCHMARKS.md, "Session 10"). cuBLAS runs a producer and consumer warpgroups instead, and
-so does this kernel (BENCHMARKS.md, "Session 12": as benchmark items, fp8 0.92-1.14x cuBLAS and
-bf16 0.98-1.05x).
+so does this kernel (BENCHMARKS.md: as benchmark items bf16 0.98-1.05x cuBLAS, session 12; fp8
+1.00-1.22x in do_bench with 256-column tiles, session 13).
 
 The structure, per program (one per SM, walking output tiles of 128 x BLOCK_N in GROUP_M order):
 - the loader partition (one warp) streams, for each K tile, A's two 64-row halves and B's tile
@@ -15,18 +15,19 @@ The structure, per program (one per SM, walking output tiles of 128 x BLOCK_N in
   bytes landed) and an `empty` barrier (both consumers are done with it);
 - consumer h (a warpgroup: h = 0 is the default partition, h = 1 a worker) multiplies rows
   64h..64h+63 of the tile. With PROMOTE (fp8 without fast accumulation) each K tile's wgmma
-  instructions chain into a fresh accumulator, which is then added into the fp32 one: the class
-  of error cuBLAS has, and the same products and additions, in the same order, as the Triton
-  kernel's "mma" variant (bitwise equal on an H100). Without it (16-bit types) the K tiles chain
-  into one accumulator, one wgmma group kept in flight while the previous tile's slot is freed;
-- the epilogue scales (fp8: tensorwise or rowwise), converts and stores through shared memory
-  with a TMA store, which overlaps the next tile's loads.
+  instructions for each SUB_N columns chain into a fresh accumulator, which is then added into
+  those columns' fp32 one: the class of error cuBLAS has, and the same products and additions,
+  in the same order, as the Triton kernel's "mma" variant (bitwise equal on an H100, with
+  BLOCK_N 128 or 256). Without it (16-bit types) the K tiles chain into one accumulator, one
+  wgmma group kept in flight while the previous tile's slot is freed;
+- the epilogue scales (fp8: tensorwise or rowwise), converts and stores each SUB_N columns
+  through shared memory with a TMA store, which overlaps what follows.
 
 Operands: A (M, K) K-contiguous; B K-contiguous as (N, K) (`B_KN` False, the only layout fp8
 wgmma reads) or N-contiguous as (K, N) (`B_KN` True, 16-bit types); the output (M, N) with unit
 column stride (the launcher allocates every output contiguous). `launcher.hopper_plan` checks
-the operands. Gluon kernels cannot run in
-the Triton interpreter: on a CPU this kernel is only cross-compiled (its IR for the code checks);
+the operands and sizes the ring to shared memory. Gluon kernels cannot run in the Triton
+interpreter: on a CPU this kernel is only cross-compiled (its IR for the code checks);
 its numerics are checked on an sm90 GPU.
 """
 
@@ -103,6 +104,7 @@ def _consumer(
     shared,
     HALF: gl.constexpr,
     BLOCK_N: gl.constexpr,
+    SUB_N: gl.constexpr,
     STAGES: gl.constexpr,
     GROUP_M: gl.constexpr,
     NUM_PROGRAMS: gl.constexpr,
@@ -116,56 +118,125 @@ def _consumer(
     half: gl.constexpr = c_desc.block_type.shape[0]
     k_step: gl.constexpr = 256 // a_bufs.dtype.primitive_bitwidth  # a wgmma's K
     layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, k_step]
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, SUB_N, k_step]
     )
-    c_smem = c_bufs.index(HALF)
+    epilogue = (c_desc, c_bufs.index(HALF), a_scale_ptr, b_scale_ptr, M, N, stride_sam, stride_sbn)
     step = 0
     for tile in range(gl.program_id(0), num_pid_m * num_pid_n, NUM_PROGRAMS):
         pid_m, pid_n = _tile_of(tile, num_pid_m, num_pid_n, GROUP_M)
         off_m = pid_m * 2 * half + HALF * half
         off_n = pid_n * BLOCK_N
-        acc = gl.zeros([half, BLOCK_N], gl.float32, layout)
-        prev = 0
-        for kt in range(k_tiles):
-            s = step % STAGES
-            mbarrier.wait(ready.index(s), (step // STAGES) & 1)
-            if B_KN:
-                b = b_bufs.index(s)
-            else:
-                b = b_bufs.index(s).permute((1, 0))
-            if PROMOTE:
-                # this K tile's product alone (use_acc=False: acc only gives the result's
-                # type), complete when the call returns; its slot is then free, and the product
-                # is promoted into acc
-                part = warpgroup_mma(a_bufs.index(2 * s + HALF), b, acc, use_acc=False)
-                mbarrier.arrive(empty.index(s), count=1)
-                acc = acc + part
-            else:
-                # chained into acc; waiting down to one group in flight finishes the previous
-                # K tile's, whose slot is then free
-                acc = warpgroup_mma(a_bufs.index(2 * s + HALF), b, acc, is_async=True)
-                acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc,))
-                if kt > 0:
-                    mbarrier.arrive(empty.index(prev), count=1)
-                prev = s
-            step += 1
-        if not PROMOTE:
-            acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
-            mbarrier.arrive(empty.index(prev), count=1)
-
-        if SCALING == "tensorwise":
-            acc = acc * gl.load(a_scale_ptr) * gl.load(b_scale_ptr)
-        elif SCALING == "rowwise":  # (M, 1) and (1, N) scales
-            rows = off_m + gl.arange(0, half, layout=gl.SliceLayout(1, layout))
-            cols = off_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, layout))
-            scale_a = gl.load(a_scale_ptr + rows * stride_sam, mask=rows < M, other=0.0)
-            scale_b = gl.load(b_scale_ptr + cols * stride_sbn, mask=cols < N, other=0.0)
-            acc = acc * scale_a[:, None] * scale_b[None, :]
-        tma.store_wait(0)  # the previous tile's store has read c_smem
-        c_smem.store(acc.to(c_desc.dtype))
-        fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+        if PROMOTE:
+            acc, acc_right, step = _promoted_k_loop(
+                a_bufs, b_bufs, ready, empty, step, k_tiles, HALF, SUB_N, STAGES, layout
+            )
+            _store(acc, off_m, off_n, epilogue, SCALING, layout)
+            if BLOCK_N > SUB_N:
+                _store(acc_right, off_m, off_n + SUB_N, epilogue, SCALING, layout)
+        else:
+            acc, step = _chained_k_loop(
+                a_bufs, b_bufs, ready, empty, step, k_tiles, HALF, SUB_N, STAGES, B_KN, layout
+            )
+            _store(acc, off_m, off_n, epilogue, SCALING, layout)
     tma.store_wait(0)
+
+
+@gluon.jit
+def _promoted_k_loop(
+    a_bufs,
+    b_bufs,
+    ready,
+    empty,
+    step,
+    k_tiles,
+    HALF: gl.constexpr,
+    SUB_N: gl.constexpr,
+    STAGES: gl.constexpr,
+    layout: gl.constexpr,
+):
+    """fp8 without fast accumulation, one tile's K loop: per K tile and per SUB_N columns of B's
+    tile (all of them, or each half), the wgmma instructions chain into a fresh accumulator
+    (use_acc=False: the given one only gives the result's type), complete when the call
+    returns, and that product is added into the columns' fp32 accumulator. Halves keep two
+    accumulators and one product (192 registers) where a 256-column product beside a
+    256-column accumulator would not fit. `acc_right` stays zero for a tile of SUB_N columns."""
+    halves: gl.constexpr = b_bufs.shape[1] // SUB_N  # B read as (N, K): K-major, as fp8 wants
+    gl.static_assert(halves * SUB_N == b_bufs.shape[1] and halves <= 2)
+    acc = gl.zeros([HALF_M, SUB_N], gl.float32, layout)
+    acc_right = gl.zeros([HALF_M, SUB_N], gl.float32, layout)
+    for _ in range(k_tiles):
+        s = step % STAGES
+        mbarrier.wait(ready.index(s), (step // STAGES) & 1)
+        a = a_bufs.index(2 * s + HALF)
+        b = b_bufs.index(s)
+        part = warpgroup_mma(a, b.slice(0, SUB_N).permute((1, 0)), acc, use_acc=False)
+        if halves == 2:
+            acc = acc + part
+            part = warpgroup_mma(a, b.slice(SUB_N, SUB_N).permute((1, 0)), acc_right, use_acc=False)
+            mbarrier.arrive(empty.index(s), count=1)  # both products are complete: slot free
+            acc_right = acc_right + part
+        else:
+            mbarrier.arrive(empty.index(s), count=1)  # the product is complete: slot free
+            acc = acc + part
+        step += 1
+    return acc, acc_right, step
+
+
+@gluon.jit
+def _chained_k_loop(
+    a_bufs,
+    b_bufs,
+    ready,
+    empty,
+    step,
+    k_tiles,
+    HALF: gl.constexpr,
+    SUB_N: gl.constexpr,
+    STAGES: gl.constexpr,
+    B_KN: gl.constexpr,
+    layout: gl.constexpr,
+):
+    """16-bit types, one tile's K loop: every K tile chains into one accumulator; waiting down
+    to one wgmma group in flight finishes the previous K tile's, whose slot is then free."""
+    acc = gl.zeros([HALF_M, SUB_N], gl.float32, layout)
+    prev = 0
+    for kt in range(k_tiles):
+        s = step % STAGES
+        mbarrier.wait(ready.index(s), (step // STAGES) & 1)
+        if B_KN:
+            b = b_bufs.index(s)
+        else:
+            b = b_bufs.index(s).permute((1, 0))
+        acc = warpgroup_mma(a_bufs.index(2 * s + HALF), b, acc, is_async=True)
+        acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc,))
+        if kt > 0:
+            mbarrier.arrive(empty.index(prev), count=1)
+        prev = s
+        step += 1
+    acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
+    mbarrier.arrive(empty.index(prev), count=1)
+    return acc, step
+
+
+@gluon.jit
+def _store(acc, off_m, off_n, epilogue, SCALING: gl.constexpr, layout: gl.constexpr):
+    """Scale (fp8: tensorwise or rowwise), convert and store `acc` at (off_m, off_n) through
+    this consumer's shared-memory buffer with a TMA store, which overlaps what follows."""
+    (c_desc, c_smem, a_scale_ptr, b_scale_ptr, M, N, stride_sam, stride_sbn) = epilogue
+    half: gl.constexpr = c_desc.block_type.shape[0]
+    cols: gl.constexpr = c_desc.block_type.shape[1]
+    if SCALING == "tensorwise":
+        acc = acc * gl.load(a_scale_ptr) * gl.load(b_scale_ptr)
+    elif SCALING == "rowwise":  # (M, 1) and (1, N) scales
+        rows = off_m + gl.arange(0, half, layout=gl.SliceLayout(1, layout))
+        columns = off_n + gl.arange(0, cols, layout=gl.SliceLayout(0, layout))
+        scale_a = gl.load(a_scale_ptr + rows * stride_sam, mask=rows < M, other=0.0)
+        scale_b = gl.load(b_scale_ptr + columns * stride_sbn, mask=columns < N, other=0.0)
+        acc = acc * scale_a[:, None] * scale_b[None, :]
+    tma.store_wait(0)  # the previous store has read the buffer
+    c_smem.store(acc.to(c_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
 
 
 @gluon.jit
@@ -185,6 +256,7 @@ def hopper_gemm_kernel(
     stride_sam,
     stride_sbn,
     BLOCK_N: gl.constexpr,
+    SUB_N: gl.constexpr,
     BLOCK_K: gl.constexpr,
     STAGES: gl.constexpr,
     GROUP_M: gl.constexpr,
@@ -200,7 +272,7 @@ def hopper_gemm_kernel(
     b_ty: gl.constexpr = b_ptr.dtype.element_ty
     c_ty: gl.constexpr = c_ptr.dtype.element_ty
     a_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([half, BLOCK_K], a_ty)
-    c_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([half, BLOCK_N], c_ty)
+    c_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([half, SUB_N], c_ty)
     a_desc = tma.make_tensor_descriptor(
         a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[half, BLOCK_K], layout=a_layout
     )
@@ -216,10 +288,10 @@ def hopper_gemm_kernel(
     )
     b_bufs = gl.allocate_shared_memory(b_ty, [STAGES, b_block[0], b_block[1]], b_layout)
     c_desc = tma.make_tensor_descriptor(
-        c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[half, BLOCK_N], layout=c_layout
+        c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[half, SUB_N], layout=c_layout
     )
     a_bufs = gl.allocate_shared_memory(a_ty, [2 * STAGES, half, BLOCK_K], a_layout)
-    c_bufs = gl.allocate_shared_memory(c_ty, [2, half, BLOCK_N], c_layout)
+    c_bufs = gl.allocate_shared_memory(c_ty, [2, half, SUB_N], c_layout)
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for s in gl.static_range(STAGES):
@@ -238,11 +310,33 @@ def hopper_gemm_kernel(
         [
             (
                 _consumer,
-                (shared, LOW, BLOCK_N, STAGES, GROUP_M, NUM_PROGRAMS, B_KN, PROMOTE, SCALING),
+                (
+                    shared,
+                    LOW,
+                    BLOCK_N,
+                    SUB_N,
+                    STAGES,
+                    GROUP_M,
+                    NUM_PROGRAMS,
+                    B_KN,
+                    PROMOTE,
+                    SCALING,
+                ),
             ),
             (
                 _consumer,
-                (shared, HIGH, BLOCK_N, STAGES, GROUP_M, NUM_PROGRAMS, B_KN, PROMOTE, SCALING),
+                (
+                    shared,
+                    HIGH,
+                    BLOCK_N,
+                    SUB_N,
+                    STAGES,
+                    GROUP_M,
+                    NUM_PROGRAMS,
+                    B_KN,
+                    PROMOTE,
+                    SCALING,
+                ),
             ),
             (
                 _loader,

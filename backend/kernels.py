@@ -1391,7 +1391,15 @@ except ImportError:  # pragma: no cover - every supported Triton (3.6+) has Gluo
     pass
 else:
     KERNELS[HOPPER] = hopper.hopper_gemm_kernel
-    HOPPER_PIECES = (hopper._tile_of, hopper._loader, hopper._consumer, hopper.hopper_gemm_kernel)
+    HOPPER_PIECES = (
+        hopper._tile_of,
+        hopper._loader,
+        hopper._consumer,
+        hopper._promoted_k_loop,
+        hopper._chained_k_loop,
+        hopper._store,
+        hopper.hopper_gemm_kernel,
+    )
 
 # every @triton.jit piece, in source order: what the "triton" artifact shows for a launch
 PIECES = (

@@ -169,6 +169,7 @@ class Problem:
     fast_accum: bool  # chain the MMA accumulator (False for fp8 without use_fast_accum)
     epilogue: tuple[str, ...]
     index_64: bool
+    out_dtype: torch.dtype | None = None  # the output's element type; None: not known
 
 
 @dataclass(frozen=True)
@@ -250,7 +251,10 @@ def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> La
     both through tensor descriptors; N a multiple of 16 (the output's TMA store); a "medium" or
     "large" problem with tiles for at least half the SMs (with fewer, one program per SM leaves
     most of the GPU idle: a 512x4096x4096 bf16 linear measured 0.61x cuBLAS here against the
-    Triton kernel's 0.80x); and the options that pick Triton-kernel variants at their defaults."""
+    Triton kernel's 0.80x); and the options that pick Triton-kernel variants at their defaults.
+    fp8 tiles are 128x256 or 128x128 (`configs.hopper_fp8_tile`); the ring has as many stages
+    as fit beside the output's buffers (`configs.hopper_stages`: fp8 with a 4-byte output gets
+    3 of 4)."""
     defaults = BackendOptions()
     fp8 = problem.dtype in FP8_TORCH
     paths = descriptor_paths(problem, target)
@@ -269,11 +273,19 @@ def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> La
         or configs.size_class(problem.batch, problem.m, problem.n) not in ("medium", "large")
     ):
         return None
-    config = configs.HOPPER["fp8" if fp8 else "16bit"]
+    if fp8:
+        config = configs.hopper_fp8_tile(problem.m, problem.n, target.num_sms)
+    else:
+        config = configs.HOPPER["16bit"]
     if 2 * output_tiles(problem, config) < target.num_sms:
         return None
+    # fp8's promotion keeps an accumulator per 128 columns: two for a 256-wide tile (hopper.py)
+    sub_n = min(config.block_n, configs.HOPPER_FP8_NARROW.block_n) if fp8 else config.block_n
+    out_itemsize = 4 if problem.out_dtype is None else problem.out_dtype.itemsize  # what fits
+    config = configs.hopper_stages(config, problem.dtype.itemsize, out_itemsize, sub_n)
     flags = {
         "BLOCK_N": config.block_n,
+        "SUB_N": sub_n,
         "BLOCK_K": config.block_k,
         "STAGES": config.num_stages,
         "GROUP_M": config.group_m,
@@ -845,6 +857,7 @@ class GemmCall(KernelCall):
             fast_accum=not spec.gemm.scaled or spec.use_fast_accum or scaling == "blockwise",
             epilogue=spec.epilogue_ops(),
             index_64=any(_max_offset(t) >= INT32_LIMIT for t in tensors),
+            out_dtype=spec.out_dtype,
         )
         args = self._runtime_args(a3, b3, out, scale_a, scale_b, xs, problem, batch)
         plan = self._plan(problem, args)

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from gemmconf.backends import resolve
-from gemmconf_reference import compiler
+from gemmconf_reference import compiler, configs
 from gemmconf_reference.crosscompile import specialize
 from gemmconf_reference.launcher import (
     BackendOptions,
@@ -59,16 +59,45 @@ def test_large_sm90_gemms_run_the_warp_specialized_kernel():
         problem(torch.bfloat16),  # linear: the weight read as a column-major B
         problem(torch.bfloat16, b=ROW),  # mm: a row-major B
         problem(torch.float16, n=4096, k=14336),
-        problem(m=2048, n=2048),  # "medium", 256 tiles of 128x128: enough for the SMs
+        problem(m=2048, n=2048),  # "medium", 128 tiles of 128x256: enough for the SMs
+        problem(m=512, n=4096),  # "medium", 128 tiles of 128x128 (64 of 128x256 would not be)
         problem(torch.bfloat16, m=2048, n=2048),  # 128 tiles of 128x256: half a wave or more
     ):
         assert kernel(p) == "hopper_gemm_kernel", p
     fp8 = plan_launch(problem(), H100, BackendOptions())
     bf16_mm = plan_launch(problem(torch.bfloat16, b=ROW), H100, BackendOptions())
     assert fp8.grid == (132,) and fp8.tma
-    assert fp8.flags()["PROMOTE"] and not fp8.flags()["B_KN"] and fp8.config.block_n == 128
+    assert fp8.flags()["PROMOTE"] and not fp8.flags()["B_KN"]
     assert not bf16_mm.flags()["PROMOTE"] and bf16_mm.flags()["B_KN"]
     assert bf16_mm.flags()["SCALING"] == "none" and bf16_mm.config.block_n == 256
+
+
+def test_fp8_tiles_are_128x256_unless_their_last_wave_idles_and_stages_fit_shared_memory():
+    def plan(**changes):
+        return plan_launch(problem(**changes), H100, BackendOptions())
+
+    def tile(**changes):
+        flags = plan(**changes).flags()
+        return flags["BLOCK_N"], flags["SUB_N"], flags["STAGES"]
+
+    # two promoted 128-column halves per 128x256 tile; 4 stages beside a 2-byte output
+    assert tile(out_dtype=torch.bfloat16) == (256, 128, 4)
+    assert tile(m=8192, n=4096, out_dtype=torch.float16) == (256, 128, 4)
+    assert tile(out_dtype=torch.float32) == (256, 128, 3)  # a 4-byte output's buffers: 3 fit
+    assert tile() == (256, 128, 3)  # no output type known: what fits with 4 bytes
+    # 3072^3: 288 wide tiles are three waves on 132 SMs, the last 18% full; 576 narrow ones, five
+    assert tile(m=3072, n=3072, out_dtype=torch.bfloat16) == (128, 128, 4)
+    assert tile(m=512, n=4096, out_dtype=torch.bfloat16) == (128, 128, 4)  # 64 wide tiles
+    assert tile(m=2048, n=2048, out_dtype=torch.bfloat16) == (256, 128, 4)  # 128: one wave
+    assert plan(m=512, n=4096).grid == (128,)  # one program per tile under a wave
+    bf16 = plan_launch(problem(torch.bfloat16, out_dtype=torch.bfloat16), H100, BackendOptions())
+    assert (bf16.flags()["BLOCK_N"], bf16.flags()["SUB_N"], bf16.flags()["STAGES"]) == (256, 256, 3)
+    for p in (problem(out_dtype=torch.float32), problem(torch.bfloat16)):
+        config = plan_launch(p, H100, BackendOptions()).config
+        flags = plan_launch(p, H100, BackendOptions()).flags()
+        ring = config.num_stages * (128 + config.block_n) * config.block_k * p.dtype.itemsize
+        out_buffers = 2 * 64 * flags["SUB_N"] * 4
+        assert ring + out_buffers <= configs.SM90_SHARED_BYTES - configs.SHARED_SLACK_BYTES
 
 
 def test_other_problems_targets_and_options_keep_the_triton_kernels():
@@ -98,10 +127,14 @@ def test_other_problems_targets_and_options_keep_the_triton_kernels():
     assert kernel(options=resolve("reference:cudagraphs").options) == "hopper_gemm_kernel"
 
 
-@pytest.mark.parametrize("case", ["fp8-rowwise", "bf16-mm"])
+@pytest.mark.parametrize("case", ["fp8-rowwise", "fp8-narrow", "bf16-mm"])
 def test_it_cross_compiles_for_sm90_with_a_loader_and_two_consumers(case):
     fp8 = case.startswith("fp8")
-    p = problem() if fp8 else problem(torch.bfloat16, b=ROW)
+    p = {
+        "fp8-rowwise": problem(out_dtype=torch.bfloat16),  # 128x256 tiles: two halves
+        "fp8-narrow": problem(m=3072, n=3072, k=3072, out_dtype=torch.bfloat16),  # 128x128
+        "bf16-mm": problem(torch.bfloat16, b=ROW),
+    }[case]
     plan = plan_launch(p, H100, BackendOptions())
     element = torch.float8_e4m3fn if fp8 else torch.bfloat16
     scale = torch.empty(16) if fp8 else None
@@ -131,9 +164,13 @@ def test_it_cross_compiles_for_sm90_with_a_loader_and_two_consumers(case):
     dots = re.findall(r"ttng\.warp_group_dot .*", ttgir)
     waits = re.findall(r"ttng\.warp_group_dot_wait .*", ttgir)
     assert dots and all("maxNumImpreciseAcc = 128" not in d for d in dots)
+    halves = plan.flags()["BLOCK_N"] // plan.flags()["SUB_N"]
+    assert ttgir.count("ttng.async_tma_copy_local_to_global") == 2 * halves  # per consumer
     if fp8:  # each K tile's product completes, then is promoted by an fp32 addition
+        assert halves == (2 if case == "fp8-rowwise" else 1)
+        assert len(dots) == 2 * halves  # a 64x128 product per half, in each consumer
         assert all("pendings = 0" in w for w in waits)
-        assert re.search(r"arith\.addf .*tensor<64x128xf32", ttgir)
+        assert len(re.findall(r"arith\.addf .*tensor<64x128xf32", ttgir)) == 2 * halves
     else:  # one chain per tile, one K tile's wgmma kept in flight
         assert any("pendings = 1" in w for w in waits)
 
