@@ -48,6 +48,7 @@ from gemmconf_reference import compat
 
 if compat.interpreting():
     compat.memoize_interpreter_patching()
+    compat.skip_nested_interpreter_patching()
 
 MAX_EPILOGUE_STEPS = 4
 

@@ -902,6 +902,40 @@ def test_interpreter_scans_triton_language_once_and_restores_it(
 
 
 @pytest.mark.skipif(ON_GPU, reason="the interpreter is only chosen without a GPU")
+def test_interpreter_patches_the_language_once_per_launch_not_per_helper_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from triton.runtime import interpreter
+
+    call = interpreter.InterpretedFunction.__call__
+    assert getattr(call, "skips_nested_patching", False)
+    patches: list[object] = []
+    patch_lang = interpreter._patch_lang
+
+    def counted(fn: Any) -> Any:
+        patches.append(fn)
+        return patch_lang(fn)
+
+    monkeypatch.setattr(interpreter, "_patch_lang", counted)
+    builtins = {name: getattr(tl, name) for name in ("dot", "load", "store", "where")}
+    fn = lambda x, y: torch.bmm(x, y)  # noqa: E731
+    a, b = randn(6, 5, 33), randn(6, 33, 7)  # six programs, one per batch entry
+    compiled = compile_ref(fn)
+    once = compiled(a, b)
+    assert len(patches) == 1  # the launch's own; none per program or helper call
+    assert {name: getattr(tl, name) for name in builtins} == builtins  # restored after it
+    assert_like_eager(once, fn(a, b))
+    # Triton's own way, patching again at every helper call, gives the same bits
+    monkeypatch.setattr(interpreter.InterpretedFunction, "__call__", call.original)
+    monkeypatch.setattr(
+        interpreter.GridExecutor, "__call__", interpreter.GridExecutor.__call__.original
+    )
+    patches.clear()
+    assert torch.equal(compile_ref(fn)(a, b), once)
+    assert len(patches) > 6
+
+
+@pytest.mark.skipif(ON_GPU, reason="the interpreter is only chosen without a GPU")
 def test_reference_launches_skip_the_interpreters_discarded_overflow_checks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
