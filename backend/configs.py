@@ -156,15 +156,15 @@ SM90_SHARED_BYTES = 232_448  # the most shared memory one block may use on sm90 
 SHARED_SLACK_BYTES = 1024  # mbarriers and what Triton itself allocates (measured: 232 bytes)
 
 
-def hopper_fp8_tile(m: int, n: int, num_sms: int) -> TileConfig:
+def hopper_fp8_tile(tiles: Callable[[TileConfig], int], num_sms: int) -> TileConfig:
     """HOPPER["fp8"], unless its waves of tiles (one tile per SM at a time), each doing more work
     a little faster, take longer than HOPPER_FP8_NARROW's: e.g. 3072^3 has 288 wide tiles, three
-    waves on 132 SMs with the last 18% full, against 576 narrow ones in five waves."""
+    waves on 132 SMs with the last 18% full, against 576 narrow ones in five waves. `tiles`: the
+    problem's output tiles in a config (`launcher.output_tiles`)."""
     wide, narrow = HOPPER["fp8"], HOPPER_FP8_NARROW
 
     def waves(config: TileConfig) -> int:
-        tiles = -(-m // config.block_m) * -(-n // config.block_n)
-        return -(-tiles // num_sms)
+        return -(-tiles(config) // num_sms)
 
     work = wide.block_m * wide.block_n / (narrow.block_m * narrow.block_n)
     return wide if waves(wide) * work / HOPPER_FP8_WIDE_SPEEDUP <= waves(narrow) else narrow

@@ -274,10 +274,11 @@ def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> La
     ):
         return None
     if fp8:
-        config = configs.hopper_fp8_tile(problem.m, problem.n, target.num_sms)
+        config = configs.hopper_fp8_tile(lambda c: output_tiles(problem, c), target.num_sms)
     else:
         config = configs.HOPPER["16bit"]
-    if 2 * output_tiles(problem, config) < target.num_sms:
+    tiles = output_tiles(problem, config)
+    if 2 * tiles < target.num_sms:
         return None
     # fp8's promotion keeps an accumulator per 128 columns: two for a 256-wide tile (hopper.py)
     sub_n = min(config.block_n, configs.HOPPER_FP8_NARROW.block_n) if fp8 else config.block_n
@@ -289,7 +290,7 @@ def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> La
         "BLOCK_K": config.block_k,
         "STAGES": config.num_stages,
         "GROUP_M": config.group_m,
-        "NUM_PROGRAMS": min(target.num_sms, output_tiles(problem, config)),
+        "NUM_PROGRAMS": min(target.num_sms, tiles),
         "B_KN": paths[1] == "kn",
         "PROMOTE": fp8,
         "SCALING": problem.scaling,

@@ -93,8 +93,8 @@ def test_fp8_tiles_are_128x256_unless_their_last_wave_idles_and_stages_fit_share
     bf16 = plan_launch(problem(torch.bfloat16, out_dtype=torch.bfloat16), H100, BackendOptions())
     assert (bf16.flags()["BLOCK_N"], bf16.flags()["SUB_N"], bf16.flags()["STAGES"]) == (256, 256, 3)
     for p in (problem(out_dtype=torch.float32), problem(torch.bfloat16)):
-        config = plan_launch(p, H100, BackendOptions()).config
-        flags = plan_launch(p, H100, BackendOptions()).flags()
+        fitted = plan_launch(p, H100, BackendOptions())
+        config, flags = fitted.config, fitted.flags()
         ring = config.num_stages * (128 + config.block_n) * config.block_k * p.dtype.itemsize
         out_buffers = 2 * 64 * flags["SUB_N"] * 4
         assert ring + out_buffers <= configs.SM90_SHARED_BYTES - configs.SHARED_SLACK_BYTES
