@@ -50,6 +50,17 @@ scenarios:
 """
 
 
+def _meets_sm90() -> bool:
+    from gemmconf import capability
+
+    wanted = capability.Requirements(min_class="sm90")
+    return capability.unmet(wanted, capability.detect()) is None
+
+
+# a suite's mm_sm90 item runs where this machine meets sm90 (1), else it is skipped (0)
+ON_SM90 = int(_meets_sm90())
+
+
 def make_suite(directory: Path, suite: str = SUITE) -> None:
     """suites/tiny.yaml and a pytest.ini loading the plugin, with this directory importable."""
     (directory / "suites").mkdir(exist_ok=True)

@@ -311,15 +311,23 @@ def _fast_accum_always(a, b, scale_a, scale_b, **kwargs):
     mantissa bits every 32 products), as `use_fast_accum=True` allows, even where the call says
     False."""
     bias, out_dtype = kwargs.get("bias"), kwargs.get("out_dtype") or torch.bfloat16
-    deq_a = a.float() * (scale_a if scale_a.dim() else scale_a.reshape(1, 1))
-    deq_b = b.float() * (scale_b if scale_b.dim() else scale_b.reshape(1, 1))
-    acc = torch.zeros(a.shape[0], b.shape[1])
+    deq_a, deq_b = a.float() * _per_element(scale_a, a), b.float() * _per_element(scale_b, b)
+    acc = torch.zeros(a.shape[0], b.shape[1], device=a.device)
     for start in range(0, a.shape[1], 32):
         acc = acc + deq_a[:, start : start + 32] @ deq_b[start : start + 32]
         acc = _keep_mantissa(acc, 10)
     if bias is not None:
         acc = acc + bias.float()
     return acc.to(out_dtype)
+
+
+def _per_element(scale: torch.Tensor, operand: torch.Tensor) -> torch.Tensor:
+    """A tensorwise, rowwise or blockwise scale spread over its operand's (rows, cols)."""
+    if scale.dim() == 0:
+        return scale
+    rows, cols = operand.shape
+    spread = scale.repeat_interleave(-(-rows // scale.shape[0]), 0)[:rows]
+    return spread.repeat_interleave(-(-cols // scale.shape[1]), 1)[:, :cols]
 
 
 def _keep_mantissa(x: torch.Tensor, bits: int) -> torch.Tensor:

@@ -33,6 +33,7 @@ from gemmconf.runner import run_item
 from gemmconf.scenario import load_suite
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # where the suite's items run here
 
 
 def instance(path: str, ident: str):
@@ -93,10 +94,10 @@ def test_the_poison_changes_nothing_a_backend_computes(name, path, ident):
     backend = EagerBackend() if name == "eager" else resolve("reference")
     fn = program.make_function(item)
     with program.numerics(item):
-        tensors = inputs.build(item, 0, 0, "cpu").tensors
+        tensors = inputs.build(item, 0, 0, DEVICE).tensors
         compiled = backend.compile(fn, tensors, dynamic=False)
         plain = compiled(*tensors)
-        with integrity.Poison("cpu", integrity.nbytes_of(plain)):
+        with integrity.Poison(DEVICE, integrity.nbytes_of(plain)):
             poisoned = compiled(*tensors)
     assert integrity.bitwise_diff(plain, poisoned) is None
 

@@ -57,7 +57,7 @@ def assert_costs_only_the_trigger(doc: dict, backend: str, reason: str) -> None:
     others = {rid: r["outcome"] for rid, r in records.items() if rid != TRIGGER}
     assert others == {
         rid: "skipped" if records[rid].get("skip_class") else "passed" for rid in others
-    }  # mm_sm90 runs on a Hopper GPU
+    }, {rid: records[rid].get("reason") for rid in others}  # mm_sm90 runs on a Hopper GPU
 
 
 def test_crashes_cost_one_item_each_and_the_run_goes_on(suite):
@@ -182,13 +182,20 @@ def test_same_seed_same_results_other_seeds_same_verdicts(suite):
         )
         runs[name] = document(suite, f"{name}.json")
 
-    def timeless(doc: dict) -> list[dict]:
+    # what the harness measured of the machine (GPU runs): times, waits and memory
+    measured = {"duration_s", "phase_s", "memory_wait_s"}
+    measured |= {"memory_peak_bytes", "worker_max_rss_bytes"}
+
+    def results(doc: dict) -> list[dict]:
         return [
-            {k: v for k, v in r.items() if k not in ("duration_s", "phase_s")}
+            {k: v for k, v in r.items() if k not in measured}
+            | {"metrics": {k: v for k, v in r.get("metrics", {}).items() if k not in measured}}
             for r in doc["records"]
         ]
 
-    assert timeless(runs["a"]) == timeless(runs["b"])  # metrics to the last bit
+    for a, b in zip(results(runs["a"]), results(runs["b"]), strict=True):  # to the last bit
+        metrics = a["metrics"].keys() | b["metrics"].keys()
+        assert a == b, [k for k in metrics if a["metrics"].get(k) != b["metrics"].get(k)]
     same_run = {k for k in runs["a"] if runs["a"][k] != runs["b"][k]}
     assert same_run <= {"records", "finished", "command"}
     verdicts = {

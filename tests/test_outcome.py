@@ -30,15 +30,15 @@ pytest_plugins = ["pytester"]
 
 TESTS = Path(__file__).resolve().parent
 SUITES = TESTS.parent / "suites"
-CPU = capability.detect()
+HERE = capability.detect()  # the CPU, or the GPU a GPU machine runs the suite on
 
 
-def cpu_error_cases() -> list:
+def error_cases_here() -> list:
     return [
         i
         for path in discover([SUITES], TESTS.parent)
         for i in load_suite(path)
-        if i.checks.raises and capability.unmet(i.requires, CPU) is None
+        if i.checks.raises and capability.unmet(i.requires, HERE) is None
     ]
 
 
@@ -127,24 +127,27 @@ def test_returning_where_eager_raises_is_no_error():
 
 def test_not_implemented_everywhere_fails_every_error_case():
     """Before: such a backend passed 106 of the 111 CPU error-case items."""
-    items = cpu_error_cases()
+    items = error_cases_here()
     assert len(items) >= 111
     backend = planted_backends.not_implemented_everywhere
-    kinds = {i.id: run_item(i, backend, seed=0, device="cpu", target=None).kind for i in items}
+    kinds = {
+        i.id: run_item(i, backend, seed=0, device=HERE.device, target=None).kind for i in items
+    }
     assert set(kinds.values()) == {"unsupported"}, kinds
 
 
 def test_reference_and_eager_pass_every_error_case_without_laundering():
-    """Each passes every CPU error case but those its expectations file lists with the reason
-    (for the reference backend: torch's meta functions raising another class than eager while
-    dynamo traces, before any backend code runs; those fail for every torch.compile backend)."""
-    items = cpu_error_cases()
+    """Each passes every error case this machine runs but those its expectations file lists
+    with the reason (for the reference backend: torch's meta functions raising another class than
+    eager while dynamo traces, before any backend code runs; those fail for every torch.compile
+    backend)."""
+    items = error_cases_here()
     for backend in (EagerBackend(), resolve("reference")):
         listed = expectations.read(expectations.path_for(SUITES / "expectations", backend.name))
         failed = {
             i.id: render(o).reason
             for i in items
-            if not (o := run_item(i, backend, seed=0, device="cpu", target=None)).passed
+            if not (o := run_item(i, backend, seed=0, device=HERE.device, target=None)).passed
         }
         unlisted = {
             ident: reason
@@ -236,7 +239,7 @@ def test_kinds_are_counted_apart_in_the_summary():
         record("xfailed", "unsupported"),
         record("passed"),
     ]
-    text = "\n".join(render_terminal_summary(records, CPU))
+    text = "\n".join(render_terminal_summary(records, HERE))
     assert "failing by kind: b: wrong values 1, unsupported 2, harness error 1" in text
     assert "expected to fail by kind: b: unsupported 1" in text
     assert "FAIL s/x@b (unsupported) - r" in text

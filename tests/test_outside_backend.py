@@ -28,7 +28,7 @@ scenarios:
     op: scaled_mm
     scaling: tensorwise
     shape: {M: 32, N: 32, K: 32}
-    requires: {device: cpu}
+    requires: {features: [fp8]}  # the CPU's (torch 2.13) or the GPU's
 """
 
 # No network, no build environment: the package builds with this environment's setuptools.
@@ -56,7 +56,8 @@ def test_an_installed_backend_package_with_its_own_expectations(tmp_path, capsys
     (work / "suites").mkdir(parents=True)
     (work / "suites" / "tiny.yaml").write_text(SUITE)
     (work / "pytest.ini").write_text("[pytest]\ngemmconf_suites = suites\n")
-    env = {**os.environ, "PYTHONPATH": str(site)}
+    inherited = os.environ.get("PYTHONPATH")  # where gemmconf itself is importable from there
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), inherited]))}
     done = subprocess.run(
         [*PYTEST, "--no-isolate", "-rfx"],
         cwd=work,

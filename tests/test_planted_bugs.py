@@ -2,7 +2,9 @@
 is, and only items its bug explains (plausible bugs only).
 
 The runs go through `runner.run_item`, the same code the plugin calls, over the repository's
-suite files (a selection per backend, to keep the self-tests quick).
+suite files (a selection per backend, to keep the self-tests quick), on the device the plugin
+would choose: this machine's GPU where it has one. The planted backends compute through eager, so
+items eager itself is expected to fail (its expectations file) are left out.
 """
 
 from __future__ import annotations
@@ -15,22 +17,32 @@ import planted_backends
 import pytest
 import torch
 
-from gemmconf import capability
+from gemmconf import capability, expectations
 from gemmconf.outcome import Unwritten, render
 from gemmconf.runner import run_item
 from gemmconf.scenario import ScenarioInstance, load_suite
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
-CPU = capability.detect()
+HERE = capability.detect()  # the CPU, or the GPU a GPU machine runs the suite on
+ON_GPU = HERE.device == "cuda"
+EAGER_FAILS = expectations.read(expectations.path_for(SUITES / "expectations", "eager")).entries
 
 
 def runnable(path: str, target: str | None = None) -> list[ScenarioInstance]:
-    """The instances of a suite file that run on this CPU (as the plugin would decide)."""
+    """The instances of a suite file that run on this machine (as the plugin would decide) and
+    that eager is not expected to fail."""
     return [
         i
         for i in load_suite(SUITES / path)
-        if capability.unmet(i.requires, CPU, target_arch=target) is None
+        if capability.unmet(i.requires, HERE, target_arch=target) is None
+        if not any(e.match(expectations.Facts.of(i)) for e in EAGER_FAILS)
     ]
+
+
+def device_of(instance: ScenarioInstance) -> str:
+    """Where the plugin runs an item: on the CPU when it asks for one, else on this machine's
+    device."""
+    return "cpu" if instance.requires.device == "cpu" else HERE.device
 
 
 @dataclass(frozen=True)
@@ -171,7 +183,7 @@ CAUGHT = {
     "fp8_scale_axis_ignored": Case(
         ("fp8/scaled_mm.yaml",),
         frozenset({"fp8/bias_row[rowwise]", "fp8/shapes[rowwise-200x64x128]"}),
-        lambda i: "rowwise" in i,
+        lambda i: "rowwise" in i or "blockwise" in i,  # blockwise items run on sm90 GPUs
         "wrong values",
     ),
     "fp8_e5m2_read_as_e4m3": Case(
@@ -203,6 +215,8 @@ CAUGHT = {
         frozenset({"int8/large_sums[32x32x2048]", "int8/large_sums[64x32x4096]"}),
         lambda i: "large_sums" in i,
         "wrong values",
+        # not eager's CUDA shape rules (error cases on a GPU): a float GEMM keeps none of them
+        select=lambda i: "/cuda_shape_rules[" not in i,
     ),
     "activation_dropped": Case(
         ("epilogue/epilogue.yaml",),
@@ -247,7 +261,7 @@ def outcomes(name: str, case: Case, seed: int = 0) -> dict[str, object]:
         for instance in runnable(path, case.target):
             if case.select(instance.id):
                 found[instance.id] = run_item(
-                    instance, backend, seed=seed, device="cpu", target=case.target
+                    instance, backend, seed=seed, device=device_of(instance), target=case.target
                 )
     return found
 
@@ -256,19 +270,40 @@ def test_every_planted_backend_is_covered():
     assert set(CAUGHT) == set(planted_backends.ALL)
 
 
-@pytest.mark.parametrize("name", sorted(CAUGHT))
+# A gap of the harness on a GPU (H100, 2026-11-26): fresh memory holds a poison pattern when the
+# call starts, but freed memory keeps its bytes. A backend that computes the whole result into
+# scratch, frees it and then writes only part of its output gets the scratch's right answer back
+# from CUDA's caching allocator (unwritten_edge_tiles). The CPU catches it: glibc's M_PERTURB fills
+# memory as it is freed. Strict: the day the harness catches it there, these turn red.
+SCRATCH_REUSE_ESCAPES = pytest.mark.xfail(
+    ON_GPU, reason="unwritten tiles over a freed scratch result escape on a GPU", strict=True
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=SCRATCH_REUSE_ESCAPES) if n == "unwritten_edge_tiles" else n
+        for n in sorted(CAUGHT)
+    ],
+)
 def test_planted_bug_is_caught(name):
     case = CAUGHT[name]
+    known = {i.id for path in case.files for i in load_suite(SUITES / path)}
+    assert case.must_fail <= known, f"unknown ids: {sorted(case.must_fail - known)}"
     results = outcomes(name, case)
-    assert case.must_fail <= set(results), f"unknown ids: {sorted(case.must_fail - set(results))}"
+    must_fail = case.must_fail & set(results)  # those that run here
+    if not must_fail:
+        pytest.skip(f"none of {sorted(case.must_fail)} runs on {HERE.describe()}")
     failed = {i: o for i, o in results.items() if not o.passed}
-    assert case.must_fail <= set(failed), f"{name} escaped: {sorted(case.must_fail - set(failed))}"
+    assert must_fail <= set(failed), f"{name} escaped: {sorted(must_fail - set(failed))}"
     unexpected = {i for i in failed if not case.plausible(i)}
     assert not unexpected, f"{name} failed items its bug cannot explain: {sorted(unexpected)}"
     kinds = {i: o.kind for i, o in failed.items() if o.kind != case.kind}
     assert not kinds, f"{name}: failures of another kind than {case.kind!r}: {kinds}"
 
 
+@SCRATCH_REUSE_ESCAPES
 def test_unwritten_tiles_are_named_as_such():
     case = CAUGHT["unwritten_edge_tiles"]
     outcome = outcomes("unwritten_edge_tiles", case)["first/mm[fp32-127x65x33-nn]"]
@@ -285,7 +320,7 @@ def test_eager_passes_all_of_them():
         i.id
         for path in ("dense/first.yaml", "errors/errors.yaml", "fp8/scaled_mm.yaml")
         for i in runnable(path)
-        if not run_item(i, backend, seed=0, device="cpu", target=None).passed
+        if not run_item(i, backend, seed=0, device=device_of(i), target=None).passed
     }
     assert failed == set()
 

@@ -856,7 +856,8 @@ def test_survey_finds_the_kernels_and_leaves_judging_to_gemmconf(
 
     ids = ["cutlass_codegen/sm90_kernels[fp16_mm]", "cutlass_codegen/sm90_kernels[fp16_linear_odd]"]
     found = survey.survey(api.instances(ids))
-    assert sorted({i for used in found.specs.values() for i in used}) == sorted(ids)
+    why = (found.errors, found.not_implemented, found.failed)
+    assert sorted({i for used in found.specs.values() for i in used}) == sorted(ids), why
     assert not (found.errors or found.not_implemented or found.failed)
     assert survey.main([*ids, "--check"]) == 0
     assert "0 failed gemmconf's check" in capsys.readouterr().out
