@@ -143,7 +143,9 @@ INTERPRETER_MAX_BLOCK_K = 512
 #   output) measured 0.99-1.16x. `hopper_fp8_tile` keeps 128x128x128 (HOPPER_FP8_NARROW) where
 #   the wide tiles' last wave would leave too many SMs idle (3072^3: 0.83x wide, 0.90x narrow).
 # - bf16 128x256x64, 3 stages (4 do not fit 227 KB): 0.98-1.05x as benchmark items (session 12),
-#   where 128x128x64 with 4 or 6 stages swept 0.69-0.94x.
+#   where 128x128x64 with 4 or 6 stages swept 0.69-0.94x. Chaining and storing each 128 columns
+#   apart, which leaves room for a fourth stage, was bitwise equal but slower on every anchor and
+#   projection: 3 stages 1-4%, 4 stages 2-7% (session 14, BENCHMARKS.md).
 HOPPER = {
     "fp8": TileConfig(128, 256, 128, num_warps=4, num_stages=4, group_m=8),
     "16bit": TileConfig(128, 256, 64, num_warps=4, num_stages=3, group_m=8),
