@@ -9,7 +9,10 @@ autotuning backend benchmarks on copies of the inputs), one piece of the chunked
 (`gemmconf.chunked`), the fp64 values the oracle holds for an output (the reference, a bound)
 and its temporaries for one piece of it (`gemmconf.oracle`). It is an upper bound by
 design, with a margin: an under-estimate runs a GPU out of memory, an over-estimate only makes an
-item wait. Where the estimate was wrong, the measured peak (`memory_peak_bytes`, CUDA) says so.
+item wait. Where the estimate was wrong, the measured peak says so (CUDA: the item's tensors at
+their peak, `memory_peak_allocated_bytes`, which is what the estimate models; and what the worker's
+allocator held reserved meanwhile, `memory_peak_bytes`, blocks it kept from earlier items
+included).
 """
 
 from __future__ import annotations
@@ -259,6 +262,11 @@ def gib(nbytes: float) -> str:
     return f"{nbytes / GIB:.1f} GiB"
 
 
+def size(nbytes: float) -> str:
+    """GiB from 1 GiB up, MiB below (where tenths of a GiB would read alike)."""
+    return gib(nbytes) if nbytes >= GIB else f"{nbytes / (1 << 20):.0f} MiB"
+
+
 # --- what an item took ---------------------------------------------------------------------------
 
 
@@ -269,7 +277,8 @@ class PeakWatch:
 
     def __init__(self, device: str):
         self.device = device
-        self.peak: int | None = None
+        self.peak: int | None = None  # reserved by the allocator
+        self.allocated: int | None = None  # in tensors
 
     @contextmanager
     def watching(self) -> Iterator[PeakWatch]:
@@ -285,6 +294,7 @@ class PeakWatch:
             yield self
         finally:
             self.peak = int(torch.cuda.max_memory_reserved())
+            self.allocated = int(torch.cuda.max_memory_allocated())
             if self.peak > RELEASE_ABOVE_BYTES:
                 torch.cuda.empty_cache()
 
@@ -296,7 +306,10 @@ class PeakWatch:
         import resource
 
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-        return {"memory_peak_bytes": self.peak, "worker_max_rss_bytes": int(rss)}
+        found = {"memory_peak_bytes": self.peak, "worker_max_rss_bytes": int(rss)}
+        if self.allocated is not None:
+            found["memory_peak_allocated_bytes"] = self.allocated
+        return found
 
 
 _capped = False

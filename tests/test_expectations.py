@@ -193,7 +193,7 @@ def test_a_refused_item_fails_as_unsupported_or_xfails_where_expected(suite):
     assert "duration_s" in refused
     # it never ran: no metrics but, on a GPU, what the harness measured of the worker's memory
     memory = {"memory_estimate_bytes", "host_memory_estimate_bytes"}
-    memory |= {"memory_peak_bytes", "worker_max_rss_bytes"}
+    memory |= {"memory_peak_bytes", "memory_peak_allocated_bytes", "worker_max_rss_bytes"}
     assert set(refused.get("metrics", {})) <= memory, refused["metrics"]
     assert found[("tiny/mm[fp16-nt]", "refuses-addmm")]["outcome"] == "passed"
     result.stdout.fnmatch_lines(["FAILED *addmm[[]bias_N@refuses-addmm[]] - unsupported by*"])

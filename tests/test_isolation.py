@@ -184,7 +184,7 @@ def test_same_seed_same_results_other_seeds_same_verdicts(suite):
 
     # what the harness measured of the machine (GPU runs): times, waits and memory
     measured = {"duration_s", "phase_s", "memory_wait_s"}
-    measured |= {"memory_peak_bytes", "worker_max_rss_bytes"}
+    measured |= {"memory_peak_bytes", "memory_peak_allocated_bytes", "worker_max_rss_bytes"}
 
     def results(doc: dict) -> list[dict]:
         return [

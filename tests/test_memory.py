@@ -437,3 +437,30 @@ def test_peak_watch_is_silent_without_cuda():
     with watch.watching():
         pass
     assert watch.metrics() == {} and os.environ.get(memory.BUDGET_ENV) is None
+
+
+def test_the_memory_listing_compares_the_estimate_with_the_items_own_tensors():
+    """Seen on an H100: 40 small items listed as "0.3 GiB > 0.3 GiB", their reserved peaks
+    holding blocks the worker's allocator kept from earlier items."""
+    from gemmconf.plugin.isolating import reliability_lines
+
+    def record(ident: str, reserved: int, allocated: int, estimate: int) -> dict:
+        metrics = {
+            "memory_peak_bytes": reserved,
+            "memory_peak_allocated_bytes": allocated,
+            "memory_estimate_bytes": estimate,
+        }
+        return {"id": f"s/{ident}", "backend": "b", "metrics": metrics}
+
+    lines = reliability_lines(
+        [
+            record("cached", 285_212_672, 20 << 20, 269_880_573),  # reserved over, tensors not
+            record("over", 5_414_846_464, 5_000_000_000, 3_137_513_158),
+            record("small", 300 << 20, 290 << 20, 270 << 20),
+        ]
+    )
+    assert lines == [
+        "gemmconf: items that took more GPU memory than estimated (see metrics.memory_*):",
+        "  s/over@b: 4.7 GiB in tensors > 2.9 GiB",
+        "  s/small@b: 290 MiB in tensors > 270 MiB",
+    ]

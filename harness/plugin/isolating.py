@@ -330,13 +330,16 @@ def reliability_lines(records: list[dict[str, Any]], *, shown: int = 10) -> list
             if isinstance(metrics(r).get("timeout_unconfirmed"), dict)
         ],
     )
+    # what the estimate models: the item's tensors at their peak (what the allocator reserved
+    # also holds blocks the worker kept from earlier items)
     listed(
         "items that took more GPU memory than estimated (see metrics.memory_*)",
         [
-            f"{r['id']}@{r['backend']}: {memory.gib(metrics(r)['memory_peak_bytes'])} > "
-            f"{memory.gib(metrics(r)['memory_estimate_bytes'])}"
+            f"{r['id']}@{r['backend']}: "
+            f"{memory.size(metrics(r)['memory_peak_allocated_bytes'])} in tensors > "
+            f"{memory.size(metrics(r)['memory_estimate_bytes'])}"
             for r in records
-            if metrics(r).get("memory_peak_bytes", 0)
+            if metrics(r).get("memory_peak_allocated_bytes", 0)
             > metrics(r).get("memory_estimate_bytes", 1e30)
         ],
     )
