@@ -322,6 +322,12 @@ def unmet(req: Requirements, cap: Capability, *, target_arch: str | None = None)
     return None
 
 
+def item_device(req: Requirements, run_device: str) -> str:
+    """Where an item runs: on the CPU when it asks for one (`requires: {device: cpu}`), else on
+    the run's device."""
+    return "cpu" if req.device == "cpu" else run_device
+
+
 def hardware_class_of(req: Requirements) -> str:
     """The class marker of an item: "cpu" when it can run on a CPU, else its least GPU class.
 

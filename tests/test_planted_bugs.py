@@ -40,9 +40,7 @@ def runnable(path: str, target: str | None = None) -> list[ScenarioInstance]:
 
 
 def device_of(instance: ScenarioInstance) -> str:
-    """Where the plugin runs an item: on the CPU when it asks for one, else on this machine's
-    device."""
-    return "cpu" if instance.requires.device == "cpu" else HERE.device
+    return capability.item_device(instance.requires, HERE.device)  # as the plugin decides
 
 
 @dataclass(frozen=True)

@@ -171,7 +171,7 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         state = self.config.stash[STATE]
-        device = "cpu" if self.instance.requires.device == "cpu" else state.device
+        device = capability.item_device(self.instance.requires, state.device)
         request = isolation.ItemRequest(
             self.instance,
             self.label,
