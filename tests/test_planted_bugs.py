@@ -9,6 +9,7 @@ items eager itself is expected to fail (its expectations file) are left out.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,12 +29,18 @@ ON_GPU = HERE.device == "cuda"
 EAGER_FAILS = expectations.read(expectations.path_for(SUITES / "expectations", "eager")).entries
 
 
+@functools.cache
+def instances(path: str) -> tuple[ScenarioInstance, ...]:
+    """A suite file's instances, read once for all the cases that use it."""
+    return tuple(load_suite(SUITES / path))
+
+
 def runnable(path: str, target: str | None = None) -> list[ScenarioInstance]:
     """The instances of a suite file that run on this machine (as the plugin would decide) and
     that eager is not expected to fail."""
     return [
         i
-        for i in load_suite(SUITES / path)
+        for i in instances(path)
         if capability.unmet(i.requires, HERE, target_arch=target) is None
         if not any(e.match(expectations.Facts.of(i)) for e in EAGER_FAILS)
     ]
@@ -287,7 +294,7 @@ SCRATCH_REUSE_ESCAPES = pytest.mark.xfail(
 )
 def test_planted_bug_is_caught(name):
     case = CAUGHT[name]
-    known = {i.id for path in case.files for i in load_suite(SUITES / path)}
+    known = {i.id for path in case.files for i in instances(path)}
     assert case.must_fail <= known, f"unknown ids: {sorted(case.must_fail - known)}"
     results = outcomes(name, case)
     must_fail = case.must_fail & set(results)  # those that run here

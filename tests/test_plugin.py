@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from faulty_backends import ON_SM90
+from faulty_backends import runs_mm_sm90
 
 pytest_plugins = ["pytester"]
 
@@ -55,18 +55,19 @@ def outcomes(document: dict) -> dict[tuple[str, str], str]:
 
 
 def test_eager_passes_and_writes_records(suite):
+    sm90 = runs_mm_sm90()
     result = suite.runpytest("suites", "--backend", "eager")
-    result.assert_outcomes(passed=7 + ON_SM90, skipped=1 - ON_SM90)
+    result.assert_outcomes(passed=7 + sm90, skipped=1 - sm90)
     document = records(suite)
     assert document["complete"] is True and document["format"] == "gemmconf-results"
-    assert document["counts"]["passed"] == 7 + ON_SM90
-    assert document["counts"]["skipped"] == 1 - ON_SM90
+    assert document["counts"]["passed"] == 7 + sm90
+    assert document["counts"]["skipped"] == 1 - sm90
     record = next(r for r in document["records"] if r["id"] == "tiny/mm[fp16-17x9x33]")
     assert record["backend"] == "eager" and record["op"] == "mm" and record["dtype"] == "fp16"
     assert record["axes"] == {"dtype": "fp16", "shape": "17x9x33"}
     assert record["metrics"]["err_ratio"] == pytest.approx(1.0)
     assert record["environment"]["device"] == ("cuda" if torch.cuda.is_available() else "cpu")
-    if ON_SM90:
+    if sm90:
         return
     skipped = next(r for r in document["records"] if r["id"] == "tiny/mm_sm90")
     assert skipped["outcome"] == "skipped" and "sm90" in skipped["reason"]
@@ -281,8 +282,9 @@ def test_a_report_is_a_plugin_through_gemmconf_hooks(suite):
             return f"my-report: {len(seen)} records, {results_path.name}"
         """
     )
+    sm90 = runs_mm_sm90()
     result = suite.runpytest("suites", "--backend", "eager", "-k", "mm_dyn or mm_sm90")
-    result.assert_outcomes(passed=1 + ON_SM90, skipped=1 - ON_SM90)
+    result.assert_outcomes(passed=1 + sm90, skipped=1 - sm90)
     result.stdout.fnmatch_lines(["my-report: 2 records, results.json"])
 
 
