@@ -140,6 +140,114 @@ def skip_nested_interpreter_patching() -> bool:
     return True
 
 
+def memoize_interpreter_types() -> bool:
+    """Let the Triton interpreter look its element and block types up instead of rebuilding them.
+
+    Every operation the interpreter runs (triton 3.6-3.7) asks for the numpy dtype of a Triton
+    type (`interpreter._get_np_dtype`, which builds a 19-entry table on each call) and builds
+    new `block_type`s for its operands and result (`InterpreterBuilder.get_block_ty`,
+    `block_type.with_element_ty`; each validates and formats the shape again). Those three took
+    9% of the reference's CPU suite time (cProfile of a shard, BENCHMARKS.md "Session 15").
+    Types are values: the same element type and shape always build an equal `block_type`, which
+    nothing changes after it is built, so one instance per (element type, shape) is kept and
+    handed out again, and the numpy dtype of each element type is kept once looked up (through
+    Triton's own function). A pointer element type, which Triton leaves unhashable, is keyed by
+    what its `__eq__` compares; shapes with anything but plain ints are built as before.
+    Returns False, changing nothing, where the interpreter lacks these functions."""
+    try:
+        from triton.language import core
+        from triton.runtime import interpreter
+    except ImportError:
+        return False
+    np_dtype = getattr(interpreter, "_get_np_dtype", None)
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    block_type = getattr(core, "block_type", None)
+    pointer_type = getattr(core, "pointer_type", None)
+    if None in (np_dtype, block_type, pointer_type) or not hasattr(builder, "get_block_ty"):
+        return False
+    if getattr(np_dtype, "memoized", False):
+        return True
+    if not hasattr(block_type, "with_element_ty"):
+        return False
+    np_dtypes: dict[Any, Any] = {}  # scalar element type -> numpy dtype
+    blocks: dict[tuple[Any, tuple[int, ...]], Any] = {}  # (element type, shape) -> block_type
+
+    def get_np_dtype(tt_dtype: Any) -> Any:
+        element = tt_dtype.element_ty if isinstance(tt_dtype, block_type) else tt_dtype
+        if isinstance(element, pointer_type):
+            return np_dtype(element)
+        found = np_dtypes.get(element)
+        if found is None:
+            found = np_dtypes[element] = np_dtype(element)
+        return found
+
+    def block(element: Any, shape: Any) -> Any:
+        sizes = tuple(shape)
+        if not all(type(d) is int for d in sizes):
+            return block_type(element, shape)  # constexpr sizes: as Triton builds them
+        kind = element
+        if isinstance(element, pointer_type):  # unhashable: keyed by what its __eq__ compares
+            if isinstance(element.element_ty, pointer_type):
+                return block_type(element, shape)
+            kind = (pointer_type, element.element_ty, element.address_space, element.const)
+        try:
+            found = blocks.get((kind, sizes))
+        except TypeError:  # another unhashable element type
+            return block_type(element, shape)
+        if found is None:
+            found = blocks[kind, sizes] = block_type(element, list(sizes))
+        return found
+
+    def get_block_ty(self: Any, dtype: Any, shape: Any) -> Any:
+        return block(dtype, shape)
+
+    def with_element_ty(self: Any, scalar_ty: Any) -> Any:
+        return block(scalar_ty, self.shape)
+
+    get_np_dtype.memoized = True  # type: ignore[attr-defined]
+    get_np_dtype.original = np_dtype  # type: ignore[attr-defined]
+    interpreter._get_np_dtype = get_np_dtype
+    builder.get_block_ty = get_block_ty
+    block_type.with_element_ty = with_element_ty
+    _share_tensor_fields(core)
+    return True
+
+
+TENSOR_FIELDS = frozenset({"handle", "shape", "numel", "type", "dtype"})  # tl.tensor's, 3.6-3.7
+_TEMPLATE = "_gemmconf_tensor_fields"  # where a type keeps the fields its first tensor got
+
+
+def _share_tensor_fields(core: Any) -> bool:
+    """Build a `tl.tensor`'s fields once per type: a tensor's shape, numel and dtype follow from
+    its type alone (triton 3.6-3.7 rebuilds them for every tensor, the shape as a `tl.tuple`
+    that infers its own type: 8% of the reference's CPU suite time once block types are
+    shared). The first tensor of a type is built by Triton's `__init__`, and its fields, if
+    they are exactly `TENSOR_FIELDS`, are kept on the type; later tensors of that type take
+    them with their own handle. Returns False, changing nothing, where the fields differ."""
+    tensor = getattr(core, "tensor", None)
+    original = getattr(tensor, "__init__", None)
+    if original is None or getattr(original, "shares_fields", False):
+        return original is not None
+
+    def init(self: Any, handle: Any, type: Any) -> None:
+        fields = getattr(type, _TEMPLATE, None)
+        if fields is None:
+            original(self, handle, type)
+            fields = dict(vars(self))
+            if fields.keys() != TENSOR_FIELDS:
+                return
+            with contextlib.suppress(AttributeError):  # a type without __dict__: no sharing
+                setattr(type, _TEMPLATE, fields)
+            return
+        self.__dict__.update(fields)
+        self.handle = handle
+
+    init.shares_fields = True  # type: ignore[attr-defined]
+    init.original = original  # type: ignore[attr-defined]
+    tensor.__init__ = init
+    return True
+
+
 @contextlib.contextmanager
 def interpreted_as_compiled() -> Iterator[None]:
     """Inside: the Triton interpreter skips the integer overflow checks it would throw away.

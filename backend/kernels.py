@@ -49,6 +49,7 @@ from gemmconf_reference import compat
 if compat.interpreting():
     compat.memoize_interpreter_patching()
     compat.skip_nested_interpreter_patching()
+    compat.memoize_interpreter_types()
 
 MAX_EPILOGUE_STEPS = 4
 

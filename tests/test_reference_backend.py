@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -946,6 +947,57 @@ def test_interpreter_patches_the_language_once_per_launch_not_per_helper_call(
     patches.clear()
     assert torch.equal(compile_ref(fn)(a, b), once)
     assert len(patches) > 6
+
+
+@pytest.mark.skipif(ON_GPU, reason="the interpreter is only chosen without a GPU")
+def test_interpreter_reuses_its_types_and_tensor_fields_with_the_same_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from triton.language import core
+    from triton.runtime import interpreter
+
+    get_np_dtype = interpreter._get_np_dtype
+    init = core.tensor.__init__
+    assert getattr(get_np_dtype, "memoized", False) and getattr(init, "shares_fields", False)
+    builder = interpreter.interpreter_builder
+    block = builder.get_block_ty(tl.float32, [16, 32])
+    assert builder.get_block_ty(tl.float32, [16, 32]) is block
+    assert block.with_element_ty(tl.float32) is block
+    assert block == core.block_type(tl.float32, [16, 32])
+    pointers = builder.get_block_ty(tl.pointer_type(tl.float16), [16])
+    assert builder.get_block_ty(tl.pointer_type(tl.float16), [16]) is pointers
+    assert builder.get_block_ty(tl.pointer_type(tl.float16, const=True), [16]) is not pointers
+    assert get_np_dtype(block) == get_np_dtype.original(block) == np.dtype(np.float32)
+    first, second = core.tensor("h1", block), core.tensor("h2", block)
+    assert (second.handle, second.shape, second.numel, second.dtype) == (
+        "h2",
+        first.shape,
+        first.numel,
+        tl.float32,
+    )
+    assert [s.value for s in second.shape] == [16, 32] and second.numel.value == 512
+    fns = {
+        "mm": lambda x, y: torch.relu(x @ y),
+        "bmm": lambda x, y: torch.bmm(x, y).to(torch.bfloat16),
+    }
+    operands = {"mm": (randn(33, 70), randn(70, 17)), "bmm": (randn(3, 9, 40), randn(3, 40, 5))}
+    reused = {name: compile_ref(fn)(*operands[name]) for name, fn in fns.items()}
+    # Triton's own way, a new type and new fields every time, gives the same bits
+    monkeypatch.setattr(interpreter, "_get_np_dtype", get_np_dtype.original)
+    monkeypatch.setattr(interpreter.InterpreterBuilder, "get_block_ty", _plain_block_ty)
+    monkeypatch.setattr(core.block_type, "with_element_ty", _plain_with_element_ty)
+    monkeypatch.setattr(core.tensor, "__init__", init.original)
+    assert builder.get_block_ty(tl.float32, [16, 32]) is not block
+    for name, fn in fns.items():
+        assert torch.equal(compile_ref(fn)(*operands[name]), reused[name])
+
+
+def _plain_block_ty(self: Any, dtype: Any, shape: Any) -> Any:
+    return tl.core.block_type(dtype, shape)
+
+
+def _plain_with_element_ty(self: Any, scalar_ty: Any) -> Any:
+    return tl.core.block_type(scalar_ty, self.shape)
 
 
 @pytest.mark.skipif(ON_GPU, reason="the interpreter is only chosen without a GPU")
