@@ -4,7 +4,8 @@ what an out-of-memory error said (`out_of_memory`).
 The estimate is made from the scenario alone (shapes, dtypes, layouts, epilogue), before anything
 runs, so that xdist workers sharing a GPU can share its memory (`gemmconf.isolation.budget`).
 It follows what `runner.run_item` keeps alive at its peak: eager's and the backend's inputs and
-outputs of every shape set (they live until the oracle is done), a backend's workspace (an
+outputs of every shape set and of each further draw its first judgment takes (they live until
+the oracle is done; `runner.judgment_draws`), a backend's workspace (an
 autotuning backend benchmarks on copies of the inputs), one piece of the chunked fp64 reference
 (`gemmconf.chunked`), the fp64 values the oracle holds for an output (the reference, a bound)
 and its temporaries for one piece of it (`gemmconf.oracle`). It is an upper bound by
@@ -94,6 +95,8 @@ def estimate(
 ) -> Footprint:
     """The device memory `run_item` will hold at its peak for this item (an upper bound), when
     the items of its GPU share `shared` bytes (None: no budget; it decides `reference_device`)."""
+    from gemmconf import runner  # here, not above: the runner imports this module
+
     inputs = outputs = host = staged = 0
     biggest_set = biggest_out = reference = oracle = drawn = 0
     for index in range(len(instance.shape_sets)):
@@ -102,6 +105,14 @@ def estimate(
         out = output_bytes(instance, sizes)
         inputs += 2 * stored  # eager's and the backend's copies (inputs.build_copies)
         outputs += 2 * out
+        # the first judgment's further draws: eager's inputs and both results of each are held
+        # to the end, and the backend's inputs of the one being called (a 1 x 128256 x 4096
+        # projection's second draw holds 2.1 GB more)
+        numel = chunked.output_elements(instance, sizes) * chunked.outputs_of(instance)
+        draws = runner.judgment_draws(instance, index, sizes, numel)
+        if draws > 1:
+            inputs += draws * stored
+            outputs += (draws - 1) * 2 * out
         biggest_set = max(biggest_set, stored + out)
         biggest_out = max(biggest_out, out)
         if not OPS[instance.op].exact and instance.checks.numeric != "none":
@@ -118,8 +129,9 @@ def estimate(
     # the integrity checks (gemmconf.integrity): blocks of the outputs' sizes poisoned and handed
     # back to the allocator, and the output of the second call on fresh values of shape set 0.
     # InputGuard copies large inputs to the host; the fresh inputs of a large shape set take
-    # the place of eager's, released first (runner._check_stale_bitwise); a small shape set's
-    # second draw fits in SLACK_BYTES.
+    # the place of eager's, released first (runner._check_stale_bitwise); a smaller one's are
+    # the second draw counted above. Confirming a marginal failure (runner.CONFIRM_ROUNDS)
+    # draws more, one batch at a time, and is not counted: such an item has failed already.
     checks = 3 * biggest_out
     return Footprint(
         inputs + staged, outputs + biggest_out + checks, backend, reference, oracle, host + drawn

@@ -123,6 +123,22 @@ def draws_per_judgment(numel: int) -> int:
     return min(MAX_DRAWS, math.ceil(DRAW_ELEMENTS / numel))
 
 
+def large(instance: ScenarioInstance, dims: dict[str, int]) -> bool:
+    """Past FULL_STALE_CHECK_FLOPS: the fresh-values check compares bit for bit only."""
+    return OPS[instance.op].flops(dims) > FULL_STALE_CHECK_FLOPS
+
+
+def judgment_draws(instance: ScenarioInstance, index: int, dims: dict[str, int], numel: int) -> int:
+    """Independent draws the first judgment of shape set `index` takes (`numel`: its output
+    elements): enough to cover `DRAW_ELEMENTS`, and on shape set 0 below FULL_STALE_CHECK_FLOPS
+    at least two, the second with fresh values (a backend must not answer with the first's
+    result). Each draw's inputs and results live until the item ends (`memory.estimate`)."""
+    draws = draws_per_judgment(numel)
+    if index == 0 and not large(instance, dims):
+        draws = max(draws, 2)
+    return draws
+
+
 def run_item(
     instance: ScenarioInstance,
     backend: Backend,
@@ -483,9 +499,7 @@ class _ItemRun:
 
     def _judge_shape_set(self, index: int, drawn: list[_Draw]) -> oracle.Verdict:
         numel = sum(t.numel() for t in integrity.tensors_of(drawn[0].expected))
-        per_judgment = draws_per_judgment(numel)
-        if index == 0 and not self._large(drawn[0].inputs):
-            per_judgment = max(per_judgment, 2)  # the second draw: fresh values, fresh answer
+        per_judgment = judgment_draws(self.instance, index, drawn[0].inputs.dims, numel)
         next_draw = len(drawn)
         while len(drawn) < per_judgment:
             drawn.append(self._draw(index, next_draw))
@@ -638,8 +652,7 @@ class _ItemRun:
             self.problems.insert(0, StaleResult(_shape(later.inputs), True, later.verdict))
 
     def _large(self, item_inputs: inputs.Inputs) -> bool:
-        """Past FULL_STALE_CHECK_FLOPS: the fresh-values check compares bit for bit only."""
-        return OPS[self.instance.op].flops(item_inputs.dims) > FULL_STALE_CHECK_FLOPS
+        return large(self.instance, item_inputs.dims)
 
     def _check_stale_bitwise(self, first: _Draw) -> None:
         """A large shape set's fresh-values check (FULL_STALE_CHECK_FLOPS): the backend's answer

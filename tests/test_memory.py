@@ -212,9 +212,44 @@ def test_estimates_cover_every_shape_set_and_autotuning_copies(tmp_path):
     plain, tuned = memory.estimate(instance), memory.estimate(instance, autotunes=True)
     first, second = (4 * (1024 * 1024 * 2), 4 * (2048 * 1024 + 1024 * 1024))
     largest = 4 * 2048 * 1024  # the second shape set's a, crossing to the device
-    assert plain.inputs == 2 * (first + second) + largest
+    # shape set 0 (2^31 FLOPs) takes a second draw with fresh values: its inputs once more,
+    # eager's and, while it is called, the backend's
+    assert plain.inputs == 2 * (first + second) + 2 * first + largest
     assert tuned.backend > plain.backend  # an autotuner benchmarks on copies of its inputs
     assert tuned.total > plain.total
+
+
+def test_a_decode_projections_second_draw_is_in_its_estimate():
+    """Seen on an H100: `vocab_projection[llama3]` (1 x 128256 x 4096 bf16) held 4.9 GiB of
+    tensors against an estimate of 4.8 GiB: its 1 GFLOP is below FULL_STALE_CHECK_FLOPS, so its
+    second draw (fresh values) holds another two copies of the 1 GB weight."""
+    from gemmconf import runner
+
+    (decode,) = [
+        i
+        for i in load_suite(ROOT / "suites/dense/broadcast_decode.yaml")
+        if i.id == "broadcast_decode/vocab_projection[llama3]"
+    ]
+    sizes = decode.dims(0)
+    assert not runner.large(decode, sizes)
+    weight = 128256 * 4096 * 2
+    stored = memory.stored_input_bytes(decode, sizes)
+    assert weight < stored < weight + (1 << 20)
+    held = 4 * stored + weight  # two draws' two copies, the weight crossing to the device
+    footprint = memory.estimate(decode)
+    assert footprint.inputs >= held
+    assert footprint.total > 4.9 * (1 << 30)  # what it measured
+    # past FULL_STALE_CHECK_FLOPS the second draw takes the first's place: not counted again
+    (prefill,) = [
+        i
+        for i in load_suite(ROOT / "suites/dense/broadcast_decode.yaml")
+        if i.id == "broadcast_decode/vocab_projection[llama3_prefill]"
+    ]
+    big = prefill.dims(0)
+    assert runner.large(prefill, big)
+    assert memory.estimate(prefill).inputs == 2 * memory.stored_input_bytes(
+        prefill, big
+    ) + memory.crossing_bytes(prefill, big)
 
 
 # --- the ledgers ----------------------------------------------------------------------------
