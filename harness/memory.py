@@ -108,8 +108,7 @@ def estimate(
         # the first judgment's further draws: eager's inputs and both results of each are held
         # to the end, and the backend's inputs of the one being called (a 1 x 128256 x 4096
         # projection's second draw holds 2.1 GB more)
-        numel = chunked.output_elements(instance, sizes) * chunked.outputs_of(instance)
-        draws = runner.judgment_draws(instance, index, sizes, numel)
+        draws = runner.judgment_draws(instance, index, sizes, output_elements(instance, sizes))
         if draws > 1:
             inputs += draws * stored
             outputs += (draws - 1) * 2 * out
@@ -145,8 +144,7 @@ def oracle_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
 
 def oracle_held_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
     """The fp64 values held for every output while it is judged (the reference, a bound)."""
-    elements = chunked.output_elements(instance, sizes) * chunked.outputs_of(instance)
-    return elements * FP64 * ORACLE_HELD_FP64
+    return output_elements(instance, sizes) * FP64 * ORACLE_HELD_FP64
 
 
 def oracle_piece_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
@@ -251,7 +249,12 @@ def output_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
         [_itemsize(_result_dtype(instance))]
         + [_itemsize(step.arg) for step in instance.epilogue if step.kind == "cast"]
     )
-    return chunked.output_elements(instance, sizes) * chunked.outputs_of(instance) * widest
+    return output_elements(instance, sizes) * widest
+
+
+def output_elements(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
+    """Elements of one shape set's outputs, every `keep` included."""
+    return chunked.output_elements(instance, sizes) * chunked.outputs_of(instance)
 
 
 def _result_dtype(instance: ScenarioInstance) -> str:
