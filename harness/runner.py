@@ -302,9 +302,11 @@ class _ItemRun:
                 torch.cuda.synchronize()
             if instance.checks.raises:
                 return self._error_case(first[0], eager[0], backend_inputs[0])
-            for item_inputs, (_, error) in zip(first, eager, strict=True):
-                if error is not None:
-                    raise SuiteBug(self._contradiction("return a result", error, item_inputs))
+            # (no loop variable here: one would keep eager's last inputs alive to the item's end)
+            refused = next((i for i, (_, error) in enumerate(eager) if error is not None), None)
+            if refused is not None:
+                error = eager[refused][1]
+                raise SuiteBug(self._contradiction("return a result", error, first[refused]))
             expected = [value for value, _ in eager]
             eager.clear()  # _normal_case owns the results now (it releases what it no longer needs)
             return self._normal_case(first, expected, backend_inputs)

@@ -16,6 +16,7 @@ import torch
 
 from gemmconf import chunked, inputs, memory, program
 from gemmconf.isolation.budget import Ledger, RunBudget
+from gemmconf.outcome import render
 from gemmconf.runner import run_item
 from gemmconf.scenario import load_suite
 
@@ -250,6 +251,41 @@ def test_a_decode_projections_second_draw_is_in_its_estimate():
     assert memory.estimate(prefill).inputs == 2 * memory.stored_input_bytes(
         prefill, big
     ) + memory.crossing_bytes(prefill, big)
+
+
+def test_eager_inputs_are_gone_before_a_large_items_fresh_draw(monkeypatch):
+    """The estimate counts a large shape set's fresh draw in the place of eager's first inputs,
+    which the runner releases before drawing it: nothing may keep them alive. Seen on an H100:
+    a loop variable kept `k_tails/index_width[int_mm]`'s 2 GiB `a` to the item's end (8.0 GiB of
+    tensors against a 7.3 GiB estimate: eager's and the backend's copies, and the fresh draw's)."""
+    import weakref
+
+    from gemmconf import runner
+    from gemmconf.backends.eager import EagerBackend
+
+    monkeypatch.setattr(runner, "FULL_STALE_CHECK_FLOPS", 0)  # every shape set is large
+    odd = "first/mm[fp32-127x65x33-nn]"
+    (item,) = [i for i in load_suite(ROOT / "suites/dense/first.yaml") if i.id == odd]
+    eager_tensors: list[weakref.ref] = []
+    alive_at_fresh_draw: list[int] = []
+    build_copies, build = inputs.build_copies, inputs.build
+
+    def first_copies(*args, **kwargs):
+        copies = build_copies(*args, **kwargs)
+        if not eager_tensors:  # the item's first: eager's and the backend's inputs
+            eager_tensors.extend(weakref.ref(t) for t in copies[0].tensors)
+        return copies
+
+    def fresh(*args, **kwargs):  # the fresh-values check's draw
+        alive_at_fresh_draw.append(sum(ref() is not None for ref in eager_tensors))
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(inputs, "build_copies", first_copies)
+    monkeypatch.setattr(inputs, "build", fresh)
+    outcome = run_item(item, EagerBackend(), seed=0, device="cpu", target=None)
+    assert outcome.passed, render(outcome)
+    assert len(eager_tensors) == 2
+    assert alive_at_fresh_draw == [0]
 
 
 # --- the ledgers ----------------------------------------------------------------------------
