@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -325,7 +326,16 @@ def test_the_cutlass_wheel_stands_in_for_inductors_checkout(tmp_path, monkeypatc
     assert inductor.wheel_cutlass_dir() == str(root)  # a second call finds the links in place
     patches = make_inductor_max_autotune("CUTLASS").inductor_patches()
     assert str(root) in patches.values()
-    assert inductor._cutlass_import_problem() is None  # torch's try_import_cutlass accepts it
+    # torch's try_import_cutlass accepts it, and its import of CUTLASS's python package (which
+    # opens a sqlite file in the working directory) leaves nothing in the user's folder
+    for name in [m for m in sys.modules if m.split(".")[0] == "cutlass_cppgen"]:
+        monkeypatch.delitem(sys.modules, name)  # imported again, as in a fresh process
+    user = tmp_path / "user"
+    user.mkdir()
+    monkeypatch.chdir(user)
+    assert inductor._cutlass_import_problem() is None
+    assert "cutlass_cppgen" in sys.modules
+    assert list(user.iterdir()) == [] and Path.cwd() == user
     monkeypatch.setattr(inductor, "wheel_cutlass_dir", lambda: None)
     assert not any(
         k.endswith("cutlass_dir") for k in make_inductor_max_autotune("CUTLASS").inductor_patches()

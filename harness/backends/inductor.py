@@ -159,8 +159,14 @@ def _cutlass_dir_patch() -> dict[str, Any]:
 
 def _cutlass_import_problem() -> str | None:
     """Ask inductor itself (it reads `cutlass_dir`/python, not an installed nvidia-cutlass):
-    None when it imports CUTLASS, else why not."""
-    with _inductor_config().patch(_cutlass_dir_patch()):
+    None when it imports CUTLASS, else why not.
+
+    Importing CUTLASS's python package (cutlass_cppgen 4.x) opens a sqlite file named
+    `compiled_cache.db` in the working directory: the import runs in gemmconf's cache instead, so
+    that asking whether inductor can use CUTLASS leaves nothing in the user's folder."""
+    quiet = cache_dir("inductor-cutlass")
+    quiet.mkdir(parents=True, exist_ok=True)
+    with _inductor_config().patch(_cutlass_dir_patch()), contextlib.chdir(quiet):
         for module in (
             "torch._inductor.codegen.cutlass.utils",  # torch 2.11-2.13
             "torch._inductor.codegen.cuda.cutlass_utils",  # older torch
