@@ -334,7 +334,6 @@ def test_the_cutlass_wheel_stands_in_for_inductors_checkout(tmp_path, monkeypatc
     user.mkdir()
     monkeypatch.chdir(user)
     assert inductor._cutlass_import_problem() is None
-    assert "cutlass_cppgen" in sys.modules
     assert list(user.iterdir()) == [] and Path.cwd() == user
     monkeypatch.setattr(inductor, "wheel_cutlass_dir", lambda: None)
     assert not any(
