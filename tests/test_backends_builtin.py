@@ -341,6 +341,29 @@ def test_the_cutlass_wheel_stands_in_for_inductors_checkout(tmp_path, monkeypatc
     )
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("cutlass_library") is None,
+    reason="needs the nvidia-cutlass wheel (the `cutlass` extra)",
+)
+def test_a_relative_cutlass_dir_names_the_users_folder(tmp_path, monkeypatch, request) -> None:
+    """The CUTLASS import runs in gemmconf's cache (above); a cutlass_dir the user gave relative
+    to their folder still names a checkout there."""
+    from gemmconf.backends import inductor
+
+    utils = pytest.importorskip("torch._inductor.codegen.cutlass.utils")
+    monkeypatch.setenv("GEMMCONF_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor-cache"))
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "checkout").symlink_to(inductor.wheel_cutlass_dir())  # a checkout's layout
+    monkeypatch.chdir(user)
+    utils.try_import_cutlass.cache_clear()  # torch answers once per process
+    request.addfinalizer(utils.try_import_cutlass.cache_clear)
+    relative = {f"{inductor._cutlass_section()}.cutlass_dir": "checkout"}
+    with inductor._inductor_config().patch(relative):
+        assert inductor._cutlass_import_problem() is None
+
+
 def test_a_foreign_cutlass_link_in_inductors_cache_is_a_reason_not_a_crash(monkeypatch) -> None:
     from gemmconf.backends import inductor
 

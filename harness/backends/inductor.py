@@ -166,7 +166,10 @@ def _cutlass_import_problem() -> str | None:
     that asking whether inductor can use CUTLASS leaves nothing in the user's folder."""
     quiet = cache_dir("inductor-cutlass")
     quiet.mkdir(parents=True, exist_ok=True)
-    with _inductor_config().patch(_cutlass_dir_patch()), contextlib.chdir(quiet):
+    patch = _cutlass_dir_patch()
+    if not patch and not os.path.isabs(_cutlass_dir()):  # a relative one names the user's folder
+        patch = {f"{_cutlass_section()}.cutlass_dir": os.path.abspath(_cutlass_dir())}
+    with _inductor_config().patch(patch), contextlib.chdir(quiet):
         for module in (
             "torch._inductor.codegen.cutlass.utils",  # torch 2.11-2.13
             "torch._inductor.codegen.cuda.cutlass_utils",  # older torch
@@ -189,7 +192,7 @@ def _cutlass_import_problem() -> str | None:
 def _no_checkout() -> str:
     return (
         "inductor CUTLASS templates need a CUTLASS checkout: "
-        f"torch._inductor.config.cuda.cutlass_dir (TORCHINDUCTOR_CUTLASS_DIR) = "
+        f"torch._inductor.config.{_cutlass_section()}.cutlass_dir (TORCHINDUCTOR_CUTLASS_DIR) = "
         f"{_cutlass_dir()!r} has no importable python/cutlass_library, and the "
         "nvidia-cutlass wheel that could stand in is not installed (pip install -e "
         "'.[cutlass]')"
