@@ -1,0 +1,4 @@
+source .whl/prelude.sh
+rm -rf /tmp/site2 && python3 -m pip install -q --no-deps --no-build-isolation --target /tmp/site2 . plugins/gemmconf-cutlass > /dev/null 2>&1
+export PYTHONPATH="/tmp/site2:$PWD:$PYTHONPATH"
+timeout 300 python3 devwork/s16_turns.py 5 2>&1 | tee $OUT/call11-turns.txt | grep -v Warning
