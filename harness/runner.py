@@ -437,13 +437,14 @@ class _ItemRun:
             self.metrics.update(self._backend("kernel_stats()", kernel_stats))
 
         verdicts = []
+        large_first = large(instance, draws[0][0].inputs.dims)  # shape set 0 past the threshold
         if instance.checks.numeric != "none":
             for index in range(len(backend_inputs)):
                 verdicts.append(self._judge_shape_set(index, draws[index]))
             sqnr = [d[0].sqnr for d in draws if d[0].sqnr is not None]
             if sqnr:
                 self.metrics["sqnr_db"] = min(sqnr)  # block-scaled results (gemmconf.emulation)
-            if not self._large(draws[0][0].inputs):
+            if not large_first:
                 self._check_stale(draws[0])
         self.metrics.update(_metrics(verdicts))
         if self.stand_in is not None:
@@ -454,7 +455,7 @@ class _ItemRun:
             self._check_deterministic(backend_inputs[0], draws[0][0])
         if instance.checks.batch_invariant:
             self._check_batch_invariant(backend_inputs[0], draws[0][0])
-        if instance.checks.numeric != "none" and self._large(draws[0][0].inputs):
+        if instance.checks.numeric != "none" and large_first:
             self._check_stale_bitwise(draws[0][0])  # last: it releases eager's first shape set
 
         if compiles > budget:
@@ -652,9 +653,6 @@ class _ItemRun:
         first = integrity.tensors_of(earlier.actual)
         if first and _bitwise_equal(first, integrity.tensors_of(later.actual)):
             self.problems.insert(0, StaleResult(_shape(later.inputs), True, later.verdict))
-
-    def _large(self, item_inputs: inputs.Inputs) -> bool:
-        return large(self.instance, item_inputs.dims)
 
     def _check_stale_bitwise(self, first: _Draw) -> None:
         """A large shape set's fresh-values check (FULL_STALE_CHECK_FLOPS): the backend's answer

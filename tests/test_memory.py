@@ -220,17 +220,19 @@ def test_estimates_cover_every_shape_set_and_autotuning_copies(tmp_path):
     assert tuned.total > plain.total
 
 
+def _instance(path: str, ident: str):
+    """The one instance `ident` of the shipped suite file `path` (under suites/)."""
+    (found,) = [i for i in load_suite(ROOT / "suites" / path) if i.id == ident]
+    return found
+
+
 def test_a_decode_projections_second_draw_is_in_its_estimate():
     """Seen on an H100: `vocab_projection[llama3]` (1 x 128256 x 4096 bf16) held 4.9 GiB of
     tensors against an estimate of 4.8 GiB: its 1 GFLOP is below FULL_STALE_CHECK_FLOPS, so its
     second draw (fresh values) holds another two copies of the 1 GB weight."""
     from gemmconf import runner
 
-    (decode,) = [
-        i
-        for i in load_suite(ROOT / "suites/dense/broadcast_decode.yaml")
-        if i.id == "broadcast_decode/vocab_projection[llama3]"
-    ]
+    decode = _instance("dense/broadcast_decode.yaml", "broadcast_decode/vocab_projection[llama3]")
     sizes = decode.dims(0)
     assert not runner.large(decode, sizes)
     weight = 128256 * 4096 * 2
@@ -241,11 +243,9 @@ def test_a_decode_projections_second_draw_is_in_its_estimate():
     assert footprint.inputs >= held
     assert footprint.total > 4.9 * (1 << 30)  # what it measured
     # past FULL_STALE_CHECK_FLOPS the second draw takes the first's place: not counted again
-    (prefill,) = [
-        i
-        for i in load_suite(ROOT / "suites/dense/broadcast_decode.yaml")
-        if i.id == "broadcast_decode/vocab_projection[llama3_prefill]"
-    ]
+    prefill = _instance(
+        "dense/broadcast_decode.yaml", "broadcast_decode/vocab_projection[llama3_prefill]"
+    )
     big = prefill.dims(0)
     assert runner.large(prefill, big)
     assert memory.estimate(prefill).inputs == 2 * memory.stored_input_bytes(
@@ -264,8 +264,7 @@ def test_eager_inputs_are_gone_before_a_large_items_fresh_draw(monkeypatch):
     from gemmconf.backends.eager import EagerBackend
 
     monkeypatch.setattr(runner, "FULL_STALE_CHECK_FLOPS", 0)  # every shape set is large
-    odd = "first/mm[fp32-127x65x33-nn]"
-    (item,) = [i for i in load_suite(ROOT / "suites/dense/first.yaml") if i.id == odd]
+    item = _instance("dense/first.yaml", "first/mm[fp32-127x65x33-nn]")
     eager_tensors: list[weakref.ref] = []
     alive_at_fresh_draw: list[int] = []
     build_copies, build = inputs.build_copies, inputs.build
