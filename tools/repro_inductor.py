@@ -1,14 +1,35 @@
-"""Repros: where inductor max-autotune disagrees with eager (found by the suite on an H200).
+"""Repros: where inductor disagrees with eager (found by the suite on an H200 and an H100).
 
     python tools/repro_inductor.py [CASE ...]      # default: every case; needs a CUDA GPU
                                                    # (from the repository root)
 
-Each case compiles one small GEMM with `torch.compile(mode="max-autotune-no-cudagraphs")` and
-`max_autotune_gemm_backends` set to one template family, runs eager on the same inputs, and
-prints two lines: what eager did, what the compiled function did. Cases that fault the GPU run in
-a subprocess each (a fault ends the process's CUDA context) when several cases are asked for.
+Each case compiles one small GEMM, runs eager on the same inputs, and prints two lines: what
+eager did, what the compiled function did (shape, dtype, strides, NaN count, or the exception).
+The max-autotune cases compile with `mode="max-autotune-no-cudagraphs"` and
+`max_autotune_gemm_backends` set to one template family; the `default_*` cases with a plain
+`torch.compile(fn)`, as a user would, outside the harness. Cases that fault the GPU run in a
+subprocess each (a fault ends the process's CUDA context) when several cases are asked for.
 
-Cases (the suite items they stand for are in the published README):
+Cases of default inductor (torch 2.11 on an H100, 2026-11-26; suites/expectations/inductor.yaml):
+  default_padded      mm, bmm and linear whose N is not a multiple of 8 (or 4 for fp32): where
+                      inductor's pad_mm pass pads the operands, the result comes back as a
+                      slice of the padded buffer, its row stride rounded up, where eager returns
+                      it contiguous (pytorch/pytorch#152520). Whether pad_mm pads is decided by
+                      timing both versions at compile time, so a plain compile may not pad;
+                      the second line forces it (`force_shape_pad`).
+  default_k_mismatch  _scaled_mm with K 32 against 48: eager raises RuntimeError, the compiled
+                      call an AssertionError from inductor's size checks.
+  default_int_mm_n0   _int_mm with N = 0: CUDA eager raises (N must be a positive multiple of 8),
+                      the compiled call returns an empty result.
+  default_rows        mm/addmm/linear/bmm: row 0 of an M = 1 call against row 0 of the M = 64
+                      call, eager and compiled (both call cuBLAS, which picks kernels by M).
+  default_blockwise   blockwise-scaled _scaled_mm at 64x256x256, eager and compiled, each
+                      against fp64: the compiled call runs eager's kernel and is as wrong
+                      (tools/repro_eager_blockwise.py).
+  default_scaled_v2   F.scaled_mm (aten _scaled_mm_v2): dynamo captures no graph (it skips the
+                      op), so inductor never sees it.
+
+Cases of max-autotune (the suite items they stand for are in the published README):
   nan_beta0      addmm(C, A, B, beta=0) with NaN in C, TRITON: eager ignores C (its docs: "nan and
                  inf in it will not be propagated"), the template multiplies it by 0.
   e5m2_pair      _scaled_mm of two e5m2 operands, TRITON: eager raises, compiled computes.
@@ -30,17 +51,24 @@ import sys
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # harness, run from anywhere
+
+
+DEFAULT = "default"  # `backends` for a plain torch.compile(fn)
 
 
 def compiled(fn, backends: str, dynamic: bool | None = None):
     """`torch.compile` under exactly the inductor config the suite's adapter uses: the options of
     mode max-autotune-no-cudagraphs and max_autotune_gemm_backends (for CUTLASS also the profiling
-    cap and, where torch ships no CUTLASS checkout, the nvidia-cutlass wheel laid out as one)."""
+    cap and, where torch ships no CUTLASS checkout, the nvidia-cutlass wheel laid out as one).
+    With `backends` DEFAULT: `torch.compile(fn)` and nothing else."""
     from gemmconf.backends.inductor import make_inductor_max_autotune
 
     torch._dynamo.reset()
+    if backends == DEFAULT:
+        return torch.compile(fn, dynamic=dynamic)
     options = make_inductor_max_autotune(backends).inductor_patches()
     print(f"  inductor options: {options}")
     return torch.compile(fn, options=options, dynamic=dynamic)
@@ -52,9 +80,9 @@ def outcome(fn, *args) -> str:
         torch.cuda.synchronize()
     except Exception as exc:  # the point is to report it
         return f"raises {type(exc).__name__}: {str(exc).splitlines()[0][:110]}"
-    if isinstance(value, torch.Tensor) and value.is_floating_point():
-        nan = int(value.isnan().sum())
-        return f"returns {tuple(value.shape)} {value.dtype}, {nan} NaN"
+    if isinstance(value, torch.Tensor):
+        nan = int(value.isnan().sum()) if value.is_floating_point() else 0
+        return f"returns {tuple(value.shape)} {value.dtype} strides {value.stride()}, {nan} NaN"
     return f"returns {type(value).__name__}"
 
 
@@ -134,7 +162,101 @@ def cutlass_offset() -> None:
     report("cutlass_offset", torch.nn.functional.linear, "CUTLASS", a, w)
 
 
+def default_padded() -> None:
+    cases = {
+        "mm-fp32-127x65x33": (torch.mm, (127, 33), (33, 65), torch.float32, False),
+        "mm-fp16-127x65x33-col": (torch.mm, (127, 33), (65, 33), torch.float16, True),
+        "bmm-fp16-2b17x9x65": (torch.bmm, (2, 17, 65), (2, 65, 9), torch.float16, False),
+        "linear-fp16-3b127x65x33": (F.linear, (3, 127, 33), (65, 33), torch.float16, False),
+    }
+    for name, (op, a_shape, b_shape, dtype, col) in cases.items():
+        a = torch.randn(a_shape, device="cuda", dtype=dtype)
+        b = torch.randn(b_shape, device="cuda", dtype=dtype)
+        b = b.t() if col else b
+        report(f"default_padded[{name}]", op, DEFAULT, a, b)
+        with torch._inductor.config.patch(force_shape_pad=True):
+            result = outcome(compiled(op, DEFAULT), a, b)
+        print(f"default_padded[{name}]: force_shape_pad {result}", flush=True)
+
+
+def default_k_mismatch() -> None:
+    a, b = _fp8(32, 32, torch.float8_e4m3fn), _fp8(48, 48, torch.float8_e4m3fn).t()
+    one = torch.ones((), device="cuda")
+
+    def scaled(a, b, sa, sb):
+        return torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)
+
+    report("default_k_mismatch", scaled, DEFAULT, a, b, one, one)
+
+
+def default_int_mm_n0() -> None:
+    a = torch.randint(-8, 8, (32, 16), device="cuda", dtype=torch.int8)
+    b = torch.randint(-8, 8, (0, 16), device="cuda", dtype=torch.int8).t()
+    report("default_int_mm_n0", torch._int_mm, DEFAULT, a, b)
+
+
+def default_rows() -> None:
+    a = torch.randn(64, 256, device="cuda")
+    b = torch.randn(256, 48, device="cuda")
+    bias = torch.randn(48, device="cuda")
+    ops = {
+        "mm": lambda a, b: torch.mm(a, b),
+        "addmm": lambda a, b: torch.addmm(bias, a, b),
+        "linear": lambda a, b: F.linear(a, b.t(), bias),
+        "bmm": lambda a, b: torch.bmm(a.expand(2, -1, -1), b.expand(2, -1, -1))[0],
+    }
+    for name, op in ops.items():
+        for label, fn in (("eager", op), ("default", compiled(op, DEFAULT))):
+            full, one = fn(a, b), fn(a[:1], b)
+            differ = int((full[:1] != one).sum())
+            print(f"default_rows[{name}-fp32]: {label:7} row 0 differs at {differ} of 48")
+
+
+def default_blockwise() -> None:
+    m, n, k = 64, 256, 256
+    a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
+    scale_a = (torch.rand(k // 128, m, device="cuda") + 0.5).t()
+    scale_b = (torch.rand(n // 128, k // 128, device="cuda") + 0.5).t()
+    a64 = a.double() * scale_a.double().repeat_interleave(128, dim=1)
+    b64 = b.double() * scale_b.double().repeat_interleave(128, 0).repeat_interleave(128, 1)
+    ref = a64 @ b64
+
+    def scaled(a, b, sa, sb):
+        return torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)
+
+    for label, fn in (("eager", scaled), ("default", compiled(scaled, DEFAULT))):
+        out = fn(a, b, scale_a, scale_b).double()
+        finite = torch.isfinite(out)
+        err = float((out - ref).abs()[finite].max()) if finite.any() else float("nan")
+        print(
+            f"default_blockwise: {label:7} {int((~finite).sum())} non-finite of {out.numel()}, "
+            f"largest finite error {err:.3g} (|fp64| <= {float(ref.abs().max()):.3g})"
+        )
+
+
+def default_scaled_v2() -> None:
+    from torch._dynamo.utils import counters
+
+    a, b = _fp8(48, 96, torch.float8_e4m3fn), _fp8(64, 96, torch.float8_e4m3fn).t()
+    one = torch.ones((), device="cuda")
+    tensorwise = F.ScalingType.TensorWise
+
+    def scaled(a, b, sa, sb):
+        return F.scaled_mm(a, b, sa, tensorwise, sb, tensorwise, output_dtype=torch.bfloat16)
+
+    counters.clear()
+    report("default_scaled_v2", scaled, DEFAULT, a, b, one, one)
+    print(f"default_scaled_v2: graphs captured {counters['stats'].get('unique_graphs', 0)}")
+
+
 CASES = {
+    "default_padded": default_padded,
+    "default_k_mismatch": default_k_mismatch,
+    "default_int_mm_n0": default_int_mm_n0,
+    "default_rows": default_rows,
+    "default_blockwise": default_blockwise,
+    "default_scaled_v2": default_scaled_v2,
     "nan_beta0": nan_beta0,
     "e5m2_pair": e5m2_pair,
     "bias_fp32_out": bias_fp32_out,
