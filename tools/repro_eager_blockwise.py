@@ -26,16 +26,24 @@ SHAPES = [
 OUT_DTYPES = [torch.bfloat16, torch.float16, torch.float32]
 
 
-def case(m: int, n: int, k: int, out_dtype: torch.dtype, seed: int = 0) -> tuple[int, float]:
+def blockwise_operands(
+    m: int, n: int, k: int, seed: int = 0
+) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+    """(a, b, scale_a, scale_b) for `torch._scaled_mm` with 1x128 / 128x128 scales, and the
+    product of the dequantized operands in fp64."""
     gen = torch.Generator(device="cuda").manual_seed(seed)
     a = torch.randn(m, k, device="cuda", generator=gen).to(torch.float8_e4m3fn)
     b = torch.randn(n, k, device="cuda", generator=gen).to(torch.float8_e4m3fn).t()  # col-major
     scale_a = (torch.rand(k // 128, m, device="cuda", generator=gen) + 0.5).t()  # (M, K/128)
     scale_b = (torch.rand(n // 128, k // 128, device="cuda", generator=gen) + 0.5).t()
-    out = torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=out_dtype)
     a64 = a.double() * scale_a.double().repeat_interleave(128, dim=1)
     b64 = b.double() * scale_b.double().repeat_interleave(128, 0).repeat_interleave(128, 1)
-    ref = a64 @ b64
+    return (a, b, scale_a, scale_b), a64 @ b64
+
+
+def case(m: int, n: int, k: int, out_dtype: torch.dtype, seed: int = 0) -> tuple[int, float]:
+    operands, ref = blockwise_operands(m, n, k, seed)
+    out = torch._scaled_mm(*operands, out_dtype=out_dtype)
     wrong = int((~torch.isfinite(out) & torch.isfinite(ref)).sum())
     finite = torch.isfinite(out)
     err = float((out.double() - ref).abs()[finite].max()) if finite.any() else float("nan")

@@ -213,20 +213,15 @@ def default_rows() -> None:
 
 
 def default_blockwise() -> None:
-    m, n, k = 64, 256, 256
-    a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
-    b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
-    scale_a = (torch.rand(k // 128, m, device="cuda") + 0.5).t()
-    scale_b = (torch.rand(n // 128, k // 128, device="cuda") + 0.5).t()
-    a64 = a.double() * scale_a.double().repeat_interleave(128, dim=1)
-    b64 = b.double() * scale_b.double().repeat_interleave(128, 0).repeat_interleave(128, 1)
-    ref = a64 @ b64
+    from tools.repro_eager_blockwise import blockwise_operands
+
+    operands, ref = blockwise_operands(64, 256, 256)
 
     def scaled(a, b, sa, sb):
         return torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)
 
     for label, fn in (("eager", scaled), ("default", compiled(scaled, DEFAULT))):
-        out = fn(a, b, scale_a, scale_b).double()
+        out = fn(*operands).double()
         finite = torch.isfinite(out)
         err = float((out - ref).abs()[finite].max()) if finite.any() else float("nan")
         print(
