@@ -201,6 +201,13 @@ def test_expectations_xfail_skip_and_strict_xpass(suite):
     xpassed = [r for r in records(suite)["records"] if r["outcome"] == "xpassed"]
     assert xpassed and {r["xpass"] for r in xpassed} == {"strict"}
     result.stdout.fnmatch_lines(["*failing by kind: bias-broadcast-dropped: xpass *"])
+    # the xfailed record keeps what the run found and says which entry expected it
+    (xfailed,) = [r for r in records(suite)["records"] if r["outcome"] == "xfailed"]
+    assert xfailed["kind"] == "wrong values" and "not close" in xfailed["reason"]
+    assert xfailed["details"].endswith(
+        "Expected to fail: drops broadcast biases (https://example.invalid/1) "
+        "[suites/expectations/bias-broadcast-dropped.yaml:4]"
+    )
 
 
 def test_non_strict_xfail_passes_as_xpass_and_strict_must_be_a_bool(suite):
