@@ -253,6 +253,17 @@ class Crash:
 
 
 @dataclass(frozen=True)
+class NotACompiled:
+    """`Backend.compile` returned something every item would fail to use: not callable, or
+    without `compiles()` (gemmconf.backends.base.Compiled). A crash of the backend's compile."""
+
+    backend: str  # the backend's name
+    returned: str  # what it returned, e.g. "a function" or "an int"
+    gaps: tuple[str, ...]  # the members it lacks ("__call__", "compiles()")
+    kind = kinds.CRASH
+
+
+@dataclass(frozen=True)
 class Unsupported:
     """`NotImplementedError` from the backend, or a declared refusal (`Backend.supports`)."""
 
@@ -349,6 +360,7 @@ Problem = Union[  # noqa: UP007 (a runtime alias)
     Nondeterministic,
     BatchVariant,
     Crash,
+    NotACompiled,
     Unsupported,
     WrongError,
     Recompiled,
@@ -563,6 +575,14 @@ def _describe(problem: Problem) -> str:
         )
     if isinstance(problem, Crash):
         return _describe_crash(problem)
+    if isinstance(problem, NotACompiled):
+        return (
+            f"Not a Compiled: {problem.backend}'s compile() returned {problem.returned}, which "
+            f"lacks {' and '.join(problem.gaps)}. The harness calls the result once per shape "
+            "set and reads compiles() for the recompile checks (and artifacts() for the code "
+            "checks): return an object with them (gemmconf.backends.base.Compiled), e.g. one "
+            "that wraps what torch.compile returns; `gemmconf new-backend NAME` writes one."
+        )
     if isinstance(problem, Unsupported):
         if problem.reason is not None:
             return f"unsupported by {problem.backend or 'the backend'}: {problem.reason}"

@@ -36,7 +36,7 @@ from gemmconf import (
     program,
     progress,
 )
-from gemmconf.backends.base import Backend, refusal
+from gemmconf.backends.base import Backend, compiled_gaps, refusal
 from gemmconf.backends.dynamo import FrameWatch, skip_guard_latency_profile
 from gemmconf.gemm.ops import OPS
 from gemmconf.outcome import (
@@ -46,6 +46,7 @@ from gemmconf.outcome import (
     InputsModified,
     ItemOutcome,
     Nondeterministic,
+    NotACompiled,
     NotCompiled,
     NumericFailure,
     Problem,
@@ -360,12 +361,19 @@ class _ItemRun:
     def _compile(self, example: inputs.Inputs) -> None:
         progress.report("compile")
         self.backend_started = True
-        self.compiled = self._backend(
+        compiled = self._backend(
             "compile",
             lambda: self.backend.compile(
                 self.fn, example.tensors, dynamic=self.instance.compile.dynamic
             ),
         )
+        gaps = compiled_gaps(compiled)
+        if gaps:  # said once, plainly, rather than as whichever use of it fails first
+            returned = type(compiled).__name__
+            article = "an" if returned[:1].lower() in "aeiou" else "a"
+            name = getattr(self.backend, "name", type(self.backend).__name__)
+            raise _BackendFailed(NotACompiled(str(name), f"{article} {returned}", gaps), None)
+        self.compiled = compiled
 
     def _error_case(
         self,

@@ -21,7 +21,15 @@ import torch
 from gemmconf import capability, expectations, inputs, program
 from gemmconf.backends import resolve
 from gemmconf.backends.eager import EagerBackend
-from gemmconf.outcome import HarnessFault, ItemOutcome, Raised, WrongError, render, unwrap
+from gemmconf.outcome import (
+    HarnessFault,
+    ItemOutcome,
+    NotACompiled,
+    Raised,
+    WrongError,
+    render,
+    unwrap,
+)
 from gemmconf.report.summary import render_terminal_summary
 from gemmconf.runner import run_item
 from gemmconf.scenario import discover, load_suite
@@ -211,6 +219,44 @@ def test_a_fault_building_inputs_is_the_harness_s(monkeypatch):
     outcome = run_item(item, EagerBackend(), seed=0, device="cpu", target=None)
     assert outcome.kind == "harness error"
     assert "building the inputs: ZeroDivisionError: division by zero" in render(outcome).reason
+
+
+class _ReturnsWhatTorchCompileReturns:
+    """A backend as its author might first write it: compile() hands back torch.compile's
+    result (or anything else) instead of a gemmconf Compiled."""
+
+    name = "plain"
+
+    def __init__(self, make):
+        self.make = make
+
+    def availability(self):
+        return None
+
+    def compile(self, fn, example_inputs, *, dynamic):
+        return self.make(fn)
+
+
+@pytest.mark.parametrize(
+    ("make", "lacks"),
+    [
+        (lambda fn: torch.compile(fn, backend="eager"), "lacks compiles()."),
+        (lambda fn: 7, "lacks __call__ and compiles()."),
+    ],
+)
+def test_a_compile_result_that_is_not_a_compiled_is_said_once_plainly(make, lacks):
+    """Not a traceback from whichever use of it fails first: the item fails as the backend's
+    crash, naming what the result lacks and where a Compiled comes from."""
+    item = next(i for i in load_suite(SUITES / "dense/first.yaml") if i.op == "mm")
+    outcome = run_item(
+        item, _ReturnsWhatTorchCompileReturns(make), seed=0, device="cpu", target=None
+    )
+    assert outcome.kind == "crash" and not outcome.harness_error
+    (problem,) = outcome.problems
+    assert isinstance(problem, NotACompiled)
+    reason = render(outcome).reason
+    assert reason.startswith("Not a Compiled: plain's compile() returned a")
+    assert lacks in reason and "gemmconf new-backend NAME" in reason
 
 
 def test_the_renderer_writes_one_standalone_line_first():

@@ -85,6 +85,15 @@ class UnsupportedResult(TypeError):
     """A backend's `supports` returned something other than None or a reason string."""
 
 
+def compiled_gaps(compiled: Any) -> tuple[str, ...]:
+    """What every item uses of a `Compiled` and `compiled` lacks: `__call__`, `compiles()`.
+    (`artifacts()` is read by the code checks alone, `user_callable()` is optional.)"""
+    gaps = [] if callable(compiled) else ["__call__"]
+    if not callable(getattr(compiled, "compiles", None)):
+        gaps.append("compiles()")
+    return tuple(gaps)
+
+
 def refusal(backend: Any, instance: Any) -> str | None:
     """The reason `backend` declares it does not support `instance` (its optional `supports`),
     or None when it runs the item."""
