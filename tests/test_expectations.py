@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gemmconf import expectations
-from gemmconf.scenario import ScenarioError, load_suite
+from gemmconf.scenario import ScenarioError, discover, load_suite
 
 pytest_plugins = ["pytester"]
 
@@ -261,11 +261,12 @@ def test_every_shipped_expectations_file_names_only_items_of_the_suite():
     suites = TESTS.parent / "suites"
     facts = [
         expectations.Facts.of(instance)
-        for path in sorted(suites.rglob("*.yaml"))
-        if "expectations" not in path.relative_to(suites).parts
+        for path in discover([suites], TESTS.parent)  # the suite files, as a run finds them
         for instance in load_suite(path)
     ]
-    files = sorted((suites / "expectations").glob("*.yaml"))
+    files = sorted(
+        f for f in (suites / "expectations").iterdir() if f.suffix in expectations.SUFFIXES
+    )
     assert {"eager.yaml", "reference.yaml", "inductor.yaml"} <= {f.name for f in files}
     for path in files:
         expectations.validate(expectations.read(path), facts)
