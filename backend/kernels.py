@@ -39,6 +39,7 @@ TRITON_INTERPRET was set; the few needed are written out here.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import triton
@@ -1377,8 +1378,29 @@ def blockscaled_gemm_kernel(
     store_tile(c_ptr, acc, offs_m, offs_n, M, N, stride_cm, stride_cn, BF16_RNE)
 
 
+def _runtime_params(kernel: Any) -> tuple[str, ...]:
+    """The parameters of a @triton.jit kernel that are not constexpr (pointers, ints, floats)."""
+    parameters = inspect.signature(getattr(kernel, "fn", kernel)).parameters.values()
+    return tuple(p.name for p in parameters if "constexpr" not in str(p.annotation))
+
+
+# `gemm_kernel` compiled without Triton's specialisation on 16-divisibility (of pointers and
+# ints; ints equal to 1 still become constants, so unit strides stay known). Triton compiles a
+# new variant for each pattern of divisible sizes, strides and offsets, and a suite of small odd
+# GEMMs meets hundreds of them: on an H100, 1,330 of one run's 1,390 `gemm_kernel` compiles were
+# small problems' (BENCHMARKS.md, session 18). `launcher.plan_launch` sends problems too small
+# for vector widths to matter here (`launcher.unaligned_suffices`): their patterns share one
+# compile. The results are the same: alignment changes how operands are loaded, not the sums.
+UNALIGNED = "gemm_kernel_unaligned"
+# per kernel: the runtime parameters compiled without alignment specialisation
+ALIGNMENT_FREE: dict[str, frozenset[str]] = {UNALIGNED: frozenset(_runtime_params(gemm_kernel))}
+gemm_kernel_unaligned = triton.jit(
+    do_not_specialize_on_alignment=sorted(ALIGNMENT_FREE[UNALIGNED])
+)(gemm_kernel.fn)
+
 KERNELS = {
     "gemm_kernel": gemm_kernel,
+    UNALIGNED: gemm_kernel_unaligned,
     "gemm_persistent_kernel": gemm_persistent_kernel,
     "grouped_gemm_kernel": grouped_gemm_kernel,
     "blockscaled_gemm_kernel": blockscaled_gemm_kernel,

@@ -21,7 +21,9 @@ Specialisation rules (what makes Triton compile a new kernel variant, never a ne
 constexpr flags (tiles, `A_DESC`/`B_DESC` path, `SCALING`, `DOT_UPCAST`, `INPUT_PRECISION`,
 `FAST_ACCUM`/`PROMOTE_EVERY`/`FP8_ACCUM`, epilogue ops, `INDEX_64` when an offset may pass 2**31,
 `BF16_RNE` in the interpreter) and Triton's own argument specialisation (16-divisibility of
-pointers and ints, ints equal to 1). The graph itself is specialised only by what dynamo
+pointers and ints, ints equal to 1; small problems launch `gemm_kernel_unaligned`, compiled
+without the 16-divisibility, so their many size and stride patterns share a compile: see
+`unaligned_suffices`). The graph itself is specialised only by what dynamo
 guards on (dtypes, ranks, and sizes 0/1), by the TF32 flag, and by which nodes fuse.
 
 The call path: everything above depends only on the call's *signature* (dtypes, sizes, strides,
@@ -47,7 +49,7 @@ import inspect
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import torch
@@ -63,6 +65,12 @@ from gemmconf_reference.target import Target
 INT32_LIMIT = 2**31
 FP8_ACCUM = ("tile", "mma", "pingpong")  # BackendOptions.fp8_accum: kernels.py's FP8_ACCUM
 TF32_MIN_K = 16  # shorter K loops (under two TF32 MMA k-steps) stay IEEE fp32
+# Problems within both limits launch `kernels.UNALIGNED` (compiled once for every alignment of
+# their sizes, strides and offsets): 256^3 multiply-adds, and operands and output of at most 2**20
+# elements (2-4 MiB). Their kernels take microseconds whatever their loads' vector width, and the
+# limits keep out every decode and prefill shape of the benchmarks (16 x 4096 x 4096 is 2**28).
+UNALIGNED_MAX_MACS = 2**24
+UNALIGNED_MAX_ELEMENTS = 2**20
 # options that pick a variant of the Triton kernels: set away from their defaults, they keep
 # GEMMs there rather than on `hopper_gemm_kernel`
 TRITON_KERNEL_OPTIONS = (
@@ -347,7 +355,15 @@ def plan_launch(
         flags["WARP_SPECIALIZE"] = options.warp_specialize and target.has_tma
         return LaunchPlan("gemm_persistent_kernel", config, tuple(flags.items()), (target.num_sms,))
     grid = (_cdiv(problem.m, config.block_m), _cdiv(problem.n, config.block_n), problem.batch)
-    return LaunchPlan("gemm_kernel", config, tuple(flags.items()), grid)
+    kernel = kernels.UNALIGNED if unaligned_suffices(problem) else "gemm_kernel"
+    return LaunchPlan(kernel, config, tuple(flags.items()), grid)
+
+
+def unaligned_suffices(problem: Problem) -> bool:
+    """Whether `problem` is small enough for `kernels.UNALIGNED` (UNALIGNED_MAX_MACS)."""
+    b, m, n, k = problem.batch, problem.m, problem.n, problem.k
+    macs, elements = b * m * n * k, b * (m * k + k * n + m * n)
+    return macs <= UNALIGNED_MAX_MACS and elements <= UNALIGNED_MAX_ELEMENTS
 
 
 def _signature(kernel: str) -> list[tuple[str, bool]]:
@@ -369,7 +385,9 @@ class LaunchRecord:
 
     gemm: str
     problem: Any  # Problem, or a grouped / block-scaled problem with its own `plan`
-    runtime_params: tuple[ParamSpec, ...]  # every runtime argument, specialised
+    # every runtime argument, specialised by Triton's default rules (`request` drops the
+    # divisibility a kernel compiled without alignment specialisation does not see)
+    runtime_params: tuple[ParamSpec, ...]
     plan: LaunchPlan
 
     def replan(self, target: Target, options: BackendOptions) -> LaunchPlan:
@@ -383,7 +401,11 @@ class LaunchRecord:
     def request(self, plan: LaunchPlan) -> CompileRequest:
         """The compile request for `plan` (this call's plan re-derived for another target)."""
         flags = plan.flags()
-        runtime = {p.name: p for p in self.runtime_params}
+        unaligned = kernels.ALIGNMENT_FREE.get(plan.kernel, frozenset())
+        runtime = {
+            p.name: replace(p, divisible_16=False) if p.name in unaligned else p
+            for p in self.runtime_params
+        }
         params = tuple(
             ParamSpec(name, "constexpr", value=flags[name]) if is_constexpr else runtime[name]
             for name, is_constexpr in KERNEL_SIGNATURES[plan.kernel]

@@ -49,7 +49,7 @@ class TestGoldenPlans(TestCase):
             """\
 gemm_0_0 <- aten.mm mm(arg0_1, arg1_1): bfloat16 -> bfloat16
   fused after it: nothing
-sm90 gemm_kernel:
+sm90 gemm_kernel_unaligned:
   BLOCK_M=64
   BLOCK_N=64
   BLOCK_K=64
@@ -85,7 +85,7 @@ sm90 gemm_kernel:
 gemm_0_0 <- aten.scaled_mm _scaled_mm(arg0_1, arg1_1, arg2_1, arg3_1): float8_e4m3fn -> bfloat16
   fused after it: nothing
   EPI0 = axpby(1.0, 1.0, x0=arg4_1) <- _scaled_mm
-sm90 gemm_kernel:
+sm90 gemm_kernel_unaligned:
   BLOCK_M=64
   BLOCK_N=64
   BLOCK_K=128
@@ -121,7 +121,7 @@ gemm_0_0 <- aten.addmm addmm(arg1_1, arg2_1): float32 -> float32
   EPI0 = axpby(2.0, 0.5, x0=arg0_1) <- addmm
   EPI1 = relu <- relu
   fp32 input precision: ieee
-sm90 gemm_kernel:
+sm90 gemm_kernel_unaligned:
   BLOCK_M=64
   BLOCK_N=64
   BLOCK_K=32
