@@ -12,7 +12,9 @@ WRONG_LAYOUT = "wrong layout"  # the output's dtype, shape, device or strides di
 WRONG_ERROR = "wrong error"  # an error scenario: another exception class (or message) than eager's
 NO_ERROR = "no error"  # an error scenario: the backend returned where eager raises
 UNSUPPORTED = "unsupported"  # NotImplementedError, or a declared refusal (`supports`)
-CRASH = "crash"  # the backend raised where eager returns, or its process died
+# the backend raised where eager returns, its process died, or it changed PyTorch for the whole
+# process (eager and the fp64 reference would run its kernels: gemmconf.pristine)
+CRASH = "crash"
 TIMEOUT = "timeout"
 RECOMPILES = "recompiles"  # more compiles than the scenario allows
 NOT_COMPILED = "not compiled"  # torch.compile ran the program without calling the backend

@@ -264,6 +264,18 @@ class NotACompiled:
 
 
 @dataclass(frozen=True)
+class EagerAltered:
+    """The backend changed PyTorch for the whole process (`gemmconf.pristine`): aten's GEMM
+    kernels, the torch functions programs call, or the modes on. Eager and the fp64 reference
+    would compute with the change and agree with the backend, so the item is not judged."""
+
+    backend: str  # the backend's name
+    found: str  # when the harness looked ("before eager ran", ...)
+    changes: tuple[str, ...]  # gemmconf.pristine.altered()'s lines
+    kind = kinds.CRASH
+
+
+@dataclass(frozen=True)
 class Unsupported:
     """`NotImplementedError` from the backend, or a declared refusal (`Backend.supports`)."""
 
@@ -361,6 +373,7 @@ Problem = Union[  # noqa: UP007 (a runtime alias)
     BatchVariant,
     Crash,
     NotACompiled,
+    EagerAltered,
     Unsupported,
     WrongError,
     Recompiled,
@@ -582,6 +595,16 @@ def _describe(problem: Problem) -> str:
             "set and reads compiles() for the recompile checks (and artifacts() for the code "
             "checks): return an object with them (gemmconf.backends.base.Compiled), e.g. one "
             "that wraps what torch.compile returns; `gemmconf new-backend NAME` writes one."
+        )
+    if isinstance(problem, EagerAltered):
+        changes = "\n".join(f"  - {line}" for line in problem.changes)
+        return (
+            f"PyTorch altered: {problem.backend} changed what eager runs for the whole process "
+            f"(found {problem.found}):\n{changes}\n"
+            "Eager and the fp64 reference would compute with it and agree with the backend's "
+            "answers, so this item is not judged, nor can any other of this process be. A kernel "
+            "library that overrides aten ops must switch them on inside its Compiled's call and "
+            'off before it returns (README, "A backend that overrides aten ops").'
         )
     if isinstance(problem, Unsupported):
         if problem.reason is not None:

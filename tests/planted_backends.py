@@ -540,3 +540,56 @@ class RefusesAddmm(PlantedBackend):
 
 
 refuses_addmm = RefusesAddmm("refuses-addmm", _untouched)
+
+
+def _addmm_beta_dropped(self, mat1, mat2, *, beta=1, alpha=1):
+    """aten::addmm without its beta (the planted bug of an outside author's kernel library)."""
+    return torch.mm(mat1, mat2) * alpha + self
+
+
+class AtenOverride:
+    """A kernel library: aten::addmm replaced by `_addmm_beta_dropped` on the CPU and CUDA.
+    `for_the_process`: registered by compile() and left registered (the bug the harness must
+    refuse to judge: eager and the fp64 reference would run it too; `release()` undoes it, for
+    the tests); else registered for each call only and undone before it returns (the way
+    README asks for: a wrong answer then fails as wrong values)."""
+
+    def __init__(self, name: str, *, for_the_process: bool):
+        self.name = name
+        self.for_the_process = for_the_process
+        self.library: torch.library.Library | None = None
+
+    def availability(self) -> str | None:
+        return None
+
+    def compile(self, fn, example_inputs: Sequence[Any], *, dynamic: bool | None):
+        if self.for_the_process and self.library is None:
+            self.library = _register_addmm()
+        return _PerCallOverride(fn, per_call=not self.for_the_process)
+
+    def release(self) -> None:
+        if self.library is not None:
+            self.library._destroy()
+            self.library = None
+
+
+def _register_addmm() -> torch.library.Library:
+    library = torch.library.Library("aten", "IMPL")
+    for key in ("CPU", "CUDA"):
+        library.impl("addmm", _addmm_beta_dropped, key)
+    return library
+
+
+class _PerCallOverride(PlantedCompiled):
+    def __init__(self, fn, *, per_call: bool):
+        super().__init__(fn, _untouched, count_shapes=False)
+        self.per_call = per_call
+
+    def __call__(self, *args):
+        if not self.per_call:
+            return super().__call__(*args)
+        library = _register_addmm()
+        try:
+            return super().__call__(*args)
+        finally:
+            library._destroy()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import NoReturn
 
-from gemmconf import progress
+from gemmconf import pristine, progress
 from gemmconf.backends import Backend, RunOptions
 from gemmconf.isolation.guard import (
     LEAK_THRESHOLD_BYTES,
@@ -51,6 +51,7 @@ def worker_main(conn: Connection) -> None:
     faulthandler.enable(all_threads=True)  # a crash prints the stack into the item's stderr
     _die_with_parent()
     config: WorkerConfig = conn.recv()
+    pristine.remember()  # PyTorch as eager must run it, before any backend is imported
     try:
         backends = {
             label: configured_backend(spec, config.options) for label, spec in config.specs.items()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gemmconf import bundled_suites, capability, codecheck, expectations, isolation
+from gemmconf import bundled_suites, capability, codecheck, expectations, isolation, pristine
 from gemmconf.backends import Backend, RunOptions, UnknownBackendError, record_name
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.markers import MARKERS
@@ -332,6 +332,7 @@ def _parse_seed(text: str) -> int:
 def pytest_configure(config: pytest.Config) -> None:
     if not is_active(config):
         return
+    pristine.remember()  # PyTorch as eager must run it, before --backend imports anything
     for name, help_text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {help_text}")
     pin_worker(config)

@@ -1,0 +1,207 @@
+"""Whether PyTorch in this process is still the PyTorch that eager and the fp64 reference must run.
+
+Every verdict compares the backend with eager and with an fp64 reference, both computed by aten's
+own GEMM kernels in the same process. A backend that changes those for the whole process changes
+eager and the reference too, and its wrong answers then agree with them and pass: a kernel
+library registering `torch.library.Library("aten", "IMPL")` overrides at import (an outside
+author's, with a planted addmm bug: 36 items passed at err_ratio 1.0), or in `compile()` without
+undoing them; a dispatch or function mode left on; `torch.mm` or `Tensor.__matmul__` replaced.
+
+So the harness remembers (`remember`, at the start of each isolation worker and of the pytest
+process, before any backend is imported):
+- for each overload of each aten op the suite's programs reach (`GEMM_ATEN`), the kernel at
+  each dispatch key that computes dense CPU and CUDA values (`VALUE_KEYS`);
+- the GEMM functions and Tensor methods of torch that programs call (`NAMESPACES`);
+- the dispatch and function modes on.
+
+`altered()` lists what differs now, and any kernel at those keys registered from Python code
+outside torch's own package (a backend imported before the snapshot). The runner looks before
+eager runs and before it judges each shape set; an item it finds altered fails as the
+backend's (`outcome.EagerAltered`): no verdict of such a process can be trusted.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+# the aten ops the suite's programs dispatch to (gemm.ops OPS' `aten`), and the ones composite
+# ops decompose into (linear and matmul into mm, addmm, bmm, mv, dot)
+GEMM_ATEN = (
+    "mm",
+    "addmm",
+    "bmm",
+    "baddbmm",
+    "addbmm",
+    "mv",
+    "addmv",
+    "dot",
+    "linear",
+    "matmul",
+    "_scaled_mm",
+    "_scaled_mm_v2",
+    "_int_mm",
+    "_grouped_mm",
+    "_scaled_grouped_mm",
+)
+# where a program's Python names live (gemm.ops' call templates: torch.mm, F.linear, a @ b), and
+# which of them are GEMMs (torch replaces some others itself: torch 2.11's dynamo wraps
+# torch.manual_seed on first use)
+NAMESPACES = (("torch", torch), ("torch.nn.functional", F), ("torch.Tensor", torch.Tensor))
+GEMM_NAME = re.compile(r"mm|matmul|linear")
+# the dispatch keys whose kernels compute an eager call's values on dense CPU and CUDA tensors
+# (composite kernels land on CPU and CUDA in the computed table; meta kernels only trace)
+VALUE_KEYS = frozenset(
+    ("CPU", "CUDA", "AutogradCPU", "AutogradCUDA", "AutocastCPU", "AutocastCUDA")
+)
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_PYTHON_SOURCE = re.compile(r"registered at (.+\.py):\d+")
+_DEBUG = re.compile(r"^SafeKernelFunction\(debug='(.*)'\)$")  # the lookup's repr
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What answers for the GEMM ops in this process, as `altered` compares it."""
+
+    kernels: dict[str, str]  # "aten::addmm CPU" -> "registered at ...RegisterCPU_2.cpp:5051"
+    functions: dict[str, int]  # "torch.mm" -> id of the object there
+    modes: tuple[str, ...]  # dispatch and function modes on, by class name
+
+    @staticmethod
+    def take() -> Snapshot:
+        return Snapshot(_kernels(), _functions(), _modes())
+
+
+_remembered: Snapshot | None = None
+
+
+def remember() -> Snapshot:
+    """The snapshot to compare with: taken by the first call in this process."""
+    global _remembered
+    if _remembered is None:
+        _remembered = Snapshot.take()
+    return _remembered
+
+
+def altered() -> tuple[str, ...]:
+    """What differs from the remembered snapshot (taken now if none was), one line each."""
+    then, now = remember(), Snapshot.take()
+    found = []
+    if now.kernels != then.kernels:
+        found += [
+            f"{name}'s kernel is {_where(now.kernels.get(name, 'gone'))} "
+            f"(it was {_where(then.kernels.get(name, 'not registered'))})"
+            for name in sorted(then.kernels.keys() | now.kernels.keys())
+            if then.kernels.get(name) != now.kernels.get(name)
+        ]
+    found += [
+        f"{name}'s kernel is {_where(kernel)}, from Python code outside torch"
+        for name, kernel in sorted(now.kernels.items())
+        if then.kernels.get(name) == kernel and _foreign_python(kernel)
+    ]
+    if now.functions != then.functions:
+        found += [
+            f"{name} was replaced (now {_describe(name)})"
+            for name, ident in sorted(then.functions.items())
+            if now.functions[name] != ident
+        ]
+    if now.modes != then.modes:
+        found.append(
+            f"the modes on are {', '.join(now.modes) or 'none'} "
+            f"(they were {', '.join(then.modes) or 'none'})"
+        )
+    return tuple(found)
+
+
+def _kernels() -> dict[str, str]:
+    """ "aten::addmm CPU" -> where its kernel was registered, for every GEMM overload and value
+    key (torch 2.13's computed-kernel lookup, else the op's dispatch table: 0.3 and 1.2 ms)."""
+    lookup = getattr(torch._C, "_dispatch_get_computed_kernel_for_dispatch_key", None)
+    kernels = {}
+    for qualified in _overloads(GEMM_ATEN):  # (cached: the ops' overloads never change)
+        if lookup is not None:
+            for key in VALUE_KEYS:
+                try:
+                    kernels[f"{qualified} {key}"] = repr(lookup(qualified, _dispatch_key(key)))
+                except RuntimeError:  # no kernel there
+                    continue
+            continue
+        try:
+            table = torch._C._dispatch_dump_table(qualified)
+        except RuntimeError:  # an op this torch lacks
+            continue
+        for line in table.splitlines():
+            key, _, kernel = line.partition(": ")
+            if key in VALUE_KEYS:
+                kernels[f"{qualified} {key}"] = kernel
+    return kernels
+
+
+def _where(kernel: str) -> str:
+    """A kernel as the lookup's repr or the dispatch table says it, in the table's words."""
+    return _DEBUG.sub(r"\1", kernel)
+
+
+@functools.cache
+def _dispatch_key(name: str) -> object:
+    return getattr(torch._C.DispatchKey, name)
+
+
+@functools.cache
+def _overloads(ops: tuple[str, ...]) -> tuple[str, ...]:
+    names = []
+    for op in ops:
+        packet = getattr(torch.ops.aten, op, None)
+        if packet is None:
+            continue
+        for overload in packet.overloads():
+            names.append(f"aten::{op}" + ("" if overload == "default" else f".{overload}"))
+    return tuple(names)
+
+
+def _functions() -> dict[str, int]:
+    return {
+        f"{prefix}.{name}": id(getattr(space, name, None)) for prefix, space, name in _gemm_names()
+    }
+
+
+@functools.cache
+def _gemm_names() -> tuple[tuple[str, object, str], ...]:
+    """The GEMM functions of NAMESPACES (inherited methods too), found once."""
+    return tuple(
+        (prefix, space, name)
+        for prefix, space in NAMESPACES
+        for name in dir(space)
+        if GEMM_NAME.search(name) and callable(getattr(space, name, None))
+    )
+
+
+def _modes() -> tuple[str, ...]:
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    stacks = (*_get_current_function_mode_stack(), *_get_current_dispatch_mode_stack())
+    return tuple(type(mode).__name__ for mode in stacks)
+
+
+@functools.cache
+def _foreign_python(kernel: str) -> bool:
+    """A kernel registered from a Python file outside torch's own package."""
+    match = _PYTHON_SOURCE.search(kernel)
+    if match is None:
+        return False
+    source = os.path.realpath(match.group(1))
+    return not source.startswith(os.path.realpath(_TORCH_DIR) + os.sep)
+
+
+def _describe(name: str) -> str:
+    prefix, _, attribute = name.rpartition(".")
+    space = dict(NAMESPACES)[prefix]
+    value = getattr(space, attribute, None)
+    module = getattr(value, "__module__", None) or type(value).__module__
+    return f"{getattr(value, '__qualname__', type(value).__name__)} from {module}"
