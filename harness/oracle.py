@@ -972,7 +972,7 @@ def _body(v: Verdict, reported: Check | None) -> list[str]:
         greatest = f"Greatest absolute difference: {_num(v.max_abs_err, exact=exact)}"
         greatest += f" at index {v.worst_index}"
         if not exact and v.worst_allowed is not None:
-            greatest += f" (up to {_num(v.worst_allowed)} allowed)"
+            greatest += f" (up to {_num(v.worst_allowed)} allowed there)"
         lines.append(greatest)
         lines.append(f"Greatest relative difference: {_num(v.max_rel_err)} at index {v.rel_index}")
         if v.mode == "reference" and v.eager_abs_err is not None and v.floor is not None:

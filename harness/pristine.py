@@ -30,25 +30,12 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-# the aten ops the suite's programs dispatch to (gemm.ops OPS' `aten`), and the ones composite
-# ops decompose into (linear and matmul into mm, addmm, bmm, mv, dot)
-GEMM_ATEN = (
-    "mm",
-    "addmm",
-    "bmm",
-    "baddbmm",
-    "addbmm",
-    "mv",
-    "addmv",
-    "dot",
-    "linear",
-    "matmul",
-    "_scaled_mm",
-    "_scaled_mm_v2",
-    "_int_mm",
-    "_grouped_mm",
-    "_scaled_grouped_mm",
-)
+from gemmconf.gemm.ops import OPS
+
+# the aten ops the suite's programs dispatch to (gemm.ops, OpSpec.aten), and those composite
+# ops decompose into (linear and matmul: mm, addmm, bmm, mv, dot, ...)
+DECOMPOSED = ("mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot")
+GEMM_ATEN = tuple(sorted({spec.aten for spec in OPS.values()} | set(DECOMPOSED)))
 # where a program's Python names live (gemm.ops' call templates: torch.mm, F.linear, a @ b), and
 # which of them are GEMMs (torch replaces some others itself: torch 2.11's dynamo wraps
 # torch.manual_seed on first use)
@@ -119,8 +106,9 @@ def altered() -> tuple[str, ...]:
 
 
 def _kernels() -> dict[str, str]:
-    """ "aten::addmm CPU" -> where its kernel was registered, for every GEMM overload and value
-    key (torch 2.13's computed-kernel lookup, else the op's dispatch table: 0.3 and 1.2 ms)."""
+    """Where the kernel of every GEMM overload at every value key was registered, by
+    "aten::addmm CPU" (torch's computed-kernel lookup, 0.3 ms in all on the dev CPU; where a torch
+    lacks it, the ops' dispatch tables, 1.2 ms)."""
     lookup = getattr(torch._C, "_dispatch_get_computed_kernel_for_dispatch_key", None)
     kernels = {}
     for qualified in _overloads(GEMM_ATEN):  # (cached: the ops' overloads never change)
