@@ -422,12 +422,25 @@ def _run_one(instance, args: argparse.Namespace, backend) -> int:
         instance, backend, seed=args.seed, device=cap.device, target=target_class(cap, None)
     )
     if outcome.passed:
-        print("  verdict: PASSED")
+        print(f"  verdict: PASSED{_why_passed(outcome)}")
         return 0
     verdict = "ERROR" if outcome.harness_error else "FAILED"
     print(f"  verdict: {verdict} ({outcome.kind})")
     print("\n".join("    " + line for line in render(outcome).details.splitlines()))
     return 1
+
+
+def _why_passed(outcome) -> str:
+    """What a pass rests on: the exception an error scenario wanted, or the numbers."""
+    if outcome.raised is not None:  # an error scenario: the backend raised what eager raises
+        return f" (the backend raised {outcome.raised.short()}, as eager does)"
+    metrics = outcome.metrics
+    if metrics.get("err_ratio") is not None and metrics.get("max_abs_err") is not None:
+        return (
+            f" (err_ratio {metrics['err_ratio']:.3g}: the backend's error against fp64 over the "
+            f"allowance; largest absolute error {metrics['max_abs_err']:.3g})"
+        )
+    return ""
 
 
 if __name__ == "__main__":

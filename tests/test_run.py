@@ -133,7 +133,11 @@ def test_explain_names_an_outside_backend_as_its_items_do(tmp_path, monkeypatch,
         "run: gemmconf run 'dense/first.yaml::mm[fp32-127x65x33-nn@my-gemm]' "
         "--backend mybackend:Mine --seed 0" in out
     )
-    assert "verdict: PASSED" in out
+    assert "verdict: PASSED (err_ratio " in out and "; largest absolute error " in out
+    error_case = "errors/inner_dim_mismatch[mm-fp32]"
+    assert cli.main(["explain", error_case, "--backend", "mybackend:Mine", "--run"]) == 0
+    out = capsys.readouterr().out
+    assert "verdict: PASSED (the backend raised RuntimeError: " in out and "as eager does" in out
     assert cli.main(["explain", ident, "--backend", "nosuchmodule:Mine"]) == 2
     err = capsys.readouterr().err
     assert "no module 'nosuchmodule' is on the import path" in err and "Traceback" not in err
