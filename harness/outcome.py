@@ -269,10 +269,18 @@ class EagerAltered:
     kernels, the torch functions programs call, or the modes on. Eager and the fp64 reference
     would compute with the change and agree with the backend, so the item is not judged."""
 
-    backend: str  # the backend's name
+    backend: str  # the name of the item's backend
     found: str  # when the harness looked ("before eager ran", ...)
     changes: tuple[str, ...]  # gemmconf.pristine.altered()'s lines
-    kind = kinds.CRASH
+    culprit: str | None = None  # the backend blamed for it (None: not known, the item's own)
+
+    @property
+    def kind(self) -> str:
+        """The culprit's own items fail as its crash; another backend's items in the same
+        process cannot be judged either, and that is not their failure: an error."""
+        if self.culprit in (None, self.backend):
+            return kinds.CRASH
+        return kinds.HARNESS_ERROR
 
 
 @dataclass(frozen=True)
@@ -598,13 +606,22 @@ def _describe(problem: Problem) -> str:
         )
     if isinstance(problem, EagerAltered):
         changes = "\n".join(f"  - {line}" for line in problem.changes)
+        culprit = problem.culprit or problem.backend
+        head = f"PyTorch altered: {culprit} changed what eager runs for the whole process"
+        if culprit != problem.backend:
+            head += f", in the process that runs {problem.backend}'s items too"
+        tail = (
+            f"; run {problem.backend} apart from {culprit} (--backend {problem.backend}) to "
+            "have its items judged"
+            if culprit != problem.backend
+            else ""
+        )
         return (
-            f"PyTorch altered: {problem.backend} changed what eager runs for the whole process "
-            f"(found {problem.found}):\n{changes}\n"
+            f"{head} (found {problem.found}):\n{changes}\n"
             "Eager and the fp64 reference would compute with it and agree with the backend's "
-            "answers, so this item is not judged, nor can any other of this process be. A kernel "
-            "library that overrides aten ops must switch them on inside its Compiled's call and "
-            'off before it returns (README, "A backend that overrides aten ops").'
+            f"answers, so this item is not judged, nor can any other of this process be{tail}. "
+            "A kernel library that overrides aten ops must switch them on inside its Compiled's "
+            'call and off before it returns (README, "A backend that overrides aten ops").'
         )
     if isinstance(problem, Unsupported):
         if problem.reason is not None:

@@ -16,8 +16,11 @@ process, before any backend is imported):
 
 `altered()` lists what differs now, and any kernel at those keys registered from Python code
 outside torch's own package (a backend imported before the snapshot). The runner looks before
-eager runs and before it judges each shape set; an item it finds altered fails as the
-backend's (`outcome.EagerAltered`): no verdict of such a process can be trusted.
+eager runs and before it judges each shape set, and no item of an altered process is judged
+(`outcome.EagerAltered`). Whose doing it was decides the item's outcome: a backend is blamed
+when its import altered PyTorch (`isolation.configured_backend`), or its calls did, between a
+clean look and an altered one (`blame`); its own items fail as its crash, and the items of
+other backends in the same process are errors, not their failures.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ class Snapshot:
 
 
 _remembered: Snapshot | None = None
+_culprit: str | None = None  # the backend first seen altering PyTorch in this process
 
 
 def remember() -> Snapshot:
@@ -73,6 +77,19 @@ def remember() -> Snapshot:
     if _remembered is None:
         _remembered = Snapshot.take()
     return _remembered
+
+
+def blame(backend: str) -> None:
+    """`backend` altered PyTorch: its import did, or its calls between a clean look and one that
+    was not. The first one blamed stays the culprit: later changes pile onto its."""
+    global _culprit
+    if _culprit is None:
+        _culprit = backend
+
+
+def culprit() -> str | None:
+    """The backend blamed for altering PyTorch in this process, if one was."""
+    return _culprit
 
 
 def altered() -> tuple[str, ...]:

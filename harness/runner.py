@@ -299,7 +299,7 @@ class _ItemRun:
             first = [eager_inputs for eager_inputs, _ in copies]
             backend_inputs = [backend_copy for _, backend_copy in copies]
             copies.clear()
-            self._require_pristine("before eager ran")
+            self._require_pristine("before eager ran", ours=False)
             self.stage = "running eager"
             eager = [self._eager(item_inputs) for item_inputs in first]
             if self.device == "cuda":  # a fault of eager's own launches surfaces here, not later
@@ -338,14 +338,18 @@ class _ItemRun:
     def _watched_uncaptured(self, *, broke: bool = False) -> str | None:
         return self.frames.uncaptured(self.compiled.compiles(), broke=broke)
 
-    def _require_pristine(self, found: str) -> None:
-        """Ends the item as the backend's when it changed PyTorch for the whole process: eager
-        and the fp64 reference would agree with whatever it computes (gemmconf.pristine)."""
+    def _require_pristine(self, found: str, *, ours: bool) -> None:
+        """Ends the item when PyTorch is not what eager must run (gemmconf.pristine): eager and
+        the fp64 reference would agree with whatever the backend computes. `ours`: only this
+        item's backend ran since the last clean look (made before eager ran), so it is blamed."""
         self.stage = "checking that PyTorch is as it was"
         changes = pristine.altered()
         if changes:
             name = str(getattr(self.backend, "name", type(self.backend).__name__))
-            raise _BackendFailed(EagerAltered(name, found, changes), None)
+            if ours:
+                pristine.blame(name)
+            altered = EagerAltered(name, found, changes, pristine.culprit())
+            raise _BackendFailed(altered, None)
 
     def _refusal(self) -> str | None:
         return refusal(self.backend, self.instance)
@@ -521,7 +525,9 @@ class _ItemRun:
         return _Draw(eager_inputs, expected, actual)
 
     def _judge_shape_set(self, index: int, drawn: list[_Draw]) -> oracle.Verdict:
-        self._require_pristine(f"after the backend's calls, before judging shape set {index}")
+        self._require_pristine(
+            f"after the backend's calls, before judging shape set {index}", ours=True
+        )
         numel = sum(t.numel() for t in integrity.tensors_of(drawn[0].expected))
         per_judgment = judgment_draws(self.instance, index, drawn[0].inputs.dims, numel)
         next_draw = len(drawn)

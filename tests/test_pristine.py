@@ -12,6 +12,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from gemmconf import capability, pristine
+from gemmconf.backends.eager import EagerBackend
 from gemmconf.outcome import EagerAltered, render
 from gemmconf.runner import run_item
 from gemmconf.scenario import load_suite
@@ -47,14 +48,27 @@ def test_a_clean_process_is_not_altered_by_compiling():
     assert pristine.altered() == ()
 
 
-def test_an_aten_override_left_registered_is_not_judged(quiet_overrides):
+def test_an_aten_override_left_registered_is_not_judged(quiet_overrides, monkeypatch):
     """A kernel library registering a wrong addmm for the whole process: every item fails as the
-    backend's crash, "PyTorch altered", naming the kernel and where it was registered."""
+    backend's crash, "PyTorch altered", naming the kernel and where it was registered. Another
+    backend's item in the same process is not judged either, and is not its failure: an error
+    that names the culprit."""
+    monkeypatch.setattr(pristine, "_culprit", None)
     backend = planted_backends.AtenOverride("library-for-the-process", for_the_process=True)
     try:
         outcomes = [run_item(item, backend, seed=0, device=DEVICE, target=None) for item in ADDMM]
+        beside = run_item(ADDMM[0], EagerBackend(), seed=0, device=DEVICE, target=None)
     finally:
         backend.release()
+    assert beside.kind == "harness error" and beside.harness_error
+    (problem,) = beside.problems
+    assert isinstance(problem, EagerAltered) and problem.culprit == "library-for-the-process"
+    details = " ".join(render(beside).details.split())
+    assert details.startswith(
+        "PyTorch altered: library-for-the-process changed what eager runs for the whole process, "
+        "in the process that runs eager's items too (found before eager ran)"
+    )
+    assert "run eager apart from library-for-the-process (--backend eager)" in details
     assert pristine.altered() == ()  # released: the tests after this one see aten's own
     assert len(outcomes) == 3 and all(o.kind == "crash" for o in outcomes)
     for outcome in outcomes:

@@ -8,7 +8,7 @@ import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gemmconf import memory, progress
+from gemmconf import memory, pristine, progress
 from gemmconf.backends import Backend, RunOptions, resolve
 from gemmconf.isolation.request import ItemRequest
 from gemmconf.outcome import ItemOutcome
@@ -18,11 +18,15 @@ LEAK_THRESHOLD_BYTES = 1 << 20  # GPU memory an item may leave allocated before 
 
 
 def configured_backend(spec: str, options: RunOptions) -> Backend:
-    """The backend a ``--backend`` spec names, given the run's options (parent and worker)."""
+    """The backend a ``--backend`` spec names, given the run's options (parent and worker). A
+    backend whose import or set-up changed PyTorch for the process is blamed for it here
+    (gemmconf.pristine): the items of other backends beside it cannot be judged either."""
     backend = resolve(spec)
     configure = getattr(backend, "configure", None)
     if configure is not None:
         configure(options)
+    if pristine.altered():
+        pristine.blame(str(getattr(backend, "name", spec)))
     return backend
 
 
