@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -30,6 +31,21 @@ def test_records_stream_to_partial_then_finish_atomically(tmp_path):
     assert [r["id"] for r in document["records"]] == ["s/x[1]", "s/x[2]"]
     assert document["counts"]["failed"] == 1 and document["counts"]["passed"] == 1
     assert not writer.partial.exists()
+
+
+def test_a_gzip_compressed_results_file_reads_as_written(tmp_path):
+    """Published runs are kept gzip-compressed: every report command (and --durations-from)
+    reads one as the plain file; a damaged one is named."""
+    writer = ResultsWriter(tmp_path / "r.json", run={"seed": 5})
+    writer.start()
+    writer.add(record(1, "failed"))
+    writer.finish(complete=True, exit_status=1)
+    packed = tmp_path / "r.json.gz"
+    packed.write_bytes(gzip.compress((tmp_path / "r.json").read_bytes()))
+    assert read(packed) == read(tmp_path / "r.json")
+    packed.write_bytes(packed.read_bytes()[:40])
+    with pytest.raises(ResultsError, match=r"r.json.gz: a gzip file that does not decompress"):
+        read(packed)
 
 
 def test_interrupted_run_is_marked_incomplete(tmp_path):

@@ -13,6 +13,7 @@ joined by ``gemmconf report merge``.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import tempfile
@@ -159,9 +160,12 @@ def count_kinds(
     return dict(sorted(found.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def read(path: str | Path) -> dict[str, Any]:
-    """Load and check a results file (or a killed run's ``.partial``); errors name the file and
-    what is wrong."""
+    """Load and check a results file (or a killed run's ``.partial``), gzip-compressed or not;
+    errors name the file and what is wrong."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -169,6 +173,11 @@ def read(path: str | Path) -> dict[str, Any]:
         raise ResultsError(f"{path}: no such file") from None
     except OSError as exc:
         raise ResultsError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if data[:2] == GZIP_MAGIC:  # kept compressed (published runs are): read as it was written
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise ResultsError(f"{path}: a gzip file that does not decompress: {exc}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
