@@ -84,6 +84,22 @@ def test_newly_failing_item_is_a_regression_new_passing_item_is_not() -> None:
     assert "absent  failed" in "\n".join(diff.render(result))
 
 
+def test_removed_items_are_named_not_compared() -> None:
+    """A CI trial (2026-11-26): a narrower new run diffed clean with a bare '38 removed'. The
+    removed items still do not fail the diff (a shard or a selection is no regression), but a
+    note names them and --json lists every one."""
+    old = sample_document()
+    new = copy.deepcopy(old)
+    gone = new["records"].pop()
+    result = diff.diff(old, new)
+    assert result.removed == 1 and not result.regressions
+    label = f"{gone['id']}@{gone['backend']}"
+    assert result.removed_ids == [label] and result.as_json()["removed_ids"] == [label]
+    (note,) = [n for n in result.notes if "not in" in n]
+    assert note.endswith(f"so their verdicts were not compared: {label}")
+    assert f"note: {note}" in diff.render(result)
+
+
 def test_other_changes_do_not_fail_the_diff() -> None:
     old = sample_document()
     new = copy.deepcopy(old)

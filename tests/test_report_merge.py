@@ -49,6 +49,25 @@ def test_two_shards_merge_into_their_union(tmp_path: Path) -> None:
     assert merged["command"].startswith("gemmconf report merge")
 
 
+def test_a_missing_shard_or_a_mixed_split_is_warned_of(tmp_path: Path, capsys) -> None:
+    """A CI trial (2026-11-26): shard 1/2 merged alone, without a word; 1/2 with 2/3 was called
+    a shard that ran twice. Both now say what the merged file lacks."""
+    first, second = shards()
+    first["shard"], second["shard"] = "1/2", "2/2"
+    a, b = write(tmp_path, "a.json", first), write(tmp_path, "b.json", second)
+    assert main(["merge", str(a), str(b), "-o", str(tmp_path / "all.json")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["merge", str(a), "-o", str(tmp_path / "half.json")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: shard(s) 2/2 of the split into 2 are not among the inputs" in err
+    second["shard"] = "2/3"
+    b = write(tmp_path, "b.json", second)
+    assert main(["merge", str(a), str(b), "-o", str(tmp_path / "mixed.json")]) == 0
+    err = capsys.readouterr().err
+    assert "the inputs are shards of different splits (1/2, 2/3)" in err
+    assert "shard(s) 1/3, 3/3 of the split into 3 are not among the inputs" in err
+
+
 def test_same_item_on_two_machines_is_kept_twice() -> None:
     first, _ = shards()
     other = copy.deepcopy(first)

@@ -32,13 +32,16 @@ stays two records. The same item in two files is an error (a shard ran twice, a 
 twice) unless --later-wins, where the file named later replaces the earlier record. Files from
 different suite versions (their top-level suite_version, a hash of the suite files) are refused
 unless --allow-mixed. The items skipped on every machine of the merge (tested nowhere) are
-listed, and kept in the merged file's never_ran."""
+listed, and kept in the merged file's never_ran. Shards (--shard i/n) of one split merged
+without all of them, or shards of different splits, are warned of."""
 
 DIFF_HELP = """\
 Compare two results files item by item, matched by (id, backend), or by (id, backend, device)
 when a file holds one item on several devices. Regressions: items failing now (failed, error,
 xpassed) that were not before, including new items that fail. Progressions: items failing before
-that pass now. Benchmark figures of items timed in both runs (--benchmark): slower or faster
+that pass now. Items of OLD that NEW lacks (a narrower selection, a shard, a run cut short) are
+not compared and fail nothing: a note names them (--json: removed_ids). Benchmark figures of
+items timed in both runs (--benchmark): slower or faster
 when the figure moved beyond the noise, k times the combined standard error of the two medians
 (from each item's recorded spread and repetitions) and k times either run's relative spread of
 one repetition (what moves between processes), and more than the minimum relative change.

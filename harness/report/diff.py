@@ -9,7 +9,9 @@ never compared with an H100 one.
 - **progression**: failing before and passing now.
 - **other change**: any other change of outcome: passed -> skipped (coverage lost), failing ->
   xfailed (an expectation was added), failed -> error, ...; shown, never a failure.
-- added / removed items (absent on one side, not failing) are only counted.
+- added / removed items (absent on one side, not failing) are counted, not compared, and
+  never fail the diff; a note names the removed ones (a narrower selection, a shard, a run cut
+  short), and `--json` lists both (`added_ids`, `removed_ids`).
 
 Benchmark figures (items that passed in both runs and were timed in both): `vs_cublas` by
 default (the ratio to cuBLAS measured in the same run, interleaved, which cancels most of a
@@ -29,6 +31,8 @@ from typing import Any
 from gemmconf.report import perf
 from gemmconf.report.merge import device_of, suite_versions
 from gemmconf.report.results import FAILING, is_failing
+
+REMOVED_SHOWN = 5  # removed items a note names (--json lists them all)
 
 Key = tuple[str, ...]
 
@@ -58,6 +62,8 @@ class Diff:
     unchanged: int = 0
     added: int = 0
     removed: int = 0
+    added_ids: list[str] = field(default_factory=list)  # "id@backend" (device too, by device)
+    removed_ids: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     metric: str = "vs_cublas"  # the benchmark figure compared
     slower: list[perf.PerfChange] = field(default_factory=list)  # benchmark regressions
@@ -75,6 +81,8 @@ class Diff:
             "unchanged": self.unchanged,
             "added": self.added,
             "removed": self.removed,
+            "added_ids": self.added_ids,
+            "removed_ids": self.removed_ids,
             "notes": self.notes,
             "benchmark": {
                 "metric": self.metric,
@@ -162,8 +170,10 @@ def diff(
         if kind is None:
             if was is None:
                 result.added += 1
+                result.added_ids.append(_label(key, by_device))
             elif now is None:
                 result.removed += 1
+                result.removed_ids.append(_label(key, by_device))
             else:
                 result.unchanged += 1
             continue
@@ -191,6 +201,14 @@ def diff(
             "changed as well as the backend"
         )
     result.notes.extend(_clock_notes(before, after))
+    if result.removed_ids:  # not compared, so not a regression: say which, for a gate to see
+        shown = ", ".join(result.removed_ids[:REMOVED_SHOWN])
+        more = len(result.removed_ids) - REMOVED_SHOWN
+        result.notes.append(
+            f"{result.removed} item(s) of {old_name} are not in {new_name} (a narrower "
+            f"selection, a shard, or a run cut short), so their verdicts were not compared: "
+            f"{shown}" + (f" and {more} more (--json lists them all)" if more > 0 else "")
+        )
     for name, document in ((old_name, old), (new_name, new)):
         if document.get("complete") is not True:
             result.notes.append(
@@ -250,6 +268,11 @@ def _clock_notes(before: dict[Key, dict[str, Any]], after: dict[Key, dict[str, A
             "MHz while timed): times moved with them; vs_cublas cancels most of it"
         ]
     return []
+
+
+def _label(key: tuple[Any, ...], by_device: bool) -> str:
+    """An item's key as one string: `id@backend`, and `[device]` when matched by device."""
+    return f"{key[0]}@{key[1]}" + (f" [{key[2]}]" if by_device else "")
 
 
 def render(result: Diff, *, width: int = 120) -> list[str]:

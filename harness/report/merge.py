@@ -18,6 +18,8 @@ The rules, which `gemmconf report merge --help` repeats:
   `finished` the latest; `backends` the union in order; `seed`, `target_arch` and `environment`
   are kept when every input agrees and are None otherwise, and then each record carries its own
   `seed` and `target_arch` so that its repro command stays right. `merged_from` lists the inputs.
+- **Shards.** A warning where the inputs are shards (`--shard i/n`) of one split but not all of
+  them, or shards of different splits.
 - **Never ran.** `never_ran` lists the items (id, backend) that were skipped in every record of
   the merge, on every machine that has them, with each machine's skip reason: what no machine
   of the merge tested.
@@ -55,6 +57,30 @@ def suite_versions(document: dict[str, Any]) -> set[str]:
     return {str(version)} if version else {UNKNOWN}
 
 
+def _check_shards(inputs: Sequence[tuple[str, dict[str, Any]]], warnings: list[str]) -> None:
+    """A warning where the inputs hold shards (`--shard i/n`) of a split but not all of them, or
+    shards of different splits: the merged file then lacks items (or an item ran twice) though
+    every input is complete. (CI trial, 2026-11-26: one shard of two merged without a word.)"""
+    splits: dict[int, set[int]] = {}
+    for _, document in inputs:
+        part, _, total = str(document.get("shard") or "").partition("/")
+        if part.isdigit() and total.isdigit():
+            splits.setdefault(int(total), set()).add(int(part))
+    if len(splits) > 1:
+        named = ", ".join(f"{i}/{n}" for n, parts in sorted(splits.items()) for i in sorted(parts))
+        warnings.append(
+            f"the inputs are shards of different splits ({named}): their items overlap or leave "
+            "gaps; merge the shards of one --shard i/n split"
+        )
+    for total, parts in sorted(splits.items()):
+        missing = sorted(set(range(1, total + 1)) - parts)
+        if missing:
+            warnings.append(
+                f"shard(s) {', '.join(f'{i}/{total}' for i in missing)} of the split into "
+                f"{total} are not among the inputs: their items are not in the merged file"
+            )
+
+
 def merge(
     inputs: Sequence[tuple[str, dict[str, Any]]],
     *,
@@ -68,6 +94,7 @@ def merge(
         raise MergeError("nothing to merge: give at least one results file")
     warnings = [] if warnings is None else warnings
     _check_suite_versions(inputs, allow_mixed, warnings)
+    _check_shards(inputs, warnings)
 
     seeds = {_seed_key(doc.get("seed")) for _, doc in inputs}
     targets = {_seed_key(doc.get("target_arch")) for _, doc in inputs}
