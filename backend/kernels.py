@@ -1378,10 +1378,13 @@ def blockscaled_gemm_kernel(
     store_tile(c_ptr, acc, offs_m, offs_n, M, N, stride_cm, stride_cn, BF16_RNE)
 
 
-def _runtime_params(kernel: Any) -> tuple[str, ...]:
-    """The parameters of a @triton.jit kernel that are not constexpr (pointers, ints, floats)."""
-    parameters = inspect.signature(getattr(kernel, "fn", kernel)).parameters.values()
-    return tuple(p.name for p in parameters if "constexpr" not in str(p.annotation))
+def parameters(kernel: Any) -> list[tuple[str, bool]]:
+    """(name, is_constexpr) for each parameter of a kernel, jit wrapper or interpreter object."""
+    raw = getattr(kernel, "fn", kernel)
+    return [
+        (p.name, "constexpr" in str(p.annotation))
+        for p in inspect.signature(raw).parameters.values()
+    ]
 
 
 # `gemm_kernel` compiled without Triton's specialisation on 16-divisibility (of pointers and
@@ -1393,7 +1396,9 @@ def _runtime_params(kernel: Any) -> tuple[str, ...]:
 # compile. The results are the same: alignment changes how operands are loaded, not the sums.
 UNALIGNED = "gemm_kernel_unaligned"
 # per kernel: the runtime parameters compiled without alignment specialisation
-ALIGNMENT_FREE: dict[str, frozenset[str]] = {UNALIGNED: frozenset(_runtime_params(gemm_kernel))}
+ALIGNMENT_FREE: dict[str, frozenset[str]] = {
+    UNALIGNED: frozenset(name for name, constexpr in parameters(gemm_kernel) if not constexpr)
+}
 gemm_kernel_unaligned = triton.jit(
     do_not_specialize_on_alignment=sorted(ALIGNMENT_FREE[UNALIGNED])
 )(gemm_kernel.fn)

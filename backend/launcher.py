@@ -45,7 +45,6 @@ so that it raises its own exception.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -366,17 +365,8 @@ def unaligned_suffices(problem: Problem) -> bool:
     return macs <= UNALIGNED_MAX_MACS and elements <= UNALIGNED_MAX_ELEMENTS
 
 
-def _signature(kernel: str) -> list[tuple[str, bool]]:
-    """(name, is_constexpr) for each parameter of a kernel, jit wrapper or interpreter object."""
-    fn = kernels.KERNELS[kernel]
-    raw = getattr(fn, "fn", fn)
-    return [
-        (p.name, "constexpr" in str(p.annotation))
-        for p in inspect.signature(raw).parameters.values()
-    ]
-
-
-KERNEL_SIGNATURES = {name: _signature(name) for name in kernels.KERNELS}
+# (name, is_constexpr) for each parameter of each kernel
+KERNEL_SIGNATURES = {name: kernels.parameters(fn) for name, fn in kernels.KERNELS.items()}
 
 
 @dataclass(frozen=True)

@@ -608,14 +608,13 @@ def _describe(problem: Problem) -> str:
         changes = "\n".join(f"  - {line}" for line in problem.changes)
         culprit = problem.culprit or problem.backend
         head = f"PyTorch altered: {culprit} changed what eager runs for the whole process"
+        tail = ""
         if culprit != problem.backend:
             head += f", in the process that runs {problem.backend}'s items too"
-        tail = (
-            f"; run {problem.backend} apart from {culprit} (--backend {problem.backend}) to "
-            "have its items judged"
-            if culprit != problem.backend
-            else ""
-        )
+            tail = (
+                f"; run {problem.backend} apart from {culprit} (--backend {problem.backend}) to "
+                "have its items judged"
+            )
         return (
             f"{head} (found {problem.found}):\n{changes}\n"
             "Eager and the fp64 reference would compute with it and agree with the backend's "

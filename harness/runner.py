@@ -345,11 +345,15 @@ class _ItemRun:
         self.stage = "checking that PyTorch is as it was"
         changes = pristine.altered()
         if changes:
-            name = str(getattr(self.backend, "name", type(self.backend).__name__))
             if ours:
-                pristine.blame(name)
-            altered = EagerAltered(name, found, changes, pristine.culprit())
+                pristine.blame(self._backend_name)
+            altered = EagerAltered(self._backend_name, found, changes, pristine.culprit())
             raise _BackendFailed(altered, None)
+
+    @property
+    def _backend_name(self) -> str:
+        """The item's backend as the problems it is charged with name it."""
+        return str(getattr(self.backend, "name", type(self.backend).__name__))
 
     def _refusal(self) -> str | None:
         return refusal(self.backend, self.instance)
@@ -387,8 +391,8 @@ class _ItemRun:
         if gaps:  # said once, plainly, rather than as whichever use of it fails first
             returned = type(compiled).__name__
             article = "an" if returned[:1].lower() in "aeiou" else "a"
-            name = getattr(self.backend, "name", type(self.backend).__name__)
-            raise _BackendFailed(NotACompiled(str(name), f"{article} {returned}", gaps), None)
+            problem = NotACompiled(self._backend_name, f"{article} {returned}", gaps)
+            raise _BackendFailed(problem, None)
         self.compiled = compiled
 
     def _error_case(

@@ -60,8 +60,6 @@ class Diff:
     progressions: list[Change] = field(default_factory=list)
     other: list[Change] = field(default_factory=list)
     unchanged: int = 0
-    added: int = 0
-    removed: int = 0
     added_ids: list[str] = field(default_factory=list)  # "id@backend" (device too, by device)
     removed_ids: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -69,6 +67,14 @@ class Diff:
     slower: list[perf.PerfChange] = field(default_factory=list)  # benchmark regressions
     faster: list[perf.PerfChange] = field(default_factory=list)
     timed: int = 0  # items timed in both runs
+
+    @property
+    def added(self) -> int:
+        return len(self.added_ids)
+
+    @property
+    def removed(self) -> int:
+        return len(self.removed_ids)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -169,10 +175,8 @@ def diff(
         )
         if kind is None:
             if was is None:
-                result.added += 1
                 result.added_ids.append(_label(key, by_device))
             elif now is None:
-                result.removed += 1
                 result.removed_ids.append(_label(key, by_device))
             else:
                 result.unchanged += 1
@@ -203,7 +207,7 @@ def diff(
     result.notes.extend(_clock_notes(before, after))
     if result.removed_ids:  # not compared, so not a regression: say which, for a gate to see
         shown = ", ".join(result.removed_ids[:REMOVED_SHOWN])
-        more = len(result.removed_ids) - REMOVED_SHOWN
+        more = result.removed - REMOVED_SHOWN
         result.notes.append(
             f"{result.removed} item(s) of {old_name} are not in {new_name} (a narrower "
             f"selection, a shard, or a run cut short), so their verdicts were not compared: "
