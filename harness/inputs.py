@@ -3,14 +3,15 @@
 Values are drawn on the CPU from a generator seeded by `item_seed(instance id, shape set,
 --seed)`, then moved to the device, so every backend and every machine sees the same numbers for
 an item. A draw of more than `PARALLEL_DRAW_ELEMENTS` values is made in fixed pieces, each from
-its own generator seeded from the item's, on all the host's cores (`_drawn`): the same values on
-any machine and any thread count. Operands are `randn / K**0.25`: each has variance 1/sqrt(K),
-so each of the K products summed into an output element has variance 1/K and the output has
-variance ~1 whatever K is; outputs neither overflow fp16 nor cancel to ~0, and random values are
-never all zero. fp8 operands are quantized from such a source by the scenario's scaling recipe
-(`gemmconf.gemm.scaling`: scales from the amax per tensor, row, or 1x128 / 128x128 block); the
-reference sees the exact dequantized values (fp4 operands: two e2m1 values a byte along K, so
-their stored K is half the scenario's). int8 operands are small integers so int32 sums are exact.
+its own generator seeded from the item's, on the process's CPU threads (`_drawn`): the same
+values on any machine and any thread count. Operands are `randn / K**0.25`: each has variance
+1/sqrt(K), so each of the K products summed into an output element has variance 1/K and the
+output has variance ~1 whatever K is; outputs neither overflow fp16 nor cancel to ~0, and random
+values are never all zero. fp8 operands are quantized from such a source by the scenario's
+scaling recipe (`gemmconf.gemm.scaling`: scales from the amax per tensor, row, or 1x128 / 128x128
+block); the reference sees the exact dequantized values (fp4 operands: two e2m1 values a byte
+along K, so their stored K is half the scenario's). int8 operands are small integers so int32
+sums are exact.
 
 Grouped ops get `offs`, the int32 running sum of the scenario's group sizes. An `out=` target is
 filled with NaN, so an element the op leaves unwritten shows. Backward scenarios get `grad`, the
@@ -20,10 +21,11 @@ reference's, require grad.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -46,6 +48,9 @@ from gemmconf.scenario import (
 # Below it (every operand of the CPU suite), one draw from the item's generator, as always.
 PARALLEL_DRAW_ELEMENTS = 1 << 24
 DRAW_PIECE = 1 << 22  # fixed: the values must not depend on how many threads draw them
+# torch's CPU threads while an item with such a draw builds its inputs, where an xdist worker's
+# share of the cores is fewer (set by the plugin's `hardware.pin_worker`; unset: no change)
+LARGE_DRAW_THREADS_ENV = "GEMMCONF_LARGE_DRAW_THREADS"
 
 
 def item_seed(instance_id: str, shape_index: int, run_seed: int, draw: int = 0) -> int:
@@ -121,7 +126,34 @@ def build_copies(
     drawn once on the CPU and laid out on `device` once per copy, in storage of its own. The
     copies share the CPU reference tensors, which nothing writes. Drawing is most of a large
     item's set-up (a 128256 x 4096 weight: seconds on the CPU), so it is not done twice."""
-    return _draw_values(instance, shape_index, run_seed, draw).placed(device, copies)
+    with _cpu_threads(_largest_operand(instance, instance.dims(shape_index))):
+        return _draw_values(instance, shape_index, run_seed, draw).placed(device, copies)
+
+
+def _largest_operand(instance: ScenarioInstance, dims: dict[str, int]) -> int:
+    """The element count of the instance's largest operand at `dims`."""
+    sizes = (math.prod(eval_dim(e, dims) for e in o.shape) for o in instance.operands)
+    return max(sizes, default=0)
+
+
+@contextlib.contextmanager
+def _cpu_threads(values: int) -> Iterator[None]:
+    """torch's CPU threads (the parallel draw's pool too) while inputs with an operand of
+    `values` elements are drawn, quantized and laid out: LARGE_DRAW_THREADS_ENV's count past
+    PARALLEL_DRAW_ELEMENTS, where it is more than the process has. An xdist worker of a GPU run
+    has one thread (its share of the cores); the few items this large run in a quarter of the
+    workers (`gemmconf.plugin.scheduling`), and one thread made their seconds of CPU work the
+    run's last minute."""
+    wanted = int(os.environ.get(LARGE_DRAW_THREADS_ENV) or 0)
+    before = torch.get_num_threads()
+    if values <= PARALLEL_DRAW_ELEMENTS or wanted <= before:
+        yield
+        return
+    torch.set_num_threads(wanted)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @dataclass
@@ -350,7 +382,7 @@ def _drawn(
     drew). Larger (GPU-sized operands: a 10 x 4096 x 25728 batch is 1.05 G values, 5.7 s of one
     CPU generator on an H100 host; 0.55 s this way on its 16 cores), `gen` gives one seed and
     each piece of DRAW_PIECE values is filled from a generator of its own, seeded from that
-    seed and the piece's index, on all the host's cores (torch releases the GIL while it
+    seed and the piece's index, on torch's CPU threads (torch releases the GIL while it
     draws). The pieces are fixed, so a seed gives the same values on any host."""
     numel = math.prod(shape)
     if numel <= PARALLEL_DRAW_ELEMENTS:
@@ -365,7 +397,7 @@ def _drawn(
         fill(flat[start : start + DRAW_PIECE], _piece_generator(base, index))
 
     pieces = -(-numel // DRAW_PIECE)
-    with ThreadPoolExecutor(max_workers=min(pieces, os.cpu_count() or 1)) as pool:
+    with ThreadPoolExecutor(max_workers=min(pieces, torch.get_num_threads())) as pool:
         list(pool.map(piece, range(pieces)))
     return flat.view(shape)
 

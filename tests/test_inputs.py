@@ -252,10 +252,10 @@ def test_small_draws_are_one_draw_from_the_item_generator():
 def test_large_draws_are_pieces_whose_values_do_not_depend_on_the_threads(monkeypatch, threads):
     monkeypatch.setattr(inputs, "PARALLEL_DRAW_ELEMENTS", 1000)
     monkeypatch.setattr(inputs, "DRAW_PIECE", 256)
-    monkeypatch.setattr(inputs.os, "cpu_count", lambda: threads)
+    monkeypatch.setattr(inputs.torch, "get_num_threads", lambda: threads)
     shape = [5, 401]  # 2,005 values: 8 pieces, the last one short
     values = inputs._randn(shape, torch.Generator().manual_seed(3), divisor=4.0)
-    monkeypatch.setattr(inputs.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(inputs.torch, "get_num_threads", lambda: 8)
     assert torch.equal(values, inputs._randn(shape, torch.Generator().manual_seed(3), divisor=4.0))
     flat = values.flatten()
     pieces = [flat[i : i + 256] for i in range(0, 2005, 256)]
@@ -265,3 +265,31 @@ def test_large_draws_are_pieces_whose_values_do_not_depend_on_the_threads(monkey
     assert not torch.equal(values, other)
     ints = inputs._randint(-4, 5, shape, torch.Generator().manual_seed(3), torch.int8)
     assert ints.dtype == torch.int8 and int(ints.min()) == -4 and int(ints.max()) == 4
+
+
+def test_an_item_with_a_large_draw_builds_its_inputs_on_more_threads(tmp_path, monkeypatch):
+    """An xdist worker of a GPU run has one CPU thread; an item past PARALLEL_DRAW_ELEMENTS
+    draws, quantizes and lays out its inputs on GEMMCONF_LARGE_DRAW_THREADS, then gives them
+    back. Smaller items, and a process without the variable, keep what they have."""
+    monkeypatch.setattr(inputs, "PARALLEL_DRAW_ELEMENTS", 1000)
+    seen = []
+    draw_values = inputs._draw_values
+
+    def watched(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return draw_values(*args, **kwargs)
+
+    monkeypatch.setattr(inputs, "_draw_values", watched)
+    large = instance(tmp_path, "op: mm\nshape: {M: 40, N: 8, K: 32}\n")  # a: 1,280 values
+    small = instance(tmp_path, "op: mm\nshape: {M: 8, N: 8, K: 32}\n")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        monkeypatch.setenv(inputs.LARGE_DRAW_THREADS_ENV, "2")
+        inputs.build(large, 0, run_seed=0)
+        inputs.build(small, 0, run_seed=0)
+        monkeypatch.delenv(inputs.LARGE_DRAW_THREADS_ENV)
+        inputs.build(large, 0, run_seed=0)
+        assert seen == [2, 1, 1] and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

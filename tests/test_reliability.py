@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from types import SimpleNamespace
 
 import faulty_backends
@@ -230,6 +231,37 @@ def test_n_auto_on_a_gpu_is_bounded_by_cores_and_by_the_memory_budget(gpu_machin
         128,
         "16 per GPU: one per CPU core (--workers-per-gpu N to change)",
     )
+
+
+def test_an_xdist_worker_takes_its_share_of_the_cores(gpu_machine, monkeypatch):
+    """13 workers on a 16-core GPU host: one torch CPU thread each, as OMP_NUM_THREADS for the
+    isolation workers too; a value the user set is kept."""
+    before = torch.get_num_threads()
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "13")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("GEMMCONF_LARGE_DRAW_THREADS", raising=False)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    try:
+        hardware.pin_worker(fake_config())
+        assert os.environ["OMP_NUM_THREADS"] == "1" and torch.get_num_threads() == 1
+        assert os.environ["GEMMCONF_LARGE_DRAW_THREADS"] == "5"  # 16 cores over 3 heavy lanes
+        assert os.environ["CUDA_VISIBLE_DEVICES"] == "0"
+        monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
+        monkeypatch.delenv("OMP_NUM_THREADS")
+        hardware.pin_worker(fake_config())
+        assert os.environ["OMP_NUM_THREADS"] == "4" and torch.get_num_threads() == 4
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")
+        hardware.pin_worker(fake_config())
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert [hardware.cpu_share(c, w) for c, w in ((16, 13), (16, 4), (2, 2), (2, 0))] == [
+        1,
+        4,
+        1,
+        2,
+    ]
 
 
 def test_n_auto_without_a_gpu_is_left_to_xdist(monkeypatch):

@@ -9,7 +9,8 @@ import re
 import pytest
 
 from gemmconf import capability
-from gemmconf.plugin import options
+from gemmconf.inputs import LARGE_DRAW_THREADS_ENV
+from gemmconf.plugin import options, scheduling
 
 # -n auto on GPUs, for a backend that does not autotune: at most one worker per this much of a
 # GPU's memory (budget), and per CPU core.
@@ -64,7 +65,9 @@ def parse_required(values: list[str]) -> frozenset[str]:
 
 
 def pin_worker(config: pytest.Config) -> None:
-    """xdist workers: one GPU each (before CUDA starts), one OpenMP thread each on a CPU."""
+    """xdist workers: one GPU each (before CUDA starts), and an even share of the host's cores
+    for torch's CPU threads (`cpu_share`; OMP_NUM_THREADS, which the isolation workers inherit,
+    unless it is set already), more while an item draws large inputs (`large_draw_threads`)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not worker:
         return
@@ -73,11 +76,29 @@ def pin_worker(config: pytest.Config) -> None:
     gpus = visible.split(",") if visible else gpu_ids()
     if gpus:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
-    else:
-        os.environ.setdefault("OMP_NUM_THREADS", "1")
-        import torch
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    cpus = os.cpu_count() or 1
+    share = cpu_share(cpus, workers)
+    threads = os.environ.setdefault("OMP_NUM_THREADS", str(share))
+    os.environ.setdefault(LARGE_DRAW_THREADS_ENV, str(large_draw_threads(cpus, workers)))
+    import torch
 
-        torch.set_num_threads(1)
+    torch.set_num_threads(int(threads) if threads.isdigit() and int(threads) > 0 else share)
+
+
+def cpu_share(cpus: int, workers: int) -> int:
+    """torch's CPU threads per xdist worker: the host's cores split evenly. Every worker's
+    thread pool sized to the whole host oversubscribes it (13 workers x 16 threads on a 16-core
+    GPU host), and a CPU-bound suite then spends cores on threads waiting for each other."""
+    return max(1, cpus // max(1, workers))
+
+
+def large_draw_threads(cpus: int, workers: int) -> int:
+    """torch's CPU threads per xdist worker while an item draws inputs past
+    `gemmconf.inputs.PARALLEL_DRAW_ELEMENTS` (seconds of CPU work each): such items are heavy
+    and run in LANE_SHARE of the workers (`scheduling.lanes`), so each may take cores / lanes."""
+    lanes = max(1, round(max(1, workers) * scheduling.LANE_SHARE))
+    return max(cpu_share(cpus, workers), cpus // lanes)
 
 
 def parse_workers_per_gpu(text: str | None) -> int | None:
