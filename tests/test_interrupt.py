@@ -149,3 +149,31 @@ def test_sigterm_sent_twice_like_timeout_still_writes_the_results(tmp_path, work
     assert document["complete"] is False
     assert {r["id"] for r in before} <= {r["id"] for r in document["records"]}
     assert not (tmp_path / "reports" / "results.json.partial").exists()
+
+
+def test_a_sigterm_after_the_results_are_written_lets_the_run_finish(tmp_path):
+    """A CI engineer's trial: a SIGTERM during the terminal summary ended the run with a
+    KeyboardInterrupt traceback and status 130, while results.json said complete, status 0.
+    Now the summary finishes and the process's status is the one the file records."""
+    faulty_backends.make_suite(tmp_path)
+    (tmp_path / "conftest.py").write_text(
+        "import os, signal, time\nimport pytest\n\n"
+        "@pytest.hookimpl(trylast=True)\n"
+        "def pytest_terminal_summary(terminalreporter, exitstatus, config):\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(0.5)\n"
+        "    terminalreporter.write_line('summary went on after the signal')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "suites", "--backend", "eager", "-p", "no:randomly"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_default_sigint,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == pytest.ExitCode.OK, output
+    assert "summary went on after the signal" in output and "Traceback" not in output
+    document = json.loads((tmp_path / "reports" / "results.json").read_text())
+    assert document["complete"] is True and document["exit_status"] == 0

@@ -375,7 +375,9 @@ def _handle_sigterm(config: pytest.Config) -> None:
 
     Ours goes first even where a handler is already installed (a plugin or a site hook of the
     environment that exits at once would otherwise lose the run's final results file); only an
-    ignored SIGTERM stays ignored."""
+    ignored SIGTERM stays ignored. A first SIGTERM after the results file is written lets the
+    run finish its summary: nothing is left to keep, and the exit status stays the one the file
+    records (it used to end in a KeyboardInterrupt traceback and status 130)."""
     if threading.current_thread() is not threading.main_thread():
         return
     previous = signal.getsignal(signal.SIGTERM)
@@ -388,6 +390,9 @@ def _handle_sigterm(config: pytest.Config) -> None:
         now = time.monotonic()
         if not first:
             first.append(now)
+            state = config.stash.get(STATE, None)
+            if state is not None and state.results_path is not None:
+                return  # the results are written: the run is all but over
             raise KeyboardInterrupt(f"{signal.Signals(signum).name}: the run was asked to stop")
         if now - first[0] <= SIGTERM_REPEAT_S:
             return  # the same request, delivered twice
