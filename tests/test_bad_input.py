@@ -41,6 +41,27 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest("suites", "--backend", "eager", "--no-isolate", *args)
 
 
+def test_a_second_run_on_a_results_file_being_written_is_a_usage_error(suite):
+    """Two shards started side by side in one folder used to share reports/results.json: each
+    unlinked the other's .partial and the last to finish wrote the file. The second now stops
+    before anything runs, naming the first's command; the first's file is untouched."""
+    from gemmconf.report.results import ResultsWriter
+
+    writing = ResultsWriter(suite.path / "reports" / "results.json", run={"command": "shard 1/2"})
+    writing.start()
+    try:
+        result = run(suite, "--shard", "2/2")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(
+            ["*--results reports/results.json: another run is writing it now (shard 1/2); give*"]
+        )
+        assert writing.partial.read_text().count("\n") == 1  # its header, as it wrote it
+        assert run(suite, "--shard", "2/2", "--results", "reports/shard2.json").ret == 0
+    finally:
+        writing.finish(complete=False, exit_status=2)
+    assert run(suite).ret == pytest.ExitCode.OK
+
+
 def test_a_usage_error_keeps_the_previous_results(suite):
     assert run(suite).ret == pytest.ExitCode.OK
     results = suite.path / "reports" / "results.json"

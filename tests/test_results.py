@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gemmconf.report.results import ResultsError, ResultsWriter, read
+from gemmconf.report.results import ResultsError, ResultsWriter, read, writer_of
 
 
 def record(i: int, outcome: str = "passed") -> dict:
@@ -31,6 +31,23 @@ def test_records_stream_to_partial_then_finish_atomically(tmp_path):
     assert [r["id"] for r in document["records"]] == ["s/x[1]", "s/x[2]"]
     assert document["counts"]["failed"] == 1 and document["counts"]["passed"] == 1
     assert not writer.partial.exists()
+
+
+def test_a_results_file_being_written_names_its_writer_until_it_finishes(tmp_path):
+    """The writer's lock on its .partial lives as long as it writes; a killed run's leftover
+    .partial (its lock gone with its process, here its file closed) names no writer."""
+    path = tmp_path / "results.json"
+    assert writer_of(path) is None
+    writer = ResultsWriter(path, run={"command": "pytest suites --shard 1/2"})
+    writer.start()
+    assert writer_of(path) == "pytest suites --shard 1/2"
+    writer.finish(complete=True, exit_status=0)
+    assert writer_of(path) is None
+    killed = ResultsWriter(path, run={"command": "pytest suites"})
+    killed.start()
+    killed.add(record(1))
+    killed._stream.close()  # what the process's death does to its descriptor and lock
+    assert killed.partial.exists() and writer_of(path) is None
 
 
 def test_a_gzip_compressed_results_file_reads_as_written(tmp_path):

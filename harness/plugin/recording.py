@@ -27,7 +27,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--results",
         default="reports/results.json",
         metavar="PATH",
-        help="where to write the results records (default: reports/results.json)",
+        help="where to write the results records (default: reports/results.json); runs that "
+        "go at the same time need one each",
     )
 
 

@@ -23,7 +23,7 @@ from gemmconf.plugin.hardware import parse_required, parse_target, pin_worker
 from gemmconf.plugin.isolating import make_runner, parse_timeouts
 from gemmconf.plugin.sharding import parse_shard
 from gemmconf.plugin.stash import STATE
-from gemmconf.report.results import ResultsWriter, writable
+from gemmconf.report.results import ResultsWriter, writable, writer_of
 from gemmconf.scenario import (
     MAX_INSTANCES,
     SUITE_SUFFIXES,
@@ -361,6 +361,12 @@ def check_results_path(config: pytest.Config) -> None:
     problem = writable(path, creatable=config.invocation_params.dir / "reports")
     if problem:
         raise pytest.UsageError(f"--results {given}: {problem}")
+    other = writer_of(path)
+    if other is not None:
+        raise pytest.UsageError(
+            f"--results {given}: another run is writing it now ({other}); give each run that "
+            "goes at the same time its own --results"
+        )
 
 
 SIGTERM_REPEAT_S = 2.0  # a SIGTERM this soon after the first is the same request, sent again

@@ -24,6 +24,11 @@ from typing import Any
 
 from gemmconf import kinds
 
+try:
+    import fcntl
+except ImportError:  # Windows: no lock, and no check that another run writes the same file
+    fcntl = None  # type: ignore[assignment]
+
 FORMAT = "gemmconf-results"
 VERSION = 1
 OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
@@ -55,6 +60,7 @@ class ResultsWriter:
         for stale in (self.path, self.partial):
             stale.unlink(missing_ok=True)  # an old run's file must not pass for this run's
         self._stream = self.partial.open("w")
+        _lock(self._stream.fileno())  # held while this process lives (`writer_of`)
         header = {"format": FORMAT, "version": VERSION, **self.run}
         self._stream.write(json.dumps({PARTIAL_HEADER: header}, sort_keys=True) + "\n")
         self._stream.flush()
@@ -93,6 +99,40 @@ class ResultsWriter:
         os.replace(tmp, self.path)
         self.partial.unlink(missing_ok=True)
         return self.path
+
+
+def writer_of(path: Path) -> str | None:
+    """The command of another live run writing the results file `path` (its ``.partial`` is
+    locked while that run's process lives), else None. Two runs given one results file would
+    each replace the other's records, and one would lose them all (shards started side by side
+    in one folder need a --results each)."""
+    partial = path.with_name(path.name + ".partial")
+    try:
+        handle = partial.open("rb")
+    except OSError:
+        return None
+    with handle:
+        if fcntl is None or _locked(handle.fileno()):
+            return None
+        try:
+            header = json.loads(handle.readline()).get(PARTIAL_HEADER) or {}
+        except ValueError:
+            header = {}
+        return str(header.get("command") or "a run whose command its file does not say")
+
+
+def _lock(descriptor: int) -> None:
+    if fcntl is not None:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _locked(descriptor: int) -> bool:
+    """Whether a shared lock on the file can be had, i.e. no live writer holds it."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True  # released when the caller closes the file
 
 
 def writable(path: Path, *, creatable: Path | None = None) -> str | None:
