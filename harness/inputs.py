@@ -34,7 +34,7 @@ import torch
 from gemmconf import staging
 from gemmconf.gemm.dtypes import is_quantized, torch_dtype
 from gemmconf.gemm.ops import OPS
-from gemmconf.gemm.scaling import RECIPES, Recipe
+from gemmconf.gemm.scaling import RECIPES, Quantized, Recipe
 from gemmconf.program import differentiated, input_names
 from gemmconf.scenario import (
     TENSOR_EPILOGUES,
@@ -48,6 +48,7 @@ from gemmconf.scenario import (
 # Below it (every operand of the CPU suite), one draw from the item's generator, as always.
 PARALLEL_DRAW_ELEMENTS = 1 << 24
 DRAW_PIECE = 1 << 22  # fixed: the values must not depend on how many threads draw them
+VALUES_SHOWN = 16  # an integer input this short (`offs`) is described with its values
 # torch's CPU threads while an item with such a draw builds its inputs, where an xdist worker's
 # share of the cores is fewer (set by the plugin's `hardware.pin_worker`; unset: no change)
 LARGE_DRAW_THREADS_ENV = "GEMMCONF_LARGE_DRAW_THREADS"
@@ -86,7 +87,8 @@ class Inputs:
         return self.reduction if self.reduction is not None else self.dims.get("K", 1)
 
     def describe(self) -> str:
-        """One line per input: name, shape, stride, storage offset, dtype."""
+        """One line per input: name, shape, stride, storage offset, dtype; and the values of a
+        short integer input (a grouped op's `offs`: where each group ends)."""
         lines = []
         seen: dict[int, str] = {}
         for name, t in zip(self.names, self.tensors, strict=True):
@@ -94,9 +96,12 @@ class Inputs:
                 lines.append(f"{name}: same tensor as {seen[id(t)]}")
                 continue
             seen[id(t)] = name
+            values = ""
+            if not t.is_floating_point() and t.numel() <= VALUES_SHOWN:
+                values = f" = {t.tolist()}"
             lines.append(
                 f"{name}: {tuple(t.shape)} stride {tuple(t.stride())} offset "
-                f"{t.storage_offset()} {str(t.dtype).removeprefix('torch.')}"
+                f"{t.storage_offset()} {str(t.dtype).removeprefix('torch.')}{values}"
             )
         return "; ".join(lines)
 
@@ -232,7 +237,7 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
             source.view(-1)[0] = float("nan") if instance.values == "nan_in_a" else float("inf")
         if is_quantized(operand.dtype):
             recipe = RECIPES[instance.scaling or "tensorwise"]
-            quantized = recipe.quantize(source, operand.name, torch_dtype(operand.dtype))
+            quantized = _quantize(recipe, source, operand, _k_groups(instance, dims, draw))
             values[operand.name] = quantized.values
             ref[operand.name] = quantized.dequantized
             scales[operand.name] = _scale_for(instance, recipe, operand.name, quantized.scale)
@@ -265,7 +270,7 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
         made = global_scales if scale.level else scales
         if scale.of in made:
             others[scale.name] = made[scale.of]
-    sizes = group_extents(instance.operands, instance.group_sizes, dims) if spec.grouped else None
+    sizes = _group_sizes(instance, dims, draw)
     if sizes is not None:
         offsets = torch.tensor(sizes, dtype=torch.int32).cumsum(0, dtype=torch.int32)
         others["offs"] = ref["offs"] = offsets
@@ -295,6 +300,52 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
 def _leaf(t: torch.Tensor) -> torch.Tensor:
     """`t` (same strides and storage offset) as a leaf that requires grad."""
     return t.detach().requires_grad_(True)
+
+
+def _group_sizes(instance: ScenarioInstance, dims: dict[str, int], draw: int) -> list[int] | None:
+    """A grouped op's group sizes along its jagged dim (None: not grouped, or 3-D x 3-D). Draw
+    0 takes the scenario's; each further draw (fresh values: the second call's check, more
+    draws for a judgment) turns the list by one more place, so that the same shapes come with
+    other offsets: a backend that keeps a group schedule across calls, keyed by the shapes or
+    the group count, answers those with the first call's schedule. Turning keeps every size, and
+    so every offset alignment the scenario's sizes have."""
+    if not OPS[instance.op].grouped:
+        return None
+    sizes = group_extents(instance.operands, instance.group_sizes, dims)
+    if not sizes:
+        return sizes
+    turn = draw % len(sizes)
+    return sizes[turn:] + sizes[:turn]
+
+
+def _k_groups(instance: ScenarioInstance, dims: dict[str, int], draw: int) -> list[int] | None:
+    """Group sizes along K where a grouped op's K is the jagged dim (2-D x 2-D, an MoE layer's
+    weight gradient), else None."""
+    ranks = tuple(len(o.shape) for o in instance.operands[:2])
+    return _group_sizes(instance, dims, draw) if ranks == (2, 2) else None
+
+
+def _quantize(
+    recipe: Recipe, source: torch.Tensor, operand: Operand, k_groups: list[int] | None
+) -> Quantized:
+    """`source` quantized by `recipe`. Where K is jagged (`k_groups`), group by group along K,
+    as a training recipe quantizes each expert's slice: every group gets scales of its own
+    (a's per row, b's per column, then the next group's), so a backend that applies one
+    group's scales to another's slice computes wrong values."""
+    dtype = torch_dtype(operand.dtype)
+    if k_groups is None:
+        return recipe.quantize(source, operand.name, dtype)
+    k_dim = -1 if operand.name == "a" else -2
+    other_dim = -2 if operand.name == "a" else -1
+    pieces = [
+        recipe.quantize(part, operand.name, dtype)
+        for part in torch.split(source, k_groups, dim=k_dim)
+    ]
+    return Quantized(
+        torch.cat([q.values for q in pieces], k_dim),
+        torch.cat([q.scale for q in pieces], other_dim),
+        torch.cat([q.dequantized for q in pieces], k_dim),
+    )
 
 
 def _scale_for(

@@ -293,3 +293,46 @@ def test_an_item_with_a_large_draw_builds_its_inputs_on_more_threads(tmp_path, m
         assert seen == [2, 1, 1] and torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def _grouped_instance(scenario: str, axes: str):
+    from pathlib import Path
+
+    suite = Path(__file__).resolve().parent.parent / "suites" / "grouped"
+    file, prefix = ("scaled_grouped_mm.yaml", "scaled_grouped")
+    if scenario != "k_jagged":
+        file, prefix = ("grouped_mm.yaml", "grouped")
+    wanted = f"{prefix}/{scenario}[{axes}]"
+    return next(i for i in load_suite(suite / file) if i.id == wanted)
+
+
+def test_a_jagged_k_is_quantized_group_by_group():
+    """An MoE weight gradient (2-D x 2-D, K cut by offs): each group's K slice has scales of
+    its own, so a backend applying group 0's scales to every group computes wrong values (a
+    trial's planted bug passed all four k_jagged items while the scales were repeated)."""
+    item = _grouped_instance("k_jagged", "even-use_fast_accum")
+    built = inputs.build(item, 0, run_seed=0)
+    named = dict(zip(built.names, built.tensors, strict=True))
+    sizes, (m, n) = [32, 16, 32, 16], (32, 32)
+    assert named["offs"].tolist() == [32, 48, 80, 96]
+    scale_a, scale_b = named["scale_a"].view(4, m), named["scale_b"].view(4, n)
+    assert all(not torch.equal(scale_a[0], scale_a[g]) for g in range(1, 4))
+    assert all(not torch.equal(scale_b[0], scale_b[g]) for g in range(1, 4))
+    reference = dict(zip(built.names, built.reference, strict=True))
+    start = 0
+    for g, size in enumerate(sizes):  # each slice dequantizes with its own group's scales
+        a = named["a"][:, start : start + size].double() * scale_a[g].double()[:, None]
+        b = named["b"][start : start + size].double() * scale_b[g].double()[None, :]
+        assert torch.equal(a, reference["a"][:, start : start + size])
+        assert torch.equal(b, reference["b"][start : start + size])
+        start += size
+
+
+def test_each_further_draw_turns_the_group_sizes():
+    """The same shapes with other offsets on the second call: a backend that keeps a group
+    schedule across calls is caught within one item, not only by items sharing a worker."""
+    item = _grouped_instance("m_jagged", "empty_groups-row")
+    offs = [inputs.build(item, 0, run_seed=0, draw=d) for d in range(3)]
+    ends = [dict(zip(b.names, b.tensors, strict=True))["offs"].tolist() for b in offs]
+    assert ends == [[0, 24, 24, 64], [24, 24, 64, 64], [0, 40, 40, 64]]
+    assert "offs: (4,) stride (1,) offset 0 int32 = [0, 24, 24, 64]" in offs[0].describe()

@@ -256,11 +256,10 @@ def grouped_scale_layout(
     swizzle: str,
 ) -> torch.Tensor:
     """`_scaled_grouped_mm`'s rowwise scales: 1-D for a 2-D operand, (G, rows) for a 3-D one;
-    2-D x 2-D takes M (N) scales per group, here the same ones for every group."""
-    del recipe, swizzle
+    2-D x 2-D takes M (N) scales per group, which its operands' quantization made group by
+    group (`gemmconf.inputs`), each group's after the last."""
+    del recipe, swizzle, ranks, groups
     flat = scale.squeeze(-1) if operand == "a" else scale.squeeze(-2)
-    if ranks == (2, 2):
-        flat = flat.repeat(groups)
     return flat.contiguous()
 
 
