@@ -818,7 +818,7 @@ def _marginal(verdict: oracle.Verdict) -> bool:
 
 
 def _attributes_failed(verdict: oracle.Verdict) -> bool:
-    return any(not c.passed and c.name not in ("values", "nonfinite") for c in verdict.checks)
+    return any(not c.passed and c.name not in oracle.VALUE_CHECKS for c in verdict.checks)
 
 
 def _probe(tensors: Sequence[Any], elements: int = 4096) -> list[torch.Tensor]:

@@ -637,3 +637,39 @@ def test_no_tensor_moves_to_the_compute_device_whole(
     verdict = judge(*args, **kwargs)
     assert not verdict.passed and verdict.mismatches == 2
     assert max(moved) <= 100
+
+
+def test_an_fp32_result_with_bf16_precision_only_is_caught_where_the_tolerance_allows_it():
+    """A trial's backend rounded MX/NVFP4 fp32 outputs to bf16: judged without eager, the
+    tolerance (Hopper's fp8 accumulation floor) allowed it at K = 128, and 20 items passed."""
+    a, b = gemm_inputs(torch.float32, 64, 64, 128, seed=0)
+    exact = fp64(a, b)
+    right = exact.float()
+    widened = right.bfloat16().float()
+    policy = without_eager(POLICIES["fp8"])
+    assert judge(right, right, exact, k=128, policy=policy).passed
+    verdict = judge(right, widened, exact, k=128, policy=policy)
+    assert not verdict.passed and failed_checks(verdict) == {"precision"}
+    assert verdict.err_ratio is not None and verdict.err_ratio <= 3.0  # within the tolerance
+    first = verdict.message().splitlines()[0]
+    assert first.startswith("The float32 result carries bf16's precision only: all 4096 of its")
+    halved = judge(right, right.half().float(), exact, k=128, policy=policy)
+    assert failed_checks(halved) == {"precision"} and "fp16's precision" in halved.message()
+    # nothing to tell: eager rounds the same way, or the exact result is such values anyway
+    assert judge(widened, widened, exact, k=128, policy=policy).passed
+    whole = torch.randint(-4, 5, (64, 64)).double()
+    assert judge(whole.float(), whole.float(), whole, k=128, policy=policy).passed
+
+
+def test_a_wrong_dtype_heads_the_message_of_wrong_values():
+    """A bf16 result for an fp32 item used to open with "not close", its dtype on line 6."""
+    a, b = gemm_inputs(torch.float32, 16, 16, 64, seed=1)
+    expected = a @ b
+    wrong = (expected * 2).bfloat16()
+    verdict = judge(expected, wrong, fp64(a, b), k=64)
+    assert failed_checks(verdict) == {"dtype", "values"}
+    first = verdict.message().splitlines()[0]
+    assert first.startswith(
+        "The values for attribute 'dtype' do not match: torch.bfloat16 != torch.float32. "
+        "Tensor-likes are not close! err_ratio"
+    )
