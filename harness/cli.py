@@ -19,8 +19,16 @@ from gemmconf.report import cli as report_cli
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["run"]:  # every other argument is pytest's: no parsing of ours
-        return run_suite(argv[1:])
+    try:
+        if argv[:1] == ["run"]:  # every other argument is pytest's: no parsing of ours
+            return run_suite(argv[1:])
+        return _parse_and_run(argv)
+    except BrokenPipeError:  # `gemmconf report diff ... | head`: the reader stopped reading
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no traceback at exit
+        return 1  # what the command would have said is unknown: never a success
+
+
+def _parse_and_run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="gemmconf",
         description="GEMM backend conformance suite: run the installed suite with pytest "
@@ -94,12 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     new.add_argument("--dir", default=".", help="where to write NAME/ (default: here)")
 
     report_cli.add_subcommands(commands)
-    args = parser.parse_args(argv)
-    try:
-        return _command(args)
-    except BrokenPipeError:  # `gemmconf report diff ... | head`: the reader stopped reading
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no traceback at exit
-        return 1  # what the command would have said is unknown: never a success
+    return _command(parser.parse_args(argv))
 
 
 def _command(args: argparse.Namespace) -> int:

@@ -325,3 +325,23 @@ def test_a_reader_that_stops_reading_gets_no_traceback(tmp_path: Path) -> None:
     reader.wait()
     assert "BrokenPipeError" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 1
+
+
+def test_run_help_into_a_closed_pipe_gets_no_traceback() -> None:
+    """`gemmconf run --help | head` ended in a BrokenPipeError traceback (an MoE trial)."""
+    import subprocess
+    import sys
+
+    reader = subprocess.Popen(["true"], stdin=subprocess.PIPE)
+    reader.wait()  # gone before a byte is written: every write meets a closed pipe
+    done = subprocess.run(
+        [sys.executable, "-m", "gemmconf.cli", "run", "--help"],
+        stdout=reader.stdin,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    reader.stdin.close()
+    assert "BrokenPipeError" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1
