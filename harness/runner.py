@@ -74,6 +74,12 @@ CONFIRM_BELOW = 10.0
 # that answer; a fresh computation on other values does not), so the largest items do not pay
 # for a second eager run and fp64 reference.
 FULL_STALE_CHECK_FLOPS = 2**33
+# beside a numeric failure of an item eager has no kernel for (gemmconf.emulation)
+EMULATED_NOTE = (
+    'Eager has no kernel for this item here: "eager" above is a stand-in (the fp64 '
+    "reference's program run in fp32, rounded to the output dtype) that gives the result's "
+    "shape and dtype, and the backend was judged against fp64 alone (metrics.eager_emulated)."
+)
 
 
 class SuiteBug(Exception):
@@ -496,7 +502,11 @@ class _ItemRun:
                 )
             )
         code_checks, excerpt = self._code_checks()
+        notes: tuple[str, ...] = ()
+        if self.stand_in is not None and any(isinstance(p, NumericFailure) for p in self.problems):
+            notes = (EMULATED_NOTE,)
         return ItemOutcome(
+            notes=notes,
             problems=tuple(self.problems),
             verdicts=tuple(verdicts),
             code_checks=code_checks,

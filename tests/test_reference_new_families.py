@@ -241,3 +241,37 @@ def test_emulated_eager_only_where_eager_has_no_kernel():
     assert expected.dtype == BF16 and expected.shape == (128, 128)
     metrics = emulation.block_scaled_metrics(mx, expected, expected.double())
     assert metrics["sqnr_db"] == float("inf")
+
+
+class _Zeros:
+    """A backend answering every MX item with zeros of the right shape and dtype."""
+
+    name = "zeros"
+
+    def availability(self):
+        return None
+
+    def compile(self, fn, example_inputs, *, dynamic):
+        class Compiled:
+            def __call__(self, *tensors):
+                return torch.zeros(128, 128, dtype=BF16)
+
+            def compiles(self):
+                return 1
+
+        return Compiled()
+
+
+def test_a_numeric_failure_of_an_emulated_item_says_eager_was_a_stand_in():
+    """An MoE trial read "Eager's own error against fp64" for an item eager never ran."""
+    if torch.cuda.is_available():
+        pytest.skip("the probe's answer for MX depends on the GPU")
+    from gemmconf import runner
+
+    path = os.path.join(
+        os.path.dirname(__file__), "..", "suites", "blockscaled", "scaled_mm_v2.yaml"
+    )
+    mx = next(i for i in load_suite(path) if i.id == "fscaled/mx[e4m3fn-128x128x128-bf16]")
+    outcome = runner.run_item(mx, _Zeros(), seed=0, device="cpu", target=None)
+    assert not outcome.passed and outcome.notes == (runner.EMULATED_NOTE,)
+    assert outcome.metrics["eager_emulated"] == 1

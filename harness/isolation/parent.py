@@ -125,7 +125,9 @@ class _Scheduling:
                 first,
                 f"Flaky: the item failed {1 + failed} of {1 + runs} runs with the same seed (this "
                 f"run, then {failed} of {runs} reruns, each in a fresh worker process); the "
-                "first failure is the one reported.",
+                "first failure is the one reported. A failure that a fresh worker does not "
+                "repeat can also be state the backend kept from an earlier item in the process "
+                "(a cache keyed by shapes, a schedule).",
             )
         return first
 
