@@ -13,7 +13,8 @@ block); the reference sees the exact dequantized values (fp4 operands: two e2m1 
 along K, so their stored K is half the scenario's). int8 operands are small integers so int32
 sums are exact.
 
-Grouped ops get `offs`, the int32 running sum of the scenario's group sizes. An `out=` target is
+Grouped ops get `offs`, the int32 running sum of the scenario's group sizes (turned by one more
+place on each further draw, `_group_sizes`). An `out=` target is
 filled with NaN, so an element the op leaves unwritten shows. Backward scenarios get `grad`, the
 output gradient (randn in the result's dtype), and their differentiated inputs, and the fp64
 reference's, require grad.
@@ -341,6 +342,8 @@ def _quantize(
         recipe.quantize(part, operand.name, dtype)
         for part in torch.split(source, k_groups, dim=k_dim)
     ]
+    if any(q.global_scale is not None for q in pieces):
+        raise NotImplementedError(f"{recipe.name}: a second-level scale per group along K")
     return Quantized(
         torch.cat([q.values for q in pieces], k_dim),
         torch.cat([q.scale for q in pieces], other_dim),
