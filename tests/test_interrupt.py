@@ -177,3 +177,31 @@ def test_a_sigterm_after_the_results_are_written_lets_the_run_finish(tmp_path):
     assert "summary went on after the signal" in output and "Traceback" not in output
     document = json.loads((tmp_path / "reports" / "results.json").read_text())
     assert document["complete"] is True and document["exit_status"] == 0
+
+
+def test_a_repeated_sigterm_after_the_cleanup_is_still_the_same_request(tmp_path):
+    """A fresh clone's `make test`, on a loaded box, died by the second of `timeout`'s two
+    SIGTERMs (status -15, not 2): the run had unwound and its cleanup had put the default action
+    back before the repeat arrived. After a first SIGTERM, gemmconf's handler now stays."""
+    script = tmp_path / "repeat.py"
+    script.write_text(
+        "import os, signal, sys\n"
+        "from gemmconf.plugin import state\n"
+        "class Config:\n"
+        "    cleanups = []\n"
+        "    stash = {}\n"
+        "    def add_cleanup(self, f):\n"
+        "        self.cleanups.append(f)\n"
+        "config = Config()\n"
+        "state._handle_sigterm(config)\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "except KeyboardInterrupt:\n"
+        "    pass\n"
+        "for f in config.cleanups:\n"
+        "    f()\n"
+        "os.kill(os.getpid(), signal.SIGTERM)  # the repeat, after the cleanup\n"
+        "sys.exit(2)\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr

@@ -408,8 +408,14 @@ def _handle_sigterm(config: pytest.Config) -> None:
         else:
             os.kill(os.getpid(), signum)  # the default action, now restored: die
 
+    def restore() -> None:
+        # after a SIGTERM ours stays: its repeat (GNU timeout's, to the group) must not kill the
+        # run as it exits, whose status says it was interrupted (a loaded CI box lost that race)
+        if not first:
+            signal.signal(signal.SIGTERM, restored)
+
     signal.signal(signal.SIGTERM, on_sigterm)
-    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, restored))
+    config.add_cleanup(restore)
 
 
 def suite_version(suites_dir: Path) -> str:
