@@ -100,6 +100,17 @@ def test_removed_items_are_named_not_compared() -> None:
     assert f"note: {note}" in diff.render(result)
 
 
+def test_runs_of_different_seeds_are_said_to_be_so() -> None:
+    """A seed-stability trial diffed a seed-0 run against a seed-1 run: the draws' changes near
+    the tolerance read as regressions, with no word that the seeds differed."""
+    old = sample_document()
+    new = copy.deepcopy(old)
+    assert not [n for n in diff.diff(old, new).notes if "seeds" in n]
+    old["seed"], new["seed"] = 0, 1
+    (note,) = [n for n in diff.diff(old, new).notes if "seeds" in n]
+    assert note.startswith("the runs drew their inputs with different seeds (0 -> 1)")
+
+
 def test_other_changes_do_not_fail_the_diff() -> None:
     old = sample_document()
     new = copy.deepcopy(old)

@@ -205,6 +205,12 @@ def diff(
             "changed as well as the backend"
         )
     result.notes.extend(_clock_notes(before, after))
+    if old.get("seed") != new.get("seed"):
+        result.notes.append(
+            f"the runs drew their inputs with different seeds ({old.get('seed')} -> "
+            f"{new.get('seed')}): an item near its tolerance can change with the draw, not the "
+            "backend; compare runs of one seed to gate a change"
+        )
     if result.removed_ids:  # not compared, so not a regression: say which, for a gate to see
         shown = ", ".join(result.removed_ids[:REMOVED_SHOWN])
         more = result.removed - REMOVED_SHOWN
