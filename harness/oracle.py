@@ -262,6 +262,7 @@ class Verdict:
     policy: str = ""
     max_ratio: float | None = None
     k: int | None = None
+    k_name: str = "K"  # what `k` is: a backward item's is the longest sum its outputs take
     mode: str = "reference"  # "reference" (vs fp64), "eager" (no reference), "exact"
     worst_allowed: float | None = None  # what was allowed at worst_index
     rel_index: tuple[int, ...] | None = None  # of the greatest relative difference
@@ -294,6 +295,7 @@ def judge(
     rounding: torch.Tensor | None = None,
     strides: bool | Collection[tuple[Any, ...]] = False,
     names: Mapping[tuple[Any, ...], str] | None = None,
+    k_name: str = "K",
 ) -> Verdict:
     """Judge `actual` (backend) against `expected` (eager) and the fp64 `reference`.
 
@@ -307,7 +309,8 @@ def judge(
     and their kin); a failure is a "strides" check. `strides` is True for every output, or the
     paths of the outputs the contract covers (a backward item's forward result, path (0,), and
     not its gradients, whose layout no contract fixes). `names` says what the output at a path
-    is (a backward item's gradients); messages name it beside the path.
+    is (a backward item's gradients); messages name it beside the path. `k_name` says what `k`
+    is where it is not the GEMM's K (a backward item's longest sum, "longest sum 64").
     """
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
@@ -315,6 +318,8 @@ def judge(
     _walk(expected, actual, reference, magnitude, (), k, policy, leaves, rounding, strides=strides)
     if names:
         leaves = [replace(v, label=names.get(v.output, "")) for v in leaves]
+    if k_name != "K":
+        leaves = [replace(v, k_name=k_name) for v in leaves]
     if len(leaves) == 1 and leaves[0].output == ():
         return leaves[0]
     return _combine(tuple(leaves))
@@ -974,6 +979,7 @@ def _combine(leaves: tuple[Verdict, ...]) -> Verdict:
         policy=worst.policy,
         max_ratio=worst.max_ratio,
         k=worst.k,
+        k_name=worst.k_name,
         mode=worst.mode,
         worst_allowed=worst.worst_allowed,
         rel_index=worst.rel_index,
@@ -999,7 +1005,7 @@ def _headline(v: Verdict) -> tuple[str, list[str], Check | None]:
     """The verdict's first line (without context), its context, and the check it reports."""
     context = [v.policy] if v.policy else []
     if v.k is not None:
-        context.append(f"K={v.k}")
+        context.append(f"K={v.k}" if v.k_name == "K" else f"{v.k_name} {v.k}")
     failed = [c for c in v.checks if not c.passed]
     attribute = next((c for c in failed if c.name not in VALUE_CHECKS), None)
     if attribute is None:

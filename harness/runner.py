@@ -610,6 +610,7 @@ class _ItemRun:
             magnitude=magnitude,
             rounding=rounding,
             names=_output_names(self.instance),
+            k_name=_k_name(drawn[0].inputs),
         )
 
     def _judgment_inputs(self, draw: _Draw) -> tuple[Any, Any, Any, Any, Any]:
@@ -661,6 +662,7 @@ class _ItemRun:
             rounding=rounding,
             strides=_fixed_strides(self.instance),
             names=_output_names(self.instance),
+            k_name=_k_name(draw.inputs),
         )
 
     def _policy(self, expected: Any) -> oracle.Policy | None:
@@ -825,6 +827,12 @@ def _marginal(verdict: oracle.Verdict) -> bool:
         p.err_ratio is not None and p.err_ratio <= CONFIRM_BELOW * (p.max_ratio or 1.0)
         for p in failed
     )
+
+
+def _k_name(item_inputs: inputs.Inputs) -> str:
+    """What the oracle's `k` is for these inputs: K, or a backward item's longest sum (the
+    largest of M, N and K, which its gradients' GEMMs reduce over)."""
+    return "K" if item_inputs.reduction is None else "longest sum"
 
 
 def _attributes_failed(verdict: oracle.Verdict) -> bool:

@@ -673,3 +673,13 @@ def test_a_wrong_dtype_heads_the_message_of_wrong_values():
         "The values for attribute 'dtype' do not match: torch.bfloat16 != torch.float32. "
         "Tensor-likes are not close! err_ratio"
     )
+
+
+def test_a_backward_items_sum_length_is_named_as_such():
+    """A backward item's floor scales with the longest sum its outputs take (max of M, N, K):
+    its failures said "K=64" where K was 48."""
+    a, b = gemm_inputs(torch.float32, 8, 8, 48, seed=2)
+    expected = a @ b
+    text = judge(expected, expected * 2, fp64(a, b), k=64, k_name="longest sum").message()
+    assert "(fp32, longest sum 64)" in text.splitlines()[0]
+    assert "(fp32, K=48)" in judge(expected, expected * 2, fp64(a, b), k=48).message()
