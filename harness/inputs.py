@@ -87,6 +87,11 @@ class Inputs:
         the longest of the forward and gradient GEMMs' (M, N or K)."""
         return self.reduction if self.reduction is not None else self.dims.get("K", 1)
 
+    @property
+    def k_name(self) -> str:
+        """What `k` is, as a failure names it: K, or a backward scenario's longest sum."""
+        return "K" if self.reduction is None else "longest sum"
+
     def describe(self) -> str:
         """One line per input: name, shape, stride, storage offset, dtype; and the values of a
         short integer input (a grouped op's `offs`: where each group ends)."""
@@ -218,6 +223,9 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
     others: dict[str, torch.Tensor] = {}
     scales: dict[str, torch.Tensor] = {}  # operand name -> its dequantization scale
     global_scales: dict[str, torch.Tensor] = {}  # operand name -> its second-level scale
+    sizes = _group_sizes(instance, dims, draw)  # grouped ops: each group's size, this draw's
+    ranks = tuple(len(o.shape) for o in instance.operands[:2])
+    k_groups = sizes if ranks == (2, 2) else None  # K is the jagged dim: quantized per group
 
     for operand in instance.operands:
         shape = [eval_dim(e, dims) for e in operand.shape]
@@ -238,7 +246,7 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
             source.view(-1)[0] = float("nan") if instance.values == "nan_in_a" else float("inf")
         if is_quantized(operand.dtype):
             recipe = RECIPES[instance.scaling or "tensorwise"]
-            quantized = _quantize(recipe, source, operand, _k_groups(instance, dims, draw))
+            quantized = _quantize(recipe, source, operand, k_groups)
             values[operand.name] = quantized.values
             ref[operand.name] = quantized.dequantized
             scales[operand.name] = _scale_for(instance, recipe, operand.name, quantized.scale)
@@ -271,7 +279,6 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
         made = global_scales if scale.level else scales
         if scale.of in made:
             others[scale.name] = made[scale.of]
-    sizes = _group_sizes(instance, dims, draw)
     if sizes is not None:
         offsets = torch.tensor(sizes, dtype=torch.int32).cumsum(0, dtype=torch.int32)
         others["offs"] = ref["offs"] = offsets
@@ -317,13 +324,6 @@ def _group_sizes(instance: ScenarioInstance, dims: dict[str, int], draw: int) ->
         return sizes
     turn = draw % len(sizes)
     return sizes[turn:] + sizes[:turn]
-
-
-def _k_groups(instance: ScenarioInstance, dims: dict[str, int], draw: int) -> list[int] | None:
-    """Group sizes along K where a grouped op's K is the jagged dim (2-D x 2-D, an MoE layer's
-    weight gradient), else None."""
-    ranks = tuple(len(o.shape) for o in instance.operands[:2])
-    return _group_sizes(instance, dims, draw) if ranks == (2, 2) else None
 
 
 def _quantize(

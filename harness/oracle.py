@@ -271,6 +271,12 @@ class Verdict:
     eager_wrong: int = 0  # eager NaN/Inf elements the fp64 reference refuted (module docstring)
     label: str = ""  # what this output is, from judge's `names` ("the gradient of b")
 
+    @property
+    def attributes_failed(self) -> bool:
+        """Whether a check of the output's attributes (dtype, shape, device, layout, strides,
+        type) failed, not only of its values: kind "wrong layout"."""
+        return any(not c.passed and c.name not in VALUE_CHECKS for c in self.checks)
+
     def metrics(self) -> dict[str, float | None]:
         """The error metrics a result record carries."""
         return {

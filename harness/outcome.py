@@ -22,7 +22,7 @@ from typing import Any, Union
 
 from gemmconf import kinds
 from gemmconf.codecheck import CodeCheckResult
-from gemmconf.oracle import VALUE_CHECKS, Verdict
+from gemmconf.oracle import Verdict
 from gemmconf.progress import PHASES
 
 # What a phase covers, for a timeout's reason ("start": before the worker reported any).
@@ -159,8 +159,7 @@ class NumericFailure:
 
     @property
     def kind(self) -> str:
-        attributes = [c for c in self.verdict.checks if not c.passed and c.name not in VALUE_CHECKS]
-        return kinds.WRONG_LAYOUT if attributes else kinds.WRONG_VALUES
+        return kinds.WRONG_LAYOUT if self.verdict.attributes_failed else kinds.WRONG_VALUES
 
 
 @dataclass(frozen=True)

@@ -591,7 +591,7 @@ class _ItemRun:
                 if numel >= DRAW_ELEMENTS:
                     draw.judged = None  # judged on its own: its fp64 tensors are not needed again
             verdicts.append(draw.verdict)
-        attributes_failed = [v for v in verdicts if _attributes_failed(v)]
+        attributes_failed = [v for v in verdicts if v.attributes_failed]
         if attributes_failed:
             return attributes_failed[0]
         if len(drawn) == 1 or numel >= DRAW_ELEMENTS:
@@ -610,7 +610,7 @@ class _ItemRun:
             magnitude=magnitude,
             rounding=rounding,
             names=_output_names(self.instance),
-            k_name=_k_name(drawn[0].inputs),
+            k_name=drawn[0].inputs.k_name,
         )
 
     def _judgment_inputs(self, draw: _Draw) -> tuple[Any, Any, Any, Any, Any]:
@@ -662,7 +662,7 @@ class _ItemRun:
             rounding=rounding,
             strides=_fixed_strides(self.instance),
             names=_output_names(self.instance),
-            k_name=_k_name(draw.inputs),
+            k_name=draw.inputs.k_name,
         )
 
     def _policy(self, expected: Any) -> oracle.Policy | None:
@@ -827,16 +827,6 @@ def _marginal(verdict: oracle.Verdict) -> bool:
         p.err_ratio is not None and p.err_ratio <= CONFIRM_BELOW * (p.max_ratio or 1.0)
         for p in failed
     )
-
-
-def _k_name(item_inputs: inputs.Inputs) -> str:
-    """What the oracle's `k` is for these inputs: K, or a backward item's longest sum (the
-    largest of M, N and K, which its gradients' GEMMs reduce over)."""
-    return "K" if item_inputs.reduction is None else "longest sum"
-
-
-def _attributes_failed(verdict: oracle.Verdict) -> bool:
-    return any(not c.passed and c.name not in oracle.VALUE_CHECKS for c in verdict.checks)
 
 
 def _probe(tensors: Sequence[Any], elements: int = 4096) -> list[torch.Tensor]:

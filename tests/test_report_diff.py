@@ -109,6 +109,12 @@ def test_runs_of_different_seeds_are_said_to_be_so() -> None:
     old["seed"], new["seed"] = 0, 1
     (note,) = [n for n in diff.diff(old, new).notes if "seeds" in n]
     assert note.startswith("the runs drew their inputs with different seeds (0 -> 1)")
+    merged = copy.deepcopy(old)  # a merge of seed-0 and seed-1 runs: its records keep theirs
+    merged["seed"] = None
+    for i, r in enumerate(merged["records"]):
+        r["seed"] = i % 2
+    (note,) = [n for n in diff.diff(merged, old).notes if "seeds" in n]
+    assert note.startswith("the runs drew their inputs with different seeds (0, 1 -> 0)")
 
 
 def test_other_changes_do_not_fail_the_diff() -> None:

@@ -96,9 +96,8 @@ def cpu_share(cpus: int, workers: int) -> int:
 def large_draw_threads(cpus: int, workers: int) -> int:
     """torch's CPU threads per xdist worker while an item draws inputs past
     `gemmconf.inputs.PARALLEL_DRAW_ELEMENTS` (seconds of CPU work each): such items are heavy
-    and run in LANE_SHARE of the workers (`scheduling.lanes`), so each may take cores / lanes."""
-    lanes = max(1, round(max(1, workers) * scheduling.LANE_SHARE))
-    return max(cpu_share(cpus, workers), cpus // lanes)
+    and run in `scheduling.lane_count` of the workers, so each may take cores / lanes."""
+    return max(cpu_share(cpus, workers), cpus // scheduling.lane_count(workers))
 
 
 def parse_workers_per_gpu(text: str | None) -> int | None:

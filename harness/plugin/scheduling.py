@@ -29,6 +29,11 @@ LANE_SHARE = 1 / 4  # the workers that run the heavy items (at least one)
 MAX_CHUNK = 2  # items sent to a worker at a time (where --maxschedchunk does not say)
 
 
+def lane_count(workers: int) -> int:
+    """The workers that run the heavy items (LANE_SHARE of them, at least one)."""
+    return max(1, round(max(1, workers) * LANE_SHARE))
+
+
 def lanes(durations: Sequence[float | None], workers: int) -> list[list[int]] | None:
     """The heavy items' indices per lane, each lane's longest first; None: no lanes (no known
     duration, a single worker, or no item heavy enough)."""
@@ -42,7 +47,7 @@ def lanes(durations: Sequence[float | None], workers: int) -> list[list[int]] | 
     )
     if not heavy:
         return None
-    count = min(len(heavy), max(1, round(workers * LANE_SHARE)))
+    count = min(len(heavy), lane_count(workers))
     plan: list[list[int]] = [[] for _ in range(count)]
     loads = [0.0] * count
     for index in heavy:

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from gemmconf.report import perf
-from gemmconf.report.merge import device_of, suite_versions
+from gemmconf.report.merge import device_of, seeds, suite_versions
 from gemmconf.report.results import FAILING, is_failing
 
 REMOVED_SHOWN = 5  # removed items a note names (--json lists them all)
@@ -205,11 +205,11 @@ def diff(
             "changed as well as the backend"
         )
     result.notes.extend(_clock_notes(before, after))
-    if old.get("seed") != new.get("seed"):
+    if seeds(old) != seeds(new):
         result.notes.append(
-            f"the runs drew their inputs with different seeds ({old.get('seed')} -> "
-            f"{new.get('seed')}): an item near its tolerance can change with the draw, not the "
-            "backend; compare runs of one seed to gate a change"
+            f"the runs drew their inputs with different seeds ({', '.join(sorted(seeds(old)))} "
+            f"-> {', '.join(sorted(seeds(new)))}): an item near its tolerance can change with "
+            "the draw, not the backend; compare runs of one seed to gate a change"
         )
     if result.removed_ids:  # not compared, so not a regression: say which, for a gate to see
         shown = ", ".join(result.removed_ids[:REMOVED_SHOWN])

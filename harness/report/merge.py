@@ -57,6 +57,16 @@ def suite_versions(document: dict[str, Any]) -> set[str]:
     return {str(version)} if version else {UNKNOWN}
 
 
+def seeds(document: dict[str, Any]) -> set[str]:
+    """The seeds a results file's inputs were drawn with: the run's, or for a merge of runs
+    with different seeds each record's own (`merge` keeps them there)."""
+    seed = document.get("seed")
+    if seed is None:
+        found = {str(r["seed"]) for r in document.get("records", []) if r.get("seed") is not None}
+        return found or {UNKNOWN}
+    return {str(seed)}
+
+
 def _check_shards(inputs: Sequence[tuple[str, dict[str, Any]]], warnings: list[str]) -> None:
     """A warning where the inputs hold shards (`--shard i/n`) of a split but not all of them, or
     shards of different splits: the merged file then lacks items (or an item ran twice) though
