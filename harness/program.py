@@ -96,6 +96,77 @@ def make_rounding_magnitude(instance: ScenarioInstance) -> Callable[..., Any] | 
     return _compile_source("\n".join(lines) + "\n", instance, "rounding magnitude")
 
 
+# The most an epilogue step magnifies an error in its input: its largest |derivative| (gelu's
+# 1.129 at x = sqrt(2), silu's 1.0998 near x = 2.4, sigmoid's 1/4), rounded up. `mul` scales by
+# its constant and `dropout_mask` by its mask, which `make_intermediate_rounding` multiplies by.
+_SLOPES = {
+    "relu": 1.0,
+    "gelu": 1.13,
+    "gelu_tanh": 1.13,
+    "silu": 1.1,
+    "tanh": 1.0,
+    "sigmoid": 0.25,
+    "clamp": 1.0,
+    "add": 1.0,
+    "add_tensor": 1.0,
+    "cast": 1.0,
+}
+
+
+def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any] | None:
+    """Per element, the most that rounding the program's intermediate results can cost its
+    output, over the reference inputs: the oracle adds it to the output's ulp.
+
+    A correct backend may hand each value from one op to the next in the op's result dtype, as
+    eager's ops do: alpha * (A @ B) rounded before beta * C or the bias is added (an unfused
+    addmm or linear), the GEMM's result before each epilogue step. Each such rounding costs up
+    to eps * |value| (a full unit, so that the accumulation's own error fits beside half of
+    it), carried through the later steps' slopes (`_SLOPES`). The final value's rounding is the
+    oracle's ulp and is not counted here. None where nothing intermediate is rounded (no addend
+    and no epilogue), for several outputs (`keep`) and for backward items."""
+    spec = OPS[instance.op]
+    names = input_names(instance)
+    addend = spec.addend.name if spec.addend is not None and spec.addend.name in names else None
+    if spec.alpha_beta and instance.beta == 0:
+        addend = None  # nothing is added to the product
+    steps = instance.epilogue
+    if instance.backward or spec.exact or any(s.kind == "keep" for s in steps):
+        return None
+    if addend is None and not steps:
+        return None
+    eps = torch.finfo(
+        torch_dtype(spec.result_dtype_for(instance.operand("a").dtype, instance.out_dtype))
+    ).eps
+    gemm = _gemm_expression(instance, reference=True)
+    lines = [f"def {instance.name.replace('.', '_')}_reference({', '.join(names)}):"]
+    lines += _transposes(instance, names)
+    if addend is None:
+        lines += [f"    out = {gemm}", "    carried = torch.zeros_like(out)"]
+    else:  # the product alone is the GEMM with its addend zero
+        lines += [
+            f"    def gemm({addend}):",
+            f"        return {gemm}",
+            f"    out = gemm({addend})",
+            f"    carried = {eps!r} * gemm(torch.zeros_like({addend})).abs()",
+        ]
+    others = iter(n for n in names if n.startswith("other"))
+    for step in steps:
+        other = next(others) if step.kind in TENSOR_EPILOGUES else None
+        if step.kind == "mul":
+            slope = repr(abs(step.arg))
+        elif step.kind == "dropout_mask":
+            slope = f"{other}.abs()"
+        else:
+            slope = repr(_SLOPES[step.kind])
+        lines.append(f"    carried = (carried + {eps!r} * out.abs()) * {slope}")
+        if step.kind == "cast":
+            eps = torch.finfo(torch_dtype(step.arg)).eps
+        else:
+            lines.append(f"    out = {_epilogue_expression(step, iter((other,)))}")
+    lines.append("    return carried")
+    return _compile_source("\n".join(lines) + "\n", instance, "intermediate rounding")
+
+
 def program_source(instance: ScenarioInstance, *, reference: bool = False) -> str:
     """The program as Python source.
 

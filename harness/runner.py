@@ -191,6 +191,20 @@ class _BackendFailed(Exception):
 
 
 @dataclasses.dataclass
+class _Judged:
+    """What the oracle is given for one draw (or the draws pooled): eager's result, the
+    backend's, and the fp64 tensors judged against (the reference, and the bounds where the
+    item has them: `oracle.judge`'s arguments of the same names)."""
+
+    expected: Any
+    actual: Any
+    reference: Any = None
+    magnitude: Any = None
+    rounding: Any = None
+    intermediate: Any = None
+
+
+@dataclasses.dataclass
 class _Draw:
     """One independent draw of one shape set: eager's inputs and result, the backend's."""
 
@@ -198,7 +212,7 @@ class _Draw:
     expected: Any
     actual: Any = None
     verdict: oracle.Verdict | None = None
-    judged: tuple[Any, Any, Any, Any, Any] | None = None  # what the oracle is given (cached)
+    judged: _Judged | None = None  # what the oracle is given (cached)
     sqnr: float | None = None  # dB, of a block-scaled (MX/NVFP4) result against fp64
 
 
@@ -235,6 +249,8 @@ class _ItemRun:
         self.fn = program.make_function(self.instance)
         self.reference_fn = program.make_reference(self.instance)
         self.rounding_fn = program.make_rounding_magnitude(self.instance)  # input rounding
+        # what rounding intermediate results (an unfused bias add, an epilogue) may cost
+        self.intermediate_fn = program.make_intermediate_rounding(self.instance)
         # where eager has no kernel here, a stand-in computes its result from the dequantized
         # inputs and the item is judged against fp64 alone (gemmconf.emulation)
         self.stand_in = emulation.stand_in(self.instance, self.device)
@@ -599,31 +615,32 @@ class _ItemRun:
             return failed[0] if failed else max(verdicts, key=lambda v: v.err_ratio or 0.0)
         self.stage = "judging the pooled draws"
         parts = [self._judgment_inputs(d) for d in drawn]
-        stacked = [_stack([p[i] for p in parts]) for i in range(5)]
-        expected, actual, reference, magnitude, rounding = stacked
+        pooled = _Judged(
+            *(_stack([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(_Judged))
+        )
         return oracle.judge(
-            expected,
-            actual,
-            reference,
+            pooled.expected,
+            pooled.actual,
+            pooled.reference,
             k=drawn[0].inputs.k,
             policy=self._policy(drawn[0].expected),
-            magnitude=magnitude,
-            rounding=rounding,
+            magnitude=pooled.magnitude,
+            rounding=pooled.rounding,
+            intermediate=pooled.intermediate,
             names=_output_names(self.instance),
             k_name=drawn[0].inputs.k_name,
         )
 
-    def _judgment_inputs(self, draw: _Draw) -> tuple[Any, Any, Any, Any, Any]:
-        """(expected, actual, fp64 reference, magnitude, rounding) for one draw."""
+    def _judgment_inputs(self, draw: _Draw) -> _Judged:
         if draw.judged is None:
             draw.judged = self._compute_judgment_inputs(draw)
         return draw.judged
 
-    def _compute_judgment_inputs(self, draw: _Draw) -> tuple[Any, Any, Any, Any, Any]:
+    def _compute_judgment_inputs(self, draw: _Draw) -> _Judged:
         self.stage = "computing the fp64 reference"
         instance, device = self.instance, self.device
         item_inputs = draw.inputs
-        reference = magnitude = rounding = None
+        reference = magnitude = rounding = intermediate = None
         # fp64 on the item's device (a 16384^2 reference takes a minute on a CPU) in pieces of
         # bounded size; the fp64 values of outputs too large to hold beside a GPU's other items
         # are held on the host, and the oracle judges them a piece at a time on the item's
@@ -643,23 +660,26 @@ class _ItemRun:
             and policy.input_rounding > 0
         ):
             rounding = fp64(self.rounding_fn)
+        if reference is not None and self.intermediate_fn is not None:
+            intermediate = fp64(self.intermediate_fn)
         if draw.sqnr is None and reference is not None:
             draw.sqnr = emulation.block_scaled_metrics(instance, draw.actual, reference).get(
                 "sqnr_db"
             )
-        return expected, actual, reference, magnitude, rounding
+        return _Judged(expected, actual, reference, magnitude, rounding, intermediate)
 
     def _judge_one(self, draw: _Draw) -> oracle.Verdict:
-        expected, actual, reference, magnitude, rounding = self._judgment_inputs(draw)
+        judged = self._judgment_inputs(draw)
         self.stage = "judging the values"
         return oracle.judge(
-            expected,
-            actual,
-            reference,
+            judged.expected,
+            judged.actual,
+            judged.reference,
             k=draw.inputs.k,
-            policy=self._policy(expected),
-            magnitude=magnitude,
-            rounding=rounding,
+            policy=self._policy(judged.expected),
+            magnitude=judged.magnitude,
+            rounding=judged.rounding,
+            intermediate=judged.intermediate,
             strides=_fixed_strides(self.instance),
             names=_output_names(self.instance),
             k_name=draw.inputs.k_name,

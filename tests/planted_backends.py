@@ -353,6 +353,25 @@ def _int_mm_in_floats(func, args, kwargs):
     return torch.mm(a.float(), b.float()).round().to(torch.int32)
 
 
+def _unfused_bias_add(func, args, kwargs):
+    """Not a bug: addmm and a linear with bias as two ops, the GEMM returned in the operands'
+    dtype (rounded) and then scaled and added to the bias, as a library without a bias epilogue
+    computes them. Where the bias cancels most of the product, the first rounding costs several
+    ulps of the output: correct, and must not fail."""
+    if func is torch.addmm:
+        c, a, b = args
+        beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+        product = torch.mm(a, b)
+        return (beta * c.float() + alpha * product.float()).to(product.dtype)
+    if func is torch.nn.functional.linear:
+        a, weight, bias = (*args, kwargs.get("bias"))[:3] if len(args) < 3 else args
+        if bias is None:
+            return NotImplemented
+        product = torch.nn.functional.linear(a, weight)
+        return (product.float() + bias.float()).to(product.dtype)
+    return NotImplemented
+
+
 def _refuse_everything(fn, example_inputs, dynamic):
     raise NotImplementedError("this backend implements nothing yet")
 
@@ -496,6 +515,9 @@ class _Unavailable(PlantedBackend):
     def availability(self) -> str | None:
         return "needs the frobnicator accelerator (none found)"
 
+
+# not a planted bug: a correct backend that rounds twice (must pass)
+unfused_bias_add = PlantedBackend("unfused-bias-add", _unfused_bias_add)
 
 # not a planted bug: a backend that reports itself unavailable (--backend must refuse it)
 unavailable = _Unavailable("unavailable", _untouched)

@@ -211,6 +211,45 @@ def test_no_rounding_magnitude_after_an_epilogue_or_for_fp8(tmp_path):
     assert program.make_rounding_magnitude(fp8) is None
 
 
+def test_intermediate_rounding_counts_each_value_handed_on_through_the_later_steps(tmp_path):
+    """alpha * (A @ B) rounded before beta * C is added, the GEMM's result rounded before the
+    first step, each a unit of the result dtype, carried through the steps' slopes."""
+    item = instance(
+        tmp_path,
+        """
+        op: addmm
+        dtype: bf16
+        shape: {M: 7, N: 5, K: 3}
+        alpha: -2.0
+        beta: 0.5
+        bias: [M, N]
+        epilogue: [{mul: 3.0}, gelu]
+    """,
+    )
+    built = inputs.build(item, 0, run_seed=0)
+    fp64 = [t.double() for t in built.reference]
+    carried = program.make_intermediate_rounding(item)(*fp64)
+    named = dict(zip(built.names, fp64, strict=True))
+    product = -2.0 * (named["a"] @ named["b"])
+    gemm = 0.5 * named["c"] + product
+    eps = torch.finfo(torch.bfloat16).eps
+    expected = ((eps * product.abs() + eps * gemm.abs()) * 3.0 + eps * (3.0 * gemm).abs()) * 1.13
+    assert torch.allclose(carried, expected)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "op: mm\ndtype: bf16\nshape: {M: 4, N: 4, K: 4}\n",  # the output is the GEMM
+        "op: addmm\ndtype: bf16\nbeta: 0.0\nbias: [N]\nshape: {M: 4, N: 4, K: 4}\n",
+        "op: mm\ndtype: bf16\nshape: {M: 4, N: 4, K: 4}\nepilogue: [keep, relu]\n",
+        "op: mm\ndtype: bf16\nshape: {M: 4, N: 4, K: 4}\nepilogue: [relu]\nbackward: true\n",
+    ],
+)
+def test_no_intermediate_rounding_without_an_intermediate_or_for_several_outputs(tmp_path, body):
+    assert program.make_intermediate_rounding(instance(tmp_path, body)) is None
+
+
 @pytest.mark.parametrize("layout", ["row", "col", "t", "offset", "padded_odd", "expand+col"])
 def test_the_two_copies_are_equal_apart_and_keep_the_layout_s_strides(tmp_path, layout):
     """Eager's and the backend's inputs: the same values and strides, no shared storage. A
