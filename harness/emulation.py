@@ -42,6 +42,16 @@ def stand_in(instance: ScenarioInstance, device: str) -> Callable[[inputs.Inputs
         return None
     if _eager_runs(_probe_key(instance), str(device)):
         return None
+    return rounded_reference(instance, device)
+
+
+def rounded_reference(
+    instance: ScenarioInstance, device: str
+) -> Callable[[inputs.Inputs], Any] | None:
+    """A function from an item's inputs to the op's reference program run on them in fp32 and
+    rounded to the result dtype: what eager's kernels compute, up to summation order (the
+    stand-in of `stand_in`, and the result an error scenario that allows one is measured by,
+    `raises: {or_correct: true}`). None for an op judged exactly (no fp64 reference)."""
     reference = program.make_reference(instance)
     if reference is None:
         return None

@@ -82,6 +82,15 @@ EMULATED_NOTE = (
 )
 
 
+# beside a numeric failure of an error scenario that allows a result (raises.or_correct)
+BEYOND_EAGER_NOTE = (
+    'Eager rejects this call, where the op allows it, and the backend returned a result: "eager" '
+    "above is a stand-in (the fp64 reference's program run in fp32, rounded to the output "
+    "dtype), and the result was judged against fp64 alone (metrics.eager_rejected). Raising "
+    "the class eager raises would pass too."
+)
+
+
 class SuiteBug(Exception):
     """Eager disagrees with what the scenario says (e.g. no error where `raises` expects one)."""
 
@@ -449,9 +458,46 @@ class _ItemRun:
             return ItemOutcome(
                 problems=(WrongError(expected, match, got),), raised=got, metrics=self.metrics
             )
+        if self.instance.checks.raises_or_correct:
+            return self._result_beyond_eager(item_inputs, value)
         return ItemOutcome(
             problems=(WrongError(expected, match, None, _describe_value(value)),),
             metrics=self.metrics,
+        )
+
+    def _result_beyond_eager(self, item_inputs: inputs.Inputs, value: Any) -> ItemOutcome:
+        """An error scenario whose rejection is eager's own limit (`raises: {or_correct:
+        true}`), where the backend returned a result: it passes when the result is right,
+        judged against fp64 alone with eager's result stood in for by the fp64 program's,
+        rounded to the result dtype (`emulation.rounded_reference`), as for an item eager has no
+        kernel for. One draw is judged: a failure is not confirmed on further draws."""
+        instance = self.instance
+        self.metrics["eager_rejected"] = 1
+        self.stage = "computing the fp64 reference"
+        rounded = emulation.rounded_reference(instance, self.device)
+        assert rounded is not None and self.reference_fn is not None  # the loader's rule
+        reference = chunked.Evaluator(instance, item_inputs, self.device)(self.reference_fn)
+        expected = rounded(item_inputs)
+        policy = self._policy(expected)
+        self.stage = "judging the values"
+        verdict = oracle.judge(
+            expected,
+            value,
+            reference,
+            k=item_inputs.k,
+            policy=None if policy is None else oracle.without_eager(policy),
+            strides=_fixed_strides(instance),
+            k_name=item_inputs.k_name,
+        )
+        self.metrics.update(_metrics([verdict]))
+        if verdict.passed:
+            return ItemOutcome(verdicts=(verdict,), metrics=self.metrics)
+        failure = NumericFailure(0, _shape(item_inputs), item_inputs.describe(), verdict)
+        return ItemOutcome(
+            problems=(failure,),
+            verdicts=(verdict,),
+            metrics=self.metrics,
+            notes=(BEYOND_EAGER_NOTE,),
         )
 
     def _normal_case(

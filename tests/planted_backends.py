@@ -7,6 +7,7 @@ tests directory on sys.path.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ GEMMS = {
     torch.nn.functional.linear,
     torch._scaled_mm,
     torch._int_mm,
+    torch._grouped_mm,
 }
 
 
@@ -372,6 +374,28 @@ def _unfused_bias_add(func, args, kwargs):
     return NotImplemented
 
 
+def _grouped_beyond_eager(func, args, kwargs, *, wrong: bool = False):
+    """Not a bug (unless `wrong`): a grouped GEMM library that computes what CPU eager rejects
+    (an fp32 result, an operand with misaligned rows), per group in fp32, and adds a bias (one
+    for all groups, or one per group), whose meaning eager leaves open. `wrong` applies group
+    0's weight to every group."""
+    if func is not torch._grouped_mm:
+        return NotImplemented
+    a, b = args[:2]
+    offs, bias, out_dtype = kwargs.get("offs"), kwargs.get("bias"), kwargs.get("out_dtype")
+    if offs is None or a.dim() != 2 or b.dim() != 3:
+        return NotImplemented  # eager's own checks
+    out = torch.empty(a.shape[0], b.shape[-1], dtype=out_dtype or a.dtype)
+    start = 0
+    for group, end in enumerate(offs.tolist()):
+        product = a[start:end].float() @ b[0 if wrong else group].float()
+        if bias is not None:
+            product += (bias[group] if bias.dim() == 2 else bias).float()
+        out[start:end] = product.to(out.dtype)
+        start = end
+    return out
+
+
 def _refuse_everything(fn, example_inputs, dynamic):
     raise NotImplementedError("this backend implements nothing yet")
 
@@ -518,6 +542,13 @@ class _Unavailable(PlantedBackend):
 
 # not a planted bug: a correct backend that rounds twice (must pass)
 unfused_bias_add = PlantedBackend("unfused-bias-add", _unfused_bias_add)
+
+# not a planted bug: a correct grouped GEMM beyond eager's limits (must pass where the scenario
+# allows a result, raises.or_correct); its wrong twin must fail there
+grouped_beyond_eager = PlantedBackend("grouped-beyond-eager", _grouped_beyond_eager)
+grouped_beyond_eager_wrong = PlantedBackend(
+    "grouped-beyond-eager-wrong", functools.partial(_grouped_beyond_eager, wrong=True)
+)
 
 # not a planted bug: a backend that reports itself unavailable (--backend must refuse it)
 unavailable = _Unavailable("unavailable", _untouched)

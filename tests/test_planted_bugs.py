@@ -351,6 +351,35 @@ def test_an_unfused_bias_add_passes(seed):
     assert failed == {}
 
 
+def test_a_result_beyond_eager_passes_where_the_scenario_allows_one():
+    """grouped/rejected: eager rejects an fp32 result and misaligned rows (its limits), and a
+    bias (whose meaning it leaves open). A library computing the first two right passes them
+    (`raises: {or_correct: true}`), and its wrong twin fails them as wrong values; the bias
+    items still want eager's error. Eager itself passes all four by raising."""
+    from gemmconf.backends.eager import EagerBackend
+
+    items = {i.id: i for i in runnable("grouped/grouped_mm.yaml") if "/rejected[" in i.id}
+    assert len(items) == 4
+
+    def run(backend):
+        return {
+            i: run_item(item, backend, seed=0, device=device_of(item), target=None)
+            for i, item in items.items()
+        }
+
+    allowed = {"grouped/rejected[out_dtype_fp32]", "grouped/rejected[misaligned_stride]"}
+    right = run(planted_backends.grouped_beyond_eager)
+    assert {i for i, o in right.items() if o.passed} == allowed
+    assert all(right[i].metrics["eager_rejected"] == 1 for i in allowed)
+    assert all(right[i].metrics["err_ratio"] is not None for i in allowed)
+    wrong = run(planted_backends.grouped_beyond_eager_wrong)
+    assert {i for i, o in wrong.items() if o.passed} == set()
+    for i in allowed:
+        assert wrong[i].kind == "wrong values", (i, render(wrong[i]).reason)
+        assert "Eager rejects this call" in render(wrong[i]).details
+    assert all(o.passed for o in run(EagerBackend()).values())
+
+
 def test_a_wrong_eager_is_refuted_by_fp64_and_named(monkeypatch):
     """Eager itself can be wrong (an H200 with torch 2.11: inf in half of a blockwise fp8 GEMM
     with fp16 output). A right backend then passes with metrics.eager_wrong set, and eager run as

@@ -186,6 +186,34 @@ def test_misspelled_key_names_file_line_and_key(tmp_path):
             "not one of",
         ),
         (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n"
+            "    checks: {raises: {type: RuntimeError, or_correct: maybe}}\n",
+            5,
+            "checks",
+            "raises.or_correct must be true or false",
+        ),
+        (
+            "    op: int_mm\n    dtype: int8\n    shape: {M: 32, N: 32, K: 32}\n"
+            "    checks: {raises: {type: RuntimeError, or_correct: true}}\n",
+            6,
+            "checks",
+            "which an integer op does not have",
+        ),
+        (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n"
+            "    checks: {raises: {type: RuntimeError, or_correct: true}, numeric: none}\n",
+            5,
+            "checks",
+            "numeric 'none' has no place in it",
+        ),
+        (  # a result allowed must be one the reference computes: eager's shape rules hold
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    operands: {b: {shape: [K + 1, N]}}\n"
+            "    checks: {raises: {type: RuntimeError, or_correct: true}}\n",
+            4,
+            "shape",
+            "allows a result (raises.or_correct) must describe a valid one",
+        ),
+        (
             "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    markers: [nightly]\n",
             5,
             "markers",

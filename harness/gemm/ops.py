@@ -168,6 +168,8 @@ class OpSpec:
         """The dtype name of the op's result for operands of `dtype`."""
         if self.out_dtype is not None:
             return out_dtype or self.out_dtype
+        if self.out_dtype_optional and out_dtype:
+            return out_dtype
         return self.result_dtype or tensor_name(dtype)
 
     def k_of_b(self, b: Sequence[int]) -> int:

@@ -87,7 +87,7 @@ CHECK_FIELDS = (
     "deterministic",
     "batch_invariant",
 )
-RAISES_FIELDS = ("type", "match")
+RAISES_FIELDS = ("type", "match", "or_correct")
 FILECHECK_FIELDS = ("artifact", "check", "target", "backends", "when")
 REQUIRES_FIELDS = ("device", "min_class", "max_class", "features", "memory_gb", "target")
 COMPILE_FIELDS = ("mode", "dims", "max_compiles")
@@ -232,6 +232,12 @@ def build(
     if values == "nan_in_c" and bias is None:
         raise fail("values", "nan_in_c needs a bias/C operand")
     checks = _checks(f.get("checks", {}), raw.nodes.get("checks", scenario), where, fail)
+    if checks.raises_or_correct and (spec.exact or backward):
+        raise fail(
+            "checks",
+            "raises.or_correct judges a returned result against fp64, which "
+            f"{'an integer op' if spec.exact else 'a backward scenario'} does not have",
+        )
     if checks.batch_invariant and "M" not in [str(e) for e in operands[0].shape]:
         raise fail("checks", "batch_invariant slices rows of a: a needs a dim that is M")
     requires = _requires(f.get("requires", {}), fail)
@@ -253,10 +259,12 @@ def build(
                 "shape" if len(shape_sets) == 1 else "shapes",
                 f"shape set {index} does not set {', '.join(missing)}",
             )
-        if checks.raises is None:
-            _check_consistent(spec, operands, bias, known, scaling, fail)
+        # a scenario that may return a result must describe one the fp64 reference can compute
+        computable = checks.raises is None or checks.raises_or_correct
+        if computable:
+            _check_consistent(spec, operands, bias, known, scaling, fail, checks.raises_or_correct)
         if spec.grouped:
-            _check_groups(operands, group_sizes, known, fail, strict=checks.raises is None)
+            _check_groups(operands, group_sizes, known, fail, strict=computable)
 
     instance = ScenarioInstance(
         suite=suite,
@@ -546,7 +554,7 @@ def _checks(value: Any, node: Any, where: Where, fail) -> Checks:
     numeric = value.get("numeric", "auto")
     if numeric not in NUMERIC_POLICIES:
         raise fail("checks", f"numeric {numeric!r} is not one of {', '.join(NUMERIC_POLICIES)}")
-    raises, raises_match = _raises(value.get("raises"), fail)
+    raises, raises_match, or_correct = _raises(value.get("raises"), fail)
     flags = {}
     for key in ("deterministic", "batch_invariant"):
         flags[key] = value.get(key, False)
@@ -618,6 +626,12 @@ def _checks(value: Any, node: Any, where: Where, fail) -> Checks:
         raise fail("checks", "an error scenario (raises) has no generated code to check")
     if raises and (flags["deterministic"] or flags["batch_invariant"]):
         raise fail("checks", "an error scenario (raises) has no result to compare between calls")
+    if or_correct and numeric not in ("auto", "fp64"):
+        raise fail(
+            "checks",
+            f"raises.or_correct judges a returned result against fp64: numeric {numeric!r} "
+            "has no place in it",
+        )
     return Checks(
         numeric,
         raises,
@@ -625,15 +639,21 @@ def _checks(value: Any, node: Any, where: Where, fail) -> Checks:
         tuple(specs),
         raises_match,
         **flags,
+        raises_or_correct=or_correct,
     )
 
 
-def _raises(value: Any, fail) -> tuple[str | None, str | None]:
-    """`raises: RuntimeError` or `raises: {type: RuntimeError, match: "regex"}`."""
+def _raises(value: Any, fail) -> tuple[str | None, str | None, bool]:
+    """`raises: RuntimeError` or `raises: {type: RuntimeError, match: "regex", or_correct: true}`:
+    the class, the message pattern, and whether a right result passes too."""
     if value is None:
-        return None, None
+        return None, None, False
     match = None
+    or_correct = False
     if isinstance(value, Mapping):
+        or_correct = value.get("or_correct", False)
+        if not isinstance(or_correct, bool):
+            raise fail("checks", f"raises.or_correct must be true or false, got {or_correct!r}")
         for key in value:
             if key not in RAISES_FIELDS:
                 raise fail(
@@ -658,7 +678,7 @@ def _raises(value: Any, fail) -> tuple[str | None, str | None]:
         )
     if value not in KNOWN_EXCEPTIONS:
         raise fail("checks", f"raises {value!r} is not one of {', '.join(KNOWN_EXCEPTIONS)}")
-    return value, match
+    return value, match, or_correct
 
 
 def _requires(value: Any, fail) -> Requirements:
@@ -698,8 +718,11 @@ def _requires(value: Any, fail) -> Requirements:
         raise fail("requires", str(exc)) from None
 
 
-def _check_consistent(op: OpSpec, operands, bias, dims, scaling, fail) -> None:
-    """Reject shapes eager would reject, unless the scenario expects an error (`raises`)."""
+def _check_consistent(
+    op: OpSpec, operands, bias, dims, scaling, fail, or_correct: bool = False
+) -> None:
+    """Reject shapes eager would reject, unless the scenario expects an error (`raises`) and no
+    result (`raises.or_correct`: a result must be one the fp64 reference computes)."""
     try:
         shapes = {o.name: [eval_dim(e, dims) for e in o.shape] for o in operands}
         bias_shape = [eval_dim(e, dims) for e in bias] if bias else None
@@ -717,7 +740,12 @@ def _check_consistent(op: OpSpec, operands, bias, dims, scaling, fail) -> None:
     if problem is None and scaling is not None:
         problem = RECIPES[scaling].shape_error(m=a[-2], n=op.out_shape(a, b, groups)[-1], k=a[-1])
     if problem is not None:
-        raise fail("shape", f"{problem}; an error scenario says so with checks.raises")
+        hint = (
+            "a scenario that allows a result (raises.or_correct) must describe a valid one"
+            if or_correct
+            else "an error scenario says so with checks.raises"
+        )
+        raise fail("shape", f"{problem}; {hint}")
     if bias_shape is not None:
         out = op.out_shape(a, b, groups)
         if not _broadcastable(bias_shape, out):
