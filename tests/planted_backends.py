@@ -385,7 +385,7 @@ def _grouped_beyond_eager(func, args, kwargs, *, wrong: bool = False):
     offs, bias, out_dtype = kwargs.get("offs"), kwargs.get("bias"), kwargs.get("out_dtype")
     if offs is None or a.dim() != 2 or b.dim() != 3:
         return NotImplemented  # eager's own checks
-    out = torch.empty(a.shape[0], b.shape[-1], dtype=out_dtype or a.dtype)
+    out = torch.empty(a.shape[0], b.shape[-1], dtype=out_dtype or a.dtype, device=a.device)
     start = 0
     for group, end in enumerate(offs.tolist()):
         product = a[start:end].float() @ b[0 if wrong else group].float()
