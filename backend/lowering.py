@@ -5,8 +5,8 @@ the kernels implement, it builds a `GemmSpec`: the op, its own epilogue steps (a
 `beta * C` and `alpha`, `_scaled_mm`'s bias) and the pointwise chain `epilogue.fuse_chain` finds
 after it. One call node replaces the GEMM and its fused nodes, placed where the last fused node
 was; everything else (views feeding the GEMM, unfused pointwise ops, other ops) stays in the
-graph and runs as eager aten. The rewritten GraphModule is the compiled function, and its
-`code` is the readable call plan.
+graph and runs as eager aten, views as Tensor methods (`VIEW_METHODS`). The rewritten
+GraphModule is the compiled function, and its `code` is the readable call plan.
 
 Grouped GEMMs (`_grouped_mm`, `_scaled_grouped_mm`) and `F.scaled_mm` (`_scaled_mm_v2`) become
 a `GroupedCall` / `BlockScaledCall` each (`grouped.py`, `blockscaled.py`), with no fused epilogue.
@@ -46,6 +46,17 @@ GROUPED_OPS: dict[Any, str] = {
     getattr(aten, OPS[op].aten).default: op for op in ("grouped_mm", "scaled_grouped_mm")
 }
 SCALED_MM_V2 = getattr(aten, OPS["scaled_mm_v2"].aten).default
+# View ops the rewritten graph calls as Tensor methods: the same aten ops without the Python
+# OpOverload call around them, 1-3 us of a decode GEMM's host time (`tools/host_overhead.py`)
+VIEW_METHODS: dict[Any, str] = {
+    aten.t.default: "t",
+    aten.permute.default: "permute",
+    aten.transpose.int: "transpose",
+    aten.view.default: "view",
+    aten.unsqueeze.default: "unsqueeze",
+    aten.squeeze.dim: "squeeze",
+    aten.expand.default: "expand",
+}
 FLOAT_GEMM_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 SCALED_OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 
@@ -220,6 +231,9 @@ def lower_graph(
         for dead in [*reversed(chain.nodes), node]:
             graph.erase_node(dead)
         calls.append(call)
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in VIEW_METHODS and not node.kwargs:
+            node.op, node.target = "call_method", VIEW_METHODS[node.target]
     graph.lint()
     gm.recompile()
     return LoweredGraph(index, gm, calls, skipped)

@@ -65,7 +65,8 @@ class BrowserError(RuntimeError):
 class Chromium:
     """A headless Chromium and a minimal DevTools-protocol client over its pipe."""
 
-    def __init__(self, binary: str, profile: Path, timeout: float = 20.0):
+    # 60 s: on a 2-core box loaded by other work, a first DevTools reply took more than 20 s
+    def __init__(self, binary: str, profile: Path, timeout: float = 60.0):
         self.timeout = timeout
         self.next_id = 0
         self.events: list[dict[str, Any]] = []

@@ -296,3 +296,32 @@ def test_grad_mutation_and_dynamic_shapes_go_through_aot_autograd():
         assert compiled.compiler.graphs[0].calls, "the GEMM was lowered"
         if fn is in_place:
             assert "EPI0 = relu" in compiled.compiler.graphs[0].plan_text()
+
+
+def test_descriptor_scratch_is_kept_per_device_and_stream_but_not_in_a_graph(monkeypatch):
+    """Triton asks for descriptor scratch on every launch: one buffer per (device, stream) is
+    reused and grown; during a CUDA graph capture each launch gets its own (the graph's pool)."""
+    from gemmconf_reference import compat
+
+    made = []
+
+    def empty(size, dtype, device):
+        made.append(size)
+        return torch.zeros(size, dtype=dtype)  # a CPU stand-in: only identity matters here
+
+    capturing = [False]
+    monkeypatch.setattr(compat, "_SCRATCH", {})
+    monkeypatch.setattr(torch, "empty", empty)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: capturing[0])
+    first = compat._tma_scratch(256, 128, 7)
+    assert compat._tma_scratch(128, 128, 7) is first  # smaller: the same buffer
+    other_stream = compat._tma_scratch(128, 128, 8)
+    assert other_stream is not first
+    grown = compat._tma_scratch(1024, 128, 7)
+    assert grown is not first and grown.numel() == 1024
+    assert compat._tma_scratch(512, 128, 7) is grown
+    capturing[0] = True
+    in_graph = compat._tma_scratch(64, 128, 7)
+    assert in_graph is not grown and compat._SCRATCH[(0, 7)] is grown
+    assert made == [256, 128, 1024, 64]
