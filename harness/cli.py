@@ -123,8 +123,9 @@ RUN_HELP = """\
 Run the conformance suite: pytest on the suite installed with gemmconf (or --suites PATH), from
 any folder. Every argument is pytest's (see `pytest --help`, group gemmconf): --backend NAME,
 -m EXPR, -k EXPR, -n N, --lf, --junitxml PATH, ... Results go to reports/ in the current folder;
---lf and --ff remember failures in .pytest_cache/ there. Suite files named as arguments are
-looked up in the suite when the current folder has no such file, so a node id that a run printed
+--lf and --ff remember failures in .pytest_cache/ there. Suite files and folders named as
+arguments are looked up in the suite when the current folder has no such path (`gemmconf run
+dense epilogue --backend X`), so a node id that a run printed
 (`dense/first.yaml::mm[fp32-127x65x33-nn@eager]`) can be pasted back. No ini file of the
 current folder is read (gemmconf's own run.ini is used); run pytest directly to use yours."""
 
@@ -141,6 +142,7 @@ _PATH_OPTIONS = (
     "--gemmconf-results",
     "--conformance-html",
     "--gemmconf-conformance-html",
+    "--durations-from",
     "--junitxml",
     "--junit-xml",
     "--html",
@@ -149,6 +151,48 @@ _PATH_OPTIONS = (
     "--rootdir",
     "-c",
     "--config-file",
+)
+
+# Options whose value is never a suite path, though it may be named like a folder of the suite
+# (`-m epilogue`, `-k dense`): pytest's and xdist's that take a value, and gemmconf's.
+_VALUE_OPTIONS = (
+    "-k",
+    "-m",
+    "-n",
+    "-p",
+    "-o",
+    "-W",
+    "-r",
+    "--numprocesses",
+    "--dist",
+    "--maxprocesses",
+    "--maxfail",
+    "--durations",
+    "--durations-min",
+    "--tb",
+    "--deselect",
+    "--ignore",
+    "--ignore-glob",
+    "--override-ini",
+    "--pythonwarnings",
+    "--log-level",
+    "--capture",
+    "--import-mode",
+    "--backend",
+    "--gemmconf-backend",
+    "--seed",
+    "--gemmconf-seed",
+    "--max-items",
+    "--gemmconf-max-items",
+    "--bench-mode",
+    "--require-hardware",
+    "--target-arch",
+    "--workers-per-gpu",
+    "--item-timeout",
+    "--first-result-timeout",
+    "--gpu-memory-budget",
+    "--confirm-failures",
+    "--shard",
 )
 
 # pytest arguments after which gemmconf run adds none of its own: the caller chose them.
@@ -194,7 +238,9 @@ def pytest_arguments(args: list[str], cwd: Path) -> list[str]:
     if _given_suites(args, cwd) is None:
         command += ["--suites", str(suites)]
     files = [
-        None if index and args[index - 1] in _PATH_OPTIONS else _suite_file(arg, suites, cwd)
+        None
+        if index and args[index - 1] in (*_PATH_OPTIONS, *_VALUE_OPTIONS)
+        else _suite_file(arg, suites, cwd)
         for index, arg in enumerate(args)
     ]
     command += [file or arg for file, arg in zip(files, args, strict=True)]
@@ -220,25 +266,30 @@ def _default_suites() -> Path:
 
 
 def _suite_file(arg: str, suites: Path, cwd: Path) -> str | None:
-    """`arg` as a path in the suite (with its `::` part) when it names one: a suite file
-    relative to the current folder or to the suite folder (as node ids are), or a folder of the
-    suite relative to the current folder. Option values (`--expectations x.yaml`, `-m fp8`)
-    name none, so they are left alone."""
+    """`arg` as a path in the suite (with its `::` part) when it names one: a suite file or a
+    folder of the suite, relative to the current folder or to the suite folder (as node ids
+    and `gemmconf list` name them: `dense/first.yaml`, `epilogue`). Option values
+    (`--expectations x.yaml`, `-m epilogue`) are not looked at (`pytest_arguments`). A
+    path-like argument (a `/` in it, or a .yaml name) that is found neither here nor in the
+    suite is an error naming both places, where pytest would say "no tests ran"."""
     path, _, rest = arg.partition("::")
     if arg.startswith("-"):
         return None
     root = suites.resolve()
-    candidates = [cwd / path]
-    if path.endswith((".yaml", ".yml")):
-        candidates.append(suites / path)
-    for candidate in candidates:
+    here = (cwd / path).resolve()
+    if here.exists() and here != root and root not in here.parents:
+        return None  # a path of the current folder outside the suite: pytest's to read
+    for candidate in (cwd / path, suites / path):
         found = candidate.resolve()
         inside = root in found.parents  # the suite folder itself is the default anyway
         if not inside or "expectations" in found.relative_to(root).parts:
             continue
-        is_suite_file = found.is_file() and found.suffix in (".yaml", ".yml")
-        if is_suite_file or (found.is_dir() and candidate == cwd / path):
+        if (found.is_file() and found.suffix in (".yaml", ".yml")) or found.is_dir():
             return str(candidate) + (f"::{rest}" if rest else "")
+    if ("/" in path or path.endswith((".yaml", ".yml"))) and not (cwd / path).exists():
+        raise FileNotFoundError(
+            f"{path}: no such suite file or folder here ({cwd}) or in the suite ({suites})"
+        )
     return None
 
 

@@ -343,6 +343,21 @@ def test_records_carry_outcomes_decided_from_data_and_kinds(suite):
     assert document["kind_counts"] == {"harness error": 2}
     bad = next(r for r in document["records"] if r["id"] == "tiny/bad")
     assert bad["suite_error"] is True and "expects eager to raise ValueError" in bad["reason"]
+    assert all(r["details"] for r in document["records"] if r["outcome"] != "passed")
+
+
+def test_a_failed_record_has_details_where_its_message_is_one_line():
+    """README: failed and xfailed records carry `details`. A one-line failure ("No
+    exception: ...") had none, its details being its reason."""
+    from gemmconf.outcome import ItemOutcome, Raised, WrongError
+    from gemmconf.plugin.recording import STATIC_FIELDS, Decision, build_record
+
+    expected = Raised("RuntimeError", "mat1 and mat2 shapes cannot be multiplied", "")
+    run = ItemOutcome(problems=(WrongError(expected, None, None, "Tensor of shape (4, 7)"),))
+    static = dict.fromkeys(STATIC_FIELDS)
+    record = build_record(static, Decision("failed", run), duration_s=0.1, environment={})
+    assert record["reason"].startswith("No exception: eager raises RuntimeError")
+    assert record["details"] == record["reason"]
 
 
 def test_an_xpass_is_decided_from_data(suite):

@@ -102,6 +102,38 @@ def test_run_defaults_to_the_installed_suite(tmp_path):
     assert bench[-3:] == [str(suites / "bench"), "--expectations", "x.yaml"]
 
 
+def test_suite_folders_are_looked_up_in_the_suite_and_option_values_are_not(tmp_path):
+    """`gemmconf run dense epilogue/`: folders of the suite by the names `gemmconf list` and
+    node ids use, from any folder; `-m epilogue` and `-k dense` stay what they are."""
+    suites = bundled_suites()
+    command = cli.pytest_arguments(
+        ["dense", "epilogue/", "-m", "epilogue", "-k", "dense", "--backend", "eager"], tmp_path
+    )
+    assert command[-8:] == [
+        str(suites / "dense"),
+        str(suites / "epilogue/"),
+        "-m",
+        "epilogue",
+        "-k",
+        "dense",
+        "--backend",
+        "eager",
+    ]
+    (tmp_path / "dense").mkdir()  # a folder of the current folder comes first (not the suite's)
+    assert cli.pytest_arguments(["dense"], tmp_path)[-2:] == ["dense", str(suites)]
+
+
+def test_a_path_found_nowhere_is_an_error_naming_both_places(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run", "desne/first.yaml", "--backend", "eager"]) == 4
+    error = capsys.readouterr().err
+    assert "desne/first.yaml: no such suite file or folder here" in error
+    assert str(bundled_suites()) in error
+    # a value of a path option is not looked up (it may be written by the run)
+    command = cli.pytest_arguments(["--durations-from", "old/r.json", "-n", "2"], tmp_path)
+    assert "old/r.json" in command
+
+
 def test_list_and_explain_use_the_installed_suite_from_any_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))  # explain makes the current folder importable

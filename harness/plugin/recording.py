@@ -125,9 +125,8 @@ def build_record(
     run = decision.run
     message = render(run) if run is not None and not run.passed else None
     reason = decision.reason or (message.reason if message is not None else None)
-    details = None
-    if message is not None and message.details.strip() != (reason or "").strip():
-        details = _capped(message.details, DETAILS_CHARS)
+    # every failed or xfailed record has details, even where they are the one-line reason
+    details = None if message is None else _capped(message.details, DETAILS_CHARS)
     if decision.note:
         details = f"{details}\n\n{decision.note}" if details else decision.note
     record = Record(
