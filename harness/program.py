@@ -142,12 +142,12 @@ def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any]
     lines += _transposes(instance, names)
     if addend is None:
         lines += [f"    out = {gemm}", "    carried = torch.zeros_like(out)"]
-    else:  # the product alone is the GEMM with its addend zero
+    else:  # the product alone is the GEMM with its addend zero; the addend enters times beta
+        beta = instance.beta if spec.alpha_beta else 1.0
         lines += [
-            f"    def gemm({addend}):",
-            f"        return {gemm}",
-            f"    out = gemm({addend})",
-            f"    carried = {eps!r} * gemm(torch.zeros_like({addend})).abs()",
+            f"    product = (lambda {addend}: {gemm})(torch.zeros_like({addend}))",
+            f"    out = product + {beta!r} * {addend}",
+            f"    carried = {eps!r} * product.abs()",
         ]
     others = iter(n for n in names if n.startswith("other"))
     for step in steps:
