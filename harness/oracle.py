@@ -310,7 +310,7 @@ def judge(
     policy: Policy | None = None,
     magnitude: Any = None,
     rounding: torch.Tensor | None = None,
-    intermediate: torch.Tensor | None = None,
+    intermediate: Any = None,
     strides: bool | Collection[tuple[Any, ...]] = False,
     names: Mapping[tuple[Any, ...], str] | None = None,
     k_name: str = "K",
@@ -322,9 +322,10 @@ def judge(
     integer outputs are always judged exactly. `magnitude`, shaped like `reference`, lets the
     fp64 reference refute eager's NaN/Inf values (module docstring). `rounding`, for a single
     tensor output, is |alpha| * (|A| @ |B|): with a policy's `input_rounding` it bounds each
-    element's input-rounding error (module docstring). `intermediate`, for a single tensor
-    output, is the most that rounding the program's intermediate results can cost each element
-    (`gemmconf.program.make_intermediate_rounding`); it is added to the element's ulp. With
+    element's input-rounding error (module docstring). `intermediate`, shaped like the outputs
+    (a tensor, or a sequence of them), is the most that rounding the program's intermediate
+    results can cost each element (`gemmconf.program.make_intermediate_rounding`); it is added
+    to the element's ulp. With
     `strides`, an output must be row-major contiguous wherever eager's is (the op's contract
     fixes the layout: mm, addmm, bmm and their kin); a failure is a "strides" check. `strides` is
     True for every output, or the paths of the outputs the contract covers (a backward item's
@@ -368,7 +369,7 @@ def _walk(
     policy: Policy | None,
     leaves: list[Verdict],
     rounding: torch.Tensor | None = None,  # a single tensor output's (judge's docstring)
-    intermediate: torch.Tensor | None = None,  # the same
+    intermediate: Any = None,  # shaped like the outputs (judge's docstring)
     *,
     strides: bool | Collection[tuple[Any, ...]] = False,
 ) -> None:
@@ -445,7 +446,8 @@ def _walk(
         for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
             ref = None if reference is None else reference[i]
             mag = None if magnitude is None else magnitude[i]
-            _walk(e, a, ref, mag, (*path, i), k, policy, leaves, strides=strides)
+            inter = None if intermediate is None else intermediate[i]
+            _walk(e, a, ref, mag, (*path, i), k, policy, leaves, None, inter, strides=strides)
     else:
         raise TypeError(f"cannot judge eager output of type {type(expected).__name__}")
 

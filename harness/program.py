@@ -122,15 +122,17 @@ def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any]
     addmm or linear), the GEMM's result before each epilogue step. Each such rounding costs up
     to eps * |value| (a full unit, so that the accumulation's own error fits beside half of
     it), carried through the later steps' slopes (`_SLOPES`). The final value's rounding is the
-    oracle's ulp and is not counted here. None where nothing intermediate is rounded (no addend
-    and no epilogue), for several outputs (`keep`) and for backward items."""
+    oracle's ulp and is not counted here. A program with `keep` steps returns a bound per
+    output, as it returns the outputs (each kept value's is what was carried up to it). None
+    where nothing intermediate is rounded (no addend and no epilogue) and for backward items,
+    whose gradients round in ways this does not follow."""
     spec = OPS[instance.op]
     names = input_names(instance)
     addend = spec.addend.name if spec.addend is not None and spec.addend.name in names else None
     if spec.alpha_beta and instance.beta == 0:
         addend = None  # nothing is added to the product
     steps = instance.epilogue
-    if instance.backward or spec.exact or any(s.kind == "keep" for s in steps):
+    if instance.backward or spec.exact:
         return None
     if addend is None and not steps:
         return None
@@ -150,7 +152,12 @@ def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any]
             f"    carried = {eps!r} * product.abs()",
         ]
     others = iter(n for n in names if n.startswith("other"))
+    kept = []
     for step in steps:
+        if step.kind == "keep":  # an output: its own rounding is its ulp, as for the last
+            kept.append(f"kept{len(kept)}")
+            lines.append(f"    {kept[-1]} = carried")
+            continue
         other = next(others) if step.kind in TENSOR_EPILOGUES else None
         if step.kind == "mul":
             slope = repr(abs(step.arg))
@@ -163,7 +170,7 @@ def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any]
             eps = torch.finfo(torch_dtype(step.arg)).eps
         else:
             lines.append(f"    out = {_epilogue_expression(step, iter((other,)))}")
-    lines.append("    return carried")
+    lines.append(f"    return {', '.join([*kept, 'carried'])}")
     return _compile_source("\n".join(lines) + "\n", instance, "intermediate rounding")
 
 

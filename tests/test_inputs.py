@@ -237,16 +237,39 @@ def test_intermediate_rounding_counts_each_value_handed_on_through_the_later_ste
     assert torch.allclose(carried, expected)
 
 
+def test_intermediate_rounding_gives_each_kept_output_what_was_carried_up_to_it(tmp_path):
+    item = instance(
+        tmp_path,
+        """
+        op: linear
+        dtype: fp16
+        shape: {M: 6, N: 5, K: 8}
+        bias: [N]
+        epilogue: [keep, silu, keep, {mul: 2.0}]
+    """,
+    )
+    built = inputs.build(item, 0, run_seed=0)
+    fp64 = [t.double() for t in built.reference]
+    first, second, last = program.make_intermediate_rounding(item)(*fp64)
+    named = dict(zip(built.names, fp64, strict=True))
+    product = named["a"] @ named["b"].T
+    gemm = product + named["bias"]
+    eps = torch.finfo(torch.float16).eps
+    assert torch.allclose(first, eps * product.abs())  # the kept GEMM result: the product's
+    activated = torch.nn.functional.silu(gemm)
+    assert torch.allclose(second, (first + eps * gemm.abs()) * 1.1)
+    assert torch.allclose(last, (second + eps * activated.abs()) * 2.0)
+
+
 @pytest.mark.parametrize(
     "body",
     [
         "op: mm\ndtype: bf16\nshape: {M: 4, N: 4, K: 4}\n",  # the output is the GEMM
         "op: addmm\ndtype: bf16\nbeta: 0.0\nbias: [N]\nshape: {M: 4, N: 4, K: 4}\n",
-        "op: mm\ndtype: bf16\nshape: {M: 4, N: 4, K: 4}\nepilogue: [keep, relu]\n",
         "op: mm\ndtype: bf16\nshape: {M: 4, N: 4, K: 4}\nepilogue: [relu]\nbackward: true\n",
     ],
 )
-def test_no_intermediate_rounding_without_an_intermediate_or_for_several_outputs(tmp_path, body):
+def test_no_intermediate_rounding_without_an_intermediate_or_for_backward(tmp_path, body):
     assert program.make_intermediate_rounding(instance(tmp_path, body)) is None
 
 
