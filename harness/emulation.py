@@ -74,8 +74,7 @@ def _result_dtype(instance: ScenarioInstance) -> torch.dtype:
     casts = [step.arg for step in instance.epilogue if step.kind == "cast"]
     if casts:  # the program's last cast decides (the reference keeps fp64 and skips casts)
         return torch_dtype(casts[-1])
-    spec = OPS[instance.op]
-    return torch_dtype(spec.result_dtype_for(instance.operand("a").dtype, instance.out_dtype))
+    return torch_dtype(program.gemm_dtype(instance))
 
 
 def _probe_key(instance: ScenarioInstance) -> ScenarioInstance:

@@ -36,7 +36,7 @@ from gemmconf import staging
 from gemmconf.gemm.dtypes import is_quantized, torch_dtype
 from gemmconf.gemm.ops import OPS
 from gemmconf.gemm.scaling import RECIPES, Quantized, Recipe
-from gemmconf.program import differentiated, input_names
+from gemmconf.program import differentiated, gemm_dtype, input_names
 from gemmconf.scenario import (
     TENSOR_EPILOGUES,
     Operand,
@@ -264,11 +264,11 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
         bias = _draw_addend(bias_shape, instance.values, gen)
         if instance.values == "nan_in_c" and bias.numel():
             bias.view(-1)[:: max(1, bias.numel() // 3)] = float("nan")
-        dtype = torch_dtype(instance.bias_dtype or _default_bias_dtype(instance))
+        dtype = torch_dtype(instance.bias_dtype or gemm_dtype(instance))
         name = spec.addend.name
         others[name] = ref[name] = bias.to(dtype)
     for i, step in enumerate(s for s in instance.epilogue if s.kind in TENSOR_EPILOGUES):
-        out_dtype = torch_dtype(_default_bias_dtype(instance))
+        out_dtype = torch_dtype(gemm_dtype(instance))
         if step.kind == "dropout_mask":  # kept with probability 1 - p, scaled by 1 / (1 - p)
             keep = torch.rand(_result_shape(instance, dims), generator=gen) >= step.arg
             other = keep.to(torch.float32) / (1 - step.arg)
@@ -286,7 +286,7 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
     if instance.backward:
         out_shape = _result_shape(instance, dims)
         grad = _randn(out_shape, gen)
-        others["grad"] = ref["grad"] = grad.to(torch_dtype(_default_bias_dtype(instance)))
+        others["grad"] = ref["grad"] = grad.to(torch_dtype(gemm_dtype(instance)))
         reduction = max(dims.get(d, 1) for d in ("M", "N", "K"))
 
     names = input_names(instance)
@@ -370,11 +370,6 @@ def _result_shape(instance: ScenarioInstance, dims: dict[str, int]) -> list[int]
     spec = OPS[instance.op]
     a, b = ([eval_dim(e, dims) for e in instance.operand(n).shape] for n in ("a", "b"))
     return spec.out_shape(a, b, dims.get("B", 1))
-
-
-def _default_bias_dtype(instance: ScenarioInstance) -> str:
-    """The op's result dtype: what its bias and add_tensor operands are given by default."""
-    return OPS[instance.op].result_dtype_for(instance.operand("a").dtype, instance.out_dtype)
 
 
 def _draw(

@@ -29,6 +29,7 @@ from gemmconf import chunked
 from gemmconf.gemm.dtypes import DTYPES, is_fp8
 from gemmconf.gemm.ops import OPS
 from gemmconf.oracle import PIECE_ELEMENTS
+from gemmconf.program import gemm_dtype
 from gemmconf.scenario import Operand, ScenarioInstance, eval_dim
 
 GIB = 1 << 30
@@ -186,9 +187,9 @@ def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> 
         if operand is not None:
             itemsize = FP64 if is_fp8(operand.dtype) else _itemsize(operand.dtype)
         elif addend is not None and name == addend.name:
-            itemsize = _itemsize(instance.bias_dtype or _result_dtype(instance))
+            itemsize = _itemsize(instance.bias_dtype or gemm_dtype(instance))
         elif name.startswith("other"):
-            itemsize = _itemsize(_result_dtype(instance))
+            itemsize = _itemsize(gemm_dtype(instance))
         else:  # a scale, folded into its operand: a 0-dim fp64 one
             itemsize = FP64
         total += _prod(shape) * itemsize
@@ -233,9 +234,9 @@ def stored_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int
             shape[-1] = (shape[-1] // 16 + 1) * 16 if operand.layout == "padded" else shape[-1] + 1
         elements = _prod(shape) + (1 if operand.layout == "offset" else 0)
         total += elements * _itemsize(operand.dtype)
-    result = _itemsize(_result_dtype(instance))
+    result = _itemsize(gemm_dtype(instance))
     if instance.bias is not None:
-        bias_dtype = instance.bias_dtype or _result_dtype(instance)
+        bias_dtype = instance.bias_dtype or gemm_dtype(instance)
         total += _prod(eval_dim(e, sizes) for e in instance.bias) * _itemsize(bias_dtype)
     for step in instance.epilogue:
         if step.kind == "add_tensor":
@@ -246,7 +247,7 @@ def stored_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int
 def output_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
     """Bytes of one shape set's outputs (every `keep` too), at the widest dtype the chain has."""
     widest = max(
-        [_itemsize(_result_dtype(instance))]
+        [_itemsize(gemm_dtype(instance))]
         + [_itemsize(step.arg) for step in instance.epilogue if step.kind == "cast"]
     )
     return output_elements(instance, sizes) * widest
@@ -255,11 +256,6 @@ def output_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
 def output_elements(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
     """Elements of one shape set's outputs, every `keep` included."""
     return chunked.output_elements(instance, sizes) * chunked.outputs_of(instance)
-
-
-def _result_dtype(instance: ScenarioInstance) -> str:
-    """The GEMM's output dtype (as `inputs._default_bias_dtype` has it)."""
-    return OPS[instance.op].result_dtype_for(instance.operand("a").dtype, instance.out_dtype)
 
 
 def _itemsize(dtype: str) -> int:

@@ -317,22 +317,20 @@ def judge(
 ) -> Verdict:
     """Judge `actual` (backend) against `expected` (eager) and the fp64 `reference`.
 
-    Each may be a tensor, None, or a (nested) tuple/list/dict of them. `k` is the GEMM's
-    reduction length (it scales the floor). `policy` overrides `policy_for(expected.dtype)`;
-    integer outputs are always judged exactly. `magnitude`, shaped like `reference`, lets the
-    fp64 reference refute eager's NaN/Inf values (module docstring). `rounding`, for a single
-    tensor output, is |alpha| * (|A| @ |B|): with a policy's `input_rounding` it bounds each
-    element's input-rounding error (module docstring). `intermediate`, shaped like the outputs
-    (a tensor, or a sequence of them), is the most that rounding the program's intermediate
-    results can cost each element (`gemmconf.program.make_intermediate_rounding`); it is added
-    to the element's ulp. With
-    `strides`, an output must be row-major contiguous wherever eager's is (the op's contract
-    fixes the layout: mm, addmm, bmm and their kin); a failure is a "strides" check. `strides` is
-    True for every output, or the paths of the outputs the contract covers (a backward item's
-    forward result, path (0,), and not its gradients, whose layout no contract fixes). `names`
-    says what the output at a path is (a backward item's gradients); messages name it beside the
-    path. `k_name` says what `k` is where it is not the GEMM's K (a backward item's longest sum,
-    "longest sum 64").
+    Each may be a tensor, None, or a (nested) tuple/list/dict of them. `k` is the GEMM's reduction
+    length (it scales the floor). `policy` overrides `policy_for(expected.dtype)`; integer outputs
+    are always judged exactly. `magnitude`, shaped like `reference`, lets the fp64 reference refute
+    eager's NaN/Inf values (module docstring). `rounding`, for a single tensor output, is |alpha| *
+    (|A| @ |B|): with a policy's `input_rounding` it bounds each element's input-rounding error
+    (module docstring). `intermediate`, shaped like the outputs (a tensor, or a sequence of them),
+    is the most that rounding the program's intermediate results can cost each element
+    (`gemmconf.program.make_intermediate_rounding`); it is added to the element's ulp. With
+    `strides`, an output must be row-major contiguous wherever eager's is (the op's contract fixes
+    the layout: mm, addmm, bmm and their kin); a failure is a "strides" check. `strides` is True for
+    every output, or the paths of the outputs the contract covers (a backward item's forward result,
+    path (0,), and not its gradients, whose layout no contract fixes). `names` says what the output
+    at a path is (a backward item's gradients); messages name it beside the path. `k_name` says what
+    `k` is where it is not the GEMM's K (a backward item's longest sum, "longest sum 64").
     """
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")

@@ -38,6 +38,12 @@ def input_names(instance: ScenarioInstance) -> tuple[str, ...]:
     return names + tuple(f"other{i}" for i, _ in enumerate(_tensor_steps(instance)))
 
 
+def gemm_dtype(instance: ScenarioInstance) -> str:
+    """The dtype name of the GEMM op's result, before any epilogue cast: what its bias and
+    add_tensor operands are given by default, and what an unfused backend rounds the GEMM to."""
+    return OPS[instance.op].result_dtype_for(instance.operand("a").dtype, instance.out_dtype)
+
+
 def present_conditions(instance: ScenarioInstance) -> frozenset[str]:
     """Which of `gemmconf.gemm.ops.WHEN` hold for the instance: a jagged grouped GEMM (not 3-D x
     3-D), a recipe with a global scale."""
@@ -136,9 +142,7 @@ def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any]
         return None
     if addend is None and not steps:
         return None
-    eps = torch.finfo(
-        torch_dtype(spec.result_dtype_for(instance.operand("a").dtype, instance.out_dtype))
-    ).eps
+    eps = torch.finfo(torch_dtype(gemm_dtype(instance))).eps
     gemm = _gemm_expression(instance, reference=True)
     lines = [f"def {instance.name.replace('.', '_')}_reference({', '.join(names)}):"]
     lines += _transposes(instance, names)

@@ -366,7 +366,8 @@ def _unfused_bias_add(func, args, kwargs):
         product = torch.mm(a, b)
         return (beta * c.float() + alpha * product.float()).to(product.dtype)
     if func is torch.nn.functional.linear:
-        a, weight, bias = (*args, kwargs.get("bias"))[:3] if len(args) < 3 else args
+        a, weight = args[:2]
+        bias = args[2] if len(args) > 2 else kwargs.get("bias")
         if bias is None:
             return NotImplemented
         product = torch.nn.functional.linear(a, weight)

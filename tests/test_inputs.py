@@ -211,6 +211,14 @@ def test_no_rounding_magnitude_after_an_epilogue_or_for_fp8(tmp_path):
     assert program.make_rounding_magnitude(fp8) is None
 
 
+def intermediate_rounding(item) -> tuple[object, dict[str, torch.Tensor]]:
+    """The item's intermediate-rounding bound over its fp64 inputs, and those inputs by name."""
+    built = inputs.build(item, 0, run_seed=0)
+    fp64 = [t.double() for t in built.reference]
+    bound = program.make_intermediate_rounding(item)(*fp64)
+    return bound, dict(zip(built.names, fp64, strict=True))
+
+
 def test_intermediate_rounding_counts_each_value_handed_on_through_the_later_steps(tmp_path):
     """alpha * (A @ B) rounded before beta * C is added, the GEMM's result rounded before the
     first step, each a unit of the result dtype, carried through the steps' slopes."""
@@ -226,10 +234,7 @@ def test_intermediate_rounding_counts_each_value_handed_on_through_the_later_ste
         epilogue: [{mul: 3.0}, gelu]
     """,
     )
-    built = inputs.build(item, 0, run_seed=0)
-    fp64 = [t.double() for t in built.reference]
-    carried = program.make_intermediate_rounding(item)(*fp64)
-    named = dict(zip(built.names, fp64, strict=True))
+    carried, named = intermediate_rounding(item)
     product = -2.0 * (named["a"] @ named["b"])
     gemm = 0.5 * named["c"] + product
     eps = torch.finfo(torch.bfloat16).eps
@@ -248,10 +253,7 @@ def test_intermediate_rounding_gives_each_kept_output_what_was_carried_up_to_it(
         epilogue: [keep, silu, keep, {mul: 2.0}]
     """,
     )
-    built = inputs.build(item, 0, run_seed=0)
-    fp64 = [t.double() for t in built.reference]
-    first, second, last = program.make_intermediate_rounding(item)(*fp64)
-    named = dict(zip(built.names, fp64, strict=True))
+    (first, second, last), named = intermediate_rounding(item)
     product = named["a"] @ named["b"].T
     gemm = product + named["bias"]
     eps = torch.finfo(torch.float16).eps
