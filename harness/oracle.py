@@ -26,11 +26,12 @@ and passes when `err_ratio <= max_ratio`. The terms of the denominator:
   i's products can cost, `rounding` being |alpha| * (|A| @ |B|) in fp64 (the GEMM alone: C and
   the bias are not rounded to TF32; the harness gives it only where the output is that GEMM, no
   epilogue). Like the ulp it is a bound, added to the ulp and not multiplied by max_ratio.
-- `carried_i` (items with an addend or an epilogue): what rounding the program's intermediate
-  results can cost, where a correct backend hands them from op to op in the result dtype as
-  eager's ops do: alpha * (A @ B) rounded before C or the bias is added (an unfused addmm or
-  linear), the GEMM's result before each epilogue step; eps * |value| each, carried through the
-  later steps' slopes (`gemmconf.program.make_intermediate_rounding`). Without it, a library
+- `carried_i` (items with an addend or an epilogue; of a backward item, its forward result,
+  the gradients having none): what rounding the program's intermediate results can cost,
+  where a correct backend hands them from op to op in the result dtype as eager's ops do:
+  alpha * (A @ B) rounded before C or the bias is added (an unfused addmm or linear), the
+  GEMM's result before each epilogue step; eps * |value| each, carried through the later
+  steps' slopes (`gemmconf.program.make_intermediate_rounding`). Without it, a library
   whose GEMM has no bias epilogue failed clamped addmm/linear items on most seeds: where the bias
   cancels most of the product, the product's rounding is several ulps of the output. It is
   added to the ulp. The price: an accumulation in bf16/fp16 at K of 24-72, 3-4x eager's error,

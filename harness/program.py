@@ -129,22 +129,25 @@ def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any]
     to eps * |value| (a full unit, so that the accumulation's own error fits beside half of
     it), carried through the later steps' slopes (`_SLOPES`). The final value's rounding is the
     oracle's ulp and is not counted here. A program with `keep` steps returns a bound per
-    output, as it returns the outputs (each kept value's is what was carried up to it). None
-    where nothing intermediate is rounded (no addend and no epilogue) and for backward items,
-    whose gradients round in ways this does not follow."""
+    output, as it returns the outputs (each kept value's is what was carried up to it). A
+    backward item's forward result gets its bound and each gradient none (zeros): eager's
+    backward rounds between its ops as a correct backend may, and the oracle's bar is relative
+    to eager's error. None where nothing intermediate is rounded (no addend and no epilogue)."""
     spec = OPS[instance.op]
     names = input_names(instance)
     addend = spec.addend.name if spec.addend is not None and spec.addend.name in names else None
     if spec.alpha_beta and instance.beta == 0:
         addend = None  # nothing is added to the product
     steps = instance.epilogue
-    if instance.backward or spec.exact:
+    if spec.exact:
         return None
     if addend is None and not steps:
         return None
     eps = torch.finfo(torch_dtype(gemm_dtype(instance))).eps
     gemm = _gemm_expression(instance, reference=True)
     lines = [f"def {instance.name.replace('.', '_')}_reference({', '.join(names)}):"]
+    if instance.backward:  # the gradients' shapes: the parameters as given, before transposes
+        lines.append(f"    wrt = ({', '.join(differentiated(instance))},)")
     lines += _transposes(instance, names)
     if addend is None:
         lines += [f"    out = {gemm}", "    carried = torch.zeros_like(out)"]
@@ -174,7 +177,10 @@ def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any]
             eps = torch.finfo(torch_dtype(step.arg)).eps
         else:
             lines.append(f"    out = {_epilogue_expression(step, iter((other,)))}")
-    lines.append(f"    return {', '.join([*kept, 'carried'])}")
+    if instance.backward:  # as the program returns: the forward result, then the gradients
+        lines.append("    return (carried.detach(), *(torch.zeros_like(p) for p in wrt))")
+    else:
+        lines.append(f"    return {', '.join([*kept, 'carried'])}")
     return _compile_source("\n".join(lines) + "\n", instance, "intermediate rounding")
 
 

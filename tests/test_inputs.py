@@ -263,15 +263,38 @@ def test_intermediate_rounding_gives_each_kept_output_what_was_carried_up_to_it(
     assert torch.allclose(last, (second + eps * activated.abs()) * 2.0)
 
 
+def test_a_backward_item_s_forward_result_gets_the_bound_and_its_gradients_none(tmp_path):
+    """The program returns (out, d_a, d_b, d_bias): out is bounded as a forward item's is, each
+    gradient gets zeros shaped like it (the parameter as given, before the transpose)."""
+    item = instance(
+        tmp_path,
+        """
+        op: linear
+        dtype: bf16
+        shape: {M: 6, N: 5, K: 8}
+        bias: [N]
+        layout: {b: t}
+        backward: true
+    """,
+    )
+    (out, *gradients), named = intermediate_rounding(item)
+    product = named["a"] @ named["b"].transpose(-2, -1).T
+    assert torch.allclose(out, torch.finfo(torch.bfloat16).eps * product.abs())
+    assert not out.requires_grad
+    shapes = [tuple(named[n].shape) for n in ("a", "b", "bias")]
+    assert [tuple(g.shape) for g in gradients] == shapes
+    assert all(not g.any() for g in gradients)
+
+
 @pytest.mark.parametrize(
     "body",
     [
         "op: mm\ndtype: bf16\nshape: {M: 4, N: 4, K: 4}\n",  # the output is the GEMM
         "op: addmm\ndtype: bf16\nbeta: 0.0\nbias: [N]\nshape: {M: 4, N: 4, K: 4}\n",
-        "op: mm\ndtype: bf16\nshape: {M: 4, N: 4, K: 4}\nepilogue: [relu]\nbackward: true\n",
+        "op: mm\ndtype: bf16\nshape: {M: 4, N: 4, K: 4}\nbackward: true\n",
     ],
 )
-def test_no_intermediate_rounding_without_an_intermediate_or_for_backward(tmp_path, body):
+def test_no_intermediate_rounding_without_an_intermediate(tmp_path, body):
     assert program.make_intermediate_rounding(instance(tmp_path, body)) is None
 
 
