@@ -444,7 +444,9 @@ def direct_launch(
     device: int | None = None,
 ) -> Launch:
     """A launch of `compiled` (a Triton CompiledKernel) on the current stream, bypassing the JIT
-    (`stream_of` and `device` default to Triton's active driver's)."""
+    (`stream_of` and `device` default to Triton's active driver's). Where Triton's launcher has
+    a form `compat.c_launch` knows, its C launch is called directly with the scratch
+    `compat.launch_scratch` keeps; otherwise, and while a profiler listens, through `run`."""
     from triton import knobs
 
     runtime = knobs.runtime
@@ -455,14 +457,27 @@ def direct_launch(
         device = driver.active.get_current_device() if device is None else device
     g0, g1, g2 = (*grid, 1, 1)[:3]
     run, function, packed = compiled.run, compiled.function, compiled.packed_metadata
+    direct = compat.c_launch(run)
+    c_run, scratch_bytes = direct if direct is not None else (None, 0)
+    scratch_bytes *= g0 * g1 * g2
+    allocates = getattr(run, "global_scratch_size", 0) > 0  # through `run`: Triton's allocator
 
     def launch(args: Sequence[Any]) -> None:
         stream = stream_of(device)
         enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
         if _hooked(enter) or _hooked(leave):  # a profiler listens: give it what the JIT gives
+            if allocates:
+                compat.set_tma_allocator()
             metadata = compiled.launch_metadata(grid, stream, *args)
             run(g0, g1, g2, stream, function, packed, metadata, enter, leave, *args)
+        elif c_run is not None:
+            scratch = (
+                compat.launch_scratch(scratch_bytes, device, stream) if scratch_bytes else None
+            )
+            c_run(g0, g1, g2, stream, function, packed, scratch, args)
         else:  # Triton's JIT would build launch metadata and call two empty hook chains
+            if allocates:
+                compat.set_tma_allocator()
             run(g0, g1, g2, stream, function, packed, None, None, None, *args)
 
     return launch
@@ -569,7 +584,6 @@ class CallPlan:
     c_slot: int = 2
     scale_slots: tuple[int, int] | None = None  # a_scale_ptr, b_scale_ptr
     reshape_scales: bool = False  # tensorwise: 0-dim scales are passed as 1-element vectors
-    tma: bool = False  # in-kernel tensor descriptors: Triton's allocator (a context variable)
     # epilogue tensors: (argument slot, index into the call's operands, stage shape, (B, M, N))
     operand_slots: tuple[tuple[int, int, tuple[int, ...], tuple[int, int, int]], ...] = ()
     graphs: LaunchGraphs | None = None
@@ -797,14 +811,12 @@ class GemmCall(KernelCall):
     ) -> torch.Tensor:
         """A call whose plan is known: allocate, fill the tensor slots, launch."""
         assert plan.launch is not None
-        out = torch.empty(plan.out_shape, dtype=plan.out_dtype, device=a.device)
+        out = a.new_empty(plan.out_shape, dtype=plan.out_dtype)  # 0.8 µs less than torch.empty
         if out.data_ptr() % 16:  # the plan's kernel assumed an aligned output: plan this one anew
             stage_shapes = [list(shape) for shape in plan.stage_shapes]
             return self._resolve(a, b, scale_a, scale_b, operands, stage_shapes)[1]
         args = list(plan.args)
         args[plan.a_slot], args[plan.b_slot], args[plan.c_slot] = a, b, out
-        if plan.tma:
-            compat.set_tma_allocator()
         if plan.scale_slots is not None:
             assert scale_a is not None and scale_b is not None
             if plan.reshape_scales:
@@ -878,9 +890,8 @@ class GemmCall(KernelCall):
         params = KERNEL_SIGNATURES[plan.kernel]
         flags = plan.flags()
         positional = [flags[name] if constexpr else args[name] for name, constexpr in params]
-        tma = plan.tma and not self.runtime.target.interpreter
-        if tma:
-            compat.set_tma_allocator()
+        if plan.tma and not self.runtime.target.interpreter:
+            compat.set_tma_allocator()  # the first launch goes through Triton's JIT
         launch = self.runtime.launcher.first(
             kernels.KERNELS[plan.kernel], plan.grid, positional, plan.config
         )
@@ -901,7 +912,6 @@ class GemmCall(KernelCall):
             if problem.scaling == "none"
             else (slot["a_scale_ptr"], slot["b_scale_ptr"]),
             reshape_scales=problem.scaling == "tensorwise",
-            tma=tma,
             operand_slots=tuple(
                 (slot[f"x{i}_ptr"], step.operand, shapes[step.stage], (batch, m, n))
                 for i, step in enumerate(spec.steps)

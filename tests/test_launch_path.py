@@ -143,6 +143,59 @@ def test_direct_launch_passes_what_tritons_jit_passes(monkeypatch):
     assert compiled.metadata_asked == 1
 
 
+def test_the_c_launch_is_called_as_tritons_launcher_calls_it(monkeypatch):
+    """`compat.c_launch` calls the C launch behind the installed Triton's CudaLauncher with
+    what the launcher's own `__call__` passes it, the scratch given instead of allocated; and
+    `direct_launch` takes that way unless a profiler listens."""
+    pytest.importorskip("triton.backends.nvidia.driver")
+    from triton.backends.nvidia.driver import CudaLauncher
+    from triton.runtime import _allocation
+
+    from gemmconf_reference import compat
+
+    assert compat._c_launch_form(CudaLauncher) is not None, "an unknown CudaLauncher form"
+    calls = []
+    run = object.__new__(CudaLauncher)  # its attributes as __init__ sets them for a kernel
+    fields = {
+        "launch": lambda *args: calls.append(args),
+        "global_scratch_size": 256,
+        "global_scratch_align": 128,
+        "profile_scratch_size": 0,
+        "profile_scratch_align": 1,
+        "num_ctas": 1,
+        "launch_cooperative_grid": False,
+        "launch_pdl": True,
+        "arg_annotations": "annotations",
+        "kernel_signature": b"signature",
+    }
+    for name, value in fields.items():
+        setattr(run, name, value)
+    scratch = object()
+    asked = []
+    allocator = _allocation._allocator.set(lambda size, *_: asked.append(size) or scratch)
+    try:
+        run(3, 2, 1, 77, "function", "packed", None, None, None, "x", 5, None)
+    finally:
+        _allocation._allocator.reset(allocator)
+    assert asked == [3 * 2 * 256]
+    c_run, per_program = compat.c_launch(run)
+    assert per_program == 256
+    c_run(3, 2, 1, 77, "function", "packed", scratch, ["x", 5, None])
+    through_run, direct = calls
+    as_tuples = [tuple(a) if isinstance(a, list) else a for a in direct]
+    assert as_tuples == list(through_run)
+
+    made = []
+    monkeypatch.setattr(compat, "launch_scratch", lambda size, device, stream: made.append(size))
+    compiled = StubCompiled()
+    compiled.run = run
+    launch = launcher.direct_launch(compiled, (3, 2), stream_of=lambda device: 77, device=0)
+    launch(["x", 5, None])
+    assert made == [3 * 2 * 256] and len(calls) == 3
+    run.profile_scratch_size = 64  # a profiler's scratch: only Triton's launcher knows it
+    assert compat.c_launch(run) is None
+
+
 def test_triton_launcher_counts_only_kernels_this_process_had_not_launched():
     compiled = StubCompiled()
 
@@ -300,7 +353,8 @@ def test_grad_mutation_and_dynamic_shapes_go_through_aot_autograd():
 
 def test_descriptor_scratch_is_kept_per_device_and_stream_but_not_in_a_graph(monkeypatch):
     """Triton asks for descriptor scratch on every launch: one buffer per (device, stream) is
-    reused and grown; during a CUDA graph capture each launch gets its own (the graph's pool)."""
+    reused and grown; during a CUDA graph capture each launch gets its own (the graph's pool),
+    which the legacy default stream never is in."""
     from gemmconf_reference import compat
 
     made = []
@@ -324,4 +378,6 @@ def test_descriptor_scratch_is_kept_per_device_and_stream_but_not_in_a_graph(mon
     capturing[0] = True
     in_graph = compat._tma_scratch(64, 128, 7)
     assert in_graph is not grown and compat._SCRATCH[(0, 7)] is grown
-    assert made == [256, 128, 1024, 64]
+    default_stream = compat.launch_scratch(64, 0, 0)  # no capture there, so none is asked
+    assert compat.launch_scratch(32, 0, 0) is default_stream
+    assert made == [256, 128, 1024, 64, 64]
