@@ -16,6 +16,9 @@ from pathlib import Path
 from gemmconf.expectations import compile_pattern
 from gemmconf.report import cli as report_cli
 
+# pytest's configuration for `gemmconf run` (the plugin knows such a run by it)
+RUN_INI = Path(__file__).with_name("run.ini")
+
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
@@ -233,7 +236,7 @@ def pytest_arguments(args: list[str], cwd: Path) -> list[str]:
         raise FileNotFoundError(f"--suites: no such folder: {suites}")
     command: list[str] = []
     if not any(a.split("=")[0] in _CONFIG_OPTIONS for a in args):
-        command += ["-c", str(Path(__file__).with_name("run.ini")), "--rootdir", str(suites)]
+        command += ["-c", str(RUN_INI), "--rootdir", str(suites)]
         command += ["-o", f"cache_dir={cwd / '.pytest_cache'}"]
     if _given_suites(args, cwd) is None:
         command += ["--suites", str(suites)]

@@ -61,6 +61,11 @@ _WRAPPER_MODULES = ("torch._dynamo", "torch._inductor")
 TRACEBACK_FRAMES = 6  # of a backend's exception in the details (a harness fault keeps them all)
 
 
+# torch._dynamo's wrappers of an error raised while it traced, before any backend ran:
+# TorchRuntimeError (a node run on fake tensors failed), InternalTorchDynamoError (dynamo's own)
+TRACING_WRAPPERS = ("TorchRuntimeError", "InternalTorchDynamoError")
+
+
 def unwrap(error: BaseException) -> tuple[BaseException, tuple[str, ...]]:
     """The error inside torch._dynamo / torch._inductor wrappers, and the wrappers' type names."""
     wrappers: list[str] = []
@@ -128,6 +133,13 @@ class Raised:
     @property
     def not_implemented(self) -> bool:
         return self.type_name == "NotImplementedError"
+
+    @property
+    def while_tracing(self) -> bool:
+        """torch.compile raised it while dynamo traced the program (running a node on fake
+        tensors: a meta function, a decomposition; or dynamo itself), before handing the
+        backend the graph: a wrapper of `TRACING_WRAPPERS` around it."""
+        return any(w.rsplit(".", 1)[-1] in TRACING_WRAPPERS for w in self.wrappers)
 
     @property
     def first_line(self) -> str:
@@ -622,6 +634,9 @@ def _describe(problem: Problem) -> str:
         if problem.reason is not None:
             return f"unsupported by {problem.backend or 'the backend'}: {problem.reason}"
         assert problem.raised is not None
+        if problem.raised.while_tracing:
+            head = f"Unsupported: {_who_raised(problem.raised, problem.stage)}"
+            return f"{head}: {problem.raised.short()}\n{_raised_text(problem.raised)}"
         return (
             f"Unsupported: the backend raised {problem.raised.short()} during {problem.stage}\n"
             f"{_raised_text(problem.raised)}"
@@ -692,11 +707,23 @@ def _raised_text(raised: Raised) -> str:
     return (unwrapped + raised.traceback).rstrip()
 
 
+def _who_raised(raised: Raised, stage: str) -> str:
+    """Whose code raised, for a failure's first line: the backend's, or torch.compile's while
+    dynamo traced the program, before the backend was handed a graph of it (the backend's
+    compiler never saw the op that failed; a meta function or dynamo itself did)."""
+    if raised.while_tracing:
+        return (
+            f"torch.compile raised while dynamo traced the program, before the backend was "
+            f"handed its graph ({stage})"
+        )
+    return f"Backend raised during {stage}"
+
+
 def _describe_crash(crash: Crash) -> str:
     if crash.raised is not None:
         cause = " The GPU's CUDA context is lost: the worker is replaced." * crash.raised.cuda_fault
         return (
-            f"Backend raised during {crash.stage}: {crash.raised.short()}{cause}\n"
+            f"{_who_raised(crash.raised, crash.stage)}: {crash.raised.short()}{cause}\n"
             f"{_raised_text(crash.raised)}"
         ).rstrip()
     if crash.returncode is not None:

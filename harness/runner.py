@@ -1015,6 +1015,9 @@ def _metrics(verdicts: list[oracle.Verdict]) -> dict[str, Any]:
         "max_rel_err": worst("max_rel_err"),
         "err_ratio": worst("err_ratio"),
     }
+    bars = [v.max_ratio for v in verdicts if v.err_ratio is not None and v.max_ratio is not None]
+    if bars:
+        metrics["max_ratio"] = min(bars)  # the bar err_ratio was held to
     eager_wrong = sum(v.eager_wrong for v in verdicts)
     if eager_wrong:
         metrics["eager_wrong"] = eager_wrong  # eager NaN/Inf elements fp64 refuted (oracle.py)

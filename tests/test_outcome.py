@@ -466,3 +466,30 @@ def test_the_new_check_fields_are_validated(tmp_path, checks, message):
 def test_raises_with_a_pattern_loads():
     item = error_item("errors/dtype_mismatch[mm-fp32_fp16]")
     assert (item.checks.raises, item.checks.raises_match) == ("RuntimeError", "dtype|scalar type")
+
+
+def test_a_failure_while_dynamo_traced_is_not_laid_at_the_backend_s_door():
+    """An outside user's trial read "Backend raised during the call" for an error of
+    torch._grouped_mm's meta function, raised while dynamo traced the program: the backend's
+    compiler never saw the op. The first line says whose code raised; eager runs the item."""
+    from gemmconf import api
+    from gemmconf.outcome import Crash
+
+    wrapped = ("torch._dynamo.exc.TorchRuntimeError", "torch._dynamo.exc.Unsupported")
+    traced = Raised("RuntimeError", "Expected inputs of BF16 type", "", wrappers=wrapped)
+    assert traced.while_tracing
+    stage = "the call on shape set 0"
+    first = render(ItemOutcome(problems=(Crash(stage, traced),))).reason
+    assert first.startswith("torch.compile raised while dynamo traced the program, before the")
+    compiled = Raised(
+        "RuntimeError", "x", "", wrappers=("torch._dynamo.exc.BackendCompilerFailed",)
+    )
+    assert not compiled.while_tracing
+    own = render(ItemOutcome(problems=(Crash(stage, compiled),))).reason
+    assert own.startswith(f"Backend raised during {stage}: RuntimeError: x")
+
+    (item,) = api.instances(["grouped/not_bf16[fp16]"])
+    verdict = api.run(item, resolve("reference"))
+    assert not verdict.passed and "Expected inputs of BF16 type" in verdict.summary
+    assert verdict.summary.startswith("torch.compile raised while dynamo traced the program")
+    assert api.run(item, EagerBackend()).passed

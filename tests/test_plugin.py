@@ -66,6 +66,7 @@ def test_eager_passes_and_writes_records(suite):
     assert record["backend"] == "eager" and record["op"] == "mm" and record["dtype"] == "fp16"
     assert record["axes"] == {"dtype": "fp16", "shape": "17x9x33"}
     assert record["metrics"]["err_ratio"] == pytest.approx(1.0)
+    assert record["metrics"]["max_ratio"] == 3.0  # the bar err_ratio was held to
     assert record["environment"]["device"] == ("cuda" if torch.cuda.is_available() else "cpu")
     if sm90:
         return

@@ -15,6 +15,7 @@ from gemmconf.report.cli import CSV_COLUMNS, main
 
 def test_csv_has_a_row_per_record(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     document = sample_document()
+    document["records"][0]["metrics"].update(max_ratio=3.0, draws=3, draws_failed=0)
     source = tmp_path / "results.json"
     source.write_text(json.dumps(document))
     assert main(["csv", str(source)]) == 0
@@ -25,6 +26,8 @@ def test_csv_has_a_row_per_record(tmp_path: Path, capsys: pytest.CaptureFixture)
     assert row["outcome"] == first["outcome"] and row["markers"] == ";".join(first["markers"])
     assert row["axes"] == ";".join(f"{k}={v}" for k, v in first["axes"].items())
     assert float(row["err_ratio"]) == first["metrics"]["err_ratio"]
+    assert CSV_COLUMNS[-3:] == ("max_ratio", "draws", "draws_failed")  # added last
+    assert (row["max_ratio"], row["draws"], row["draws_failed"]) == ("3.0", "3", "0")
     out = tmp_path / "out.csv"
     assert main(["csv", str(source), "-o", str(out)]) == 0
     assert f"wrote {len(rows)} rows to {out}" in capsys.readouterr().out

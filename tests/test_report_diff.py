@@ -117,6 +117,59 @@ def test_runs_of_different_seeds_are_said_to_be_so() -> None:
     assert note.startswith("the runs drew their inputs with different seeds (0, 1 -> 0)")
 
 
+def test_the_passes_nearest_their_bar_are_listed_with_both_runs_ratios(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """A seed-stability trial scripted this itself: which passes came near failing, in either
+    run. Nearest first, as a share of each item's bar; files without the bar read '?'."""
+    old = sample_document()
+    new = copy.deepcopy(old)
+    passed = [
+        (a, b)
+        for a, b in zip(old["records"], new["records"], strict=True)
+        if a["outcome"] == "passed" and (a.get("metrics") or {}).get("err_ratio") is not None
+    ]
+    assert len(passed) >= 3
+    unbarred = diff.diff(old, copy.deepcopy(old))  # files from before metrics.max_ratio
+    assert {c.max_ratio for c in unbarred.closest} == {None}
+    assert "?" in "\n".join(diff.render(unbarred))
+    for _, b in passed:
+        b["metrics"]["max_ratio"] = 3.0
+    (near_old, near_new), (halfway, _), (strict_bar, strict_new) = passed[:3]
+    near_old["metrics"]["err_ratio"], near_new["metrics"]["err_ratio"] = 2.9, 0.5
+    halfway["metrics"]["err_ratio"] = 1.5
+    strict_bar["metrics"]["err_ratio"] = 0.8
+    strict_new["metrics"]["err_ratio"], strict_new["metrics"]["max_ratio"] = 0.9, 1.0
+    result = diff.diff(old, new)
+    assert result.judged == len(passed)
+    first, second, third = result.closest[:3]
+    assert (first.id, first.old, first.new, first.max_ratio) == (near_old["id"], 2.9, 0.5, 3.0)
+    assert (second.id, second.new, second.max_ratio) == (strict_bar["id"], 0.9, 1.0)
+    assert (third.id, third.old) == (halfway["id"], 1.5)
+    assert len(result.closest) <= diff.CLOSEST_SHOWN
+    text = "\n".join(diff.render(result))
+    assert f"CLOSEST PASSES ({len(result.closest)} of {len(passed)} judged items" in text
+    assert any(
+        near_old["id"] in line and "2.9" in line and "3" in line for line in text.splitlines()
+    )
+    assert (
+        main(
+            [
+                "diff",
+                str(write(tmp_path, "a.json", old)),
+                str(write(tmp_path, "b.json", new)),
+                "--json",
+            ]
+        )
+        == 0
+    )
+    listed = json.loads(capsys.readouterr().out)["closest_passes"]
+    assert listed[0] == {
+        "id": near_old["id"], "backend": near_old["backend"], "device": None,
+        "old": 2.9, "new": 0.5, "max_ratio": 3.0,
+    }  # fmt: skip
+
+
 def test_other_changes_do_not_fail_the_diff() -> None:
     old = sample_document()
     new = copy.deepcopy(old)

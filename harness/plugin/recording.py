@@ -35,6 +35,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(trylast=True)  # after state's pytest_configure made the RunState
 def pytest_configure(config: pytest.Config) -> None:
     state = config.stash[STATE]
+    if _run_by_gemmconf(config):
+        # pytest prints node ids relative to the current folder: from a project folder,
+        # `FAILED ../../venv/lib/.../gemmconf/suites/dense/first.yaml::mm[...]`. As the suite
+        # names them (`dense/first.yaml::mm[...]`) they read better and paste back into
+        # `gemmconf run`, which finds suite files in the suite.
+        config.cwd_relative_nodeid = lambda nodeid: nodeid  # type: ignore[method-assign]
     if not hasattr(config, "workerinput") and not config.option.collectonly:
         state.writer = ResultsWriter(
             Path(options.get(config, "results")),
@@ -52,6 +58,13 @@ def pytest_configure(config: pytest.Config) -> None:
             },
         )
         config.pluginmanager.register(Recorder(state, state.writer), "gemmconf-recorder")
+
+
+def _run_by_gemmconf(config: pytest.Config) -> bool:
+    """`gemmconf run`: pytest configured by gemmconf's run.ini, rooted at the suite folder."""
+    from gemmconf.cli import RUN_INI
+
+    return config.inipath is not None and config.inipath.resolve() == RUN_INI.resolve()
 
 
 class Recorder:

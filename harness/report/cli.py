@@ -53,7 +53,8 @@ CSV_HELP = """\
 Write RESULTS.json as CSV, one row per record: id, backend, device, outcome, kind, reason, the
 scenario's fields (suite, scenario, op, dtype, shape, markers and axes, both `;`-joined), the
 metrics (err_ratio, max_abs_err, max_rel_err, recompiles, time_ms, tflops, vs_cublas),
-duration_s, source and nodeid. A killed run's .partial file is read too."""
+duration_s, source and nodeid, then max_ratio (the bar err_ratio was held to), draws and
+draws_failed (columns added later go last). A killed run's .partial file is read too."""
 
 CSV_METRICS = (
     "err_ratio",
@@ -64,6 +65,8 @@ CSV_METRICS = (
     "tflops",
     "vs_cublas",
 )
+# metrics added after the first columns were fixed: at the end, so that no column moves
+CSV_LATER_METRICS = ("max_ratio", "draws", "draws_failed")
 CSV_COLUMNS = (
     "id",
     "backend",
@@ -82,6 +85,7 @@ CSV_COLUMNS = (
     "duration_s",
     "source",
     "nodeid",
+    *CSV_LATER_METRICS,
 )
 
 
@@ -263,7 +267,7 @@ def csv_row(record: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
     row["device"] = merge_mod.device_of(record, document)
     row["markers"] = ";".join(record.get("markers") or [])
     row["axes"] = ";".join(f"{k}={v}" for k, v in (record.get("axes") or {}).items())
-    row.update({name: metrics.get(name, "") for name in CSV_METRICS})
+    row.update({name: metrics.get(name, "") for name in (*CSV_METRICS, *CSV_LATER_METRICS)})
     return {k: "" if v is None else v for k, v in row.items()}
 
 

@@ -13,6 +13,10 @@ never compared with an H100 one.
   never fail the diff; a note names the removed ones (a narrower selection, a shard, a run cut
   short), and `--json` lists both (`added_ids`, `removed_ids`).
 
+Closest passes: the items that passed in both runs nearest their bar (`metrics.err_ratio` against
+`metrics.max_ratio`, the larger of the two runs'), so that a diff of two seeds, or of two versions
+of a backend, shows what came near failing as well as what failed.
+
 Benchmark figures (items that passed in both runs and were timed in both): `vs_cublas` by
 default (the ratio to cuBLAS measured in the same run, interleaved, which cancels most of a
 machine's drift between runs), or `time_ms`. A figure that moved the wrong way beyond the noise
@@ -33,6 +37,7 @@ from gemmconf.report.merge import device_of, seeds, suite_versions
 from gemmconf.report.results import FAILING, is_failing
 
 REMOVED_SHOWN = 5  # removed items a note names (--json lists them all)
+CLOSEST_SHOWN = 10  # passes nearest their bar that a diff lists
 
 Key = tuple[str, ...]
 
@@ -51,6 +56,24 @@ class Change:
     nodeid: str | None = None
 
 
+@dataclass(frozen=True)
+class Closest:
+    """An item that passed in both runs, with its err_ratio in each and the bar it was held to
+    (None in results files older than `metrics.max_ratio`)."""
+
+    id: str
+    backend: str
+    device: str | None
+    old: float
+    new: float
+    max_ratio: float | None
+
+    @property
+    def nearness(self) -> float:
+        """The larger err_ratio as a share of the bar (of 1.0 where no bar is recorded)."""
+        return max(self.old, self.new) / (self.max_ratio or 1.0)
+
+
 @dataclass
 class Diff:
     old_name: str
@@ -67,6 +90,8 @@ class Diff:
     slower: list[perf.PerfChange] = field(default_factory=list)  # benchmark regressions
     faster: list[perf.PerfChange] = field(default_factory=list)
     timed: int = 0  # items timed in both runs
+    closest: list[Closest] = field(default_factory=list)  # nearest their bar first
+    judged: int = 0  # items that passed in both runs with an err_ratio in each
 
     @property
     def added(self) -> int:
@@ -90,6 +115,7 @@ class Diff:
             "added_ids": self.added_ids,
             "removed_ids": self.removed_ids,
             "notes": self.notes,
+            "closest_passes": [asdict(c) for c in self.closest],
             "benchmark": {
                 "metric": self.metric,
                 "timed_in_both": self.timed,
@@ -167,6 +193,7 @@ def diff(
         new_outcome = now.get("outcome") if now else None
         if was is not None and now is not None and old_outcome == new_outcome == "passed":
             _compare_timing(result, key, was, now, by_device, k=k, min_change=min_change)
+            _note_closeness(result, key, was, now, by_device)
         kind = classify(
             old_outcome,
             new_outcome,
@@ -197,6 +224,8 @@ def diff(
             "progression": result.progressions,
             "other": result.other,
         }[kind].append(change)
+    result.closest.sort(key=lambda c: -c.nearness)
+    del result.closest[CLOSEST_SHOWN:]
     if suite_versions(old) != suite_versions(new):
         result.notes.append(
             "the runs used different suite versions "
@@ -260,6 +289,26 @@ def _compare_timing(
     (result.slower if kind == "slower" else result.faster).append(entry)
 
 
+def _note_closeness(
+    result: Diff, key: Key, was: dict[str, Any], now: dict[str, Any], by_device: bool
+) -> None:
+    old_metrics, new_metrics = was.get("metrics") or {}, now.get("metrics") or {}
+    old_ratio, new_ratio = old_metrics.get("err_ratio"), new_metrics.get("err_ratio")
+    if old_ratio is None or new_ratio is None:
+        return
+    result.judged += 1
+    result.closest.append(
+        Closest(
+            id=key[0],
+            backend=key[1],
+            device=key[2] if by_device else None,
+            old=float(old_ratio),
+            new=float(new_ratio),
+            max_ratio=new_metrics.get("max_ratio") or old_metrics.get("max_ratio"),
+        )
+    )
+
+
 def _clock_notes(before: dict[Key, dict[str, Any]], after: dict[Key, dict[str, Any]]) -> list[str]:
     """A note when the two runs' GPUs ran at clearly different SM clocks (median over items)."""
 
@@ -309,6 +358,9 @@ def render(result: Diff, *, width: int = 120) -> list[str]:
         lines.append(
             "transitions: " + ", ".join(f"{n} {t}" for t, n in sorted(transitions.items()))
         )
+    if result.closest:
+        lines.extend(_closest_table(result))
+        lines.append("")
     if result.timed:
         lines.extend(_perf_tables(result))
         lines.append("")
@@ -349,6 +401,33 @@ def _table(changes: list[Change], by_device: bool, width: int, why: str) -> list
         return f"  {fixed}  {reason}".rstrip()
 
     return [line(headers), *(line(r) for r in rows)]
+
+
+def _closest_table(result: Diff) -> list[str]:
+    headers = ["id", "backend", *(["device"] if result.by_device else []), "old", "new", "bar"]
+    rows = [
+        [
+            c.id,
+            c.backend,
+            *([c.device or ""] if result.by_device else []),
+            f"{c.old:.3g}",
+            f"{c.new:.3g}",
+            "?" if c.max_ratio is None else f"{c.max_ratio:.3g}",
+        ]
+        for c in result.closest
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    title = (
+        f"CLOSEST PASSES ({len(rows)} of {result.judged} judged items passed in both runs: "
+        "err_ratio in each run, and the bar)"
+    )
+    return [
+        title,
+        *(
+            "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+            for row in [headers, *rows]
+        ),
+    ]
 
 
 def _perf_tables(result: Diff) -> list[str]:
