@@ -20,6 +20,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -343,10 +344,28 @@ def page_for_run(results_path: Path | None, target: str | None) -> str | None:
     if results_path is None or (target or "").lower() == "none":
         return None
     out = Path(target) if target else Path(results_path).with_name("conformance.html")
+    replaced = _page_of_another_run(out, Path(results_path).name)
     try:
-        return f"gemmconf: conformance page in {write_page(results_path, out)}"
+        line = f"gemmconf: conformance page in {write_page(results_path, out)}"
     except (results.ResultsError, OSError, jinja2.TemplateError) as exc:
         return f"gemmconf: no conformance page: {exc}"
+    if replaced is not None:  # runs with their own --results in one folder share the default
+        line += f" (it replaced the page of {replaced}; --conformance-html PATH keeps both)"
+    return line
+
+
+def _page_of_another_run(out: Path, name: str) -> str | None:
+    """The results file a page already at `out` was written for, when not `name` (its title
+    names it); None when there is none, or it is this run's."""
+    try:
+        with out.open(encoding="utf-8", errors="replace") as page:
+            head = page.read(4096)
+    except OSError:
+        return None
+    found = re.search(r"<title>gemmconf conformance: (.*?)</title>", head)
+    if found is None or unescape(found.group(1)) == name:
+        return None
+    return unescape(found.group(1))
 
 
 def write_page(
