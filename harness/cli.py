@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from gemmconf.expectations import compile_pattern
 from gemmconf.report import cli as report_cli
@@ -54,6 +55,14 @@ def _parse_and_run(argv: list[str]) -> int:
         nargs="?",
         default="*",
         help="id pattern (* and ? wildcards; brackets are literal)",
+    )
+    listing.add_argument(
+        "-m",
+        "--markers",
+        default=None,
+        metavar="EXPR",
+        help="only instances whose markers match EXPR, as `gemmconf run -m` selects them "
+        "(`gemmconf list -m 'sm90 and fp8'`; `gemmconf explain ID` shows an instance's markers)",
     )
     listing.add_argument("--suites", default=None, help=SUITES_HELP)
     listing.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
@@ -118,7 +127,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "backends":
         return _backends()
     if args.command == "list":
-        return _list(args.suites, args.pattern, args.max_items)
+        return _list(args.suites, args.pattern, args.max_items, args.markers)
     return _explain(args)
 
 
@@ -381,15 +390,39 @@ def _instances(suites: str | None, max_items: int | None = None):
         raise SystemExit(4) from None
 
 
-def _list(suites: str | None, pattern: str, max_items: int | None = None) -> int:
+def _list(
+    suites: str | None, pattern: str, max_items: int | None = None, markers: str | None = None
+) -> int:
+    from gemmconf.scenario import implied_markers
+
     regex = compile_pattern(pattern)
+    selected = _marker_expression(markers)
+    if isinstance(selected, str):
+        print(selected, file=sys.stderr)
+        return 2
     count = 0
     for instance in _instances(suites, max_items):
-        if regex.fullmatch(instance.id):
+        if not regex.fullmatch(instance.id):
+            continue
+        names = set(implied_markers(instance))
+        if selected is None or selected.evaluate(lambda name, names=names, **_: name in names):
             print(instance.id)
             count += 1
     print(f"{count} instances", file=sys.stderr)
     return 0 if count else 1
+
+
+def _marker_expression(text: str | None) -> Any:
+    """pytest's -m expression (the items' markers are the instances' `implied_markers`), None
+    when not given, or the error's message naming the option."""
+    if text is None:
+        return None
+    from _pytest.mark.expression import Expression  # what `pytest -m` reads
+
+    try:
+        return Expression.compile(text)
+    except Exception as exc:  # ParseError in pytest 8, SyntaxError in 9
+        return f"gemmconf list -m {text!r}: {exc}"
 
 
 def _explain(args: argparse.Namespace) -> int:

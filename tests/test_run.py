@@ -150,6 +150,23 @@ def test_list_and_explain_use_the_installed_suite_from_any_folder(tmp_path, monk
     )
 
 
+def test_list_selects_by_markers_as_a_run_does(tmp_path, monkeypatch, capsys, pytester):
+    """`gemmconf list -m EXPR` lists the instances `gemmconf run -m EXPR` runs, one item each
+    for one backend; a malformed expression exits 2 naming the option."""
+    monkeypatch.chdir(tmp_path)
+    expression = "sm90 and fp8 and not error_case"
+    assert cli.main(["list", "-m", expression]) == 0
+    listed = capsys.readouterr().out.split()
+    assert listed
+    collected = pytester.runpytest_inprocess(
+        str(ROOT / "suites"), "--backend", "eager", "--collect-only", "-q", "-m", expression
+    )
+    ids = {line.split("::")[-1] for line in collected.outlines if "@eager]" in line}
+    assert len(ids) == len(listed)
+    assert cli.main(["list", "-m", "sm90 and"]) == 2
+    assert "gemmconf list -m 'sm90 and':" in capsys.readouterr().err
+
+
 def test_explain_names_an_outside_backend_as_its_items_do(tmp_path, monkeypatch, capsys):
     """A fresh-venv trial (2026-11-25): `gemmconf explain ID --backend mybackend:Mine --run`
     raised a traceback (the current folder was not importable, as it is under `gemmconf run`),
