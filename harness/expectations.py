@@ -29,6 +29,14 @@ Rules, each an error at start-up naming file:line:
 - an xfail item that passes is a failure (strict), so fixed bugs get their entries removed;
   ``strict: false`` is for bugs that show only on some runs (wrong values that change from run
   to run): a pass is then reported as XPASS, not a failure.
+
+An entry with ``hardware`` (a class of `gemmconf.capability.HARDWARE_CLASSES`, or a list) applies
+only to items that run on that class of hardware: ``cpu`` where the item runs on a CPU (any item
+of a CPU machine, a ``requires: {device: cpu}`` item anywhere), else the GPU's class. Elsewhere
+the next entry that matches decides, or none. So a failure seen on one class is expected there,
+strictly, and a pass elsewhere is no XPASS::
+
+    - {match: "fscaled/blockwise[*]", hardware: cpu, reason: no blockwise kernel on the CPU}
 """
 
 from __future__ import annotations
@@ -41,10 +49,11 @@ from typing import Any
 
 import yaml
 
+from gemmconf.capability import HARDWARE_CLASSES
 from gemmconf.scenario import Node, ScenarioError, ScenarioInstance, implied_markers, load_yaml
 
 STATUSES = ("xfail", "skip")
-ENTRY_FIELDS = ("match", "status", "reason", "issue", "strict")
+ENTRY_FIELDS = ("match", "status", "reason", "issue", "strict", "hardware")
 MATCH_FIELDS = ("id", "suite", "scenario", "op", "dtype", "markers", "axes", "not")
 SUFFIXES = (".yaml", ".yml")
 ENTRY_POINT_GROUP = "gemmconf.expectations"
@@ -111,10 +120,17 @@ class Expectation:
     source: str  # file:line
     strict: bool = True  # an xfail that passes fails the item
     match: Match = field(default_factory=Match, compare=False, repr=False)
+    hardware: tuple[str, ...] = ()  # the classes of hardware it applies on; () everywhere
+
+    def applies_on(self, hardware: str | None) -> bool:
+        """Whether the entry holds for an item running on this class of hardware (None: not
+        known, as outside a run; every entry then holds)."""
+        return not self.hardware or hardware is None or hardware in self.hardware
 
     def text(self) -> str:
         link = f" ({self.issue})" if self.issue else ""
-        return f"{self.reason}{link} [{self.source}]"
+        where = f"; on {', '.join(self.hardware)}" if self.hardware else ""
+        return f"{self.reason}{link} [{self.source}{where}]"
 
 
 @dataclass(frozen=True)
@@ -123,9 +139,11 @@ class ExpectationTable:
     entries: tuple[Expectation, ...]
     facts: Mapping[str, Facts] = field(default_factory=dict, compare=False, repr=False)
 
-    def lookup(self, instance_id: str) -> Expectation | None:
+    def lookup(self, instance_id: str, hardware: str | None = None) -> Expectation | None:
+        """The first entry that matches the instance and holds on `hardware` (the class of
+        hardware the item runs on; None: every entry holds)."""
         facts = self.facts.get(instance_id) or Facts(instance_id)
-        return next((entry for entry in self.entries if entry.match(facts)), None)
+        return next((e for e in self.entries if e.applies_on(hardware) and e.match(facts)), None)
 
 
 @dataclass(frozen=True)
@@ -249,9 +267,31 @@ def _entry(raw: Any, shown: str, document: Node) -> Expectation:
             f"expected true or false, got {strict!r}",
         )
     shown_pattern = pattern if isinstance(pattern, str) else _flow(pattern)
+    hardware = _hardware(raw, shown) if "hardware" in raw else ()
     return Expectation(
-        shown_pattern, status, reason.strip(), raw.get("issue"), where, strict, match=match
+        shown_pattern,
+        status,
+        reason.strip(),
+        raw.get("issue"),
+        where,
+        strict,
+        match=match,
+        hardware=hardware,
     )
+
+
+def _hardware(raw: Node, shown: str) -> tuple[str, ...]:
+    value = raw["hardware"]
+    values = value if isinstance(value, list) else [value]
+    unknown = [v for v in values if v not in HARDWARE_CLASSES]
+    if not values or unknown:
+        got = f"{unknown[0]!r} is not" if unknown else "expected"
+        raise ScenarioError(
+            f"{shown}:{raw.key_lines['hardware']}",
+            "hardware",
+            f"{got} a class of hardware, or a list of them: {', '.join(HARDWARE_CLASSES)}",
+        )
+    return tuple(values)
 
 
 def _match(spec: Mapping[str, Any], where: str) -> Match:

@@ -8,8 +8,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 
-from gemmconf import expectations
+from gemmconf import capability, expectations
 from gemmconf.scenario import ScenarioError, discover, load_suite
 
 pytest_plugins = ["pytester"]
@@ -96,9 +97,40 @@ def test_first_matching_entry_wins_and_text_names_the_entry(tmp_path, instances)
     assert entry.text() == "wide [expectations/b.yaml:7]"
 
 
+def test_an_entry_on_some_hardware_holds_only_there(tmp_path, instances):
+    """`hardware:` names where an expected failure was seen: elsewhere the next entry decides,
+    or none (a pass there is no XPASS); outside a run (no hardware known) every entry holds."""
+    on_sm90_then_anywhere = table(
+        tmp_path,
+        instances,
+        """
+        - match: {op: mm}
+          hardware: [sm90, sm100]
+          reason: padded strides on Hopper
+        - {match: "tiny/mm[fp16-nt]", hardware: cpu, reason: no kernel on the CPU}
+        """,
+    )
+    assert (
+        on_sm90_then_anywhere.lookup("tiny/mm[fp32-nn]", "sm90").reason
+        == "padded strides on Hopper"
+    )
+    assert on_sm90_then_anywhere.lookup("tiny/mm[fp32-nn]", "cpu") is None
+    assert on_sm90_then_anywhere.lookup("tiny/mm[fp16-nt]", "cpu").reason == "no kernel on the CPU"
+    assert on_sm90_then_anywhere.lookup("tiny/mm[fp16-nt]", "sm80") is None
+    entry = on_sm90_then_anywhere.lookup("tiny/mm[fp32-nn]")  # outside a run
+    assert entry.hardware == ("sm90", "sm100")
+    assert entry.text() == "padded strides on Hopper [expectations/b.yaml:4; on sm90, sm100]"
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
+        (
+            "- {match: {op: mm}, hardware: h100, reason: r}\n",
+            "expectations/b.yaml:3: hardware: 'h100' is not a class of hardware, or a list of "
+            "them: cpu, sm80, sm89, sm90, sm100, sm120",
+        ),
+        ("- {match: {op: mm}, hardware: [], reason: r}\n", "hardware: expected a class"),
         (
             "- match: {op: bmm}\n  reason: r\n",
             "expectations/b.yaml:3: match: pattern '{op: bmm}' matches no scenario instance",
@@ -182,6 +214,26 @@ def test_expectations_file_for_a_backend_not_in_the_run_is_a_usage_error(suite):
     result = suite.runpytest("suites", "--backend", "eager", "--expectations", "missing.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*missing.yaml: file: no such file*"])
+
+
+def test_an_entry_for_other_hardware_leaves_the_item_to_its_verdict(suite):
+    """An expected failure seen only on a GPU class: on this machine's items (a CPU run, or a
+    CPU item) the item runs to its own verdict, and passes; on its class it is expected."""
+    here = "cpu" if not torch.cuda.is_available() else capability.detect().hardware_class
+    elsewhere = "sm120" if here != "sm120" else "sm80"
+    (suite.path / "mine.yaml").write_text(
+        "backend: bias-broadcast-dropped\nexpectations:\n"
+        f"  - {{match: {{op: addmm}}, hardware: {elsewhere}, reason: seen on {elsewhere}}}\n"
+        f"  - {{match: 'tiny/addmm[bias_N]', hardware: [{here}], reason: drops broadcasts}}\n"
+    )
+    result = suite.runpytest(
+        "suites", "--backend", PLANTED, "--no-isolate", "--expectations", "mine.yaml"
+    )
+    assert result.ret == pytest.ExitCode.OK
+    found = records(suite)
+    dropped = found[("tiny/addmm[bias_N]", "bias-broadcast-dropped")]
+    assert dropped["outcome"] == "xfailed" and f"on {here}]" in dropped["details"]
+    assert found[("tiny/addmm[bias_MN]", "bias-broadcast-dropped")]["outcome"] == "passed"
 
 
 def test_a_refused_item_fails_as_unsupported_or_xfails_where_expected(suite):

@@ -104,8 +104,9 @@ class ScenarioItem(pytest.Item):
         for marker in implied_markers(instance):
             self.add_marker(marker)
         state = self.config.stash[STATE]
+        hardware = state.hardware_of(instance)
         self.expected: Expectation | None = (
-            state.tables[label].lookup(instance.id) if label in state.tables else None
+            state.tables[label].lookup(instance.id, hardware) if label in state.tables else None
         )
         expected = self.expected
         if expected is not None and expected.status == "skip":
@@ -116,7 +117,7 @@ class ScenarioItem(pytest.Item):
                     reason=expected.text(), strict=expected.strict, raises=ConformanceFailure
                 )
             )
-        known = state.eager_fails(instance.id, label)
+        known = state.eager_fails(instance.id, label, hardware)
         self.eager_note = (  # said beside this backend's failure
             None
             if known is None

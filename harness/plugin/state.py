@@ -235,13 +235,23 @@ class RunState:
         elif expectations.path_for(directory, EAGER).exists():
             self.eager_table = expectations.load(directory, EAGER, instances, root=self.root)
 
-    def eager_fails(self, instance_id: str, label: str) -> expectations.Expectation | None:
-        """Eager's expected failure of this item, for another backend's failure note (a
-        backend that leaves the op to aten inherits it); None for eager itself."""
+    def eager_fails(
+        self, instance_id: str, label: str, hardware: str | None = None
+    ) -> expectations.Expectation | None:
+        """Eager's expected failure of this item on this class of hardware, for another
+        backend's failure note (a backend that leaves the op to aten inherits it); None for
+        eager itself."""
         if label == EAGER or self.eager_table is None:
             return None
-        entry = self.eager_table.lookup(instance_id)
+        entry = self.eager_table.lookup(instance_id, hardware)
         return entry if entry is not None and entry.status == "xfail" else None
+
+    def hardware_of(self, instance: ScenarioInstance) -> str:
+        """The class of hardware an item runs on here (expectation entries' `hardware`): "cpu"
+        where it runs on a CPU, else this machine's GPU class."""
+        if capability.item_device(instance.requires, self.device) == "cpu":
+            return "cpu"
+        return self.capability.hardware_class
 
 
 def suites_location(config: pytest.Config) -> tuple[Path | None, str]:
