@@ -84,6 +84,9 @@ expectations:
   # - match: "dense/layouts_2d[*-padded_odd-*]"  # or an id pattern: * and ?, brackets literal
   #   reason: odd leading strides are read as contiguous
   #   issue: https://example.invalid/issues/1
+  # - match: "fscaled/blockwise[*]"
+  #   hardware: [sm80, sm100]                    # only where items run on these classes
+  #   reason: blockwise scales are sm90-only for now
   []
 """
 
