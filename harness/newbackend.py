@@ -87,6 +87,16 @@ expectations:
   # - match: "fscaled/blockwise[*]"
   #   hardware: [sm80, sm100]                    # only where items run on these classes
   #   reason: blockwise scales are sm90-only for now
+  #
+  # A backend built on torch.compile fails these before it is handed a graph (dynamo or a meta
+  # function raises, or dynamo runs the call eagerly; torch 2.11-2.13): gemmconf's own
+  # torch.compile backends list them too (suites/expectations/reference.yaml, inductor.yaml).
+  # - {{match: "grouped/not_bf16[*]", reason: dynamo cannot trace fp16/fp32 torch._grouped_mm}}
+  # - {{match: "fscaled/*_unswizzled[*]", reason: the meta function raises RuntimeError}}
+  # - {{match: "out/targets[*-strided]", reason: not compiled, dynamo runs the out= call eagerly}}
+  # - {{match: "out/resized[*]", reason: not compiled, dynamo runs the out= call eagerly}}
+  # - {{match: "scaled_grouped/rejected_cuda[*]", reason: meta function raises RuntimeError}}
+  # - {{match: "zero_size/scaled_grouped_errors[b0]", reason: meta function raises RuntimeError}}
   []
 """
 

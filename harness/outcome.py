@@ -745,13 +745,19 @@ def _describe_wrong_error(problem: WrongError) -> str:
     got = problem.got
     if got is None:
         return f"No exception: {wanted}, the backend returned {problem.returned}"
+    raiser = "the backend raised"
+    if got.while_tracing:  # dynamo's tracing (a meta function) raised it: not the backend's code
+        raiser = (
+            "torch.compile raised, while dynamo traced the program (before the backend was "
+            "handed its graph),"
+        )
     if got.not_implemented:
         head = (
-            f"Unsupported: {wanted}; the backend raised NotImplementedError: {got.first_line} "
+            f"Unsupported: {wanted}; {raiser} NotImplementedError: {got.first_line} "
             "(not implementing the op is not the rejection eager makes)"
         )
     elif got.type_name == expected.type_name:
-        head = f"Wrong message: {wanted}; the backend raised {got.short()}"
+        head = f"Wrong message: {wanted}; {raiser} {got.short()}"
     else:
-        head = f"Wrong exception: {wanted}; the backend raised {got.short()}"
+        head = f"Wrong exception: {wanted}; {raiser} {got.short()}"
     return f"{head}\n{_raised_text(got)}".rstrip()

@@ -471,7 +471,8 @@ def test_raises_with_a_pattern_loads():
 def test_a_failure_while_dynamo_traced_is_not_laid_at_the_backend_s_door():
     """An outside user's trial read "Backend raised during the call" for an error of
     torch._grouped_mm's meta function, raised while dynamo traced the program: the backend's
-    compiler never saw the op. The first line says whose code raised; eager runs the item."""
+    compiler never saw the op. The first line says whose code raised, for a crash and for a
+    wrong exception alike; eager runs the item."""
     from gemmconf import api
     from gemmconf.outcome import Crash
 
@@ -481,6 +482,13 @@ def test_a_failure_while_dynamo_traced_is_not_laid_at_the_backend_s_door():
     stage = "the call on shape set 0"
     first = render(ItemOutcome(problems=(Crash(stage, traced),))).reason
     assert first.startswith("torch.compile raised while dynamo traced the program, before the")
+    eager_raises = Raised("ValueError", "Invalid scaling configuration.", "")
+    wrong = render(ItemOutcome(problems=(WrongError(eager_raises, None, traced),))).reason
+    assert wrong.startswith(
+        "Wrong exception: eager raises ValueError (Invalid scaling configuration.); "
+        "torch.compile raised, while dynamo traced the program (before the backend was handed "
+        "its graph), RuntimeError: Expected inputs of BF16 type"
+    )
     compiled = Raised(
         "RuntimeError", "x", "", wrappers=("torch._dynamo.exc.BackendCompilerFailed",)
     )

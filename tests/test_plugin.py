@@ -425,7 +425,13 @@ def test_a_failure_eager_is_expected_to_share_says_so(suite):
     assert set(failed) == {"tiny/addmm[bias_N]"}
     note = "Eager PyTorch is expected to fail this item too: this CPU eager drops the bias"
     assert note in failed["tiny/addmm[bias_N]"]["details"]
+    assert failed["tiny/addmm[bias_N]"]["eager_fails"] is True
     result.stdout.fnmatch_lines([f"*{note}*eager.yaml:3*inherits that*"])
+    result.stdout.fnmatch_lines(
+        ["*failing where eager is expected to fail too (aten's own gaps, inherited): "
+         "bias-broadcast-dropped 1 of its 1"]
+    )  # fmt: skip
+    assert not any(r.get("eager_fails") for r in document["records"] if r["outcome"] == "passed")
     assert "Eager PyTorch" not in json.dumps(
         [r for r in document["records"] if r["id"] != "tiny/addmm[bias_N]"]
     )

@@ -121,7 +121,8 @@ def test_the_passes_nearest_their_bar_are_listed_with_both_runs_ratios(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     """A seed-stability trial scripted this itself: which passes came near failing, in either
-    run. Nearest first, as a share of each item's bar; files without the bar read '?'."""
+    run. Of the passes whose error exceeded eager's own (err_ratio > 1), nearest first as a
+    share of each item's bar; files without the bar read '?'; at eager's error, none is listed."""
     old = sample_document()
     new = copy.deepcopy(old)
     passed = [
@@ -129,29 +130,33 @@ def test_the_passes_nearest_their_bar_are_listed_with_both_runs_ratios(
         for a, b in zip(old["records"], new["records"], strict=True)
         if a["outcome"] == "passed" and (a.get("metrics") or {}).get("err_ratio") is not None
     ]
-    assert len(passed) >= 3
-    unbarred = diff.diff(old, copy.deepcopy(old))  # files from before metrics.max_ratio
-    assert {c.max_ratio for c in unbarred.closest} == {None}
-    assert "?" in "\n".join(diff.render(unbarred))
+    assert len(passed) >= 4
+    at_eager = diff.diff(old, copy.deepcopy(old))  # every ratio 1.0: as close as eager itself
+    assert at_eager.closest == [] and at_eager.judged == len(passed)
+    assert "CLOSEST PASSES: none of the" in "\n".join(diff.render(at_eager))
+    unbarred_old = copy.deepcopy(old)  # files from before metrics.max_ratio
+    unbarred_old["records"][old["records"].index(passed[3][0])]["metrics"]["err_ratio"] = 1.2
+    unbarred = diff.diff(unbarred_old, copy.deepcopy(old))
+    assert [(c.old, c.new, c.max_ratio) for c in unbarred.closest] == [(1.2, 1.0, None)]
+    assert "1.20  1.00  ?" in "\n".join(diff.render(unbarred))
+    (near_old, near_new), (halfway, _), (custom, custom_new) = passed[:3]
     for _, b in passed:
         b["metrics"]["max_ratio"] = 3.0
-    (near_old, near_new), (halfway, _), (strict_bar, strict_new) = passed[:3]
     near_old["metrics"]["err_ratio"], near_new["metrics"]["err_ratio"] = 2.9, 0.5
     halfway["metrics"]["err_ratio"] = 1.5
-    strict_bar["metrics"]["err_ratio"] = 0.8
-    strict_new["metrics"]["err_ratio"], strict_new["metrics"]["max_ratio"] = 0.9, 1.0
+    custom["metrics"]["err_ratio"], custom_new["metrics"]["max_ratio"] = 3.5, 4.0
     result = diff.diff(old, new)
     assert result.judged == len(passed)
-    first, second, third = result.closest[:3]
-    assert (first.id, first.old, first.new, first.max_ratio) == (near_old["id"], 2.9, 0.5, 3.0)
-    assert (second.id, second.new, second.max_ratio) == (strict_bar["id"], 0.9, 1.0)
-    assert (third.id, third.old) == (halfway["id"], 1.5)
+    assert [(c.id, c.max_ratio) for c in result.closest] == [
+        (near_old["id"], 3.0),
+        (custom["id"], 4.0),
+        (halfway["id"], 3.0),
+    ]
     assert len(result.closest) <= diff.CLOSEST_SHOWN
     text = "\n".join(diff.render(result))
-    assert f"CLOSEST PASSES ({len(result.closest)} of {len(passed)} judged items" in text
-    assert any(
-        near_old["id"] in line and "2.9" in line and "3" in line for line in text.splitlines()
-    )
+    assert f"of the {len(passed)} judged items that passed in both runs, the 3 nearest" in text
+    row = next(line for line in text.splitlines() if near_old["id"] in line)
+    assert row.split()[-3:] == ["2.90", "0.50", "3.00"]
     assert (
         main(
             [

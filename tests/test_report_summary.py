@@ -88,3 +88,22 @@ def test_pass_only_rows_fold_first() -> None:
     assert any(line.split()[:3] == ["eager", "mm", "bad"] for line in lines)
     fold = next(line for line in lines if "(50 more rows, none failing)" in line)
     assert fold.split()[-2:] == [".", "50"]
+
+
+def test_a_backend_s_own_failures_are_listed_before_those_eager_shares() -> None:
+    """An aot_eager trial failed 108 items, 95 of them eager's own gaps on the CPU: the preview
+    lines were all inherited ones. The backend's own failures come first, and a line counts the
+    inherited ones."""
+    records = [
+        record("s", "inherited", "mm", "fp8", {"M": i}, "mine", "failed", eager_fails=True)
+        for i in range(6)
+    ]
+    records.append(record("s", "own", "mm", "bf16", {"M": 1}, "mine", "failed", reason="mine"))
+    lines = render_terminal_summary(records, CPU, max_failures=3)
+    text = "\n".join(lines)
+    assert (
+        "failing where eager is expected to fail too (aten's own gaps, inherited): mine 6 of"
+        in text
+    )
+    listed = [line for line in lines if line.startswith("  FAIL ")]
+    assert listed[0].startswith("  FAIL s/own[bf16-1]@mine")

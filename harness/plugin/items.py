@@ -265,8 +265,11 @@ class ScenarioItem(pytest.Item):
                 assert self.expected is not None
                 notes = (f"Expected to fail: {self.expected.text()}", self.eager_note)
                 note = "\n\n".join(n for n in notes if n)
-                return Decision("xfailed", run=outcome, note=note)
-            return Decision("failed", run=outcome, note=self.eager_note)
+                inherited = self.eager_note is not None
+                return Decision("xfailed", run=outcome, note=note, eager_fails=inherited)
+            return Decision(
+                "failed", run=outcome, note=self.eager_note, eager_fails=self.eager_note is not None
+            )
         if report.failed:  # teardown
             return _harness_decision("tearing the item down", call)
         return None

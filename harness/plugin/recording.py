@@ -94,6 +94,7 @@ class Decision:
     reason: str | None = None  # None: the run's rendered reason
     note: str | None = None  # a paragraph the record's details end with (eager fails it too)
     xpass: str | None = None  # an xpassed item's expectation: "strict" (fails) or "non-strict"
+    eager_fails: bool = False  # a failed or xfailed item eager's expectations fail here too
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,9 @@ class Record:
     skip_class: str | None = None
     suite_error: bool = False
     xpass: str | None = None  # on xpassed records: "strict" (a failure) or "non-strict" (not)
+    # failed and xfailed records of an item eager is expected to fail too on this hardware
+    # (suites/expectations/eager.yaml): a backend that leaves the op to aten inherits it
+    eager_fails: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON record: fields without a value are left out (as they always were)."""
@@ -156,6 +160,7 @@ def build_record(
         code_excerpt=None if run is None else run.code_excerpt,
         suite_error=run is not None and run.suite_error,
         xpass=decision.xpass,
+        eager_fails=decision.eager_fails,
     )
     return record.as_dict()
 

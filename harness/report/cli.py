@@ -40,7 +40,9 @@ Compare two results files item by item, matched by (id, backend), or by (id, bac
 when a file holds one item on several devices. Regressions: items failing now (failed, error,
 xpassed) that were not before, including new items that fail. Progressions: items failing before
 that pass now. Items of OLD that NEW lacks (a narrower selection, a shard, a run cut short) are
-not compared and fail nothing: a note names them (--json: removed_ids). Benchmark figures of
+not compared and fail nothing: a note names them (--json: removed_ids). Closest passes: of the
+items that passed in both runs with an error above eager's own (err_ratio > 1) in either run, the
+ten nearest their bar (err_ratio against max_ratio; --json: closest_passes). Benchmark figures of
 items timed in both runs (--benchmark): slower or faster
 when the figure moved beyond the noise, k times the combined standard error of the two medians
 (from each item's recorded spread and repetitions) and k times either run's relative spread of

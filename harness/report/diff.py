@@ -13,9 +13,10 @@ never compared with an H100 one.
   never fail the diff; a note names the removed ones (a narrower selection, a shard, a run cut
   short), and `--json` lists both (`added_ids`, `removed_ids`).
 
-Closest passes: the items that passed in both runs nearest their bar (`metrics.err_ratio` against
-`metrics.max_ratio`, the larger of the two runs'), so that a diff of two seeds, or of two versions
-of a backend, shows what came near failing as well as what failed.
+Closest passes: of the items that passed in both runs with an error above eager's own
+(`metrics.err_ratio` > 1 in either run), those nearest their bar (the larger err_ratio against
+`metrics.max_ratio`), so that a diff of two seeds, or of two versions of a backend, shows what came
+near failing as well as what failed.
 
 Benchmark figures (items that passed in both runs and were timed in both): `vs_cublas` by
 default (the ratio to cuBLAS measured in the same run, interleaved, which cancels most of a
@@ -38,6 +39,7 @@ from gemmconf.report.results import FAILING, is_failing
 
 REMOVED_SHOWN = 5  # removed items a note names (--json lists them all)
 CLOSEST_SHOWN = 10  # passes nearest their bar that a diff lists
+CLOSE_ABOVE = 1.0  # a pass is listed as close when its error exceeded eager's own (err_ratio 1)
 
 Key = tuple[str, ...]
 
@@ -297,6 +299,8 @@ def _note_closeness(
     if old_ratio is None or new_ratio is None:
         return
     result.judged += 1
+    if max(old_ratio, new_ratio) <= CLOSE_ABOVE:
+        return
     result.closest.append(
         Closest(
             id=key[0],
@@ -361,6 +365,12 @@ def render(result: Diff, *, width: int = 120) -> list[str]:
     if result.closest:
         lines.extend(_closest_table(result))
         lines.append("")
+    elif result.judged:
+        lines.append(
+            f"CLOSEST PASSES: none of the {result.judged} judged items that passed in both runs "
+            "had an error above eager's own (err_ratio > 1) in either run"
+        )
+        lines.append("")
     if result.timed:
         lines.extend(_perf_tables(result))
         lines.append("")
@@ -410,16 +420,17 @@ def _closest_table(result: Diff) -> list[str]:
             c.id,
             c.backend,
             *([c.device or ""] if result.by_device else []),
-            f"{c.old:.3g}",
-            f"{c.new:.3g}",
-            "?" if c.max_ratio is None else f"{c.max_ratio:.3g}",
+            f"{c.old:.2f}",
+            f"{c.new:.2f}",
+            "?" if c.max_ratio is None else f"{c.max_ratio:.2f}",
         ]
         for c in result.closest
     ]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     title = (
-        f"CLOSEST PASSES ({len(rows)} of {result.judged} judged items passed in both runs: "
-        "err_ratio in each run, and the bar)"
+        f"CLOSEST PASSES (of the {result.judged} judged items that passed in both runs, the "
+        f"{len(rows)} nearest their bar with an error above eager's own: err_ratio in each run, "
+        "and the bar)"
     )
     return [
         title,

@@ -80,7 +80,10 @@ def render_terminal_summary(
         line = f"  skipped for hardware: {sum(hardware_skips.values())} ({classes});"
         hint = "--require-hardware CLASS turns these into failures"
         lines += [f"{line} {hint}"] if len(line) + len(hint) < WIDTH else [line, f"    {hint}"]
-    failing = [r for r in records if is_failing(r)]
+    # the backend's own failures first, then those eager is expected to fail too
+    failing = sorted(
+        (r for r in records if is_failing(r)), key=lambda r: bool(r.get("eager_fails"))
+    )
     # then the xpasses of non-strict expectations: no failure, but worth a line each
     listed = failing + [r for r in records if r["outcome"] == "xpassed" and not is_failing(r)]
     for record in listed[:max_failures]:
@@ -121,6 +124,17 @@ def _kind_lines(records: list[dict[str, Any]]) -> list[str]:
                 if len(line) <= WIDTH
                 else [f"  {title} by kind:"] + [f"    {part}" for part in parts]
             )
+    inherited = []
+    for backend in sorted({str(r.get("backend")) for r in records}):
+        failing = [r for r in records if r.get("backend") == backend and is_failing(r)]
+        shared = sum(1 for r in failing if r.get("eager_fails"))
+        if shared:
+            inherited.append(f"{backend} {shared} of its {len(failing)}")
+    if inherited:  # a backend that leaves the op to aten fails where eager does
+        lines.append(
+            "  failing where eager is expected to fail too (aten's own gaps, inherited): "
+            + "; ".join(inherited)
+        )
     return lines
 
 
