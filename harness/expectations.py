@@ -37,6 +37,9 @@ the next entry that matches decides, or none. So a failure seen on one class is 
 strictly, and a pass elsewhere is no XPASS::
 
     - {match: "fscaled/blockwise[*]", hardware: cpu, reason: no blockwise kernel on the CPU}
+
+``torch`` (a version specifier, ``"<2.13"``, ``"==2.11.*"``) does the same for the torch version
+of the run: a failure torch fixed, or brought, is expected where it was seen.
 """
 
 from __future__ import annotations
@@ -48,12 +51,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from gemmconf.capability import HARDWARE_CLASSES
 from gemmconf.scenario import Node, ScenarioError, ScenarioInstance, implied_markers, load_yaml
 
 STATUSES = ("xfail", "skip")
-ENTRY_FIELDS = ("match", "status", "reason", "issue", "strict", "hardware")
+ENTRY_FIELDS = ("match", "status", "reason", "issue", "strict", "hardware", "torch")
 MATCH_FIELDS = ("id", "suite", "scenario", "op", "dtype", "markers", "axes", "not")
 SUFFIXES = (".yaml", ".yml")
 ENTRY_POINT_GROUP = "gemmconf.expectations"
@@ -121,15 +125,22 @@ class Expectation:
     strict: bool = True  # an xfail that passes fails the item
     match: Match = field(default_factory=Match, compare=False, repr=False)
     hardware: tuple[str, ...] = ()  # the classes of hardware it applies on; () everywhere
+    torch: str | None = None  # the torch versions it applies to (a specifier); None: all
+    versions: SpecifierSet | None = field(default=None, compare=False, repr=False)
 
-    def applies_on(self, hardware: str | None) -> bool:
-        """Whether the entry holds for an item running on this class of hardware (None: not
-        known, as outside a run; every entry then holds)."""
-        return not self.hardware or hardware is None or hardware in self.hardware
+    def applies_on(self, hardware: str | None, torch_version: str | None = None) -> bool:
+        """Whether the entry holds for an item running on this class of hardware, under this
+        torch version (None: not known, as outside a run; the entry then holds)."""
+        if self.hardware and hardware is not None and hardware not in self.hardware:
+            return False
+        if self.versions is not None and torch_version is not None:
+            return self.versions.contains(torch_version, prereleases=True)
+        return True
 
     def text(self) -> str:
         link = f" ({self.issue})" if self.issue else ""
         where = f"; on {', '.join(self.hardware)}" if self.hardware else ""
+        where += f"; torch {self.torch}" if self.torch else ""
         return f"{self.reason}{link} [{self.source}{where}]"
 
 
@@ -139,11 +150,15 @@ class ExpectationTable:
     entries: tuple[Expectation, ...]
     facts: Mapping[str, Facts] = field(default_factory=dict, compare=False, repr=False)
 
-    def lookup(self, instance_id: str, hardware: str | None = None) -> Expectation | None:
+    def lookup(
+        self, instance_id: str, hardware: str | None = None, torch_version: str | None = None
+    ) -> Expectation | None:
         """The first entry that matches the instance and holds on `hardware` (the class of
-        hardware the item runs on; None: every entry holds)."""
+        hardware the item runs on) under `torch_version` (None: not known, so no entry is left
+        out for it)."""
         facts = self.facts.get(instance_id) or Facts(instance_id)
-        return next((e for e in self.entries if e.applies_on(hardware) and e.match(facts)), None)
+        holding = (e for e in self.entries if e.applies_on(hardware, torch_version))
+        return next((e for e in holding if e.match(facts)), None)
 
 
 @dataclass(frozen=True)
@@ -268,6 +283,7 @@ def _entry(raw: Any, shown: str, document: Node) -> Expectation:
         )
     shown_pattern = pattern if isinstance(pattern, str) else _flow(pattern)
     hardware = _hardware(raw, shown) if "hardware" in raw else ()
+    versions = _torch_versions(raw, shown) if "torch" in raw else None
     return Expectation(
         shown_pattern,
         status,
@@ -277,7 +293,23 @@ def _entry(raw: Any, shown: str, document: Node) -> Expectation:
         strict,
         match=match,
         hardware=hardware,
+        torch=None if versions is None else str(raw["torch"]),
+        versions=versions,
     )
+
+
+def _torch_versions(raw: Node, shown: str) -> SpecifierSet:
+    value = raw["torch"]
+    try:
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidSpecifier(repr(value))
+        return SpecifierSet(value)
+    except InvalidSpecifier:
+        raise ScenarioError(
+            f"{shown}:{raw.key_lines['torch']}",
+            "torch",
+            f'{value!r} is not a version specifier (e.g. "<2.13", "==2.11.*")',
+        ) from None
 
 
 def _hardware(raw: Node, shown: str) -> tuple[str, ...]:

@@ -122,9 +122,36 @@ def test_an_entry_on_some_hardware_holds_only_there(tmp_path, instances):
     assert entry.text() == "padded strides on Hopper [expectations/b.yaml:4; on sm90, sm100]"
 
 
+def test_an_entry_for_some_torch_versions_holds_only_under_them(tmp_path, instances):
+    """`torch:` is a version specifier: a dynamo limit of torch 2.11 is expected under 2.11, and
+    a run under 2.13 judges the item on its own."""
+    versions = table(
+        tmp_path,
+        instances,
+        """
+        - {match: {op: mm}, torch: "<2.13", hardware: sm90, reason: dynamo skips it}
+        - {match: "tiny/mm[fp16-nt]", torch: ">=2.13", reason: a 2.13 regression}
+        """,
+    )
+    assert versions.lookup("tiny/mm[fp32-nn]", "sm90", "2.11.0+cu130").reason == "dynamo skips it"
+    assert versions.lookup("tiny/mm[fp32-nn]", "sm90", "2.13.0+cu130") is None
+    assert versions.lookup("tiny/mm[fp32-nn]", "cpu", "2.11.0") is None
+    assert versions.lookup("tiny/mm[fp16-nt]", "cpu", "2.13.0+cpu").reason == "a 2.13 regression"
+    assert versions.lookup("tiny/mm[fp16-nt]", "cpu", "2.14.0.dev20261201").reason == (
+        "a 2.13 regression"  # nightlies count as the version they lead to
+    )
+    entry = versions.lookup("tiny/mm[fp32-nn]")  # outside a run every entry holds
+    assert entry.text() == "dynamo skips it [expectations/b.yaml:4; on sm90; torch <2.13]"
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
+        (
+            "- {match: {op: mm}, torch: 2.11, reason: r}\n",
+            "expectations/b.yaml:3: torch: 2.11 is not a version specifier",
+        ),
+        ("- {match: {op: mm}, torch: '>>2', reason: r}\n", "'>>2' is not a version specifier"),
         (
             "- {match: {op: mm}, hardware: h100, reason: r}\n",
             "expectations/b.yaml:3: hardware: 'h100' is not a class of hardware, or a list of "
@@ -224,7 +251,8 @@ def test_an_entry_for_other_hardware_leaves_the_item_to_its_verdict(suite):
     (suite.path / "mine.yaml").write_text(
         "backend: bias-broadcast-dropped\nexpectations:\n"
         f"  - {{match: {{op: addmm}}, hardware: {elsewhere}, reason: seen on {elsewhere}}}\n"
-        f"  - {{match: 'tiny/addmm[bias_N]', hardware: [{here}], reason: drops broadcasts}}\n"
+        "  - {match: {op: addmm}, torch: '<1.0', reason: seen under an old torch}\n"
+        f"  - {{match: 'tiny/addmm[bias_N]', hardware: [{here}], torch: '>=2.0', reason: drops}}\n"
     )
     result = suite.runpytest(
         "suites", "--backend", PLANTED, "--no-isolate", "--expectations", "mine.yaml"
@@ -232,7 +260,7 @@ def test_an_entry_for_other_hardware_leaves_the_item_to_its_verdict(suite):
     assert result.ret == pytest.ExitCode.OK
     found = records(suite)
     dropped = found[("tiny/addmm[bias_N]", "bias-broadcast-dropped")]
-    assert dropped["outcome"] == "xfailed" and f"on {here}]" in dropped["details"]
+    assert dropped["outcome"] == "xfailed" and f"on {here}; torch >=2.0]" in dropped["details"]
     assert found[("tiny/addmm[bias_MN]", "bias-broadcast-dropped")]["outcome"] == "passed"
 
 

@@ -104,9 +104,11 @@ class ScenarioItem(pytest.Item):
         for marker in implied_markers(instance):
             self.add_marker(marker)
         state = self.config.stash[STATE]
-        hardware = state.hardware_of(instance)
+        hardware, torch_version = state.hardware_of(instance), state.capability.torch_version
         self.expected: Expectation | None = (
-            state.tables[label].lookup(instance.id, hardware) if label in state.tables else None
+            state.tables[label].lookup(instance.id, hardware, torch_version)
+            if label in state.tables
+            else None
         )
         expected = self.expected
         if expected is not None and expected.status == "skip":
@@ -117,7 +119,7 @@ class ScenarioItem(pytest.Item):
                     reason=expected.text(), strict=expected.strict, raises=ConformanceFailure
                 )
             )
-        known = state.eager_fails(instance.id, label, hardware)
+        known = state.eager_fails(instance.id, label, hardware, torch_version)
         self.eager_note = (  # said beside this backend's failure
             None
             if known is None

@@ -236,14 +236,18 @@ class RunState:
             self.eager_table = expectations.load(directory, EAGER, instances, root=self.root)
 
     def eager_fails(
-        self, instance_id: str, label: str, hardware: str | None = None
+        self,
+        instance_id: str,
+        label: str,
+        hardware: str | None = None,
+        torch_version: str | None = None,
     ) -> expectations.Expectation | None:
-        """Eager's expected failure of this item on this class of hardware, for another
-        backend's failure note (a backend that leaves the op to aten inherits it); None for
-        eager itself."""
+        """Eager's expected failure of this item on this class of hardware and torch version,
+        for another backend's failure note (a backend that leaves the op to aten inherits it);
+        None for eager itself."""
         if label == EAGER or self.eager_table is None:
             return None
-        entry = self.eager_table.lookup(instance_id, hardware)
+        entry = self.eager_table.lookup(instance_id, hardware, torch_version)
         return entry if entry is not None and entry.status == "xfail" else None
 
     def hardware_of(self, instance: ScenarioInstance) -> str:
