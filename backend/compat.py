@@ -384,22 +384,8 @@ def c_launch(run: Any) -> tuple[CLaunch, int] | None:
     if form == "3.6":
 
         def launch(g0, g1, g2, stream, function, packed, scratch, args):  # type: ignore[no-untyped-def]
-            raw(
-                g0,
-                g1,
-                g2,
-                stream,
-                function,
-                coop,
-                pdl,
-                scratch,
-                None,
-                packed,
-                None,
-                None,
-                None,
-                *args,
-            )
+            raw(g0, g1, g2, stream, function, coop, pdl, scratch, None, packed, None, None, None,
+                *args)  # fmt: skip
 
     else:
         annotations, signature = run.arg_annotations, run.kernel_signature

@@ -465,19 +465,19 @@ def direct_launch(
     def launch(args: Sequence[Any]) -> None:
         stream = stream_of(device)
         enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
-        if _hooked(enter) or _hooked(leave):  # a profiler listens: give it what the JIT gives
-            if allocates:
-                compat.set_tma_allocator()
-            metadata = compiled.launch_metadata(grid, stream, *args)
-            run(g0, g1, g2, stream, function, packed, metadata, enter, leave, *args)
-        elif c_run is not None:
+        hooked = _hooked(enter) or _hooked(leave)  # a profiler listens: give it what the JIT gives
+        if c_run is not None and not hooked:
             scratch = (
                 compat.launch_scratch(scratch_bytes, device, stream) if scratch_bytes else None
             )
             c_run(g0, g1, g2, stream, function, packed, scratch, args)
+            return
+        if allocates:
+            compat.set_tma_allocator()
+        if hooked:
+            metadata = compiled.launch_metadata(grid, stream, *args)
+            run(g0, g1, g2, stream, function, packed, metadata, enter, leave, *args)
         else:  # Triton's JIT would build launch metadata and call two empty hook chains
-            if allocates:
-                compat.set_tma_allocator()
             run(g0, g1, g2, stream, function, packed, None, None, None, *args)
 
     return launch

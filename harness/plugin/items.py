@@ -263,15 +263,13 @@ class ScenarioItem(pytest.Item):
                     xpass = "strict" if self.expected.strict else "non-strict"
                     return Decision("xpassed", run=outcome, reason=reason, xpass=xpass)
                 return Decision("passed", run=outcome)
+            inherited = self.eager_note is not None
             if xfail:  # the record says which entry expected it, as an xpass's reason does
                 assert self.expected is not None
                 notes = (f"Expected to fail: {self.expected.text()}", self.eager_note)
                 note = "\n\n".join(n for n in notes if n)
-                inherited = self.eager_note is not None
                 return Decision("xfailed", run=outcome, note=note, eager_fails=inherited)
-            return Decision(
-                "failed", run=outcome, note=self.eager_note, eager_fails=self.eager_note is not None
-            )
+            return Decision("failed", run=outcome, note=self.eager_note, eager_fails=inherited)
         if report.failed:  # teardown
             return _harness_decision("tearing the item down", call)
         return None

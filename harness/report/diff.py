@@ -414,31 +414,22 @@ def _table(changes: list[Change], by_device: bool, width: int, why: str) -> list
 
 
 def _closest_table(result: Diff) -> list[str]:
-    headers = ["id", "backend", *(["device"] if result.by_device else []), "old", "new", "bar"]
+    headers = [*_key_headers(result.by_device), "old", "new", "bar"]
     rows = [
         [
-            c.id,
-            c.backend,
-            *([c.device or ""] if result.by_device else []),
+            *_key_cells(c, result.by_device),
             f"{c.old:.2f}",
             f"{c.new:.2f}",
             "?" if c.max_ratio is None else f"{c.max_ratio:.2f}",
         ]
         for c in result.closest
     ]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     title = (
         f"CLOSEST PASSES (of the {result.judged} judged items that passed in both runs, the "
         f"{len(rows)} nearest their bar with an error above eager's own: err_ratio in each run, "
         "and the bar)"
     )
-    return [
-        title,
-        *(
-            "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
-            for row in [headers, *rows]
-        ),
-    ]
+    return [title, *(f"  {line}".rstrip() for line in _aligned([headers, *rows]))]
 
 
 def _perf_tables(result: Diff) -> list[str]:
@@ -451,24 +442,26 @@ def _perf_tables(result: Diff) -> list[str]:
         lines += ["", f"{title} ({len(changes)}, {result.metric})"]
         if not changes:
             continue
-        headers = ["id", "backend", *(["device"] if result.by_device else []), "old", "new"]
-        rows = [
-            [
-                c.id,
-                c.backend,
-                *([c.device or ""] if result.by_device else []),
-                f"{c.old:.4g}",
-                f"{c.new:.4g}",
-            ]
-            for c in changes
-        ]
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-        tail = f"change (noise: k x combined standard error, {unit})"
-        lines.append(
-            "  " + "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + f"  {tail}"
-        )
-        for c, row in zip(changes, rows, strict=True):
-            cells = "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True))
+        headers = [*_key_headers(result.by_device), "old", "new"]
+        rows = [[*_key_cells(c, result.by_device), f"{c.old:.4g}", f"{c.new:.4g}"] for c in changes]
+        header, *cells = _aligned([headers, *rows])
+        lines.append(f"  {header}  change (noise: k x combined standard error, {unit})")
+        for c, row in zip(changes, cells, strict=True):
             noise = f"±{c.noise:.3g}" if c.noise else "no spread recorded"
-            lines.append(f"  {cells}  {c.change:+.1%} ({noise})")
+            lines.append(f"  {row}  {c.change:+.1%} ({noise})")
     return lines
+
+
+def _key_headers(by_device: bool) -> list[str]:
+    return ["id", "backend", *(["device"] if by_device else [])]
+
+
+def _key_cells(entry: Closest | perf.PerfChange, by_device: bool) -> list[str]:
+    """An item's id, backend and (matched by device) device, as a table's first cells."""
+    return [entry.id, entry.backend, *([entry.device or ""] if by_device else [])]
+
+
+def _aligned(rows: list[list[str]]) -> list[str]:
+    """Each row's cells, each padded to its column's widest, two spaces apart."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
