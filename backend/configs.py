@@ -136,47 +136,30 @@ INTERPRETER_MAX_BLOCK_K = 512
 # warpgroups, hopper.py; `launcher.hopper_plan` says which), by dtype class. num_stages is the
 # most slots its shared-memory ring gets (`hopper_stages` fits them beside the output buffers);
 # num_warps the default partition's (one consumer warpgroup). Measured on H100s (BENCHMARKS.md):
-# - fp8 128x256x128, 4 stages (session 13): 1.00-1.22x cuBLAS on the anchor and Llama-3 prefill
-#   shapes in do_bench, 4-7% faster than 128x128x128 and bitwise equal to it. Its promotion runs
-#   in two 128-column halves: three 64x128 fp32 register tiles per consumer, where a 128x256
-#   product beside a 128x256 accumulator would not fit. 3 stages (what fits beside a 4-byte
-#   output) measured 0.99-1.16x. `hopper_fp8_tile` keeps 128x128x128 (HOPPER_FP8_NARROW) where
-#   the wide tiles' last wave would leave too many SMs idle (3072^3: 0.83x wide, 0.90x narrow).
+# - fp8 128x128x128, 6 stages (session 22): each K tile's product is added while the next one's
+#   wgmmas run. 1.00-1.13x cuBLAS on the anchor and the eight Llama-3 prefill shapes in
+#   do_bench, where session 13's 128x256 tiles, which add each product with the tensor cores
+#   idle for that consumer, gave 0.94-1.15x (0.91-0.95x on 70B qkv and o on some H100s); 5
+#   stages 1.00-1.16x, 4 stages 0.99-1.18x; all bitwise equal. 6 stages fit beside a 2-byte
+#   output, 5 beside a 4-byte one. 128x256 tiles cannot overlap so: their accumulator and two
+#   64x128 products in flight would need 256 registers a thread, of the consumers' 232.
 # - bf16 128x256x64, 3 stages (4 do not fit 227 KB): 0.98-1.05x as benchmark items (session 12),
 #   where 128x128x64 with 4 or 6 stages swept 0.69-0.94x. Chaining and storing each 128 columns
 #   apart, which leaves room for a fourth stage, was bitwise equal but slower on every anchor and
 #   projection: 3 stages 1-4%, 4 stages 2-7% (session 14, BENCHMARKS.md).
 HOPPER = {
-    "fp8": TileConfig(128, 256, 128, num_warps=4, num_stages=4, group_m=8),
+    "fp8": TileConfig(128, 128, 128, num_warps=4, num_stages=6, group_m=8),
     "16bit": TileConfig(128, 256, 64, num_warps=4, num_stages=3, group_m=8),
 }
-HOPPER_FP8_NARROW = TileConfig(128, 128, 128, num_warps=4, num_stages=4, group_m=8)
-# how much faster a full wave of HOPPER["fp8"] tiles does its work than narrow tiles (session 13:
-# 3-7% at K >= 4096, 7% at 4096x4096x1024, 21% at 8300x4112x1008)
-HOPPER_FP8_WIDE_SPEEDUP = 1.06
 SM90_SHARED_BYTES = 232_448  # the most shared memory one block may use on sm90 (227 KB)
 SHARED_SLACK_BYTES = 1024  # mbarriers and what Triton itself allocates (measured: 232 bytes)
 
 
-def hopper_fp8_tile(tiles: Callable[[TileConfig], int], num_sms: int) -> TileConfig:
-    """HOPPER["fp8"], unless its waves of tiles (one tile per SM at a time), each doing more work
-    a little faster, take longer than HOPPER_FP8_NARROW's: e.g. 3072^3 has 288 wide tiles, three
-    waves on 132 SMs with the last 18% full, against 576 narrow ones in five waves. `tiles`: the
-    problem's output tiles in a config (`launcher.output_tiles`)."""
-    wide, narrow = HOPPER["fp8"], HOPPER_FP8_NARROW
-
-    def waves(config: TileConfig) -> int:
-        return -(-tiles(config) // num_sms)
-
-    work = wide.block_m * wide.block_n / (narrow.block_m * narrow.block_n)
-    return wide if waves(wide) * work / HOPPER_FP8_WIDE_SPEEDUP <= waves(narrow) else narrow
-
-
-def hopper_stages(config: TileConfig, itemsize: int, out_itemsize: int, sub_n: int) -> TileConfig:
+def hopper_stages(config: TileConfig, itemsize: int, out_itemsize: int) -> TileConfig:
     """`config` with as many of its stages as fit sm90's shared memory beside the two consumers'
-    output buffers (64 x `sub_n` elements of `out_itemsize` bytes each)."""
+    output buffers (64 x block_n elements of `out_itemsize` bytes each)."""
     stage_bytes = (config.block_m + config.block_n) * config.block_k * itemsize
-    free = SM90_SHARED_BYTES - SHARED_SLACK_BYTES - 2 * 64 * sub_n * out_itemsize
+    free = SM90_SHARED_BYTES - SHARED_SLACK_BYTES - 2 * 64 * config.block_n * out_itemsize
     return replace(config, num_stages=min(config.num_stages, free // stage_bytes))
 
 

@@ -14,13 +14,14 @@ The structure, per program (one per SM, walking output tiles of 128 x BLOCK_N in
   into a ring of STAGES shared-memory slots through TMA. Slot s has a `ready` barrier (the TMA
   bytes landed) and an `empty` barrier (both consumers are done with it);
 - consumer h (a warpgroup: h = 0 is the default partition, h = 1 a worker) multiplies rows
-  64h..64h+63 of the tile. With PROMOTE (fp8 without fast accumulation) each K tile's wgmma
-  instructions for each SUB_N columns chain into a fresh accumulator, which is then added into
-  those columns' fp32 one: the class of error cuBLAS has, and the same products and additions,
-  in the same order, as the Triton kernel's "mma" variant (bitwise equal on an H100, with
-  BLOCK_N 128 or 256). Without it (16-bit types) the K tiles chain into one accumulator, one
-  wgmma group kept in flight while the previous tile's slot is freed;
-- the epilogue scales (fp8: tensorwise or rowwise), converts and stores each SUB_N columns
+  64h..64h+63 of the tile. With PROMOTE (fp8 without fast accumulation, 128-column tiles) each
+  K tile's wgmma instructions chain into a fresh product, which is then added into the fp32
+  accumulator: the class of error cuBLAS has, and the same products and additions, in the same
+  order, as the Triton kernel's "mma" variant (bitwise equal on an H100). K tile i+1's product
+  is in flight while tile i's is added, in a second set of registers (`_promoted_k_loop` says
+  why the two sets alternate). Without it (16-bit types) the K tiles chain into one
+  accumulator, one wgmma group kept in flight while the previous tile's slot is freed;
+- the epilogue scales (fp8: tensorwise or rowwise), converts and stores the consumer's rows
   through shared memory with a TMA store, which overlaps what follows.
 
 Operands: A (M, K) K-contiguous; B K-contiguous as (N, K) (`B_KN` False, the only layout fp8
@@ -104,7 +105,6 @@ def _consumer(
     shared,
     HALF: gl.constexpr,
     BLOCK_N: gl.constexpr,
-    SUB_N: gl.constexpr,
     STAGES: gl.constexpr,
     GROUP_M: gl.constexpr,
     NUM_PROGRAMS: gl.constexpr,
@@ -118,7 +118,7 @@ def _consumer(
     half: gl.constexpr = c_desc.block_type.shape[0]
     k_step: gl.constexpr = 256 // a_bufs.dtype.primitive_bitwidth  # a wgmma's K
     layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, SUB_N, k_step]
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, k_step]
     )
     epilogue = (c_desc, c_bufs.index(HALF), a_scale_ptr, b_scale_ptr, M, N, stride_sam, stride_sbn)
     step = 0
@@ -127,18 +127,25 @@ def _consumer(
         off_m = pid_m * 2 * half + HALF * half
         off_n = pid_n * BLOCK_N
         if PROMOTE:
-            acc, acc_right, step = _promoted_k_loop(
-                a_bufs, b_bufs, ready, empty, step, k_tiles, HALF, SUB_N, STAGES, layout
+            acc, step = _promoted_k_loop(
+                a_bufs, b_bufs, ready, empty, step, k_tiles, HALF, BLOCK_N, STAGES, layout
             )
-            _store(acc, off_m, off_n, epilogue, SCALING, layout)
-            if BLOCK_N > SUB_N:
-                _store(acc_right, off_m, off_n + SUB_N, epilogue, SCALING, layout)
         else:
             acc, step = _chained_k_loop(
-                a_bufs, b_bufs, ready, empty, step, k_tiles, HALF, SUB_N, STAGES, B_KN, layout
+                a_bufs, b_bufs, ready, empty, step, k_tiles, HALF, BLOCK_N, STAGES, B_KN, layout
             )
-            _store(acc, off_m, off_n, epilogue, SCALING, layout)
+        _store(acc, off_m, off_n, epilogue, SCALING, layout)
     tma.store_wait(0)
+
+
+@gluon.jit
+def _issue_product(a_bufs, b_bufs, ready, step, HALF: gl.constexpr, STAGES: gl.constexpr, like):
+    """K tile `step`'s product for consumer HALF, issued once its slot's bytes have landed and
+    left in flight; `like` gives only the result's type and registers (use_acc=False)."""
+    s = step % STAGES
+    mbarrier.wait(ready.index(s), (step // STAGES) & 1)
+    b = b_bufs.index(s).permute((1, 0))  # B read as (N, K): K-major, as fp8 wants
+    return warpgroup_mma(a_bufs.index(2 * s + HALF), b, like, use_acc=False, is_async=True)
 
 
 @gluon.jit
@@ -150,36 +157,50 @@ def _promoted_k_loop(
     step,
     k_tiles,
     HALF: gl.constexpr,
-    SUB_N: gl.constexpr,
+    BLOCK_N: gl.constexpr,
     STAGES: gl.constexpr,
     layout: gl.constexpr,
 ):
-    """fp8 without fast accumulation, one tile's K loop: per K tile and per SUB_N columns of B's
-    tile (all of them, or each half), the wgmma instructions chain into a fresh accumulator
-    (use_acc=False: the given one only gives the result's type), complete when the call
-    returns, and that product is added into the columns' fp32 accumulator. Halves keep two
-    accumulators and one product (192 registers) where a 256-column product beside a
-    256-column accumulator would not fit. `acc_right` stays zero for a tile of SUB_N columns."""
-    halves: gl.constexpr = b_bufs.shape[1] // SUB_N  # B read as (N, K): K-major, as fp8 wants
-    gl.static_assert(halves * SUB_N == b_bufs.shape[1] and halves <= 2)
-    acc = gl.zeros([HALF_M, SUB_N], gl.float32, layout)
-    acc_right = gl.zeros([HALF_M, SUB_N], gl.float32, layout)
-    for _ in range(k_tiles):
-        s = step % STAGES
-        mbarrier.wait(ready.index(s), (step // STAGES) & 1)
-        a = a_bufs.index(2 * s + HALF)
-        b = b_bufs.index(s)
-        part = warpgroup_mma(a, b.slice(0, SUB_N).permute((1, 0)), acc, use_acc=False)
-        if halves == 2:
-            acc = acc + part
-            part = warpgroup_mma(a, b.slice(SUB_N, SUB_N).permute((1, 0)), acc_right, use_acc=False)
-            mbarrier.arrive(empty.index(s), count=1)  # both products are complete: slot free
-            acc_right = acc_right + part
-        else:
-            mbarrier.arrive(empty.index(s), count=1)  # the product is complete: slot free
-            acc = acc + part
+    """fp8 without fast accumulation, one tile's K loop: each K tile's wgmma instructions chain
+    into a fresh product, which is added into the fp32 accumulator once complete; K tile i+1's
+    product is issued before tile i's is added, so the addition runs while the tensor cores
+    work (without that, each consumer's tensor work stopped for every addition: 0.91-0.95x
+    cuBLAS on some H100s, BENCHMARKS.md "Session 16"; with it 1.00-1.13x, "Session 22").
+    The two products live in two register sets used alternately, two K tiles a loop step: an
+    instruction that reads or copies the registers of a wgmma in flight (as `part = ahead`
+    across one set would) makes ptxas serialize every wgmma (warning C7514, 21-27% slower).
+    A slot is freed once its product is complete. Registers: the accumulator and two products,
+    64x128 fp32 each."""
+    acc = gl.zeros([HALF_M, BLOCK_N], gl.float32, layout)
+    odd = gl.zeros([HALF_M, BLOCK_N], gl.float32, layout)
+    even = _issue_product(a_bufs, b_bufs, ready, step, HALF, STAGES, acc)
+    for _ in range((k_tiles - 1) // 2):
+        odd = _issue_product(a_bufs, b_bufs, ready, step + 1, HALF, STAGES, odd)
+        even = warpgroup_mma_wait(num_outstanding=1, deps=(even,))
+        mbarrier.arrive(empty.index(step % STAGES), count=1)
+        acc = acc + even
+        even = _issue_product(a_bufs, b_bufs, ready, step + 2, HALF, STAGES, even)
+        odd = warpgroup_mma_wait(num_outstanding=1, deps=(odd,))
+        mbarrier.arrive(empty.index((step + 1) % STAGES), count=1)
+        acc = acc + odd
+        step += 2
+    # `even` holds the last K tile's product (k_tiles odd) or the one before it (even): new
+    # names below, since a branch may not change a loop-carried product's type
+    if k_tiles % 2 == 0:
+        last = _issue_product(a_bufs, b_bufs, ready, step + 1, HALF, STAGES, odd)
+        done = warpgroup_mma_wait(num_outstanding=1, deps=(even,))
+        mbarrier.arrive(empty.index(step % STAGES), count=1)
+        acc = acc + done
+        done_last = warpgroup_mma_wait(num_outstanding=0, deps=(last,))
+        mbarrier.arrive(empty.index((step + 1) % STAGES), count=1)
+        acc = acc + done_last
+        step += 2
+    else:
+        done = warpgroup_mma_wait(num_outstanding=0, deps=(even,))
+        mbarrier.arrive(empty.index(step % STAGES), count=1)
+        acc = acc + done
         step += 1
-    return acc, acc_right, step
+    return acc, step
 
 
 @gluon.jit
@@ -191,14 +212,14 @@ def _chained_k_loop(
     step,
     k_tiles,
     HALF: gl.constexpr,
-    SUB_N: gl.constexpr,
+    BLOCK_N: gl.constexpr,
     STAGES: gl.constexpr,
     B_KN: gl.constexpr,
     layout: gl.constexpr,
 ):
     """16-bit types, one tile's K loop: every K tile chains into one accumulator; waiting down
     to one wgmma group in flight finishes the previous K tile's, whose slot is then free."""
-    acc = gl.zeros([HALF_M, SUB_N], gl.float32, layout)
+    acc = gl.zeros([HALF_M, BLOCK_N], gl.float32, layout)
     prev = 0
     for kt in range(k_tiles):
         s = step % STAGES
@@ -256,7 +277,6 @@ def hopper_gemm_kernel(
     stride_sam,
     stride_sbn,
     BLOCK_N: gl.constexpr,
-    SUB_N: gl.constexpr,
     BLOCK_K: gl.constexpr,
     STAGES: gl.constexpr,
     GROUP_M: gl.constexpr,
@@ -272,7 +292,7 @@ def hopper_gemm_kernel(
     b_ty: gl.constexpr = b_ptr.dtype.element_ty
     c_ty: gl.constexpr = c_ptr.dtype.element_ty
     a_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([half, BLOCK_K], a_ty)
-    c_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([half, SUB_N], c_ty)
+    c_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([half, BLOCK_N], c_ty)
     a_desc = tma.make_tensor_descriptor(
         a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[half, BLOCK_K], layout=a_layout
     )
@@ -288,10 +308,10 @@ def hopper_gemm_kernel(
     )
     b_bufs = gl.allocate_shared_memory(b_ty, [STAGES, b_block[0], b_block[1]], b_layout)
     c_desc = tma.make_tensor_descriptor(
-        c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[half, SUB_N], layout=c_layout
+        c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[half, BLOCK_N], layout=c_layout
     )
     a_bufs = gl.allocate_shared_memory(a_ty, [2 * STAGES, half, BLOCK_K], a_layout)
-    c_bufs = gl.allocate_shared_memory(c_ty, [2, half, SUB_N], c_layout)
+    c_bufs = gl.allocate_shared_memory(c_ty, [2, half, BLOCK_N], c_layout)
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for s in gl.static_range(STAGES):
@@ -314,7 +334,6 @@ def hopper_gemm_kernel(
                     shared,
                     LOW,
                     BLOCK_N,
-                    SUB_N,
                     STAGES,
                     GROUP_M,
                     NUM_PROGRAMS,
@@ -329,7 +348,6 @@ def hopper_gemm_kernel(
                     shared,
                     HIGH,
                     BLOCK_N,
-                    SUB_N,
                     STAGES,
                     GROUP_M,
                     NUM_PROGRAMS,

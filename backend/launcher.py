@@ -259,9 +259,8 @@ def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> La
     "large" problem with tiles for at least half the SMs (with fewer, one program per SM leaves
     most of the GPU idle: a 512x4096x4096 bf16 linear measured 0.61x cuBLAS here against the
     Triton kernel's 0.80x); and the options that pick Triton-kernel variants at their defaults.
-    fp8 tiles are 128x256 or 128x128 (`configs.hopper_fp8_tile`); the ring has as many stages
-    as fit beside the output's buffers (`configs.hopper_stages`: fp8 with a 4-byte output gets
-    3 of 4)."""
+    The ring has as many of the tile's stages as fit beside the output's buffers
+    (`configs.hopper_stages`: fp8 with a 4-byte output gets 5 of 6)."""
     defaults = BackendOptions()
     fp8 = problem.dtype in FP8_TORCH
     paths = descriptor_paths(problem, target)
@@ -280,20 +279,14 @@ def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> La
         or configs.size_class(problem.batch, problem.m, problem.n) not in ("medium", "large")
     ):
         return None
-    if fp8:
-        config = configs.hopper_fp8_tile(lambda c: output_tiles(problem, c), target.num_sms)
-    else:
-        config = configs.HOPPER["16bit"]
+    config = configs.HOPPER["fp8" if fp8 else "16bit"]
     tiles = output_tiles(problem, config)
     if 2 * tiles < target.num_sms:
         return None
-    # fp8's promotion keeps an accumulator per 128 columns: two for a 256-wide tile (hopper.py)
-    sub_n = min(config.block_n, configs.HOPPER_FP8_NARROW.block_n) if fp8 else config.block_n
     out_itemsize = 4 if problem.out_dtype is None else problem.out_dtype.itemsize  # what fits
-    config = configs.hopper_stages(config, problem.dtype.itemsize, out_itemsize, sub_n)
+    config = configs.hopper_stages(config, problem.dtype.itemsize, out_itemsize)
     flags = {
         "BLOCK_N": config.block_n,
-        "SUB_N": sub_n,
         "BLOCK_K": config.block_k,
         "STAGES": config.num_stages,
         "GROUP_M": config.group_m,

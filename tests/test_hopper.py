@@ -7,6 +7,7 @@ get it (the plan) and the sm90 code it compiles to; its numerics run on a GPU (B
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 import torch
@@ -72,31 +73,25 @@ def test_large_sm90_gemms_run_the_warp_specialized_kernel():
     assert bf16_mm.flags()["SCALING"] == "none" and bf16_mm.config.block_n == 256
 
 
-def test_fp8_tiles_are_128x256_unless_their_last_wave_idles_and_stages_fit_shared_memory():
+def test_fp8_tiles_are_128x128_with_as_many_stages_as_fit_shared_memory():
     def plan(**changes):
         return plan_launch(problem(**changes), H100, BackendOptions())
 
     def tile(**changes):
         flags = plan(**changes).flags()
-        return flags["BLOCK_N"], flags["SUB_N"], flags["STAGES"]
+        return flags["BLOCK_N"], flags["STAGES"]
 
-    # two promoted 128-column halves per 128x256 tile; 4 stages beside a 2-byte output
-    assert tile(out_dtype=torch.bfloat16) == (256, 128, 4)
-    assert tile(m=8192, n=4096, out_dtype=torch.float16) == (256, 128, 4)
-    assert tile(out_dtype=torch.float32) == (256, 128, 3)  # a 4-byte output's buffers: 3 fit
-    assert tile() == (256, 128, 3)  # no output type known: what fits with 4 bytes
-    # 3072^3: 288 wide tiles are three waves on 132 SMs, the last 18% full; 576 narrow ones, five
-    assert tile(m=3072, n=3072, out_dtype=torch.bfloat16) == (128, 128, 4)
-    assert tile(m=512, n=4096, out_dtype=torch.bfloat16) == (128, 128, 4)  # 64 wide tiles
-    assert tile(m=2048, n=2048, out_dtype=torch.bfloat16) == (256, 128, 4)  # 128: one wave
+    assert tile(out_dtype=torch.bfloat16) == (128, 6)  # 6 stages beside a 2-byte output
+    assert tile(m=3072, n=3072, out_dtype=torch.float16) == (128, 6)
+    assert tile(out_dtype=torch.float32) == (128, 5)  # a 4-byte output's buffers: 5 fit
+    assert tile() == (128, 5)  # no output type known: what fits with 4 bytes
     assert plan(m=512, n=4096).grid == (128,)  # one program per tile under a wave
     bf16 = plan_launch(problem(torch.bfloat16, out_dtype=torch.bfloat16), H100, BackendOptions())
-    assert (bf16.flags()["BLOCK_N"], bf16.flags()["SUB_N"], bf16.flags()["STAGES"]) == (256, 256, 3)
+    assert (bf16.flags()["BLOCK_N"], bf16.flags()["STAGES"]) == (256, 3)
     for p in (problem(out_dtype=torch.float32), problem(torch.bfloat16)):
-        fitted = plan_launch(p, H100, BackendOptions())
-        config, flags = fitted.config, fitted.flags()
+        config = plan_launch(p, H100, BackendOptions()).config
         ring = config.num_stages * (128 + config.block_n) * config.block_k * p.dtype.itemsize
-        out_buffers = 2 * 64 * flags["SUB_N"] * 4
+        out_buffers = 2 * 64 * config.block_n * 4
         assert ring + out_buffers <= configs.SM90_SHARED_BYTES - configs.SHARED_SLACK_BYTES
 
 
@@ -127,52 +122,80 @@ def test_other_problems_targets_and_options_keep_the_triton_kernels():
     assert kernel(options=resolve("reference:cudagraphs").options) == "hopper_gemm_kernel"
 
 
-@pytest.mark.parametrize("case", ["fp8-rowwise", "fp8-narrow", "bf16-mm"])
-def test_it_cross_compiles_for_sm90_with_a_loader_and_two_consumers(case):
+CROSS_CASES = {
+    "fp8-rowwise": problem(out_dtype=torch.bfloat16),
+    "fp8-tensorwise": problem(scaling="tensorwise", m=3072, n=3072, k=3072),  # fp32 out
+    "bf16-mm": problem(torch.bfloat16, b=ROW),
+}
+
+
+def sm90_code(case: str) -> dict[str, str]:
+    """The hopper kernel's sm90 TTGIR and PTX for CROSS_CASES[case], as a launch would compile."""
     fp8 = case.startswith("fp8")
-    p = {
-        "fp8-rowwise": problem(out_dtype=torch.bfloat16),  # 128x256 tiles: two halves
-        "fp8-narrow": problem(m=3072, n=3072, k=3072, out_dtype=torch.bfloat16),  # 128x128
-        "bf16-mm": problem(torch.bfloat16, b=ROW),
-    }[case]
+    p = CROSS_CASES[case]
     plan = plan_launch(p, H100, BackendOptions())
     element = torch.float8_e4m3fn if fp8 else torch.bfloat16
     scale = torch.empty(16) if fp8 else None
     args = {
         "a_ptr": torch.empty(16, dtype=element),
         "b_ptr": torch.empty(16, dtype=element),
-        "c_ptr": torch.empty(16, dtype=torch.bfloat16),
+        "c_ptr": torch.empty(16, dtype=p.out_dtype or torch.float32),
         "a_scale_ptr": scale,
         "b_scale_ptr": scale,
-        "M": 8192,
-        "N": 8192,
-        "K": 8192,
-        "stride_am": 8192,
-        "stride_bk": 1 if fp8 else 8192,
-        "stride_bn": 8192 if fp8 else 1,
-        "stride_cm": 8192,
+        "M": p.m,
+        "N": p.n,
+        "K": p.k,
+        "stride_am": p.k,
+        "stride_bk": 1 if fp8 else p.n,
+        "stride_bn": p.k if fp8 else 1,
+        "stride_cm": p.n,
         "stride_sam": 1,
         "stride_sbn": 1,
     }
     params = tuple(specialize(name, value) for name, value in args.items())
     request = LaunchRecord("gemm", p, params, plan).request(plan)
-    asm = compiler.CROSS_COMPILER.compile(request, 90)
+    return compiler.CROSS_COMPILER.compile(request, 90)
+
+
+@pytest.mark.parametrize("case", list(CROSS_CASES))
+def test_it_cross_compiles_for_sm90_with_a_loader_and_two_consumers(case):
+    asm = sm90_code(case)
     ttgir, ptx = asm["ttgir"], asm["ptx"]
     assert "ttg.warp_specialize" in ttgir  # the loader and consumer partitions
     assert ttgir.count("ttng.async_tma_copy_global_to_local") == 3  # A's two halves, B
     assert "setmaxnreg" in ptx and "wgmma.mma_async" in ptx and "mbarrier" in ptx
+    assert ttgir.count("ttng.async_tma_copy_local_to_global") == 2  # a store per consumer
     dots = re.findall(r"ttng\.warp_group_dot .*", ttgir)
     waits = re.findall(r"ttng\.warp_group_dot_wait .*", ttgir)
     assert dots and all("maxNumImpreciseAcc = 128" not in d for d in dots)
-    halves = plan.flags()["BLOCK_N"] // plan.flags()["SUB_N"]
-    assert ttgir.count("ttng.async_tma_copy_local_to_global") == 2 * halves  # per consumer
-    if fp8:  # each K tile's product completes, then is promoted by an fp32 addition
-        assert halves == (2 if case == "fp8-rowwise" else 1)
-        assert len(dots) == 2 * halves  # a 64x128 product per half, in each consumer
-        assert all("pendings = 0" in w for w in waits)
-        assert len(re.findall(r"arith\.addf .*tensor<64x128xf32", ttgir)) == 2 * halves
-    else:  # one chain per tile, one K tile's wgmma kept in flight
-        assert any("pendings = 1" in w for w in waits)
+    # a K tile's wgmma group is left in flight while the previous one completes: pendings = 1
+    assert any("pendings = 1" in w for w in waits) and any("pendings = 0" in w for w in waits)
+    if case.startswith("fp8"):  # each product fresh (useC %false), then promoted by an fp32 add
+        assert all(re.match(r"ttng\.warp_group_dot (%\S+, ){3}%false(_\d+)? \{", d) for d in dots)
+        assert all("isAsync = true" in d and "tensor<64x128xf32" in d for d in dots)
+        assert re.search(r"arith\.addf .*tensor<64x128xf32", ttgir)
+    else:
+        assert all("tensor<64x256xf32" in d for d in dots)
+
+
+@pytest.mark.parametrize("case", ["fp8-rowwise", "fp8-tensorwise"])
+def test_the_fp8_wgmmas_are_not_serialized_by_ptxas(case, tmp_path):
+    """ptxas serializes every wgmma of a kernel (warning C7514) where an instruction reads the
+    registers of a wgmma in flight: the promoted K loop alternates two product register sets
+    so that none does (hopper.py's `_promoted_k_loop`; BENCHMARKS.md, "Session 22")."""
+    from triton import knobs
+
+    ptx = tmp_path / "hopper.ptx"
+    ptx.write_text(sm90_code(case)["ptx"])
+    log = subprocess.run(
+        [knobs.nvidia.ptxas.path, "-v", "--gpu-name=sm_90a", str(ptx), "-o", str(tmp_path / "c")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = log.stdout + log.stderr
+    assert "Compiling entry function 'hopper_gemm_kernel'" in report
+    assert "C7514" not in report, report
 
 
 def test_the_triton_artifact_shows_the_kernels_source_when_a_launch_used_it():
