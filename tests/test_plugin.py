@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 import torch
@@ -273,6 +274,34 @@ def test_xdist_and_serial_runs_agree(suite):
     a, b = records(suite, "serial.json"), records(suite, "parallel.json")
     assert outcomes(a) == outcomes(b) and len(outcomes(a)) == 8
     assert b["complete"] is True
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_junit_properties_are_each_items_verdict_record_as_json(suite, workers, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))  # planted_backends, in the subprocess
+    result = suite.runpytest_subprocess(
+        "suites",
+        "--backend",
+        "eager,planted_backends:bias_broadcast_dropped",
+        "--junitxml",
+        "junit.xml",
+        "-n",
+        workers,
+        "-p",
+        "no:randomly",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    written = {r["nodeid"]: r for r in records(suite)["records"]}
+    cases = ElementTree.parse(suite.path / "junit.xml").getroot().iter("testcase")
+    found = {}
+    for case in cases:
+        (prop,) = [p for p in case.iter("property") if p.get("name") == "gemmconf"]
+        record = json.loads(prop.get("value"))  # JSON, not Python's repr of a dict
+        found[record["nodeid"]] = record
+        assert case.get("name") == record["nodeid"].split("::")[1]
+    assert found == written and len(found) == 16
+    dropped = found["suites/tiny.yaml::addmm[bias_N@bias-broadcast-dropped]"]
+    assert dropped["outcome"] == "failed" and dropped["kind"] and dropped["reason"]
 
 
 def test_a_report_is_a_plugin_through_gemmconf_hooks(suite):

@@ -3,6 +3,7 @@ and the run-finished hook that reports (the conformance page) implement."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -67,21 +68,40 @@ def _run_by_gemmconf(config: pytest.Config) -> bool:
     return config.inipath is not None and config.inipath.resolve() == RUN_INI.resolve()
 
 
+class JsonRecord(dict):
+    """A record as a `gemmconf` user property. pytest's JUnit XML writes a property as
+    `str(value)`, which for a dict is Python's repr (single quotes, True, None); this one's is
+    the JSON a results.json record has, which a CI tool can parse."""
+
+    def __str__(self) -> str:
+        return json.dumps(self, sort_keys=True)
+
+
 class Recorder:
     """Controller-side plugin object: one results record per finished item (xdist included).
-    The record was built once, where the item ran (`build_record`); this writes it."""
+    The record was built once, where the item ran (`build_record`); this writes it, and puts it
+    on the item's teardown report, whose properties pytest's JUnit XML writes."""
 
     def __init__(self, state: RunState, writer: ResultsWriter):
         self.state = state
         self.writer = writer
+        self.finished: dict[str, dict[str, Any]] = {}  # node id -> its record, until teardown
 
+    @pytest.hookimpl(tryfirst=True)  # before junitxml reads the teardown report's properties
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = next((v for k, v in report.user_properties if k == "gemmconf"), None)
-        if record is None or "outcome" not in record:
+        if record is None:
             return
-        record = dict(record)
-        self.writer.add(record)
-        self.state.config.hook.pytest_gemmconf_record(record=record, config=self.state.config)
+        if "outcome" in record:
+            record = dict(record)
+            self.finished[report.nodeid] = record
+            self.writer.add(record)
+            self.state.config.hook.pytest_gemmconf_record(record=record, config=self.state.config)
+        elif report.when == "teardown":  # the item's identity only: the verdict replaces it
+            record = self.finished.pop(report.nodeid, record)
+        report.user_properties = [
+            (k, JsonRecord(record) if k == "gemmconf" else v) for k, v in report.user_properties
+        ]
 
 
 @dataclass(frozen=True)
