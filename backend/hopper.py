@@ -7,7 +7,7 @@ barrier each K step. On fp8 at 8192^3 that held `gemm_persistent_kernel` at 0.72
 Nsight Compute put 62% of its stall cycles at that barrier and its tensor pipe idled 40% of the
 time (BENCHMARKS.md, "Session 10"). cuBLAS runs a producer and consumer warpgroups instead, and
 so does this kernel (BENCHMARKS.md: as benchmark items bf16 0.98-1.05x cuBLAS, session 12; fp8
-1.00-1.22x in do_bench with 256-column tiles, session 13).
+without fast accumulation 1.00-1.24x, session 22).
 
 The structure, per program (one per SM, walking output tiles of 128 x BLOCK_N in GROUP_M order):
 - the loader partition (one warp) streams, for each K tile, A's two 64-row halves and B's tile
@@ -165,7 +165,7 @@ def _promoted_k_loop(
     into a fresh product, which is added into the fp32 accumulator once complete; K tile i+1's
     product is issued before tile i's is added, so the addition runs while the tensor cores
     work (without that, each consumer's tensor work stopped for every addition: 0.91-0.95x
-    cuBLAS on some H100s, BENCHMARKS.md "Session 16"; with it 1.00-1.13x, "Session 22").
+    cuBLAS on some H100s, BENCHMARKS.md "Session 16"; with it 1.00-1.24x, "Session 22").
     The two products live in two register sets used alternately, two K tiles a loop step: an
     instruction that reads or copies the registers of a wgmma in flight (as `part = ahead`
     across one set would) makes ptxas serialize every wgmma (warning C7514, 21-27% slower).
