@@ -74,6 +74,8 @@ def test_a_printed_node_id_pastes_back_and_last_failed_works(pytester, elsewhere
     first.assert_outcomes(passed=5, failed=1)
     # as the suite names it, not relative to the folder the run started in (../elsewhere/...)
     first.stdout.fnmatch_lines(["FAILED tiny.yaml::addmm[[]bias_N@bias-broadcast-dropped[]]*"])
+    first.stdout.fnmatch_lines(["tiny.yaml [.F]*"])  # the progress line's file name too
+    assert not [line for line in first.stdout.lines if line.startswith("../")]
     assert (pytester.path / "work" / ".pytest_cache").is_dir()  # --lf's memory: here
     again = run(pytester, "--suites", str(elsewhere), "--backend", backend, "--no-isolate", "--lf")
     again.assert_outcomes(failed=1)

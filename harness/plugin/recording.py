@@ -37,11 +37,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     state = config.stash[STATE]
     if _run_by_gemmconf(config):
-        # pytest prints node ids relative to the current folder: from a project folder,
-        # `FAILED ../../venv/lib/.../gemmconf/suites/dense/first.yaml::mm[...]`. As the suite
-        # names them (`dense/first.yaml::mm[...]`) they read better and paste back into
-        # `gemmconf run`, which finds suite files in the suite.
+        # pytest prints node ids and file names relative to the current folder: from a
+        # project folder, `FAILED ../../venv/lib/.../gemmconf/suites/dense/first.yaml::mm[...]`.
+        # As the suite names them (`dense/first.yaml::mm[...]`) they read better and paste back
+        # into `gemmconf run`, which finds suite files in the suite.
         config.cwd_relative_nodeid = lambda nodeid: nodeid  # type: ignore[method-assign]
+        # and the progress lines' file names likewise (`dense/first.yaml ....`)
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.startpath = config.rootpath
     if not hasattr(config, "workerinput") and not config.option.collectonly:
         state.writer = ResultsWriter(
             Path(options.get(config, "results")),
