@@ -252,7 +252,7 @@ def pytest_arguments(args: list[str], cwd: Path) -> list[str]:
     files = [
         None
         if index and args[index - 1] in (*_PATH_OPTIONS, *_VALUE_OPTIONS)
-        else _suite_file(arg, suites, cwd)
+        else _suite_file(arg, suites, cwd, bare=not (index and args[index - 1].startswith("-")))
         for index, arg in enumerate(args)
     ]
     command += [file or arg for file, arg in zip(files, args, strict=True)]
@@ -277,13 +277,16 @@ def _default_suites() -> Path:
     return bundled_suites()
 
 
-def _suite_file(arg: str, suites: Path, cwd: Path) -> str | None:
+def _suite_file(arg: str, suites: Path, cwd: Path, bare: bool = False) -> str | None:
     """`arg` as a path in the suite (with its `::` part) when it names one: a suite file or a
     folder of the suite, relative to the current folder or to the suite folder (as node ids
     and `gemmconf list` name them: `dense/first.yaml`, `epilogue`). Option values
     (`--expectations x.yaml`, `-m epilogue`) are not looked at (`pytest_arguments`). A
     path-like argument (a `/` in it, or a .yaml name) that is found neither here nor in the
-    suite is an error naming both places, where pytest would say "no tests ran"."""
+    suite is an error naming both places, where pytest would say "no tests ran"; so is a
+    `bare` word (one no option precedes, which could be that option's value) found in neither
+    place: with xdist, pytest said "no tests ran" and nothing else. A suite's id (`first`)
+    is not a path: the error names its file."""
     path, _, rest = arg.partition("::")
     if arg.startswith("-"):
         return None
@@ -298,11 +301,28 @@ def _suite_file(arg: str, suites: Path, cwd: Path) -> str | None:
             continue
         if (found.is_file() and found.suffix in (".yaml", ".yml")) or found.is_dir():
             return str(candidate) + (f"::{rest}" if rest else "")
-    if ("/" in path or path.endswith((".yaml", ".yml"))) and not (cwd / path).exists():
+    path_like = "/" in path or path.endswith((".yaml", ".yml"))
+    if (path_like or bare) and not (cwd / path).exists():
         raise FileNotFoundError(
             f"{path}: no such suite file or folder here ({cwd}) or in the suite ({suites})"
+            + _suite_id_hint(path, suites)
         )
     return None
+
+
+def _suite_id_hint(name: str, suites: Path) -> str:
+    """Where `name` is a suite's id (`suite: first` in dense/first.yaml), what to give instead."""
+    import re
+
+    for file in sorted(suites.rglob("*.y*ml")):
+        if "expectations" in file.relative_to(suites).parts:
+            continue
+        head = file.read_text(errors="replace")[:4000]
+        if re.search(rf"^suite:\s*['\"]?{re.escape(name)}['\"]?\s*(#.*)?$", head, re.MULTILINE):
+            where = file.relative_to(suites).as_posix()
+            return f"; {name!r} is the id of the suite in {where}: run `gemmconf run {where}`"
+    folders = sorted(p.name for p in suites.iterdir() if p.is_dir() and p.name != "expectations")
+    return f"; the suite's folders: {', '.join(folders)}"
 
 
 def _new_backend(name: str, where: Path) -> int:

@@ -91,6 +91,20 @@ def test_a_printed_node_id_pastes_back_and_last_failed_works(pytester, elsewhere
     one.assert_outcomes(passed=1)
 
 
+def test_a_name_found_nowhere_is_an_error_naming_the_suites_folders_or_a_suite_ids_file(
+    tmp_path,
+):
+    """`gemmconf run nosuchthing -n 2` said "no tests ran" and nothing else (pytest's own
+    "file or directory not found" stays in xdist's workers)."""
+    with pytest.raises(FileNotFoundError, match=r"nosuchthing: no such .*folders: .*dense"):
+        cli.pytest_arguments(["nosuchthing", "-n", "2"], tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"'first' is the id of the suite in dense/first"):
+        cli.pytest_arguments(["first"], tmp_path)
+    # an option's value is never looked at, whether gemmconf knows the option or not
+    assert "yes" in cli.pytest_arguments(["dense", "--color", "yes"], tmp_path)
+    assert cli.pytest_arguments(["-m", "first"], tmp_path)[-1] == str(bundled_suites())
+
+
 def test_run_defaults_to_the_installed_suite(tmp_path):
     command = cli.pytest_arguments(["--backend", "eager", "-m", "mm"], tmp_path)
     suites = bundled_suites()

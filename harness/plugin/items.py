@@ -32,6 +32,21 @@ def pytest_collection(session: pytest.Session) -> None:
         return
     state.resolve_backends()
     prestart_worker(session)  # its torch import overlaps the suite's loading
+    _load_expectations(state)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """xdist's controller collects nothing, and a usage error raised in its workers reached the
+    user as `INTERNALERROR ... no active workers` with the cause unshown: the controller
+    validates the files itself, before the workers start (xdist starts them last)."""
+    state = session.config.stash[STATE]
+    distributed = session.config.pluginmanager.has_plugin("dsession")
+    if distributed and _touches_suites(session.config, state):
+        state.resolve_backends()
+        _load_expectations(state)
+
+
+def _load_expectations(state: RunState) -> None:
     try:
         state.load_expectations()
     except ScenarioError as exc:

@@ -456,13 +456,20 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     if state is None or state.writer is None:
         return
     broken = session.testsfailed and not session.config.option.continue_on_collection_errors
-    if not broken and (session.items or state.shard is not None or _distributed(session)):
+    if not broken and (session.items or state.shard is not None):
         state.writer.start()
 
 
-def _distributed(session: pytest.Session) -> bool:
-    """xdist's controller collects nothing itself: its workers' items run in its loop."""
-    return session.config.pluginmanager.has_plugin("dsession")
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """xdist's controller collects nothing itself: the results file starts when a worker has
+    collected items to run (or a shard is run). A worker that collected none, or failed to
+    collect, keeps the previous run's file, as an empty selection does without xdist."""
+    state = node.config.stash.get(STATE, None)
+    if state is None or state.writer is None or state.writer.started:
+        return
+    if ids or state.shard is not None:
+        state.writer.start()
 
 
 @pytest.hookimpl(wrapper=True)
