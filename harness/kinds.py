@@ -24,7 +24,9 @@ INPUTS_MODIFIED = "inputs modified"  # the call wrote into its inputs
 NONDETERMINISTIC = "nondeterministic"  # `deterministic: true`: two calls differ
 BATCH_VARIANT = "not batch-invariant"  # `batch_invariant: true`: a row depends on M
 MISSING_HARDWARE = "missing hardware"  # --require-hardware named a class this machine lacks
-HARNESS_ERROR = "harness error"  # gemmconf's own fault (reference, inputs, recorder, scenario)
+# not the item's backend's failure: gemmconf's own fault (reference, inputs, recorder, scenario), or
+# another backend of the run that altered PyTorch in the process (gemmconf.pristine)
+HARNESS_ERROR = "harness error"
 
 KINDS = (
     WRONG_VALUES,
