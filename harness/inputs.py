@@ -381,6 +381,8 @@ def _draw(
         return _randint(-8, 9, shape, gen, torch.int8)
     if kind == "integers":
         return _randint(-4, 5, shape, gen, torch.int8).to(torch.float32)
+    if kind == "tf32_exact":
+        return _to_tf32(_randn(shape, gen, divisor=max(k, 1) ** 0.25))
     if kind == "near_max":
         # Positive values whose K-term sums land near half the dtype's largest finite value.
         top = torch.finfo(torch_dtype(operand.dtype)).max
@@ -395,6 +397,15 @@ def _draw_addend(shape: list[int], kind: str, gen: torch.Generator) -> torch.Ten
     if kind == "integers":
         return _randint(-4, 5, shape, gen, torch.int8).to(torch.float32)
     return _randn(shape, gen)
+
+
+def _to_tf32(values: torch.Tensor) -> torch.Tensor:
+    """fp32 `values` rounded (to nearest, ties to even) to TF32's 10 explicit mantissa bits, in
+    place: values TF32 holds exactly, and bf16x3 too (`values: tf32_exact`)."""
+    bits = values.view(torch.int32)
+    low = 13  # fp32 has 23 explicit mantissa bits
+    bits.add_(((bits >> low) & 1) + (1 << (low - 1)) - 1).bitwise_and_(~((1 << low) - 1))
+    return values
 
 
 def _randn(shape: list[int], gen: torch.Generator, divisor: float = 1.0) -> torch.Tensor:

@@ -130,6 +130,17 @@ def _tf32_inputs(func, args, kwargs):
     return func(*(tf32(a) for a in args), **kwargs)
 
 
+def _bf16_under_tf32(func, args, kwargs):
+    """Where TF32 is allowed (matmul precision "high"), fp32 GEMM operands are rounded to bf16,
+    as precision "medium" would have them: TF32's license taken for bf16's precision."""
+    if torch.get_float32_matmul_precision() == "highest":
+        return NotImplemented
+    if not all(a.dtype == torch.float32 for a in args if isinstance(a, torch.Tensor)):
+        return NotImplemented
+    rounded = (a.bfloat16().float() if isinstance(a, torch.Tensor) else a for a in args)
+    return func(*rounded, **kwargs)
+
+
 def _ignore_strides(func, args, kwargs):
     """Operands read as if row-major contiguous: column-major/transposed inputs come out wrong."""
     if func not in (torch.mm, torch.bmm):
@@ -515,6 +526,7 @@ low_precision_accumulation = PlantedBackend("low-precision-acc", _low_precision_
 wrong_output_dtype = PlantedBackend("wrong-output-dtype", _wrong_output_dtype)
 recompiles_every_shape = PlantedBackend("recompiles-every-shape", _untouched, count_shapes=True)
 tf32_without_permission = PlantedBackend("tf32-inputs", _tf32_inputs)
+bf16_under_tf32 = PlantedBackend("bf16-under-tf32", _bf16_under_tf32)
 ignores_strides = PlantedBackend("ignores-strides", _ignore_strides)
 crashes_on_zero_size = PlantedBackend("crashes-on-zero-size", _crash_on_zero_size)
 not_implemented_everywhere = RefusingBackend("not-implemented-everywhere", _untouched)
@@ -564,6 +576,7 @@ ALL = {
     "wrong_output_dtype": wrong_output_dtype,
     "recompiles_every_shape": recompiles_every_shape,
     "tf32_without_permission": tf32_without_permission,
+    "bf16_under_tf32": bf16_under_tf32,
     "ignores_strides": ignores_strides,
     "crashes_on_zero_size": crashes_on_zero_size,
     "not_implemented_everywhere": not_implemented_everywhere,

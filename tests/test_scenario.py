@@ -118,6 +118,12 @@ def test_misspelled_key_names_file_line_and_key(tmp_path):
         ),
         ("    op: addmm\n    shape: {M: 4, N: 4, K: 4}\n", 2, "bias", "needs a bias"),
         (
+            "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    values: tf32_exact\n",
+            5,
+            "values",
+            "tf32_exact is for dtype tf32, not fp32",
+        ),
+        (
             "    op: mm\n    shape: {M: 4, N: 4, K: 4}\n    layout: diagonal\n",
             5,
             "layout",

@@ -29,7 +29,15 @@ LAYOUTS = (
 )
 SCALINGS = tuple(RECIPES)
 COMPILE_MODES = ("static", "dynamic", "mark_dynamic")
-VALUE_KINDS = ("default", "nan_in_c", "nan_in_a", "inf_in_a", "near_max", "integers")
+VALUE_KINDS = (
+    "default",
+    "nan_in_c",
+    "nan_in_a",
+    "inf_in_a",
+    "near_max",
+    "integers",
+    "tf32_exact",
+)
 NUMERIC_POLICIES = ("auto", "fp64", "exact", "none")
 UNARY_EPILOGUES = ("relu", "gelu", "gelu_tanh", "silu", "tanh", "sigmoid", "keep")
 PARAM_EPILOGUES = ("clamp", "mul", "add", "add_tensor", "dropout_mask", "cast")

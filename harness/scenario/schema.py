@@ -231,6 +231,8 @@ def build(
     values = pick("values", VALUE_KINDS, "default")
     if values == "nan_in_c" and bias is None:
         raise fail("values", "nan_in_c needs a bias/C operand")
+    if values == "tf32_exact" and dtype != "tf32":
+        raise fail("values", f"tf32_exact is for dtype tf32, not {dtype}")
     checks = _checks(f.get("checks", {}), raw.nodes.get("checks", scenario), where, fail)
     if checks.raises_or_correct and (spec.exact or backward):
         raise fail(
