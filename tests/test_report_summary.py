@@ -90,6 +90,19 @@ def test_pass_only_rows_fold_first() -> None:
     assert fold.split()[-2:] == [".", "50"]
 
 
+def test_with_nothing_failing_too_many_dtype_rows_group_by_op() -> None:
+    """A run with nothing failing printed no row but "(48 more rows, none failing)"."""
+    records = [
+        record("s", "x", op, f"d{i}", {"M": 1, "N": 1, "K": 1}, "eager", "passed")
+        for i in range(30)
+        for op in ("mm", "bmm")
+    ]
+    lines = render_terminal_summary(records, CPU)
+    assert lines[2].split()[:3] == ["backend", "op", "dtypes"]
+    assert any(line.split() == ["eager", "mm", "(all)", "30"] for line in lines)
+    assert not any("more rows" in line for line in lines)
+
+
 def test_a_backend_s_own_failures_are_listed_before_those_eager_shares() -> None:
     """An aot_eager trial failed 108 items, 95 of them eager's own gaps on the CPU: the preview
     lines were all inherited ones. The backend's own failures come first, and a line counts the

@@ -99,7 +99,8 @@ def render_terminal_summary(
         more = len(failing) - max_failures
         what = f"{more} more failing items" if more > 0 else "more non-strict xpasses"
         lines.append(
-            f"  ... and {what} (gemmconf report html RESULTS.json -o PAGE.html to browse them)"
+            f"  ... and {what} (all on the run's conformance page, or gemmconf report html "
+            "RESULTS.json)"
         )
     return lines
 
@@ -139,7 +140,9 @@ def _kind_lines(records: list[dict[str, Any]]) -> list[str]:
 
 
 def _rows(records: list[dict[str, Any]], max_rows: int) -> tuple[list[Row], list[Row], bool]:
-    """The rows to show, the rows folded away, and whether rows are per dtype."""
+    """The rows to show, the rows folded away, and whether rows are per dtype: every row when
+    they fit, else the failing ones (the rest folded into one line); when nothing fails, rows
+    per op where per dtype they do not fit, rather than a table of the fold line alone."""
     for by_dtype in (True, False):
         rows: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
         for record in records:
@@ -149,7 +152,7 @@ def _rows(records: list[dict[str, Any]], max_rows: int) -> tuple[list[Row], list
         if len(shown) <= max_rows:
             return shown, [], by_dtype
         failing = [(k, c) for k, c in shown if any(c[o] for o in FAILING)]
-        if len(failing) <= max_rows:
+        if failing and len(failing) <= max_rows:
             return failing, [(k, c) for k, c in shown if not any(c[o] for o in FAILING)], by_dtype
     return failing, [(k, c) for k, c in shown if not any(c[o] for o in FAILING)], False
 
