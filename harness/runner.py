@@ -82,6 +82,15 @@ EMULATED_NOTE = (
 )
 
 
+# The K steps of kernels' main loops a dropped K tail is looked for behind (K - r a multiple of
+# one), and the largest failed item whose truncated products are computed to look.
+K_TAIL_STEPS = (8, 16, 32, 64, 128, 256)
+K_TAIL_MAX_FLOPS = 2**28
+# how much closer the result must be to the truncated product than to the whole: bf16 outputs'
+# own rounding keeps a dropped tail's results 30x (not 100x) closer at K = 65
+K_TAIL_CLOSER = 10.0
+
+
 # beside a numeric failure of an error scenario that allows a result (raises.or_correct)
 BEYOND_EAGER_NOTE = (
     'Eager rejects this call, where the op allows it, and the backend returned a result: "eager" '
@@ -567,6 +576,9 @@ class _ItemRun:
         notes: tuple[str, ...] = ()
         if self.stand_in is not None and any(isinstance(p, NumericFailure) for p in self.problems):
             notes = (EMULATED_NOTE,)
+        k_tail = self._k_tail_note(draws)
+        if k_tail is not None:
+            notes += (k_tail,)
         return ItemOutcome(
             notes=notes,
             problems=tuple(self.problems),
@@ -676,6 +688,71 @@ class _ItemRun:
             names=_output_names(self.instance),
             k_name=drawn[0].inputs.k_name,
         )
+
+    def _k_tail_note(self, draws: list[list[_Draw]]) -> str | None:
+        """A failed shape set's result that is, to a tenth of its error, the product without
+        K's last r elements (K - r a multiple of one of K_TAIL_STEPS): the note that says so.
+        A wrong-values reason alone ("err_ratio 7e+05") does not point at K; a kernel that
+        steps K by a tile and skips the remainder is a common bug. None otherwise, and for
+        backward scenarios, results that are not one tensor, and items past K_TAIL_MAX_FLOPS."""
+        instance = self.instance
+        failure = next((p for p in self.problems if isinstance(p, NumericFailure)), None)
+        if failure is None or self.reference_fn is None or instance.backward:
+            return None
+        draw = draws[failure.shape_set][0]
+        item_inputs, actual = draw.inputs, draw.actual
+        k = item_inputs.dims.get("K", 0)
+        if item_inputs.reference is None or k < 2:
+            return None
+        if not isinstance(actual, torch.Tensor) or not isinstance(draw.expected, torch.Tensor):
+            return None
+        if not actual.numel() or not (actual.is_floating_point() or actual.is_complex()):
+            return None
+        if OPS[instance.op].flops(item_inputs.dims) > K_TAIL_MAX_FLOPS:
+            return None
+        axes = {}  # input name -> the axis of K in its reference tensor
+        for operand in instance.operands:
+            exprs = [str(e) for e in operand.shape]
+            if "K" not in exprs or operand.name not in item_inputs.names:
+                continue
+            axis, rank = exprs.index("K"), len(exprs)
+            if operand.layout == "t" and axis >= rank - 2:  # held transposed (inputs.py)
+                axis = 2 * rank - 3 - axis
+            axes[operand.name] = axis
+        if not axes:
+            return None
+        self.stage = "looking for a dropped K tail"
+        got = actual.detach().to("cpu", torch.complex128 if actual.is_complex() else torch.float64)
+        if tuple(got.shape) != tuple(draw.expected.shape):  # a wrong layout: told apart already
+            return None
+
+        def error(reference_inputs: tuple[torch.Tensor, ...]) -> float:
+            changed = dataclasses.replace(item_inputs, reference=reference_inputs)
+            reference = chunked.Evaluator(instance, changed, "cpu")(self.reference_fn)
+            return float((got - reference.to(got.dtype)).abs().max())
+
+        full = error(item_inputs.reference)
+        if not math.isfinite(full):  # NaN or Inf in the result: no tail explains that
+            return None
+        # a tail of all of K would leave zeros (or the bias): nothing tells that from a backend
+        # that returns zeros, so some of K must have been summed
+        for tail in sorted({k % step for step in K_TAIL_STEPS} - {0, k}):
+            cut = []
+            for name, tensor in zip(item_inputs.names, item_inputs.reference, strict=True):
+                if name in axes:
+                    tensor = tensor.clone()
+                    tensor.narrow(axes[name], k - tail, tail).zero_()
+                cut.append(tensor)
+            cut_error = error(tuple(cut))
+            if cut_error * K_TAIL_CLOSER <= full:
+                return (
+                    f"The result is the product without K's last "
+                    f"{'element' if tail == 1 else f'{tail} elements'} (K = {k}, "
+                    f"{k - tail} of them summed): its largest error is {cut_error:.3g} against "
+                    f"that product and {full:.3g} against the whole. A K tail dropped, as by a "
+                    "kernel that steps K and skips what is left."
+                )
+        return None
 
     def _judgment_inputs(self, draw: _Draw) -> _Judged:
         if draw.judged is None:

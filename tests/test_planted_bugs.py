@@ -329,6 +329,26 @@ def test_unwritten_tiles_are_named_as_such():
     assert render(outcome).reason.startswith("Unwritten output: 2111 of 8255 elements")
 
 
+def test_a_dropped_k_tail_is_named_and_other_bugs_are_not_called_one():
+    """A wrong-values reason ("err_ratio 7e+05") does not point at K: a failure whose result is
+    the product without K's last elements says so, and only such a failure does."""
+    tail = outcomes("k_tail_dropped", CAUGHT["k_tail_dropped"])
+    named = {i for i, o in tail.items() if any("A K tail dropped" in n for n in o.notes)}
+    unnamed = {i for i, o in tail.items() if not o.passed} - named
+    # bf16 sums of ~1,000 integer products: one dropped element is within the output's rounding
+    assert unnamed <= {"k_tails/split_k[bf16-16x24x1025]", "k_tails/split_k[bf16-16x24x4097]"}
+    assert sum(not o.passed for o in tail.values()) >= 20
+    one = tail["k_tails/mm[bf16-33x40x17]"]
+    assert any(
+        n.startswith("The result is the product without K's last element (K = 17, 16")
+        for n in one.notes
+    )
+    assert "A K tail dropped" in render(one).details
+    for name in ("ignores_strides", "low_precision_accumulation", "tf32_without_permission"):
+        others = [o for o in outcomes(name, CAUGHT[name]).values() if not o.passed]
+        assert others and not any("K tail" in n for o in others for n in o.notes), name
+
+
 def test_eager_passes_all_of_them():
     from gemmconf.backends.eager import EagerBackend
 
