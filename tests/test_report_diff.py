@@ -42,6 +42,21 @@ def test_injected_regression_is_flagged_and_exits_1(
     assert "1 regression(s), 0 progression(s)" in out
 
 
+def test_a_wrong_values_reason_shows_its_err_ratio_in_the_table() -> None:
+    """The reason column is cut to the width: "Tensor-likes are not close! err_r..." hid the
+    err_ratio (an outside-user trial). The table leaves the comparison's preamble out."""
+    old = sample_document()
+    new = copy.deepcopy(old)
+    victim = find(new, "eager", "passed")
+    victim["outcome"] = "failed"
+    victim["reason"] = "Tensor-likes are not close! err_ratio 7.153e+05 > 3.0 allowed (fp32, K=33)"
+    victim["id"] = victim["id"] + "-" * 60  # a long id: little room is left for the reason
+    old_victim = find(old, "eager", "passed")
+    old_victim["id"] = victim["id"]
+    line = next(x for x in diff.render(diff.diff(old, new), width=120) if victim["id"] in x)
+    assert "err_ratio 7.153e+05" in line and "Tensor-likes" not in line
+
+
 def test_progression_is_reported_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     old = sample_document()
     new = copy.deepcopy(old)
