@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -312,13 +313,17 @@ def _suite_file(arg: str, suites: Path, cwd: Path, bare: bool = False) -> str | 
 
 def _suite_id_hint(name: str, suites: Path) -> str:
     """Where `name` is a suite's id (`suite: first` in dense/first.yaml), what to give instead."""
-    import re
+    import yaml
 
-    for file in sorted(suites.rglob("*.y*ml")):
-        if "expectations" in file.relative_to(suites).parts:
-            continue
-        head = file.read_text(errors="replace")[:4000]
-        if re.search(rf"^suite:\s*['\"]?{re.escape(name)}['\"]?\s*(#.*)?$", head, re.MULTILINE):
+    from gemmconf.scenario import discover, load_yaml
+    from gemmconf.scenario.expansion import suite_id
+
+    for file in discover([suites], suites):
+        try:
+            document = load_yaml(file.read_text(errors="replace"))
+        except yaml.YAMLError:
+            continue  # a broken file is the run's to report
+        if isinstance(document, Mapping) and suite_id(document, file) == name:
             where = file.relative_to(suites).as_posix()
             return f"; {name!r} is the id of the suite in {where}: run `gemmconf run {where}`"
     folders = sorted(p.name for p in suites.iterdir() if p.is_dir() and p.name != "expectations")

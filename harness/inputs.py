@@ -511,6 +511,15 @@ def _own(value: torch.Tensor, device: str | torch.device) -> torch.Tensor:
     return own.copy_(laid)
 
 
+def reference_axis(operand: Operand, axis: int) -> int:
+    """Where axis `axis` of `operand`'s logical shape is in its reference tensor
+    (`Inputs.reference`): a `t` operand is held transposed there (`_reference_value`)."""
+    rank = len(operand.shape)
+    if operand.layout == "t" and axis >= rank - 2:
+        return 2 * rank - 3 - axis
+    return axis
+
+
 def _reference_value(
     name: str, ref: dict[str, torch.Tensor], instance: ScenarioInstance
 ) -> torch.Tensor:

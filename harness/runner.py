@@ -715,10 +715,7 @@ class _ItemRun:
             exprs = [str(e) for e in operand.shape]
             if "K" not in exprs or operand.name not in item_inputs.names:
                 continue
-            axis, rank = exprs.index("K"), len(exprs)
-            if operand.layout == "t" and axis >= rank - 2:  # held transposed (inputs.py)
-                axis = 2 * rank - 3 - axis
-            axes[operand.name] = axis
+            axes[operand.name] = inputs.reference_axis(operand, exprs.index("K"))
         if not axes:
             return None
         self.stage = "looking for a dropped K tail"
@@ -726,12 +723,18 @@ class _ItemRun:
         if tuple(got.shape) != tuple(draw.expected.shape):  # a wrong layout: told apart already
             return None
 
+        def error_against(reference: torch.Tensor) -> float:
+            return float((got - reference.to("cpu", got.dtype)).abs().max())
+
         def error(reference_inputs: tuple[torch.Tensor, ...]) -> float:
             changed = dataclasses.replace(item_inputs, reference=reference_inputs)
-            reference = chunked.Evaluator(instance, changed, "cpu")(self.reference_fn)
-            return float((got - reference.to(got.dtype)).abs().max())
+            return error_against(chunked.Evaluator(instance, changed, "cpu")(self.reference_fn))
 
-        full = error(item_inputs.reference)
+        judged = draw.judged  # the judgment's fp64 reference, where the draw kept it
+        if judged is not None and isinstance(judged.reference, torch.Tensor):
+            full = error_against(judged.reference)
+        else:
+            full = error(item_inputs.reference)
         if not math.isfinite(full):  # NaN or Inf in the result: no tail explains that
             return None
         # a tail of all of K would leave zeros (or the bias): nothing tells that from a backend

@@ -45,7 +45,7 @@ def load_suite(
     if not isinstance(document, Node):
         raise ScenarioError(shown, "file", "a suite file is a mapping with a 'scenarios' list")
     reject_unknown(document, FILE_FIELDS, where, "suite file")
-    suite = document.get("suite", path.stem)
+    suite = suite_id(document, path)
     if not isinstance(suite, str) or not NAME_RE.match(suite):
         raise where.error(document, "suite", f"expected a lower-case name, got {suite!r}")
     defaults = document.get("defaults", Node())
@@ -178,6 +178,11 @@ def _expand(
                 "this exclude rule matches no combination of the axes (a typo in a value?)",
                 "exclude",
             )
+
+
+def suite_id(document: Mapping[str, Any], path: Path) -> Any:
+    """The id a suite file gives its instances: its `suite:` value, else its file name's stem."""
+    return document.get("suite", path.stem)
 
 
 def discover(paths: Sequence[str | Path], root: str | Path) -> list[Path]:
