@@ -452,7 +452,7 @@ def _marker_expression(text: str | None) -> Any:
 
 def _explain(args: argparse.Namespace) -> int:
     from gemmconf import inputs
-    from gemmconf.runner import compile_budget
+    from gemmconf.checks import compile_budget
     from gemmconf.scenario import implied_markers
 
     match = next((i for i in _instances(args.suites, args.max_items) if i.id == args.id), None)

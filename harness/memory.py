@@ -5,7 +5,7 @@ The estimate is made from the scenario alone (shapes, dtypes, layouts, epilogue)
 runs, so that xdist workers sharing a GPU can share its memory (`gemmconf.isolation.budget`).
 It follows what `runner.run_item` keeps alive at its peak: eager's and the backend's inputs and
 outputs of every shape set and of each further draw its first judgment takes (they live until
-the oracle is done; `runner.judgment_draws`), a backend's workspace (an
+the oracle is done; `drawing.judgment_draws`), a backend's workspace (an
 autotuning backend benchmarks on copies of the inputs), one piece of the chunked fp64 reference
 (`gemmconf.chunked`), the fp64 values the oracle holds for an output (the reference, a bound)
 and its temporaries for one piece of it (`gemmconf.oracle`). It is an upper bound by
@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from gemmconf import chunked
+from gemmconf import chunked, drawing
 from gemmconf.gemm.dtypes import DTYPES, is_fp8
 from gemmconf.gemm.ops import OPS
 from gemmconf.oracle import PIECE_ELEMENTS
@@ -96,8 +96,6 @@ def estimate(
 ) -> Footprint:
     """The device memory `run_item` will hold at its peak for this item (an upper bound), when
     the items of its GPU share `shared` bytes (None: no budget; it decides `reference_device`)."""
-    from gemmconf import runner  # here, not above: the runner imports this module
-
     inputs = outputs = host = staged = 0
     biggest_set = biggest_out = reference = oracle = drawn = 0
     for index in range(len(instance.shape_sets)):
@@ -109,7 +107,7 @@ def estimate(
         # the first judgment's further draws: eager's inputs and both results of each are held
         # to the end, and the backend's inputs of the one being called (a 1 x 128256 x 4096
         # projection's second draw holds 2.1 GB more)
-        draws = runner.judgment_draws(instance, index, sizes, output_elements(instance, sizes))
+        draws = drawing.judgment_draws(instance, index, sizes, output_elements(instance, sizes))
         if draws > 1:
             inputs += draws * stored
             outputs += (draws - 1) * 2 * out
@@ -129,8 +127,8 @@ def estimate(
     # the integrity checks (gemmconf.integrity): blocks of the outputs' sizes poisoned and handed
     # back to the allocator, and the output of the second call on fresh values of shape set 0.
     # InputGuard copies large inputs to the host; the fresh inputs of a large shape set take
-    # the place of eager's, released first (runner._check_stale_bitwise); a smaller one's are
-    # the second draw counted above. Confirming a marginal failure (runner.CONFIRM_ROUNDS)
+    # the place of eager's, released first (checks.fresh_draw.FreshDrawBitwise); a smaller one's are
+    # the second draw counted above. Confirming a marginal failure (drawing.CONFIRM_ROUNDS)
     # draws more, one batch at a time, and is not counted: such an item has failed already.
     checks = 3 * biggest_out
     return Footprint(

@@ -18,7 +18,7 @@ import signal
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Protocol, Union
 
 from gemmconf import kinds
 from gemmconf.codecheck import CodeCheckResult
@@ -379,7 +379,17 @@ class ScenarioContradiction:
     kind = kinds.HARNESS_ERROR
 
 
+class DescribedProblem(Protocol):
+    """A problem a check defines in its own module (gemmconf.checks): its kind and its words
+    (the first line stands alone, as every problem's does)."""
+
+    kind: str
+
+    def describe(self) -> str: ...
+
+
 Problem = Union[  # noqa: UP007 (a runtime alias)
+    DescribedProblem,
     NumericFailure,
     Unwritten,
     StaleResult,
@@ -539,6 +549,9 @@ def describe(outcome: ItemOutcome) -> list[str]:
 
 def _describe(problem: Problem) -> str:
     """One problem's paragraph; its first line stands alone."""
+    described = getattr(problem, "describe", None)
+    if callable(described):
+        return described()
     if isinstance(problem, NumericFailure):
         what = f"shape set {problem.shape_set} ({problem.shape}): {problem.inputs}"
         text = problem.verdict.message(what=what)

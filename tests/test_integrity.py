@@ -18,7 +18,7 @@ import planted_backends
 import pytest
 import torch
 
-from gemmconf import inputs, integrity, program, runner
+from gemmconf import drawing, inputs, integrity, program
 from gemmconf.backends import resolve
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.outcome import (
@@ -158,13 +158,13 @@ def test_a_column_major_output_is_a_layout_failure():
 
 
 def test_draws_per_judgment_covers_small_outputs():
-    assert runner.draws_per_judgment(1) == runner.MAX_DRAWS
-    assert runner.draws_per_judgment(16) == runner.DRAW_ELEMENTS // 16
-    assert runner.draws_per_judgment(runner.DRAW_ELEMENTS) == 1
-    assert runner.draws_per_judgment(0) == 1  # nothing to pool
+    assert drawing.draws_per_judgment(1) == drawing.MAX_DRAWS
+    assert drawing.draws_per_judgment(16) == drawing.DRAW_ELEMENTS // 16
+    assert drawing.draws_per_judgment(drawing.DRAW_ELEMENTS) == 1
+    assert drawing.draws_per_judgment(0) == 1  # nothing to pool
     item = instance("dense/ops.yaml", "dense/shapes_2d[mm-fp32-1x1x1]")
     outcome = run_item(item, EagerBackend(), seed=0, device="cpu", target=None)
-    assert outcome.passed and outcome.metrics["draws"] == runner.MAX_DRAWS
+    assert outcome.passed and outcome.metrics["draws"] == drawing.MAX_DRAWS
     assert outcome.metrics["draws_failed"] == 0
 
 
@@ -208,8 +208,8 @@ def _verdicts(seeds: range) -> list[frozenset[str]]:
 def test_verdicts_on_small_outputs_do_not_depend_on_the_seed(monkeypatch):
     pooled = _verdicts(range(6))
     assert len(set(pooled)) == 1 and pooled[0], pooled  # the same items fail on every seed
-    monkeypatch.setattr(runner, "DRAW_ELEMENTS", 1)  # one draw per judgment,
-    monkeypatch.setattr(runner, "CONFIRM_ROUNDS", 0)  # no confirmation
+    monkeypatch.setattr(drawing, "DRAW_ELEMENTS", 1)  # one draw per judgment,
+    monkeypatch.setattr(drawing, "CONFIRM_ROUNDS", 0)  # no confirmation
     single = _verdicts(range(6))
     assert len(set(single)) > 1, "without pooling the verdicts should have varied with the seed"
 

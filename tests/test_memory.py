@@ -230,11 +230,11 @@ def test_a_decode_projections_second_draw_is_in_its_estimate():
     """Seen on an H100: `vocab_projection[llama3]` (1 x 128256 x 4096 bf16) held 4.9 GiB of
     tensors against an estimate of 4.8 GiB: its 1 GFLOP is below FULL_STALE_CHECK_FLOPS, so its
     second draw (fresh values) holds another two copies of the 1 GB weight."""
-    from gemmconf import runner
+    from gemmconf import drawing
 
     decode = _instance("dense/broadcast_decode.yaml", "broadcast_decode/vocab_projection[llama3]")
     sizes = decode.dims(0)
-    assert not runner.large(decode, sizes)
+    assert not drawing.large(decode, sizes)
     weight = 128256 * 4096 * 2
     stored = memory.stored_input_bytes(decode, sizes)
     assert weight < stored < weight + (1 << 20)
@@ -247,7 +247,7 @@ def test_a_decode_projections_second_draw_is_in_its_estimate():
         "dense/broadcast_decode.yaml", "broadcast_decode/vocab_projection[llama3_prefill]"
     )
     big = prefill.dims(0)
-    assert runner.large(prefill, big)
+    assert drawing.large(prefill, big)
     assert memory.estimate(prefill).inputs == 2 * memory.stored_input_bytes(
         prefill, big
     ) + memory.crossing_bytes(prefill, big)
@@ -260,10 +260,10 @@ def test_eager_inputs_are_gone_before_a_large_items_fresh_draw(monkeypatch):
     tensors against a 7.3 GiB estimate: eager's and the backend's copies, and the fresh draw's)."""
     import weakref
 
-    from gemmconf import runner
+    from gemmconf import drawing
     from gemmconf.backends.eager import EagerBackend
 
-    monkeypatch.setattr(runner, "FULL_STALE_CHECK_FLOPS", 0)  # every shape set is large
+    monkeypatch.setattr(drawing, "FULL_STALE_CHECK_FLOPS", 0)  # every shape set is large
     item = _instance("dense/first.yaml", "first/mm[fp32-127x65x33-nn]")
     eager_tensors: list[weakref.ref] = []
     alive_at_fresh_draw: list[int] = []

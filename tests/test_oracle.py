@@ -506,7 +506,7 @@ def test_strides_are_checked_only_when_asked_and_only_where_eager_is_row_major()
 def test_a_backward_item_s_gradients_may_have_any_layout_its_result_may_not():
     """Gradients come from torch.autograd.grad, whose layout no contract fixes (inductor pads
     an fp32 gradient's rows to (2244, 68, 1)); the forward result keeps the op's row-major one."""
-    from gemmconf import runner
+    from gemmconf import item
     from gemmconf.scenario import load_suite
 
     out, grad = torch.randn(8, 6), torch.randn(6, 5)
@@ -520,13 +520,13 @@ def test_a_backward_item_s_gradients_may_have_any_layout_its_result_may_not():
 
     found = {i.id: i for i in load_suite(SUITES / "backward" / "backward.yaml")}
     backward = next(i for i in found.values() if i.op == "mm")
-    assert runner._fixed_strides(backward) == result_only
+    assert item.fixed_strides(backward) == result_only
     forward = next(i for i in load_suite(SUITES / "dense" / "first.yaml") if i.op == "mm")
-    assert runner._fixed_strides(forward) is True
+    assert item.fixed_strides(forward) is True
 
 
 def test_a_failing_gradient_is_named_beside_its_output_path():
-    from gemmconf import runner
+    from gemmconf import item
     from gemmconf.scenario import load_suite
 
     out, grad_a, grad_b = torch.randn(8, 6), torch.randn(8, 4), torch.randn(4, 6)
@@ -539,9 +539,9 @@ def test_a_failing_gradient_is_named_beside_its_output_path():
     backward = next(
         i for i in load_suite(SUITES / "backward" / "backward.yaml") if i.op == "mm" and i.backward
     )
-    assert runner._output_names(backward) == names
+    assert item.output_names(backward) == names
     forward = next(i for i in load_suite(SUITES / "dense" / "first.yaml") if i.op == "mm")
-    assert runner._output_names(forward) == {}
+    assert item.output_names(forward) == {}
 
 
 def _cases_for_pieces() -> dict[str, tuple[tuple, dict]]:

@@ -266,12 +266,12 @@ def test_a_numeric_failure_of_an_emulated_item_says_eager_was_a_stand_in():
     """An MoE trial read "Eager's own error against fp64" for an item eager never ran."""
     if torch.cuda.is_available():
         pytest.skip("the probe's answer for MX depends on the GPU")
-    from gemmconf import runner
+    from gemmconf import checks, runner
 
     path = os.path.join(
         os.path.dirname(__file__), "..", "suites", "blockscaled", "scaled_mm_v2.yaml"
     )
     mx = next(i for i in load_suite(path) if i.id == "fscaled/mx[e4m3fn-128x128x128-bf16]")
     outcome = runner.run_item(mx, _Zeros(), seed=0, device="cpu", target=None)
-    assert not outcome.passed and outcome.notes == (runner.EMULATED_NOTE,)
+    assert not outcome.passed and outcome.notes == (checks.EMULATED_NOTE,)
     assert outcome.metrics["eager_emulated"] == 1

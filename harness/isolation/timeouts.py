@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gemmconf.checks import compile_budget
 from gemmconf.gemm.ops import OPS
-from gemmconf.runner import compile_budget
 from gemmconf.scenario import ScenarioInstance, eval_dim
 
 # The scaled default timeout (TimeoutPolicy): generous, since a false "timed out" costs more than

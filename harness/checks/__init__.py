@@ -1,0 +1,48 @@
+"""The checks an item runs after the backend's first calls, as data: `CHECKS` is the ordered
+list the runner loops over, `CALL_GUARDS` what watches every call of the backend. Adding a
+check is one file here (a class with `name`, `applies(item)` and `run(item) -> Findings`) and
+one entry in `CHECKS` at the place its order needs (docs/adding-a-check.md)."""
+
+from __future__ import annotations
+
+from gemmconf.checks.base import NOTHING, Check, Findings
+from gemmconf.checks.batch_invariance import BatchInvariant
+from gemmconf.checks.code import CodeChecks, applicable_checks
+from gemmconf.checks.compilation import Captured, KernelStats, Recompiles, compile_budget
+from gemmconf.checks.determinism import Deterministic
+from gemmconf.checks.fresh_draw import FreshDraw, FreshDrawBitwise
+from gemmconf.checks.guards import InputsUntouched, OutputsWritten
+from gemmconf.checks.notes import EMULATED_NOTE, EmulatedEager, KTail
+from gemmconf.checks.side_stream import SideStream
+from gemmconf.checks.values import Values
+
+CALL_GUARDS = (InputsUntouched(), OutputsWritten())
+
+# In order: a check may read what the checks before it found (the fresh-draw checks skip
+# unwritten outputs; the notes read the numeric failure), and FreshDrawBitwise releases eager's
+# first shape set, so every check that judges it comes before.
+CHECKS: tuple[Check, ...] = (
+    Captured(),
+    KernelStats(),
+    Values(),
+    FreshDraw(),
+    SideStream(),
+    Deterministic(),
+    BatchInvariant(),
+    FreshDrawBitwise(),
+    Recompiles(),
+    CodeChecks(),
+    EmulatedEager(),
+    KTail(),
+)
+
+__all__ = [
+    "CALL_GUARDS",
+    "CHECKS",
+    "EMULATED_NOTE",
+    "NOTHING",
+    "Check",
+    "Findings",
+    "applicable_checks",
+    "compile_budget",
+]
