@@ -21,6 +21,8 @@ NOT_COMPILED = "not compiled"  # torch.compile ran the program without calling t
 CODE_CHECK = "code check"  # generated code lacks what a FileCheck block promises
 OUT_OF_MEMORY = "out of memory"
 INPUTS_MODIFIED = "inputs modified"  # the call wrote into its inputs
+# a result the backend returned changed when it was called again (a reused output buffer)
+OVERWRITTEN = "overwritten result"
 NONDETERMINISTIC = "nondeterministic"  # `deterministic: true`: two calls differ
 BATCH_VARIANT = "not batch-invariant"  # `batch_invariant: true`: a row depends on M
 MISSING_HARDWARE = "missing hardware"  # --require-hardware named a class this machine lacks
@@ -34,6 +36,7 @@ KINDS = (
     WRONG_ERROR,
     NO_ERROR,
     INPUTS_MODIFIED,
+    OVERWRITTEN,
     NONDETERMINISTIC,
     BATCH_VARIANT,
     RECOMPILES,

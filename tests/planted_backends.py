@@ -192,6 +192,21 @@ class _ResultCache:
         return self.cache[key].clone()
 
 
+class _SharedOutput:
+    """Every result written into one buffer per shape and dtype, which is what the call returns
+    (a kernel library's preallocated output, CUDA graphs' static outputs): the next call of the
+    same shapes overwrites what the previous call returned."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[Any, torch.Tensor] = {}
+
+    def __call__(self, func, args, kwargs):
+        result = func(*args, **kwargs)
+        key = (tuple(result.shape), result.dtype, result.device)
+        buffer = self.buffers.setdefault(key, torch.empty_like(result))
+        return buffer.copy_(result)
+
+
 def _bias_in_place(func, args, kwargs):
     """addmm/baddbmm computed into C itself (`c.mul_(beta).add_(...)`): the caller's C is
     overwritten."""
@@ -533,6 +548,7 @@ not_implemented_everywhere = RefusingBackend("not-implemented-everywhere", _unto
 refuses_unusual_inputs = PlantedBackend("refuses-unusual-inputs", _refuse_unusual)
 raises_its_own_runtime_error = PlantedBackend("own-runtime-error", _raise_own_runtime_error)
 caches_results = PlantedBackend("caches-results", _ResultCache())
+shares_output_buffer = PlantedBackend("shares-output-buffer", _SharedOutput())
 writes_into_bias = PlantedBackend("writes-into-bias", _bias_in_place)
 unwritten_edge_tiles = PlantedBackend("unwritten-edge-tiles", _unwritten_edge_tiles)
 column_major_output = PlantedBackend("column-major-output", _column_major_output)
@@ -583,6 +599,7 @@ ALL = {
     "refuses_unusual_inputs": refuses_unusual_inputs,
     "raises_its_own_runtime_error": raises_its_own_runtime_error,
     "caches_results": caches_results,
+    "shares_output_buffer": shares_output_buffer,
     "writes_into_bias": writes_into_bias,
     "unwritten_edge_tiles": unwritten_edge_tiles,
     "column_major_output": column_major_output,

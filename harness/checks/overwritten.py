@@ -1,0 +1,111 @@
+"""A result the backend returned stays as it was when the backend is called again: a backend
+that returns memory it writes on its next call (one output buffer reused; CUDA graphs' static
+outputs) hands every caller that keeps a result an answer that changes under it. Judged alone,
+each such result reads like a numerics bug ("err_ratio 2.9e+06"); this guard names it first.
+
+A call guard: it samples each call's result after the call, and after every later call looks
+whether the earlier results still hold the sampled values (a buffer kept per shape is only
+overwritten by a later call of the same shapes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from gemmconf import integrity, kinds
+from gemmconf.item import ItemRun
+from gemmconf.outcome import Problem
+
+SAMPLED = 4096  # elements of each result tensor compared, evenly spread over it
+
+
+@dataclass(frozen=True)
+class ResultOverwritten:
+    """The result of an earlier call changed when the backend was called again."""
+
+    earlier: int  # the shape set of the call whose result changed
+    later: int  # the shape set of the call that changed it
+    count: int  # sampled elements that changed
+    sampled: int
+    kind = kinds.OVERWRITTEN
+
+    def describe(self) -> str:
+        return (
+            f"Result overwritten: the result the backend returned on shape set {self.earlier} "
+            f"changed when it was called again (on shape set {self.later}, fresh values): "
+            f"{self.count} of {self.sampled} sampled elements differ. The backend returns "
+            "memory it writes again on its next call (a reused output buffer, CUDA graphs' "
+            "static outputs), so a caller that keeps a result sees it change; every judgment "
+            "of an earlier result below read the later call's values."
+        )
+
+
+class ResultsKept:
+    name = "results kept"
+
+    def watch(self, item: ItemRun, tensors: Sequence[Any], like: Any) -> _KeptWatch:
+        return _KeptWatch(item, tensors)
+
+
+@dataclass
+class _Earlier:
+    shape_set: int
+    tensors: list[torch.Tensor]
+    samples: list[torch.Tensor]
+
+
+class _KeptWatch:
+    def __init__(self, item: ItemRun, tensors: Sequence[Any]):
+        self.item = item
+        # every earlier result of the item (None once one was found changed)
+        self.earlier: list[_Earlier] | None = item.stash.setdefault(ResultsKept, [])
+        self.inputs = {t.untyped_storage().data_ptr() for t in tensors if torch.is_tensor(t)}
+
+    def __enter__(self) -> _KeptWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def problems(self, actual: Any) -> list[Problem]:
+        item = self.item
+        found = self._overwritten() if self.earlier is not None else None
+        tensors = integrity.tensors_of(actual)
+        if found is not None:
+            item.stash[ResultsKept] = None  # said once: the calls after it are not watched
+            return [found]
+        if self.earlier is not None:
+            self.earlier.append(_Earlier(item.shape_index, tensors, [_sample(t) for t in tensors]))
+        return []
+
+    def _overwritten(self) -> ResultOverwritten | None:
+        """The first earlier result this call changed, if any."""
+        self.item.stage = "looking whether earlier results changed"
+        for earlier in self.earlier:
+            changed = sum(
+                _changed(t, s)
+                for t, s in zip(earlier.tensors, earlier.samples, strict=True)
+                # an `out=` target given again is the caller's to have written
+                if t.untyped_storage().data_ptr() not in self.inputs
+            )
+            if changed:
+                sampled = sum(s.numel() for s in earlier.samples)
+                return ResultOverwritten(earlier.shape_set, self.item.shape_index, changed, sampled)
+        return None
+
+
+def _positions(t: torch.Tensor) -> torch.Tensor:
+    numel = t.numel()
+    return torch.linspace(0, max(numel - 1, 0), min(numel, SAMPLED), device=t.device).long()
+
+
+def _sample(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().reshape(-1).index_select(0, _positions(t)).clone()
+
+
+def _changed(t: torch.Tensor, before: torch.Tensor) -> int:
+    diff = integrity.bitwise_diff(before, _sample(t))
+    return 0 if diff is None else diff.count
