@@ -13,7 +13,7 @@ chmod +x /tmp/ptxas-timed; export TRITON_PTXAS_PATH=/tmp/ptxas-timed
 L=$OUT/call1.txt
 nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader > $L
 nproc >> $L; git log --oneline -1 >> $L; ls -la $REAL >> $L
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session18/call6-cold.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-small-problem-compiles/call6-cold.json.gz > /tmp/durations.json
 vmstat -n 5 > $OUT/call1-vmstat.txt 2>&1 & VM=$!
 start=$(date +%s)
 SPY="/tmp/site/bin/py-spy record --subprocesses --nonblocking -r 20 -f raw -o $OUT/call1-pyspy.txt --"

@@ -9,7 +9,7 @@ git status --short | head -12 >> $L
 python3 -c "import torch; print('computed-kernel lookup:', hasattr(torch._C, '_dispatch_get_computed_kernel_for_dispatch_key'))" >> $L
 timeout 150 python3 -m pytest tests/test_pristine.py tests/test_readme.py -q -p no:randomly -rfE > $OUT/call8-tests.log 2>&1
 echo "tests: exit $?" >> $L
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session17/call2-seed2.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-seeds-inductor-eager/call2-seed2.json.gz > /tmp/durations.json
 start=$(date +%s)
 timeout 330 python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark -p no:randomly \
   --durations-from /tmp/durations.json --results $OUT/call8-suite.json --conformance-html none \

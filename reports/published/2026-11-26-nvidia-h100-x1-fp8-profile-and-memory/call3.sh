@@ -9,7 +9,7 @@ timeout 120 python3 -m pytest suites/integrity/k_tails.yaml --backend reference 
   -q -rfE -k "index_width" --results $OUT/call3-index-width.json --conformance-html none > $OUT/call3-index-width.txt 2>&1
 echo "index_width: exit $?" >> $L
 # 2. the whole suite on one GPU, cold Triton cache
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session12/call13-suite-cold-results.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-hopper-kernel/call13-suite-cold-results.json.gz > /tmp/durations.json
 start=$(date +%s)
 timeout 330 python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark -p no:randomly \
   --durations-from /tmp/durations.json --results $OUT/call3-suite-cold.json --conformance-html none \

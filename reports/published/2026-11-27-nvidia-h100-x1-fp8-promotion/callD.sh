@@ -17,7 +17,7 @@ for run in new-1 base-1 new-2; do
 done
 export PYTHONPATH="/tmp/site-new:$PWD"
 export TRITON_CACHE_DIR=/tmp/tcache-D; rm -rf $TRITON_CACHE_DIR
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session18/call6-cold.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-small-problem-compiles/call6-cold.json.gz > /tmp/durations.json
 start=$(date +%s)
 TIMEFORMAT="tree cpu: real %R user %U sys %S"
 { time timeout 320 python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark -p no:randomly \
@@ -25,7 +25,7 @@ TIMEFORMAT="tree cpu: real %R user %U sys %S"
   > /tmp/callD-suite.log 2>&1 ; } 2>> $L
 echo "suite: exit $? in $(( $(date +%s) - start )) s" >> $L
 tail -4 /tmp/callD-suite.log >> $L
-gunzip -c reports/published/2026-11-27-nvidia-h100-x1-session21/callC-suite.json.gz > /tmp/prev.json
+gunzip -c reports/published/2026-11-27-nvidia-h100-x1-c-launch/callC-suite.json.gz > /tmp/prev.json
 python3 -c "import sys; from gemmconf.cli import main; sys.exit(main())" report diff /tmp/prev.json /tmp/callD-suite.json > /tmp/callD-diff.txt 2>&1
 echo "diff: exit $?" >> $L
 tail -3 /tmp/callD-diff.txt >> $L

@@ -5,7 +5,7 @@ python3 -c "import gemmconf.plugin" 2>/dev/null || {
 export PYTHONPATH="/tmp/site2:$PWD:$PYTHONPATH"
 L=$OUT/verify.txt
 git diff --stat HEAD > $L
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session17/call1-seed1.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-seeds-inductor-eager/call1-seed1.json.gz > /tmp/durations.json
 for part in 1 2; do
   start=$(date +%s)
   timeout 270 python3 -m pytest suites --backend inductor -n auto -q -rfE -p no:benchmark -p no:randomly \

@@ -13,14 +13,14 @@ done
 python3 devwork/s21/ab_summary.py $OUT/callC-ab.jsonl > $OUT/callC-ab.txt 2>&1
 timeout 60 python3 tools/host_overhead.py --gpu --calls 2000 --json $OUT/callC-host.json > $OUT/callC-host.txt 2>&1
 export TRITON_CACHE_DIR=/tmp/tcache-F; rm -rf $TRITON_CACHE_DIR
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session18/call6-cold.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-small-problem-compiles/call6-cold.json.gz > /tmp/durations.json
 start=$(date +%s)
 TIMEFORMAT="tree cpu: real %R user %U sys %S"
 { time timeout 300 python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark -p no:randomly \
   --durations-from /tmp/durations.json --results $OUT/callC-suite.json --conformance-html none \
   > $OUT/callC-suite.log 2>&1 ; } 2>> $L
 echo "suite: exit $? in $(( $(date +%s) - start )) s" >> $L
-gunzip -c reports/published/2026-11-27-nvidia-h100-x1-session20/callD-suite.json.gz > /tmp/callD.json
+gunzip -c reports/published/2026-11-27-nvidia-h100-x1-cold-suite-host-time/callD-suite.json.gz > /tmp/callD.json
 python3 -c "import sys; from gemmconf.cli import main; sys.exit(main())" report diff /tmp/callD.json $OUT/callC-suite.json > $OUT/callC-diff.txt 2>&1
 echo "diff: exit $?" >> $L
 gzip $OUT/callC-suite.json

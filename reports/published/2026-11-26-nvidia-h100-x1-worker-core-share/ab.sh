@@ -21,7 +21,7 @@ L=$OUT/$name.txt
 nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader > $L
 echo "$which: $site; OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}" >> $L
 python3 -c "import gemmconf.inputs as i, inspect; print('pool:', 'get_num_threads' in inspect.getsource(i._drawn))" >> $L
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session18/call6-cold.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-small-problem-compiles/call6-cold.json.gz > /tmp/durations.json
 vmstat -n 5 > $OUT/$name-vmstat.txt 2>&1 & VM=$!
 start=$(date +%s)
 TIMEFORMAT="tree cpu: real %R user %U sys %S"

@@ -5,7 +5,7 @@ python3 -c "import gemmconf.plugin" 2>/dev/null || {
 export PYTHONPATH="/tmp/site2:$PWD:$PYTHONPATH"
 part=$1; limit=${2:-480}
 L=$OUT/indfull-$part.txt
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session17/call1-seed1.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-seeds-inductor-eager/call1-seed1.json.gz > /tmp/durations.json
 start=$(date +%s)
 timeout $limit python3 -m pytest suites --backend inductor -n auto -q -rfE -p no:benchmark -p no:randomly \
   --shard $part/2 --durations-from /tmp/durations.json --results $OUT/indfull-$part.json --conformance-html none \

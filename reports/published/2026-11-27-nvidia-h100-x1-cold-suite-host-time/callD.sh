@@ -10,7 +10,7 @@ start=$(date +%s)
 timeout 60 python3 tools/host_overhead.py --gpu --calls 2000 --json $OUT/callD-host.json > $OUT/callD-host.txt 2>&1
 echo "host: exit $? in $(( $(date +%s) - start )) s" >> $L
 rm -rf $TRITON_CACHE_DIR
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session18/call6-cold.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-small-problem-compiles/call6-cold.json.gz > /tmp/durations.json
 start=$(date +%s)
 TIMEFORMAT="tree cpu: real %R user %U sys %S"
 { time timeout 250 python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark -p no:randomly \

@@ -9,7 +9,7 @@ L=$OUT/$name.txt
 nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader > $L
 git status --short | head -3 >> $L
 ls ~/.triton/cache 2>/dev/null | wc -l | sed 's/^/triton cache entries at start: /' >> $L
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session17/call2-seed2.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-seeds-inductor-eager/call2-seed2.json.gz > /tmp/durations.json
 start=$(date +%s)
 timeout 500 python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark -p no:randomly \
   --durations-from /tmp/durations.json --results $OUT/$name.json --conformance-html none \

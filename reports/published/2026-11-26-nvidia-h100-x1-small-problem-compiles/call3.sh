@@ -8,11 +8,11 @@ python3 -m pip install -q --no-deps --no-build-isolation --target /tmp/site_new 
 L=$OUT/call3.txt
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version,serial --format=csv,noheader > $L
 export TRITON_CACHE_DIR=/tmp/tcache-perf
-PYTHONPATH="/tmp/site_new:$PWD:$PYTHONPATH" python3 reports/published/2026-11-26-nvidia-h100-x1-session18/small_prof.py > $OUT/call3-small-prof.txt 2>&1; echo "small_prof exit $?" >> $L
+PYTHONPATH="/tmp/site_new:$PWD:$PYTHONPATH" python3 reports/published/2026-11-26-nvidia-h100-x1-small-problem-compiles/small_prof.py > $OUT/call3-small-prof.txt 2>&1; echo "small_prof exit $?" >> $L
 cd devwork/old
 export PYTHONPATH="/tmp/site_old:$PWD:$PYTHONPATH"
 export TRITON_CACHE_DIR=/tmp/tcache-old; rm -rf $TRITON_CACHE_DIR
-gunzip -c ../../reports/published/2026-11-26-nvidia-h100-x1-session17/call2-seed2.json.gz > /tmp/durations.json
+gunzip -c ../../reports/published/2026-11-26-nvidia-h100-x1-seeds-inductor-eager/call2-seed2.json.gz > /tmp/durations.json
 git -C ../.. log --oneline -1 >> $L
 start=$(date +%s)
 timeout 420 python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark -p no:randomly \

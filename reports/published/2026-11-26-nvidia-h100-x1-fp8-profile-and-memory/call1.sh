@@ -15,7 +15,7 @@ for r in 1 2 3; do
   echo "bench run $r: exit $?" >> $L
 done
 # 3. the whole suite on one GPU, cold Triton cache but for the bench kernels
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session12/call13-suite-cold-results.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-hopper-kernel/call13-suite-cold-results.json.gz > /tmp/durations.json
 start=$(date +%s)
 timeout 320 python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark -p no:randomly \
   --durations-from /tmp/durations.json --results $OUT/call1-suite-cold.json --conformance-html none \

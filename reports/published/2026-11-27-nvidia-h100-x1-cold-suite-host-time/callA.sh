@@ -6,14 +6,14 @@ export TRITON_CACHE_DIR=/tmp/tcache-A; rm -rf $TRITON_CACHE_DIR
 L=$OUT/callA.txt
 nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader > $L
 git log --oneline -1 >> $L 2>&1; git status --short | grep -v devwork | head -5 >> $L
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session18/call6-cold.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-small-problem-compiles/call6-cold.json.gz > /tmp/durations.json
 start=$(date +%s)
 TIMEFORMAT="tree cpu: real %R user %U sys %S"
 { time timeout 270 python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark -p no:randomly \
   --durations-from /tmp/durations.json --results $OUT/callA-suite.json --conformance-html none \
   > $OUT/callA-suite.log 2>&1 ; } 2>> $L
 echo "suite: exit $? in $(( $(date +%s) - start )) s" >> $L
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session19/call4-new2.json.gz > /tmp/s19.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-worker-core-share/call4-new2.json.gz > /tmp/s19.json
 python3 -c "import sys; from gemmconf.cli import main; sys.exit(main())" report diff /tmp/s19.json $OUT/callA-suite.json > $OUT/callA-diff.txt 2>&1
 echo "diff: exit $?" >> $L
 gzip $OUT/callA-suite.json

@@ -8,7 +8,7 @@ L=$OUT/seed$seed.txt
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv,noheader > $L
 git log --oneline -1 >> $L; git diff --stat HEAD >> $L
 ls ~/.triton/cache 2>/dev/null | wc -l | sed 's/^/triton cache entries at start: /' >> $L
-gunzip -c reports/published/2026-11-26-nvidia-h100-x1-session16/call3-suite-cold.json.gz > /tmp/durations.json
+gunzip -c reports/published/2026-11-26-nvidia-h100-x1-fp8-profile-and-memory/call3-suite-cold.json.gz > /tmp/durations.json
 start=$(date +%s)
 timeout $limit python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark -p no:randomly \
   --seed $seed --durations-from /tmp/durations.json --results $OUT/seed$seed.json --conformance-html none \
