@@ -99,8 +99,8 @@ def skip_nested_interpreter_patching() -> bool:
     this calls the helper directly, as Triton does after patching, errors wrapped alike.
     Helpers from other modules, and calls outside a launch, patch as before. A 4-draw
     `bmm` with 1,024-2,048 batch entries of 8x6x16 (one program each) took 16% less time (dev
-    CPU, BENCHMARKS.md "Session 13"). Returns False, changing nothing, where the interpreter
-    lacks those classes or methods."""
+    CPU, BENCHMARKS.md "2026-11-26, cb47966"). Returns False, changing nothing, where the
+    interpreter lacks those classes or methods."""
     try:
         from triton.runtime import interpreter
     except ImportError:
@@ -148,7 +148,7 @@ def memoize_interpreter_types() -> bool:
     type (`interpreter._get_np_dtype`, which builds a 19-entry table on each call) and builds
     new `block_type`s for its operands and result (`InterpreterBuilder.get_block_ty`,
     `block_type.with_element_ty`; each validates and formats the shape again). Those three took
-    9% of the reference's CPU suite time (cProfile of a shard, BENCHMARKS.md "Session 15").
+    9% of the reference's CPU suite time (cProfile of a shard, BENCHMARKS.md "2026-11-26, 310a380").
     Types are values: the same element type and shape always build an equal `block_type`, which
     nothing changes after it is built, so one instance per (element type, shape) is kept and
     handed out again, and the numpy dtype of each element type is kept once looked up (through

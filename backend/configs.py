@@ -136,17 +136,17 @@ INTERPRETER_MAX_BLOCK_K = 512
 # warpgroups, hopper.py; `launcher.hopper_plan` says which), by dtype class. num_stages is the
 # most slots its shared-memory ring gets (`hopper_stages` fits them beside the output buffers);
 # num_warps the default partition's (one consumer warpgroup). Measured on H100s (BENCHMARKS.md):
-# - fp8 128x128x128, 6 stages (session 22): each K tile's product is added while the next one's
+# - fp8 128x128x128, 6 stages (68e21b2): each K tile's product is added while the next one's
 #   wgmmas run. 1.00-1.13x cuBLAS on the anchor and the eight Llama-3 prefill shapes in
-#   do_bench, where session 13's 128x256 tiles, which add each product with the tensor cores
+#   do_bench, where cb47966's 128x256 tiles, which add each product with the tensor cores
 #   idle for that consumer, gave 0.94-1.15x (0.91-0.95x on 70B qkv and o on some H100s); 5
 #   stages 1.00-1.16x, 4 stages 0.99-1.18x; all bitwise equal. 6 stages fit beside a 2-byte
 #   output, 5 beside a 4-byte one. 128x256 tiles cannot overlap so: their accumulator and two
 #   64x128 products in flight would need 256 registers a thread, of the consumers' 232.
-# - bf16 128x256x64, 3 stages (4 do not fit 227 KB): 0.98-1.05x as benchmark items (session 12),
+# - bf16 128x256x64, 3 stages (4 do not fit 227 KB): 0.98-1.05x as benchmark items (964a600),
 #   where 128x128x64 with 4 or 6 stages swept 0.69-0.94x. Chaining and storing each 128 columns
 #   apart, which leaves room for a fourth stage, was bitwise equal but slower on every anchor and
-#   projection: 3 stages 1-4%, 4 stages 2-7% (session 14, BENCHMARKS.md).
+#   projection: 3 stages 1-4%, 4 stages 2-7% (37e4543, BENCHMARKS.md).
 HOPPER = {
     "fp8": TileConfig(128, 128, 128, num_warps=4, num_stages=6, group_m=8),
     "16bit": TileConfig(128, 256, 64, num_warps=4, num_stages=3, group_m=8),

@@ -5,9 +5,9 @@
 Why a second kernel: the Triton kernels' software-pipelined K loop has every warp meet at a CTA
 barrier each K step. On fp8 at 8192^3 that held `gemm_persistent_kernel` at 0.72-0.86x cuBLAS:
 Nsight Compute put 62% of its stall cycles at that barrier and its tensor pipe idled 40% of the
-time (BENCHMARKS.md, "Session 10"). cuBLAS runs a producer and consumer warpgroups instead, and
-so does this kernel (BENCHMARKS.md: as benchmark items bf16 0.98-1.05x cuBLAS, session 12; fp8
-without fast accumulation 1.00-1.24x, session 22).
+time (BENCHMARKS.md, "2026-11-26, 02b9214"). cuBLAS runs a producer and consumer warpgroups
+instead, and so does this kernel (BENCHMARKS.md: as benchmark items bf16 0.98-1.05x cuBLAS,
+964a600; fp8 without fast accumulation 1.00-1.24x, 68e21b2).
 
 The structure, per program (one per SM, walking output tiles of 128 x BLOCK_N in GROUP_M order):
 - the loader partition (one warp) streams, for each K tile, A's two 64-row halves and B's tile
@@ -165,7 +165,8 @@ def _promoted_k_loop(
     into a fresh product, which is added into the fp32 accumulator once complete; K tile i+1's
     product is issued before tile i's is added, so the addition runs while the tensor cores
     work (without that, each consumer's tensor work stopped for every addition: 0.91-0.95x
-    cuBLAS on some H100s, BENCHMARKS.md "Session 16"; with it 1.00-1.24x, "Session 22").
+    cuBLAS on some H100s, BENCHMARKS.md "2026-11-26, 1c1f754"; with it 1.00-1.24x,
+    "2026-11-27, 68e21b2").
     The two products live in two register sets used alternately, two K tiles a loop step: an
     instruction that reads or copies the registers of a wgmma in flight (as `part = ahead`
     across one set would) makes ptxas serialize every wgmma (warning C7514, 21-27% slower).

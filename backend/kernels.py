@@ -1391,9 +1391,10 @@ def parameters(kernel: Any) -> list[tuple[str, bool]]:
 # ints; ints equal to 1 still become constants, so unit strides stay known). Triton compiles a
 # new variant for each pattern of divisible sizes, strides and offsets, and a suite of small odd
 # GEMMs meets hundreds of them: on an H100, 1,330 of one run's 1,390 `gemm_kernel` compiles were
-# small problems' (BENCHMARKS.md, session 18). `launcher.plan_launch` sends problems too small
-# for vector widths to matter here (`launcher.unaligned_suffices`): their patterns share one
-# compile. The results are the same: alignment changes how operands are loaded, not the sums.
+# small problems' (BENCHMARKS.md, 2026-11-26, 93414a2). `launcher.plan_launch` sends problems
+# too small for vector widths to matter here (`launcher.unaligned_suffices`): their patterns
+# share one compile. The results are the same: alignment changes how operands are loaded, not
+# the sums.
 UNALIGNED = "gemm_kernel_unaligned"
 # per kernel: the runtime parameters compiled without alignment specialisation
 ALIGNMENT_FREE: dict[str, frozenset[str]] = {

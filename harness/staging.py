@@ -3,7 +3,7 @@
 A copy from or to pageable host memory ran at about 1.4 GB/s on the H100 machines: a 3 GiB
 input took 2.2 s to copy to the host and 2.5 s to compare with its host copy in 64 MiB pieces.
 Through a 64 MiB pinned buffer, reused piece after piece, the copy took 0.30 s and the
-comparison 0.35 s (`nvidia-h100-x1`, 2026-11-26, BENCHMARKS.md "Session 11"). The harness moves
+comparison 0.35 s (`nvidia-h100-x1`, BENCHMARKS.md "2026-11-26, aa5068f"). The harness moves
 its large tensors this way: the inputs drawn on the CPU to the item's device, the pieces of the
 fp64 reference's inputs, and the input guard's host copies and comparisons (`integrity`).
 

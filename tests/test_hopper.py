@@ -2,7 +2,7 @@
 warpgroups, in Gluon, for large bf16/fp16 GEMMs and large fp8 ones without fast accumulation.
 Gluon does not run in the Triton interpreter, so on a CPU what can be checked is which problems
 get it (the plan) and the sm90 code it compiles to; its numerics run on a GPU (BENCHMARKS.md,
-"Session 12": bitwise equal to the Triton kernels there)."""
+"2026-11-26, 964a600": bitwise equal to the Triton kernels there)."""
 
 from __future__ import annotations
 
@@ -182,7 +182,7 @@ def test_it_cross_compiles_for_sm90_with_a_loader_and_two_consumers(case):
 def test_the_fp8_wgmmas_are_not_serialized_by_ptxas(case, tmp_path):
     """ptxas serializes every wgmma of a kernel (warning C7514) where an instruction reads the
     registers of a wgmma in flight: the promoted K loop alternates two product register sets
-    so that none does (hopper.py's `_promoted_k_loop`; BENCHMARKS.md, "Session 22")."""
+    so that none does (hopper.py's `_promoted_k_loop`; BENCHMARKS.md, "2026-11-27, 68e21b2")."""
     from triton import knobs
 
     ptx = tmp_path / "hopper.ptx"

@@ -1,5 +1,6 @@
-"""README's quickstart, as written: its backend and expectations file run the installed suite
-with `gemmconf run` from a folder of their own."""
+"""README as written: its quickstart's backend and expectations file run the installed suite with
+`gemmconf run` from a folder of their own, its op table is the domain table's ops and its layout
+shows every top-level folder of the repository."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+import pytest
+
+from gemmconf.gemm.ops import OPS
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 
 def quickstart_blocks(language: str, section: str = "Quickstart") -> list[str]:
@@ -94,3 +100,36 @@ def test_the_aten_override_example_is_judged_and_the_process_wide_one_is_not(tmp
     records = run_library(tmp_path, "process_wide")
     assert records and all(r["kind"] == "crash" for r in records)
     assert all(r["reason"].startswith("PyTorch altered: library changed") for r in records)
+
+
+def section(heading: str) -> str:
+    """The text of README's `## heading` section, up to the next `## ` heading."""
+    text = README.read_text(encoding="utf-8")
+    assert f"\n## {heading}\n" in text, f"README has no '## {heading}' section"
+    return text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_op_table_lists_every_op_of_the_domain_table():
+    """Every op of harness/gemm/ops.py in the first column of README's op table, and no other."""
+    rows = [line for line in section("The ops").splitlines() if line.startswith("| `")]
+    listed = {name for row in rows for name in re.findall(r"`([a-z_0-9]+)`", row.split("|")[1])}
+    assert set(OPS) - listed == set(), "ops of harness/gemm/ops.py missing from README's op table"
+    assert listed - set(OPS) == set(), "README's op table names ops harness/gemm/ops.py lacks"
+
+
+def tracked_top_level_folders() -> set[str]:
+    """The repository's top-level folders that hold tracked files (what a clone has)."""
+    done = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip("not a git checkout: " + done.stderr.strip())
+    return {path.split("/", 1)[0] for path in done.stdout.split("\0") if "/" in path}
+
+
+def test_the_layout_shows_every_top_level_folder():
+    """README's "Project layout" block names each top-level folder (`name/` first on a line)."""
+    (block,) = re.findall(r"^```\n(.*?)^```", section("Project layout"), flags=re.S | re.M)
+    first_words = [line.split()[0] for line in block.splitlines() if line[:1].strip()]
+    shown = {word.rstrip("/") for word in first_words if word.endswith("/")}
+    folders = tracked_top_level_folders()
+    assert folders - shown == set(), "top-level folders missing from README's layout"
+    assert shown - folders == set(), "README's layout shows folders the repository lacks"

@@ -2,8 +2,8 @@
 
 Pinned memory needs CUDA, so on a CPU the buffer is an ordinary host tensor and the copies run
 between host tensors: the piece loop (full pieces, a short last one, dtypes of every size, views
-that are not contiguous) is what these check; the GPU runs measured in BENCHMARKS.md ("Session
-11") use the same loop.
+that are not contiguous) is what these check; the GPU runs measured in BENCHMARKS.md
+("2026-11-26, aa5068f") use the same loop.
 """
 
 from __future__ import annotations

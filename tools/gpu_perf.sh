@@ -59,7 +59,7 @@ step "${bench[@]}" -k decode --backend reference --bench-mode kernel \
   echo
   echo "+ gemmconf report diff <published 2026-11-22 H200 run> bench-wall.json"
   python3 -m gemmconf.cli report diff \
-    reports/published/2026-11-22-nvidia-h200/bench-reference.json "$OUT/bench-wall.json"
+    reports/published/2026-11-22-nvidia-h200-suites-and-bench/bench-reference.json "$OUT/bench-wall.json"
   echo "exit status $?"
 } >"$OUT/diff.txt" 2>&1
 cat "$OUT/diff.txt" >>"$log"
