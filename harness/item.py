@@ -286,17 +286,16 @@ class ItemRun:
         first = expected[0] if isinstance(expected, tuple | list) else expected
         if not isinstance(first, torch.Tensor):
             return None
-        if instance.checks.numeric == "exact":
-            return oracle.POLICIES["exact"]
         # inputs TF32 holds exactly: under TF32 (or bf16x3) every product is exact, so the fp32
         # row's accumulation bound is the whole allowance (a bf16 "medium" product errs 2^-9)
-        compute = "fp32" if instance.values == "tf32_exact" else instance.dtype
-        policy = oracle.policy_for(first.dtype, compute=compute, fast_accum=instance.use_fast_accum)
-        if instance.checks.max_ratio is not None:
-            policy = dataclasses.replace(policy, max_ratio=instance.checks.max_ratio)
-        if instance.checks.numeric == "fp64" or self.stand_in is not None:
-            policy = oracle.without_eager(policy)  # judged against fp64 alone
-        return policy
+        return oracle.item_policy(
+            first.dtype,
+            compute="fp32" if instance.values == "tf32_exact" else instance.dtype,
+            fast_accum=instance.use_fast_accum,
+            exact=instance.checks.numeric == "exact",
+            max_ratio=instance.checks.max_ratio,
+            fp64_alone=instance.checks.numeric == "fp64" or self.stand_in is not None,
+        )
 
     def judge_one(self, draw: Draw) -> oracle.Verdict:
         judged = self.judgment_inputs(draw)

@@ -598,11 +598,11 @@ def test_an_output_judged_in_pieces_gets_the_verdict_of_one_piece(
     verdict (pass or fail, counts, worst and relative-worst positions, allowances, messages) is
     the one the whole output gets; the error figures agree to fp64 rounding (sums in another
     order)."""
-    from gemmconf import oracle
+    from gemmconf.oracle import judgment
 
     args, kwargs = _cases_for_pieces()[case]
     whole = judge(*args, **kwargs)
-    monkeypatch.setattr(oracle, "PIECE_ELEMENTS", 64)
+    monkeypatch.setattr(judgment, "PIECE_ELEMENTS", 64)
     assert args[0].numel() > 64 * 4
     pieces = judge(*args, **kwargs)
     assert pieces.passed == whole.passed
@@ -622,18 +622,18 @@ def test_no_tensor_moves_to_the_compute_device_whole(
 ) -> None:
     """A large output's fp64 reference may stay on the host while eager's and the backend's
     outputs are on the GPU: no tensor is moved to the compute device whole, only pieces."""
-    from gemmconf import oracle
+    from gemmconf.oracle import judgment
 
     args, kwargs = _cases_for_pieces()["fails"]
     moved: list[int] = []
-    original = oracle._Reader.__call__
+    original = judgment._Reader.__call__
 
     def spy(self, name, piece, dtype=None):  # type: ignore[no-untyped-def]
         moved.append(piece.stop - piece.start)
         return original(self, name, piece, dtype)
 
-    monkeypatch.setattr(oracle, "PIECE_ELEMENTS", 100)
-    monkeypatch.setattr(oracle._Reader, "__call__", spy)
+    monkeypatch.setattr(judgment, "PIECE_ELEMENTS", 100)
+    monkeypatch.setattr(judgment._Reader, "__call__", spy)
     verdict = judge(*args, **kwargs)
     assert not verdict.passed and verdict.mismatches == 2
     assert max(moved) <= 100

@@ -49,6 +49,11 @@ OPERAND_DTYPES: tuple[str, ...] = tuple(d.name for d in DTYPES.values() if d.ope
 OUT_DTYPES: tuple[str, ...] = tuple(d.name for d in DTYPES.values() if d.out)
 FP8: tuple[str, ...] = tuple(d.name for d in DTYPES.values() if d.kind == "fp8" and d.operand)
 FP8_TORCH: frozenset[torch.dtype] = frozenset(DTYPES[name].torch_dtype for name in FP8)
+# 8-bit float storage, operand or not (fp8 values, MX block scales): an output of one is judged
+# by the fp8 tolerance row
+FLOAT8: frozenset[torch.dtype] = frozenset(
+    d.torch_dtype for d in DTYPES.values() if d.kind in ("fp8", "scale")
+)
 # operands made by quantizing with a scaling recipe: fp8, and fp4 (two e2m1 values a byte)
 QUANTIZED: tuple[str, ...] = tuple(
     d.name for d in DTYPES.values() if d.kind in ("fp8", "fp4") and d.operand
@@ -68,6 +73,12 @@ def is_fp8(name: str) -> bool:
 def is_quantized(name: str) -> bool:
     """Whether operands of this dtype are made by a scaling recipe (fp8, fp4)."""
     return name in QUANTIZED
+
+
+def scaled(name: str) -> bool:
+    """Whether a GEMM of this dtype multiplies scaled narrow floats (fp8, fp4, operand or not),
+    whose products a correct backend sums in fp32."""
+    return name in DTYPES and DTYPES[name].kind in ("fp8", "fp4")
 
 
 def tensor_name(name: str) -> str:

@@ -1,305 +1,35 @@
-"""The numeric oracle: decides whether a backend's GEMM outputs are right (docs/design.md,
-"Oracle").
-
-For every output the harness hands over three things: `expected` (eager PyTorch), `actual` (the
-backend under test) and `reference` (float64, computed from the same upcast/dequantized inputs).
-Eager is the result users trust, but it has rounding of its own, so the backend is measured against
-the fp64 reference and judged relative to eager's own error:
-
-    err_ratio = max_i |actual_i - ref_i|
-                / max(eager_err, floor, (ulp_i + bound_i + carried_i) / max_ratio)
-
-and passes when `err_ratio <= max_ratio`. The terms of the denominator:
-
-- `eager_err = max_i |expected_i - ref_i|`: the backend may be a small factor worse than eager.
-- `floor = floor_eps * sqrt(max(K, 1)) * RMS(ref)`: what a correct backend may be off by even when
-  eager happens to be (nearly) exact. Rounding errors of a K-term fp32 sum of zero-mean products
-  grow like eps·sqrt(K)·RMS(ref) for sequential summation, the worst order a correct backend
-  uses; blocked and tree orders do better. RMS rather than max|ref| keeps the floor low:
-  docs/measurements.md measured that a floor of eps_out·max|ref| hides fp16/bf16-accumulation
-  bugs below K≈1024.
-  `floor_eps` is set by the *accumulation* a correct backend must use (two fp32 ulps, 2^-22, for
-  fp32, fp16, bf16 and fp8 inputs; 2^-10 for TF32, whose products each carry two input roundings
-  of 2^-11), not by the output's epsilon: with eps_out in it, the floor would swallow the bugs.
-  `POLICIES` records the measurements behind each number.
-- `bound_i = input_rounding * rounding_i` (TF32 only): the most rounding the inputs of element
-  i's products can cost, `rounding` being |alpha| * (|A| @ |B|) in fp64 (the GEMM alone: C and
-  the bias are not rounded to TF32; the harness gives it only where the output is that GEMM, no
-  epilogue). Like the ulp it is a bound, added to the ulp and not multiplied by max_ratio.
-- `carried_i` (items with an addend or an epilogue; of a backward item, its forward result,
-  the gradients having none): what rounding the program's intermediate results can cost,
-  where a correct backend hands them from op to op in the result dtype as eager's ops do:
-  alpha * (A @ B) rounded before C or the bias is added (an unfused addmm or linear), the
-  GEMM's result before each epilogue step; eps * |value| each, carried through the later
-  steps' slopes (`gemmconf.program.make_intermediate_rounding`). Without it, a library
-  whose GEMM has no bias epilogue failed clamped addmm/linear items on most seeds: where the bias
-  cancels most of the product, the product's rounding is several ulps of the output. It is
-  added to the ulp. The price: an accumulation in bf16/fp16 at K of 24-72, 3-4x eager's error,
-  is no longer told apart on such items (a planted 16-bit accumulator failed 37-38 items of an
-  842-item subset on seeds 0-2, where it had failed 41-47; seed 0's ten lost items had err_ratio
-  3.0-3.9 but one); items without an addend or an epilogue still catch it.
-- `ulp_i = eps_out * max(|ref_i|, tiny_out)`: one unit of the output dtype's rounding at that
-  element. A correct backend is off by its accumulation error plus half an ulp of output rounding
-  (plus `carried_i` where it rounds intermediate results too). Eager's max error over a large output
-  already holds the half ulp, but over a few elements it can be far smaller (lucky roundings), and
-  then ratio-to-eager alone would fail a correct backend one ulp away. The ulp is not multiplied by
-  max_ratio (it is the bound already): where eager's max error is its half-ulp rounding, it loosens
-  the rule by at most 4/3 and only at the largest elements, so it hides no accumulation bug. It also
-  keeps the denominator positive, so an exactly computed result (eager error 0, or a reference of
-  zeros at K=0) is never judged against 0.
-
-Integer outputs (int32 from int8 GEMMs) and the `exact` policy must equal eager. NaN/Inf positions
-(and the signs of infinities) must equal eager's everywhere; a difference counts as a mismatch.
-fp8 outputs are upcast and judged like any float (torch.testing compares them bitwise). Without a
-reference the backend is compared with eager directly, within
-`max_ratio * floor(expected) + max(rtol, 2 * eps_out) * |expected_i|` (assert_close's rtol, with
-the absolute part made K- and scale-aware).
-
-Eager can be wrong (an H200 with torch 2.11 returned inf for half of a blockwise-scaled fp8 GEMM
-with fp16 output). Given `magnitude` (the fp64 reference of the inputs' absolute values, which
-bounds every partial sum of the GEMM), an eager NaN/Inf is *refuted* where the reference is finite
-and both it and the magnitude stay below half the output dtype's max: no summation order can
-overflow there. Refuted elements are judged against the fp64 reference rounded to the output
-dtype, and the verdict counts them (`eager_wrong`), so a right backend passes, eager run as a
-backend fails, and the report says eager was wrong. (With a subtracting epilogue, a negative
-alpha or beta, the magnitude can understate the GEMM's partial sums; no suite scenario pairs that
-with near-overflow operands.)
-
-An output is read in pieces of `PIECE_ELEMENTS` values, each moved to eager's device (its own
-or the host, where a large fp64 reference may be held) and judged there in two passes: the
-first finds what the tolerance depends on over the whole output (eager's error, RMS(ref), the
-NaN/Inf checks), the second each element's error against its allowance. The oracle's fp64
-temporaries are one piece's, whatever the output's size; an output of one piece is judged as
-one tensor, so its figures are those of a whole-output computation bit for bit.
-
-`judge` walks nested tuples/lists/dicts of outputs pairwise like `torch.testing.assert_close`, makes
-every check it can (attributes first, then values) and returns a `Verdict` that keeps its numbers;
-`Verdict.message` is the one formatter.
-"""
+"""The oracle's judgment: `judge` walks nested outputs pairwise, makes every attribute and value
+check it can, and returns a `Verdict`. The rule it applies is gemmconf.oracle's docstring; the
+tolerances are gemmconf.oracle.policy's rows."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import torch
 
-__all__ = [
-    "PIECE_ELEMENTS",
-    "POLICIES",
-    "Check",
-    "Policy",
-    "Verdict",
-    "judge",
-    "pieces",
-    "policy_for",
-    "without_eager",
-]
+from gemmconf.oracle.policy import POLICIES, Policy, policy_for
+from gemmconf.oracle.verdict import Check, Verdict, num_text, path_text
 
 # Values judged at once: an output is read in pieces of this many elements, so the oracle's fp64
 # temporaries (about ten piece-sized values) do not grow with the output (module docstring).
 PIECE_ELEMENTS = 1 << 24
 
 
-@dataclass(frozen=True)
-class Policy:
-    """How an output is judged; one row of `POLICIES`."""
-
-    name: str
-    max_ratio: float  # backend error may be at most this multiple of max(eager error, floor)
-    floor_eps: float  # epsilon of the accumulation a correct backend uses; scales the floor
-    exact: bool  # values must equal eager's (integer outputs)
-    rtol: float = 0.0  # used only without an fp64 reference (assert_close's value for the dtype)
-    trust_eager: bool = True  # False: eager's own error does not widen the tolerance (fp64 alone)
-    # Relative error each product may carry from rounding its inputs (TF32), bounded per element
-    # by input_rounding * rounding_i, rounding being |alpha| * (|A| @ |B|) (judge's `rounding`).
-    input_rounding: float = 0.0
-
-
-_FP32_ACC = 2.0**-22  # two fp32 ulps per sqrt(K): see the measurements above POLICIES
-
-# Why these numbers (inputs randn/K^0.25, ratios against max(eager error, floor)):
-# - max_ratio 3.0: docs/measurements.md measured fp16/bf16 accumulation in the input dtype
-#   (32-wide chunks) at 4.6-8.2x eager's error for K=1024 and 9.1-16.7x for K=4096, so 3.0
-#   catches that bug from
-#   K=1024 on; over 40 seeds (64x64 outputs) its smallest ratio was 3.13 at K=1024 (bf16), 4.7
-#   at K=2048 and 7.1 at K=4096. Correct backends measure about 1.0 on CPU (other summation
-#   orders, split-K, K=16..65536) and 0.88-1.04 on an H200 (Triton and cuBLAS fp32, fp16, bf16,
-#   fp8; outputs up to 4096x4096, K up to 65536).
-# - fp32 accumulation, floor_eps 2^-22: sequential FMA accumulation (Triton `ieee` tl.dot, cuBLAS
-#   SGEMM) reached a max error of 2^-22.1 * sqrt(K) * RMS(ref) over 4M outputs on an H200; eager on
-#   the CPU (MKL) is ~5x more accurate, so the floor decides and must cover that order (with
-#   2^-23 it measured 1.95).
-# - fp32 computed as TF32 has ~2,300x eager's error (docs/measurements.md), 70-1,600x with this
-#   floor for K=16..16384, so fp32 stays tight and "tf32" is its own row (floor: two input
-#   roundings of
-#   2^-11 per product; TF32 results measure 0.02-0.4 under it). Tensor cores fed fp32 *truncate*
-#   to TF32 (Triton's tl.dot, so inductor's templates), twice cuBLAS's round-to-nearest error,
-#   and eager may skip TF32 altogether (at K=1 on an H200 its error stayed under the floor, as an
-#   fp32 result's would; the same inputs with CPU fp32 as eager gave the GPU's 4.8x). At small K the
-#   largest product dwarfs RMS(ref), so the floor alone failed a correct truncating backend
-#   (inductor's TRITON addmm at K=1: 4.8x; over 30 seeds up to 3.2x even with 2^-9): each
-#   element may also be off by its own input-rounding bound, (2^-10 + 2^-10 + 2^-20) * |alpha| *
-#   (|A|@|B|)_i (`input_rounding`). At large K the floor is larger than that bound, so it loosens
-#   nothing there.
-# - fp8 inputs with use_fast_accum=False accumulate in fp32 (cuBLAS, and a Triton kernel adding
-#   each K tile into an fp32 accumulator: 1.00-1.04). With use_fast_accum=True, Hopper
-#   accumulates in the tensor core's reduced precision: cuBLAS and Triton measured
-#   2^-11.1 * sqrt(K) * RMS(ref), 1.3-5.2x exact eager for K=1024-32768; "fp8_fast_accum" allows
-#   2^-10 (they measure 0.43-0.71). A backend that ignores use_fast_accum=False fails from
-#   K~16384 on (4.1-5.2x).
-POLICIES: dict[str, Policy] = {
-    p.name: p
-    for p in (
-        Policy("fp64", max_ratio=3.0, floor_eps=2.0**-51, exact=False, rtol=1e-7),
-        Policy("fp32", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1.3e-6),
-        Policy(
-            "tf32",
-            max_ratio=3.0,
-            floor_eps=2.0**-10,
-            exact=False,
-            rtol=1e-3,
-            input_rounding=(1 + 2.0**-10) ** 2 - 1,
-        ),
-        Policy("fp16", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1e-3),
-        Policy("bf16", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1.6e-2),
-        Policy("fp8", max_ratio=3.0, floor_eps=_FP32_ACC, exact=False, rtol=1.6e-2),
-        Policy("fp8_fast_accum", max_ratio=3.0, floor_eps=2.0**-10, exact=False, rtol=1.6e-2),
-        Policy("int", max_ratio=1.0, floor_eps=0.0, exact=True),
-        Policy("exact", max_ratio=1.0, floor_eps=0.0, exact=True),
-    )
-}
-
-_FP8_DTYPES = frozenset(
-    getattr(torch, name)
-    for name in (
-        "float8_e4m3fn",
-        "float8_e5m2",
-        "float8_e4m3fnuz",
-        "float8_e5m2fnuz",
-        "float8_e8m0fnu",
-    )
-    if hasattr(torch, name)
-)
-_FP8_COMPUTE = frozenset({"e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz", "fp4"})  # fp4: fp32 sums too
-_COMPUTE = frozenset({"fp64", "fp32", "tf32", "fp16", "bf16", "int8", "int32"}) | _FP8_COMPUTE
-_BY_DTYPE = {
-    torch.float64: "fp64",
-    torch.float32: "fp32",
-    torch.float16: "fp16",
-    torch.bfloat16: "bf16",
-    torch.complex128: "fp64",
-    torch.complex64: "fp32",
-}
-
 # Relative errors are measured against max(|ref_i|, 1% of RMS(ref)): near-zero outputs would
 # otherwise report meaningless huge relative errors.
 _REL_GUARD = 0.01
 
-# The checks about an output's values (a failure of one is "wrong values"); every other check is
-# about its attributes (dtype, shape, device, layout, strides: "wrong layout").
-VALUE_CHECKS = ("values", "nonfinite", "precision")
+
 # An fp32 output of at least this many elements whose values all fit a 16-bit float, where
 # fp64's mostly do not, was computed or stored in that float and widened (`_precision_check`).
 PRECISION_MIN_ELEMENTS = 64
+
+
 _NARROW = (("bf16", torch.bfloat16), ("fp16", torch.float16))
-
-
-def without_eager(policy: Policy) -> Policy:
-    """`policy` for `numeric: fp64`: eager's own error does not widen the tolerance, so the floor
-    must cover every accumulation a correct backend may use. For fp8 inputs that is Hopper's
-    tensor-core accumulation, which even without use_fast_accum keeps fewer than fp32's bits
-    inside a wgmma (an H200, 2026-11-22: eager and the reference backend both 2^-13 * sqrt(K) *
-    RMS(ref) from fp64 on blockwise GEMMs, 50-77x the fp32 floor): the fp8_fast_accum floor."""
-    floor_eps = policy.floor_eps
-    if policy.name == "fp8":
-        floor_eps = max(floor_eps, POLICIES["fp8_fast_accum"].floor_eps)
-    return replace(policy, trust_eager=False, floor_eps=floor_eps)
-
-
-def policy_for(
-    out_dtype: torch.dtype, *, compute: str | None = None, fast_accum: bool = False
-) -> Policy:
-    """The policy for an output of `out_dtype` from a GEMM whose inputs are `compute`.
-
-    `compute` names the scenario's input dtype ("fp32", "tf32", "fp16", "bf16", "e4m3fn", "e5m2",
-    "int8"); it matters for TF32 (an fp32 output judged with the TF32 row) and fp8 inputs, where
-    `fast_accum` (`_scaled_mm(..., use_fast_accum=True)`) selects the reduced-precision row.
-    """
-    if compute is not None and compute not in _COMPUTE:
-        raise ValueError(f"unknown compute {compute!r}; known: {', '.join(sorted(_COMPUTE))}")
-    if out_dtype == torch.bool:
-        return POLICIES["exact"]
-    if not (out_dtype.is_floating_point or out_dtype.is_complex):
-        return POLICIES["int"]
-    if compute in _FP8_COMPUTE and fast_accum:
-        return POLICIES["fp8_fast_accum"]
-    if out_dtype in _FP8_DTYPES or compute in _FP8_COMPUTE:
-        return POLICIES["fp8"]
-    if compute == "tf32" and out_dtype in (torch.float32, torch.complex64):
-        return POLICIES["tf32"]
-    try:
-        return POLICIES[_BY_DTYPE[out_dtype]]
-    except KeyError:
-        raise ValueError(f"no tolerance policy for output dtype {out_dtype}") from None
-
-
-@dataclass(frozen=True)
-class Check:
-    """One attribute or value check; `output` locates it in a multi-output result."""
-
-    name: str
-    passed: bool
-    message: str
-    output: tuple[Any, ...] = ()
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The numeric verdict on one output, or on all outputs of a function (`parts`)."""
-
-    passed: bool
-    checks: tuple[Check, ...]
-    max_abs_err: float | None
-    max_rel_err: float | None
-    err_ratio: float | None
-    eager_abs_err: float | None
-    floor: float | None
-    allowed_abs_err: float | None  # max_ratio * max(eager error, floor); one ulp more per element
-    mismatches: int
-    numel: int
-    worst_index: tuple[int, ...] | None  # of the greatest absolute difference
-    policy: str = ""
-    max_ratio: float | None = None
-    k: int | None = None
-    k_name: str = "K"  # what `k` is: a backward item's is the longest sum its outputs take
-    mode: str = "reference"  # "reference" (vs fp64), "eager" (no reference), "exact"
-    worst_allowed: float | None = None  # what was allowed at worst_index
-    rel_index: tuple[int, ...] | None = None  # of the greatest relative difference
-    output: tuple[Any, ...] = ()  # where this output sits in a multi-output result
-    parts: tuple[Verdict, ...] = ()  # per-output verdicts of a multi-output result
-    eager_wrong: int = 0  # eager NaN/Inf elements the fp64 reference refuted (module docstring)
-    label: str = ""  # what this output is, from judge's `names` ("the gradient of b")
-
-    @property
-    def attributes_failed(self) -> bool:
-        """Whether a check of the output's attributes (dtype, shape, device, layout, strides,
-        type) failed, not only of its values: kind "wrong layout"."""
-        return any(not c.passed and c.name not in VALUE_CHECKS for c in self.checks)
-
-    def metrics(self) -> dict[str, float | None]:
-        """The error metrics a result record carries."""
-        return {
-            "max_abs_err": self.max_abs_err,
-            "max_rel_err": self.max_rel_err,
-            "err_ratio": self.err_ratio,
-        }
-
-    def message(self, *, what: str = "", repro: str = "") -> str:
-        """torch.testing-style text; the first line stands alone."""
-        return _format(self, what=what, repro=repro)
 
 
 def judge(
@@ -377,7 +107,7 @@ def _walk(
             leaves.append(_type_mismatch(expected, actual, path))
             return
         if reference is not None and not isinstance(reference, torch.Tensor):
-            raise TypeError(f"reference for output {_where(path)} is {type(reference).__name__}")
+            raise TypeError(f"reference for output {path_text(path)} is {type(reference).__name__}")
         fixed = strides is True or (strides is not False and path in strides)
         leaves.append(
             _judge_tensor(
@@ -434,7 +164,8 @@ def _walk(
             return
         if reference is not None and len(reference) != len(expected):
             raise ValueError(
-                f"reference has {len(reference)} outputs at {_where(path)}, eager {len(expected)}"
+                f"reference has {len(reference)} outputs at {path_text(path)}, "
+                f"eager {len(expected)}"
             )
         if len(actual) != len(expected):
             message = (
@@ -534,13 +265,13 @@ def _judge_tensor(
     if reference is not None and reference.shape != expected.shape:
         raise ValueError(
             f"reference shape {tuple(reference.shape)} != eager shape {tuple(expected.shape)} "
-            f"for output {_where(path)}: the harness built a wrong reference"
+            f"for output {path_text(path)}: the harness built a wrong reference"
         )
     for name, bound in (("rounding", rounding), ("intermediate", intermediate)):
         if bound is not None and bound.shape != expected.shape:
             raise ValueError(
                 f"{name} shape {tuple(bound.shape)} != eager shape {tuple(expected.shape)} "
-                f"for output {_where(path)}: the harness built a wrong {name} bound"
+                f"for output {path_text(path)}: the harness built a wrong {name} bound"
             )
     is_float = expected.is_floating_point() or expected.is_complex()
     if policy is None:
@@ -761,7 +492,7 @@ def _judge_exact(
     if mismatches:
         message = (
             f"{mismatches} / {expected.numel()} elements differ; greatest absolute difference "
-            f"{_num(max_abs, exact=True)} at index {_index(worst.index, shape)}"
+            f"{num_text(max_abs, exact=True)} at index {_index(worst.index, shape)}"
         )
     else:
         message = "all elements equal"
@@ -989,12 +720,14 @@ def _value_verdict(
     mismatches = errors.mismatches
     if mismatches:
         if err_ratio is not None:
-            text = f"err_ratio {_num(err_ratio)} > {_num(max_ratio)} allowed"
+            text = f"err_ratio {num_text(err_ratio)} > {num_text(max_ratio)} allowed"
         else:
             text = "differences from eager exceed the allowed tolerance"
         values = Check("values", False, f"{text} at {mismatches} element(s)", path)
     elif err_ratio is not None:
-        values = Check("values", True, f"err_ratio {_num(err_ratio)} <= {_num(max_ratio)}", path)
+        values = Check(
+            "values", True, f"err_ratio {num_text(err_ratio)} <= {num_text(max_ratio)}", path
+        )
     else:
         values = Check("values", True, "within tolerance of eager", path)
     checks = (*checks, _specials_check(bad, shape, path), values)
@@ -1046,119 +779,3 @@ def _combine(leaves: tuple[Verdict, ...]) -> Verdict:
         parts=leaves,
         eager_wrong=sum(v.eager_wrong for v in leaves),
     )
-
-
-def _where(path: tuple[Any, ...]) -> str:
-    return "".join(f"[{p!r}]" for p in path) or "[]"
-
-
-def _num(x: float, *, exact: bool = False) -> str:
-    if math.isnan(x) or math.isinf(x):
-        return str(x)
-    if exact and float(x).is_integer():
-        return str(int(x))
-    text = f"{x:.4g}"
-    return text if ("." in text or "e" in text) else text + ".0"
-
-
-def _headline(v: Verdict) -> tuple[str, list[str], Check | None]:
-    """The verdict's first line (without context), its context, and the check it reports."""
-    context = [v.policy] if v.policy else []
-    if v.k is not None:
-        context.append(f"K={v.k}" if v.k_name == "K" else f"{v.k_name} {v.k}")
-    failed = [c for c in v.checks if not c.passed]
-    attribute = next((c for c in failed if c.name not in VALUE_CHECKS), None)
-    if attribute is None:
-        return _values_headline(v, failed, context)
-    if any(c.name in VALUE_CHECKS for c in failed):  # a wrong dtype says more than its numbers
-        head, context, _ = _values_headline(v, failed, context)
-        return f"{attribute.message} {head}", context, attribute
-    return attribute.message, [], attribute
-
-
-def _values_headline(
-    v: Verdict, failed: list[Check], context: list[str]
-) -> tuple[str, list[str], Check | None]:
-    values = next((c for c in failed if c.name == "values"), None)
-    specials = next((c for c in failed if c.name == "nonfinite"), None)
-    precision = next((c for c in failed if c.name == "precision"), None)
-    if precision is not None and values is None:
-        return precision.message, context, precision
-    if values is not None and v.mode == "exact":
-        return "Tensor-likes are not equal!", context, values
-    if values is not None and v.mode == "eager":
-        return "Tensor-likes are not close!", ["no fp64 reference", *context], values
-    if values is not None:
-        ratio = f"err_ratio {_num(v.err_ratio or 0.0)} > {_num(v.max_ratio or 0.0)} allowed"
-        return f"Tensor-likes are not close! {ratio}", context, values
-    if specials is not None:
-        return "Tensor-likes are not close! NaN/Inf positions differ from eager", context, None
-    if v.max_abs_err is None:
-        return "Attributes match; no values to compare", context, None
-    if v.mode == "exact":
-        return "Tensor-likes are equal", context, None
-    if v.mode == "eager":
-        return "Tensor-likes are close to eager", ["no fp64 reference", *context], None
-    ratio = f"err_ratio {_num(v.err_ratio or 0.0)} <= {_num(v.max_ratio or 0.0)} allowed"
-    return f"Tensor-likes are close: {ratio}", context, None
-
-
-def _body(v: Verdict, reported: Check | None) -> list[str]:
-    lines = []
-    if v.max_abs_err is not None and v.max_rel_err is not None:
-        share = 100.0 * v.mismatches / v.numel if v.numel else 0.0
-        lines.append(f"Mismatched elements: {v.mismatches} / {v.numel} ({share:.1f}%)")
-        lines += [c.message for c in v.checks if c.name == "nonfinite" and not c.passed]
-        exact = v.mode == "exact"
-        greatest = f"Greatest absolute difference: {_num(v.max_abs_err, exact=exact)}"
-        greatest += f" at index {v.worst_index}"
-        if not exact and v.worst_allowed is not None:
-            greatest += f" (up to {_num(v.worst_allowed)} allowed there)"
-        lines.append(greatest)
-        lines.append(f"Greatest relative difference: {_num(v.max_rel_err)} at index {v.rel_index}")
-        if v.mode == "reference" and v.eager_abs_err is not None and v.floor is not None:
-            trusted = v.allowed_abs_err is None or v.allowed_abs_err >= (v.max_ratio or 0.0) * (
-                v.eager_abs_err
-            )
-            of = "max of these" if trusted else "the floor (eager's error not trusted here)"
-            lines.append(
-                f"Eager's own error against fp64: {_num(v.eager_abs_err)}; floor {_num(v.floor)}; "
-                f"allowed {_num(v.max_ratio or 0.0)} x {of} = "
-                f"{_num(v.allowed_abs_err or 0.0)} (or one output ulp, where larger)"
-            )
-        elif v.mode == "eager" and v.floor is not None:
-            lines.append(
-                f"No fp64 reference: compared with eager within {_num(v.max_ratio or 0.0)} x "
-                f"floor {_num(v.floor)} + rtol * |expected|"
-            )
-    lines += [
-        c.message
-        for c in v.checks
-        if not c.passed and c is not reported and c.name not in ("values", "nonfinite")
-    ]
-    lines += [c.message for c in v.checks if c.name == "eager"]
-    return lines
-
-
-def _format(verdict: Verdict, *, what: str, repro: str) -> str:
-    parts = verdict.parts or (verdict,)
-    shown = [p for p in parts if not p.passed] or list(parts)
-    lines: list[str] = []
-    for part in shown:
-        head, context, reported = _headline(part)
-        where = f"output {_where(part.output)}" if part.output else ""
-        if where and part.label:
-            where += f", {part.label}"
-        if where:
-            context = [*context, where]
-        if context:
-            head = f"{head.rstrip('.')} ({', '.join(context)})"
-        lines.append(head)
-        lines += _body(part, reported)
-        if where and not part.passed:
-            lines.append(f"The failure occurred for {where}.")
-    if what:
-        lines.append(f"Compared: {what}")
-    if repro:
-        lines.append(f"Reproduce: {repro}")
-    return "\n".join(lines)
