@@ -47,7 +47,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from gemmconf import inputs, program
-from gemmconf.gemm.ops import OPS
 from gemmconf.scenario import ScenarioInstance
 
 BENCH_MODES = ("wall", "kernel", "cudagraph")
@@ -89,7 +88,7 @@ class Clock(Protocol):
 
 def gemm_flops(instance: ScenarioInstance, index: int = 0) -> float:
     """The op's FLOPs for shape set `index` (0 when a dim is 0)."""
-    return float(OPS[instance.op].flops(instance.dims(index)))
+    return float(instance.spec.flops(instance.dims(index)))
 
 
 def copies_for(bytes_per_copy: int) -> int:

@@ -32,8 +32,6 @@ from typing import Any
 import torch
 
 from gemmconf import staging
-from gemmconf.gemm.ops import OPS
-from gemmconf.program import input_names
 from gemmconf.scenario import TENSOR_EPILOGUES, ScenarioInstance, eval_dim
 
 CHUNK_BYTES = 1 << 30  # what one piece of the reference may hold on the device
@@ -79,12 +77,12 @@ def input_dims(instance: ScenarioInstance) -> dict[str, tuple[str, ...] | None]:
     input whose shape the scenario does not spell (group offsets, a backward pass's output
     gradient, a dropout mask): such an item's reference is computed in one piece."""
     tensor_steps = [s for s in instance.epilogue if s.kind in TENSOR_EPILOGUES]
-    spec = OPS[instance.op]
+    spec = instance.spec
     scales = {scale.name for scale in spec.scales}
     addend = spec.addend.name if spec.addend is not None else None
     operands = {operand.name: operand for operand in instance.operands}
     found: dict[str, tuple[str, ...] | None] = {}
-    for name in input_names(instance):
+    for name in instance.input_names:
         if name in scales:
             found[name] = ()  # folded into its operand: a 0-dim one (inputs._reference_value)
         elif name == addend:
@@ -105,7 +103,7 @@ def input_dims(instance: ScenarioInstance) -> dict[str, tuple[str, ...] | None]:
 def _chunkable(instance: ScenarioInstance, dims: dict[str, tuple[str, ...] | None]) -> bool:
     """Rows of the output computed independently of each other, from inputs of known shape."""
     return (
-        OPS[instance.op].row_sliceable
+        instance.spec.row_sliceable
         and not instance.backward
         and all(exprs is not None for exprs in dims.values())
     )
@@ -233,7 +231,7 @@ def evaluate(
         return result.to(out_device)
 
     chunking = plan(instance, sizes, limit)
-    names = input_names(instance)
+    names = instance.input_names
     dims = input_dims(instance)
     if (
         chunking.pieces <= 1

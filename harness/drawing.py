@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from gemmconf.gemm.ops import OPS
-
 if TYPE_CHECKING:
     from gemmconf.oracle import Verdict
     from gemmconf.scenario import ScenarioInstance
@@ -43,7 +41,7 @@ def draws_per_judgment(numel: int) -> int:
 
 def large(instance: ScenarioInstance, dims: dict[str, int]) -> bool:
     """Past FULL_STALE_CHECK_FLOPS: the fresh-values check compares bit for bit only."""
-    return OPS[instance.op].flops(dims) > FULL_STALE_CHECK_FLOPS
+    return instance.spec.flops(dims) > FULL_STALE_CHECK_FLOPS
 
 
 def judgment_draws(instance: ScenarioInstance, index: int, dims: dict[str, int], numel: int) -> int:

@@ -29,7 +29,6 @@ from typing import Any
 import torch
 
 from gemmconf import inputs, oracle, program
-from gemmconf.gemm.ops import OPS
 from gemmconf.scenario import ScenarioInstance
 
 CANONICAL = (("B", 2), ("M", 128), ("N", 128), ("K", 128))
@@ -38,7 +37,7 @@ CANONICAL = (("B", 2), ("M", 128), ("N", 128), ("K", 128))
 def stand_in(instance: ScenarioInstance, device: str) -> Callable[[inputs.Inputs], Any] | None:
     """A function from an item's inputs to eager's result, where eager has no kernel for the
     instance on `device`; None where eager has one (module docstring)."""
-    if not OPS[instance.op].emulated_where_missing or instance.checks.raises:
+    if not instance.spec.emulated_where_missing or instance.checks.raises:
         return None
     if _eager_runs(_probe_key(instance), str(device)):
         return None
@@ -74,7 +73,7 @@ def _result_dtype(instance: ScenarioInstance) -> torch.dtype:
     casts = [step.arg for step in instance.epilogue if step.kind == "cast"]
     if casts:  # the program's last cast decides (the reference keeps fp64 and skips casts)
         return torch_dtype(casts[-1])
-    return torch_dtype(program.gemm_dtype(instance))
+    return torch_dtype(instance.gemm_dtype)
 
 
 def _probe_key(instance: ScenarioInstance) -> ScenarioInstance:
@@ -99,7 +98,7 @@ def _uses(instance: ScenarioInstance, dim: str) -> bool:
     exprs = [str(e) for o in instance.operands for e in o.shape] + [
         str(e) for e in instance.bias or ()
     ]
-    return any(dim in e for e in exprs) or (dim == "B" and OPS[instance.op].grouped)
+    return any(dim in e for e in exprs) or (dim == "B" and instance.spec.grouped)
 
 
 @functools.cache
@@ -115,7 +114,7 @@ def _eager_runs(probe: ScenarioInstance, device: str) -> bool:
 
 def block_scaled_metrics(instance: ScenarioInstance, actual: Any, reference: Any) -> dict[str, Any]:
     """`sqnr_db` of the backend's first output against the fp64 reference, for scaled ops."""
-    if not OPS[instance.op].scaled:
+    if not instance.spec.scaled:
         return {}
     got, ref = _first_tensor(actual), _first_tensor(reference)
     if got is None or ref is None or got.shape != ref.shape or ref.numel() == 0:

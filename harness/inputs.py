@@ -34,9 +34,8 @@ import torch
 
 from gemmconf import staging
 from gemmconf.gemm.dtypes import is_quantized, torch_dtype
-from gemmconf.gemm.ops import OPS
 from gemmconf.gemm.scaling import RECIPES, Quantized, Recipe
-from gemmconf.program import differentiated, gemm_dtype, input_names
+from gemmconf.program import differentiated
 from gemmconf.scenario import (
     TENSOR_EPILOGUES,
     Operand,
@@ -212,7 +211,7 @@ class _Drawn:
 
 
 def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, draw: int) -> _Drawn:
-    spec = OPS[instance.op]
+    spec = instance.spec
     dims = instance.dims(shape_index)
     seed = item_seed(instance.id, shape_index, run_seed, draw)
     gen = torch.Generator().manual_seed(seed)
@@ -264,11 +263,11 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
         bias = _draw_addend(bias_shape, instance.values, gen)
         if instance.values == "nan_in_c" and bias.numel():
             bias.view(-1)[:: max(1, bias.numel() // 3)] = float("nan")
-        dtype = torch_dtype(instance.bias_dtype or gemm_dtype(instance))
+        dtype = torch_dtype(instance.bias_dtype or instance.gemm_dtype)
         name = spec.addend.name
         others[name] = ref[name] = bias.to(dtype)
     for i, step in enumerate(s for s in instance.epilogue if s.kind in TENSOR_EPILOGUES):
-        out_dtype = torch_dtype(gemm_dtype(instance))
+        out_dtype = torch_dtype(instance.gemm_dtype)
         if step.kind == "dropout_mask":  # kept with probability 1 - p, scaled by 1 / (1 - p)
             keep = torch.rand(_result_shape(instance, dims), generator=gen) >= step.arg
             other = keep.to(torch.float32) / (1 - step.arg)
@@ -286,10 +285,10 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
     if instance.backward:
         out_shape = _result_shape(instance, dims)
         grad = _randn(out_shape, gen)
-        others["grad"] = ref["grad"] = grad.to(torch_dtype(gemm_dtype(instance)))
+        others["grad"] = ref["grad"] = grad.to(torch_dtype(instance.gemm_dtype))
         reduction = max(dims.get(d, 1) for d in ("M", "N", "K"))
 
-    names = input_names(instance)
+    names = instance.input_names
     operand_names = {o.name for o in instance.operands}
     missing = [n for n in names if n not in others and n not in operand_names]
     assert not missing, f"inputs for {instance.id} lack {missing}"
@@ -317,7 +316,7 @@ def _group_sizes(instance: ScenarioInstance, dims: dict[str, int], draw: int) ->
     other offsets: a backend that keeps a group schedule across calls, keyed by the shapes or
     the group count, answers those with the first call's schedule. Turning keeps every size, and
     so every offset alignment the scenario's sizes have."""
-    if not OPS[instance.op].grouped:
+    if not instance.spec.grouped:
         return None
     sizes = group_extents(instance.operands, instance.group_sizes, dims)
     if not sizes:
@@ -355,7 +354,7 @@ def _scale_for(
     instance: ScenarioInstance, recipe: Recipe, operand: str, scale: torch.Tensor
 ) -> torch.Tensor:
     """The recipe's scale laid out as the op takes it (`OpSpec.scale_layout`)."""
-    layout = OPS[instance.op].scale_layout
+    layout = instance.spec.scale_layout
     if layout is None:
         return scale
     a, b = (len(instance.operand(n).shape) for n in ("a", "b"))
@@ -367,7 +366,7 @@ def _scale_for(
 
 def _result_shape(instance: ScenarioInstance, dims: dict[str, int]) -> list[int]:
     """The op's result shape for one shape set (what a backward scenario's `grad` matches)."""
-    spec = OPS[instance.op]
+    spec = instance.spec
     a, b = ([eval_dim(e, dims) for e in instance.operand(n).shape] for n in ("a", "b"))
     return spec.out_shape(a, b, dims.get("B", 1))
 
@@ -523,7 +522,7 @@ def reference_axis(operand: Operand, axis: int) -> int:
 def _reference_value(
     name: str, ref: dict[str, torch.Tensor], instance: ScenarioInstance
 ) -> torch.Tensor:
-    if name in {scale.name for scale in OPS[instance.op].scales}:
+    if name in {scale.name for scale in instance.spec.scales}:
         return torch.ones((), dtype=torch.float64)  # folded into the dequantized operand
     if name == "offs":
         return ref[name]  # the same int32 offsets

@@ -31,7 +31,6 @@ from gemmconf import (
 from gemmconf.backends.base import Backend
 from gemmconf.backends.dynamo import FrameWatch
 from gemmconf.drawing import large
-from gemmconf.gemm.ops import OPS
 from gemmconf.outcome import (
     Crash,
     EagerAltered,
@@ -202,7 +201,7 @@ class ItemRun:
         return actual, problems
 
     def names(self) -> tuple[str, ...]:
-        return program.input_names(self.instance)
+        return self.instance.input_names
 
     def eager(self, item_inputs: inputs.Inputs) -> tuple[Any, BaseException | None]:
         try:
@@ -359,7 +358,7 @@ def fixed_strides(instance: ScenarioInstance) -> bool | frozenset[tuple[int, ...
     result, then gradients from torch.autograd.grad, whose layout nothing promises (inductor
     pads an fp32 gradient's rows; AccumulateGrad restrides only what lands in `.grad`): the
     result alone (oracle.judge)."""
-    spec = OPS[instance.op]
+    spec = instance.spec
     fixed = spec.row_major or bool(spec.writes)
     if fixed and instance.backward:
         return frozenset({(0,)})

@@ -27,9 +27,7 @@ from typing import Any
 
 from gemmconf import chunked, drawing
 from gemmconf.gemm.dtypes import DTYPES, is_fp8
-from gemmconf.gemm.ops import OPS
 from gemmconf.oracle import PIECE_ELEMENTS
-from gemmconf.program import gemm_dtype
 from gemmconf.scenario import Operand, ScenarioInstance, eval_dim
 
 GIB = 1 << 30
@@ -113,7 +111,7 @@ def estimate(
             outputs += (draws - 1) * 2 * out
         biggest_set = max(biggest_set, stored + out)
         biggest_out = max(biggest_out, out)
-        if not OPS[instance.op].exact and instance.checks.numeric != "none":
+        if not instance.spec.exact and instance.checks.numeric != "none":
             reference = max(reference, chunked.plan(instance, sizes, chunk_bytes).piece_bytes)
         if reference_device(instance, sizes, "cuda", shared) == "cuda":
             oracle = max(oracle, oracle_bytes(instance, sizes))
@@ -171,7 +169,7 @@ def reference_device(
 def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
     """Bytes of one shape set's reference inputs, which `inputs.build` keeps on the CPU: fp8
     dequantized in fp64, others in their own dtype; a stride-0 batch is a view of one batch."""
-    if OPS[instance.op].exact:
+    if instance.spec.exact:
         return 0  # judged against eager alone: no reference inputs
     total = 0
     for name, exprs in chunked.input_dims(instance).items():
@@ -181,13 +179,13 @@ def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> 
         operand = next((o for o in instance.operands if o.name == name), None)
         if operand is not None and operand.layout.startswith("expand") and shape:
             shape[0] = 1
-        addend = OPS[instance.op].addend
+        addend = instance.spec.addend
         if operand is not None:
             itemsize = FP64 if is_fp8(operand.dtype) else _itemsize(operand.dtype)
         elif addend is not None and name == addend.name:
-            itemsize = _itemsize(instance.bias_dtype or gemm_dtype(instance))
+            itemsize = _itemsize(instance.bias_dtype or instance.gemm_dtype)
         elif name.startswith("other"):
-            itemsize = _itemsize(gemm_dtype(instance))
+            itemsize = _itemsize(instance.gemm_dtype)
         else:  # a scale, folded into its operand: a 0-dim fp64 one
             itemsize = FP64
         total += _prod(shape) * itemsize
@@ -232,9 +230,9 @@ def stored_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int
             shape[-1] = (shape[-1] // 16 + 1) * 16 if operand.layout == "padded" else shape[-1] + 1
         elements = _prod(shape) + (1 if operand.layout == "offset" else 0)
         total += elements * _itemsize(operand.dtype)
-    result = _itemsize(gemm_dtype(instance))
+    result = _itemsize(instance.gemm_dtype)
     if instance.bias is not None:
-        bias_dtype = instance.bias_dtype or gemm_dtype(instance)
+        bias_dtype = instance.bias_dtype or instance.gemm_dtype
         total += _prod(eval_dim(e, sizes) for e in instance.bias) * _itemsize(bias_dtype)
     for step in instance.epilogue:
         if step.kind == "add_tensor":
@@ -245,7 +243,7 @@ def stored_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int
 def output_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
     """Bytes of one shape set's outputs (every `keep` too), at the widest dtype the chain has."""
     widest = max(
-        [_itemsize(gemm_dtype(instance))]
+        [_itemsize(instance.gemm_dtype)]
         + [_itemsize(step.arg) for step in instance.epilogue if step.kind == "cast"]
     )
     return output_elements(instance, sizes) * widest

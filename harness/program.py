@@ -18,42 +18,11 @@ import torch
 import torch.nn.functional as F
 
 from gemmconf.gemm.dtypes import DTYPES, torch_dtype
-from gemmconf.gemm.ops import OPS, jagged_dim
 from gemmconf.gemm.reference import HELPERS
-from gemmconf.gemm.scaling import RECIPES
 from gemmconf.scenario import TENSOR_EPILOGUES, Epilogue, ScenarioInstance
 
 # suite `swizzle:` values -> F.SwizzleType names
 SWIZZLE_TYPES = {"none": "NO_SWIZZLE", "32_4_4": "SWIZZLE_32_4_4"}
-
-
-def input_names(instance: ScenarioInstance) -> tuple[str, ...]:
-    """The function's positional parameters, in order: the op's, the output gradient of a
-    backward scenario (`grad`), then one per add_tensor or dropout_mask step."""
-    names = OPS[instance.op].parameters(
-        has_bias=instance.bias is not None, present=present_conditions(instance)
-    )
-    if instance.backward:
-        names += ("grad",)
-    return names + tuple(f"other{i}" for i, _ in enumerate(_tensor_steps(instance)))
-
-
-def gemm_dtype(instance: ScenarioInstance) -> str:
-    """The dtype name of the GEMM op's result, before any epilogue cast: what its bias and
-    add_tensor operands are given by default, and what an unfused backend rounds the GEMM to."""
-    return OPS[instance.op].result_dtype_for(instance.operand("a").dtype, instance.out_dtype)
-
-
-def present_conditions(instance: ScenarioInstance) -> frozenset[str]:
-    """Which of `gemmconf.gemm.ops.WHEN` hold for the instance: a jagged grouped GEMM (not 3-D x
-    3-D), a recipe with a global scale."""
-    spec = OPS[instance.op]
-    present = set()
-    if spec.grouped and jagged_dim(*operand_ranks(instance)) is not None:
-        present.add("jagged")
-    if instance.scaling is not None and RECIPES[instance.scaling].global_scale:
-        present.add("global_scale")
-    return frozenset(present)
 
 
 def operand_ranks(instance: ScenarioInstance) -> tuple[int, int]:
@@ -62,7 +31,7 @@ def operand_ranks(instance: ScenarioInstance) -> tuple[int, int]:
 
 def differentiated(instance: ScenarioInstance) -> tuple[str, ...]:
     """The parameters a backward scenario takes gradients of: float inputs and the addend."""
-    spec = OPS[instance.op]
+    spec = instance.spec
     names = [o.name for o in spec.inputs]
     if spec.addend is not None and instance.bias is not None:
         names.append(spec.addend.name)
@@ -80,7 +49,7 @@ def make_function(instance: ScenarioInstance) -> Callable[..., Any]:
 
 def make_reference(instance: ScenarioInstance) -> Callable[..., Any] | None:
     """The same computation on fp64 (dequantized) inputs; None where exactness is judged."""
-    if OPS[instance.op].exact:
+    if instance.spec.exact:
         return None  # integer GEMMs are compared with eager bit for bit
     return _compile_source(program_source(instance, reference=True), instance, "fp64 reference")
 
@@ -90,10 +59,10 @@ def make_rounding_magnitude(instance: ScenarioInstance) -> Callable[..., Any] | 
     element, what rounding the GEMM's inputs can cost, up to the oracle's relative bound
     (`Policy.input_rounding`). C and the bias take no part (they are not rounded to TF32). None
     where the output is not that GEMM (an epilogue follows) or the op is not a float GEMM."""
-    magnitude = OPS[instance.op].magnitude
+    magnitude = instance.spec.magnitude
     if instance.epilogue or magnitude is None or instance.backward:
         return None
-    names = input_names(instance)
+    names = instance.input_names
     lines = [
         f"def {instance.name.replace('.', '_')}_reference({', '.join(names)}):",
         *_transposes(instance, names),
@@ -133,8 +102,8 @@ def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any]
     backward item's forward result gets its bound and each gradient none (zeros): eager's
     backward rounds between its ops as a correct backend may, and the oracle's bar is relative
     to eager's error. None where nothing intermediate is rounded (no addend and no epilogue)."""
-    spec = OPS[instance.op]
-    names = input_names(instance)
+    spec = instance.spec
+    names = instance.input_names
     addend = spec.addend.name if spec.addend is not None and spec.addend.name in names else None
     if spec.alpha_beta and instance.beta == 0:
         addend = None  # nothing is added to the product
@@ -143,7 +112,7 @@ def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any]
         return None
     if addend is None and not steps:
         return None
-    eps = torch.finfo(torch_dtype(gemm_dtype(instance))).eps
+    eps = torch.finfo(torch_dtype(instance.gemm_dtype)).eps
     gemm = _gemm_expression(instance, reference=True)
     lines = [f"def {instance.name.replace('.', '_')}_reference({', '.join(names)}):"]
     if instance.backward:  # the gradients' shapes: the parameters as given, before transposes
@@ -191,7 +160,7 @@ def program_source(instance: ScenarioInstance, *, reference: bool = False) -> st
     would lift them into graph inputs under dynamic=True and recompile once they are seen, which
     is the program's doing, not the backend's.
     """
-    names = input_names(instance)
+    names = instance.input_names
     name = f"{instance.name.replace('.', '_')}_{'reference' if reference else 'program'}"
     lines = [f"def {name}({', '.join(names)}):"]
     if instance.backward:  # gradients of the parameters as given, before any transpose
@@ -225,17 +194,17 @@ def _transposes(instance: ScenarioInstance, names: tuple[str, ...]) -> list[str]
 
 
 def _gemm_expression(instance: ScenarioInstance, *, reference: bool) -> str:
-    spec = OPS[instance.op]
+    spec = instance.spec
     template = spec.reference if reference and spec.reference is not None else spec.call
     return template.format_map(_terms(instance))
 
 
 def _terms(instance: ScenarioInstance) -> dict[str, str]:
     """The values of an op's expression templates for this instance (`gemmconf.gemm.ops`)."""
-    spec = OPS[instance.op]
+    spec = instance.spec
     out_dtype = instance.out_dtype or spec.out_dtype
-    present = present_conditions(instance)
-    recipe = RECIPES[instance.scaling] if instance.scaling else None
+    present = instance.conditions
+    recipe = instance.recipe
     terms = {
         "alpha": repr(instance.alpha),
         "beta": repr(instance.beta),

@@ -7,7 +7,6 @@ from typing import Any
 
 from gemmconf import inputs, integrity
 from gemmconf.checks.base import NOTHING, Findings
-from gemmconf.gemm.ops import OPS
 from gemmconf.item import ItemRun
 from gemmconf.outcome import BatchVariant
 from gemmconf.scenario import ScenarioInstance
@@ -52,7 +51,7 @@ def _rows(instance: ScenarioInstance, item_inputs: inputs.Inputs, m: int) -> tup
         if operand.layout == "t":
             shape[-2], shape[-1] = shape[-1], shape[-2]
         shapes[operand.name] = tuple(shape)
-    addend = OPS[instance.op].addend
+    addend = instance.spec.addend
     if instance.bias is not None and addend is not None:
         shapes[addend.name] = instance.bias
     steps = [s for s in instance.epilogue if s.kind == "add_tensor"]

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from gemmconf import integrity
-from gemmconf.gemm.ops import OPS
 from gemmconf.item import ItemRun
 from gemmconf.outcome import InputsModified, Problem, Unwritten
 
@@ -19,7 +18,7 @@ class InputsUntouched:
     name = "inputs untouched"
 
     def watch(self, item: ItemRun, tensors: Sequence[Any], like: Any) -> _InputsWatch:
-        writes = OPS[item.instance.op].writes
+        writes = item.instance.spec.writes
         guarded = [(n, t) for n, t in zip(item.names(), tensors, strict=True) if n not in writes]
         return _InputsWatch(
             item, integrity.InputGuard([n for n, _ in guarded], [t for _, t in guarded])

@@ -10,7 +10,6 @@ import torch
 
 from gemmconf import chunked, inputs
 from gemmconf.checks.base import NOTHING, Findings
-from gemmconf.gemm.ops import OPS
 from gemmconf.item import ItemRun
 from gemmconf.outcome import NumericFailure
 
@@ -75,7 +74,7 @@ def _k_tail_note(item: ItemRun, failure: NumericFailure) -> str | None:
         return None
     if not actual.numel() or not (actual.is_floating_point() or actual.is_complex()):
         return None
-    if OPS[instance.op].flops(item_inputs.dims) > K_TAIL_MAX_FLOPS:
+    if instance.spec.flops(item_inputs.dims) > K_TAIL_MAX_FLOPS:
         return None
     axes = {}  # input name -> the axis of K in its reference tensor
     for operand in instance.operands:

@@ -14,7 +14,6 @@ import math
 from dataclasses import dataclass
 
 from gemmconf.checks import compile_budget
-from gemmconf.gemm.ops import OPS
 from gemmconf.scenario import ScenarioInstance, eval_dim
 
 # The scaled default timeout (TimeoutPolicy): generous, since a false "timed out" costs more than
@@ -169,7 +168,7 @@ def input_elements(instance: ScenarioInstance) -> int:
 
 def item_flops(instance: ScenarioInstance) -> int:
     """The op's FLOPs summed over the shape sets: the size term of the timeout."""
-    flops = OPS[instance.op].flops
+    flops = instance.spec.flops
     return sum(flops(dict(shape_set)) for shape_set in instance.shape_sets)
 
 

@@ -10,8 +10,8 @@ from typing import Any
 from gemmconf.capability import Requirements
 from gemmconf.gemm import dtypes
 from gemmconf.gemm.ops import OPS as OP_SPECS
-from gemmconf.gemm.ops import ops_where
-from gemmconf.gemm.scaling import RECIPES
+from gemmconf.gemm.ops import OpSpec, jagged_dim, ops_where
+from gemmconf.gemm.scaling import RECIPES, Recipe
 
 OPS = tuple(OP_SPECS)
 INPUT_DTYPES = dtypes.OPERAND_DTYPES
@@ -142,6 +142,37 @@ class ScenarioInstance:
     swizzle: str | None = None  # F.scaled_mm: the scales' layout ("none", "32_4_4")
     group_sizes: tuple[str, ...] | None = None  # grouped ops: each group's share of the jagged dim
     backward: bool = False  # the program also returns the gradients (an output gradient `grad`)
+    # Resolved once, when the instance is made: what every later step would otherwise look up by
+    # name or derive again (the program's parameters, the GEMM's result dtype).
+    input_names: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    gemm_dtype: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "input_names", _input_names(self))
+        gemm_dtype = self.spec.result_dtype_for(self.operand("a").dtype, self.out_dtype)
+        object.__setattr__(self, "gemm_dtype", gemm_dtype)
+
+    @property
+    def spec(self) -> OpSpec:
+        """The op's entry in the domain table (gemmconf.gemm.ops)."""
+        return OP_SPECS[self.op]
+
+    @property
+    def conditions(self) -> frozenset[str]:
+        """Which of `gemmconf.gemm.ops.WHEN` hold: a jagged grouped GEMM (not 3-D x 3-D), a
+        recipe with a global scale."""
+        present = set()
+        ranks = len(self.operand("a").shape), len(self.operand("b").shape)
+        if self.spec.grouped and jagged_dim(*ranks) is not None:
+            present.add("jagged")
+        if self.recipe is not None and self.recipe.global_scale:
+            present.add("global_scale")
+        return frozenset(present)
+
+    @property
+    def recipe(self) -> Recipe | None:
+        """The scaling recipe's entry (gemmconf.gemm.scaling); None for unscaled GEMMs."""
+        return None if self.scaling is None else RECIPES[self.scaling]
 
     def dims(self, index: int = 0) -> dict[str, int]:
         return dict(self.shape_sets[index])
@@ -162,6 +193,18 @@ class ScenarioInstance:
 
     def axis_record(self) -> dict[str, str]:
         return dict(self.axes)
+
+
+def _input_names(instance: ScenarioInstance) -> tuple[str, ...]:
+    """The program's positional parameters, in order: the op's, the output gradient of a
+    backward scenario (`grad`), then one per add_tensor or dropout_mask step."""
+    names = instance.spec.parameters(
+        has_bias=instance.bias is not None, present=instance.conditions
+    )
+    if instance.backward:
+        names += ("grad",)
+    steps = [step for step in instance.epilogue if step.kind in TENSOR_EPILOGUES]
+    return names + tuple(f"other{i}" for i, _ in enumerate(steps))
 
 
 def implied_requirements(instance: ScenarioInstance) -> Requirements:
