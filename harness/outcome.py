@@ -173,6 +173,18 @@ class NumericFailure:
     def kind(self) -> str:
         return kinds.WRONG_LAYOUT if self.verdict.attributes_failed else kinds.WRONG_VALUES
 
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        what = f"shape set {self.shape_set} ({self.shape}): {self.inputs}"
+        text = self.verdict.message(what=what)
+        if self.draws > 1 or self.rounds > 1:
+            text += (
+                f"\nDraws: {self.draws_failed} of {self.draws} independent input draws "
+                f"failed on their own; {self.rounds_failed} of {self.rounds} judgments "
+                "over fresh draws failed (a failure counts when most of them fail)."
+            )
+        return text
+
 
 @dataclass(frozen=True)
 class Unwritten:
@@ -185,6 +197,16 @@ class Unwritten:
     first_index: tuple[int, ...]
     kind = kinds.WRONG_VALUES
 
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        where = f" of output {self.output}" if self.output else ""
+        return (
+            f"Unwritten output: {self.count} of {self.numel} elements{where} on shape set "
+            f"{self.shape_set} still hold the pattern the harness filled fresh memory with "
+            f"before the call (first at index {self.first_index}); the backend never wrote "
+            "them, and what it returns there is whatever its allocator handed back."
+        )
+
 
 @dataclass(frozen=True)
 class StaleResult:
@@ -195,6 +217,22 @@ class StaleResult:
     verdict: Verdict | None  # the later call's, where it was judged (None: compared bitwise only)
     kind = kinds.WRONG_VALUES
 
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        head = (
+            "Stale result: a second call on fresh values of the same shapes "
+            f"({self.shape}) returned "
+            + (
+                "the first call's answer, bit for bit"
+                if self.same_as_earlier
+                else "a wrong answer where the first call's was right"
+            )
+        )
+        head += "; the backend must not reuse results across calls."
+        if self.verdict is None:
+            return head
+        return f"{head}\n" + self.verdict.message(what=f"the second call ({self.shape})")
+
 
 @dataclass(frozen=True)
 class StreamMismatch:
@@ -202,6 +240,12 @@ class StreamMismatch:
 
     verdict: Verdict
     kind = kinds.WRONG_VALUES
+
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        return "A call on a non-default CUDA stream gave a wrong answer: " + (
+            self.verdict.message(what="the call on a side stream, read after that stream")
+        )
 
 
 @dataclass(frozen=True)
@@ -217,6 +261,19 @@ class InputsModified:
     after: float | None
     kind = kinds.INPUTS_MODIFIED
 
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        where = (
+            f"first at index {self.first_index}: {self.before!r} before, {self.after!r} after"
+            if self.first_index
+            else "outside the view the call was given (its storage's padding or offset)"
+        )
+        return (
+            f"Inputs modified: the call wrote into input {self.name} ({self.shape}): "
+            f"{self.count} of {self.numel} stored elements changed, {where}. A GEMM's "
+            "inputs are the caller's data."
+        )
+
 
 @dataclass(frozen=True)
 class Nondeterministic:
@@ -229,6 +286,15 @@ class Nondeterministic:
     first: float
     second: float
     kind = kinds.NONDETERMINISTIC
+
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        return (
+            f"Nondeterministic: two calls on the same inputs ({self.shape}) differ at "
+            f"{self.count} of {self.numel} elements (first at index {self.first_index}: "
+            f"{self.first!r} then {self.second!r}); the scenario asks for bitwise-equal "
+            "results (checks.deterministic)."
+        )
 
 
 @dataclass(frozen=True)
@@ -243,6 +309,16 @@ class BatchVariant:
     full: float
     part: float
     kind = kinds.BATCH_VARIANT
+
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        return (
+            f"Not batch-invariant: the first {self.m_part} row(s) of a call with M="
+            f"{self.m_part} differ from the same rows of the call with M={self.m_full} at "
+            f"{self.count} of {self.numel} elements (first at index {self.first_index}: "
+            f"{self.full!r} with M={self.m_full}, {self.part!r} with M={self.m_part}); "
+            "the scenario asks for rows that do not depend on M (checks.batch_invariant)."
+        )
 
 
 @dataclass(frozen=True)
@@ -259,6 +335,10 @@ class Crash:
             return kinds.OUT_OF_MEMORY
         return kinds.CRASH
 
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        return _describe_crash(self)
+
 
 @dataclass(frozen=True)
 class NotACompiled:
@@ -269,6 +349,16 @@ class NotACompiled:
     returned: str  # what it returned, e.g. "a function" or "an int"
     gaps: tuple[str, ...]  # the members it lacks ("__call__", "compiles()")
     kind = kinds.CRASH
+
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        return (
+            f"Not a Compiled: {self.backend}'s compile() returned {self.returned}, which "
+            f"lacks {' and '.join(self.gaps)}. The harness calls the result once per shape "
+            "set and reads compiles() for the recompile checks (and artifacts() for the code "
+            "checks): return an object with them (gemmconf.backends.base.Compiled), e.g. one "
+            "that wraps what torch.compile returns; `gemmconf new-backend NAME` writes one."
+        )
 
 
 @dataclass(frozen=True)
@@ -290,6 +380,26 @@ class EagerAltered:
             return kinds.CRASH
         return kinds.HARNESS_ERROR
 
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        changes = "\n".join(f"  - {line}" for line in self.changes)
+        culprit = self.culprit or self.backend
+        head = f"PyTorch altered: {culprit} changed what eager runs for the whole process"
+        tail = ""
+        if culprit != self.backend:
+            head += f", in the process that runs {self.backend}'s items too"
+            tail = (
+                f"; run {self.backend} apart from {culprit} (--backend {self.backend}) to "
+                "have its items judged"
+            )
+        return (
+            f"{head} (found {self.found}):\n{changes}\n"
+            "Eager and the fp64 reference would compute with it and agree with the backend's "
+            f"answers, so this item is not judged, nor can any other of this process be{tail}. "
+            "A kernel library that overrides aten ops must switch them on inside its Compiled's "
+            'call and off before it returns (README, "A backend that overrides aten ops").'
+        )
+
 
 @dataclass(frozen=True)
 class Unsupported:
@@ -300,6 +410,19 @@ class Unsupported:
     reason: str | None = None  # the refusal's own words
     backend: str = ""  # the name of the backend that declined
     kind = kinds.UNSUPPORTED
+
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        if self.reason is not None:
+            return f"unsupported by {self.backend or 'the backend'}: {self.reason}"
+        assert self.raised is not None
+        if self.raised.while_tracing:
+            head = f"Unsupported: {_who_raised(self.raised, self.stage)}"
+            return f"{head}: {self.raised.short()}\n{_raised_text(self.raised)}"
+        return (
+            f"Unsupported: the backend raised {self.raised.short()} during {self.stage}\n"
+            f"{_raised_text(self.raised)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -319,6 +442,10 @@ class WrongError:
             return kinds.UNSUPPORTED
         return kinds.WRONG_ERROR
 
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        return _describe_wrong_error(self)
+
 
 @dataclass(frozen=True)
 class Recompiled:
@@ -327,6 +454,14 @@ class Recompiled:
     shape_sets: tuple[str, ...]
     mode: str
     kind = kinds.RECOMPILES
+
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        return (
+            f"Recompiled: {self.compiles} compiles over {len(self.shape_sets)} shape set(s) "
+            f"({', '.join(self.shape_sets)}); the scenario allows {self.budget} (compile "
+            f"mode {self.mode})."
+        )
 
 
 @dataclass(frozen=True)
@@ -337,11 +472,26 @@ class NotCompiled:
     reason: str  # dynamo's graph-break message, or what is known
     kind = kinds.NOT_COMPILED
 
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        return (
+            "Not compiled: torch.compile ran the program without calling the backend (dynamo "
+            "captured no graph and ran the frame eagerly), so no result of the backend was "
+            f"judged. Dynamo said: {self.reason}"
+        )
+
 
 @dataclass(frozen=True)
 class CodeCheckFailed:
     result: CodeCheckResult
     kind = kinds.CODE_CHECK
+
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        diagnostic = self.result.diagnostic
+        first, _, rest = diagnostic.partition("\n")
+        head = f"Code check failed on '{self.result.block.artifact}': {first}"
+        return f"{head}\n{rest}".rstrip()
 
 
 @dataclass(frozen=True)
@@ -356,6 +506,10 @@ class TimedOut:
     confirmation: str = ""  # how the timeout was confirmed before it was charged, or why not
     kind = kinds.TIMEOUT
 
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        return _describe_timeout(self)
+
 
 @dataclass(frozen=True)
 class HarnessFault:
@@ -364,6 +518,15 @@ class HarnessFault:
     stage: str
     raised: Raised
     kind = kinds.HARNESS_ERROR
+
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        raised = self.raised
+        return (
+            f"Harness error in {self.stage}: {raised.short()}"
+            f"{f' (at {raised.location})' if raised.location and raised.message else ''}. This is "
+            "gemmconf's own fault, not the backend's.\n" + raised.traceback
+        ).rstrip()
 
 
 @dataclass(frozen=True)
@@ -377,6 +540,19 @@ class ScenarioContradiction:
     inputs: str
     device: str
     kind = kinds.HARNESS_ERROR
+
+    def describe(self) -> str:
+        """This problem's paragraph; its first line stands alone."""
+        eager = (
+            "returned normally"
+            if self.eager is None
+            else f"raised {self.eager.type_name}: {self.eager.first_line}"
+        )
+        return (
+            f"{self.instance_id} expects eager to {self.expected}, but eager {eager} on "
+            f"{self.device} ({self.inputs})\nThe scenario is wrong, not the backend "
+            f"({self.source})."
+        )
 
 
 class DescribedProblem(Protocol):
@@ -548,152 +724,8 @@ def describe(outcome: ItemOutcome) -> list[str]:
 
 
 def _describe(problem: Problem) -> str:
-    """One problem's paragraph; its first line stands alone."""
-    described = getattr(problem, "describe", None)
-    if callable(described):
-        return described()
-    if isinstance(problem, NumericFailure):
-        what = f"shape set {problem.shape_set} ({problem.shape}): {problem.inputs}"
-        text = problem.verdict.message(what=what)
-        if problem.draws > 1 or problem.rounds > 1:
-            text += (
-                f"\nDraws: {problem.draws_failed} of {problem.draws} independent input draws "
-                f"failed on their own; {problem.rounds_failed} of {problem.rounds} judgments "
-                "over fresh draws failed (a failure counts when most of them fail)."
-            )
-        return text
-    if isinstance(problem, Unwritten):
-        where = f" of output {problem.output}" if problem.output else ""
-        return (
-            f"Unwritten output: {problem.count} of {problem.numel} elements{where} on shape set "
-            f"{problem.shape_set} still hold the pattern the harness filled fresh memory with "
-            f"before the call (first at index {problem.first_index}); the backend never wrote "
-            "them, and what it returns there is whatever its allocator handed back."
-        )
-    if isinstance(problem, StaleResult):
-        head = (
-            "Stale result: a second call on fresh values of the same shapes "
-            f"({problem.shape}) returned "
-            + (
-                "the first call's answer, bit for bit"
-                if problem.same_as_earlier
-                else "a wrong answer where the first call's was right"
-            )
-        )
-        head += "; the backend must not reuse results across calls."
-        if problem.verdict is None:
-            return head
-        return f"{head}\n" + problem.verdict.message(what=f"the second call ({problem.shape})")
-    if isinstance(problem, StreamMismatch):
-        return "A call on a non-default CUDA stream gave a wrong answer: " + (
-            problem.verdict.message(what="the call on a side stream, read after that stream")
-        )
-    if isinstance(problem, InputsModified):
-        where = (
-            f"first at index {problem.first_index}: {problem.before!r} before, "
-            f"{problem.after!r} after"
-            if problem.first_index
-            else "outside the view the call was given (its storage's padding or offset)"
-        )
-        return (
-            f"Inputs modified: the call wrote into input {problem.name} ({problem.shape}): "
-            f"{problem.count} of {problem.numel} stored elements changed, {where}. A GEMM's "
-            "inputs are the caller's data."
-        )
-    if isinstance(problem, Nondeterministic):
-        return (
-            f"Nondeterministic: two calls on the same inputs ({problem.shape}) differ at "
-            f"{problem.count} of {problem.numel} elements (first at index {problem.first_index}: "
-            f"{problem.first!r} then {problem.second!r}); the scenario asks for bitwise-equal "
-            "results (checks.deterministic)."
-        )
-    if isinstance(problem, BatchVariant):
-        return (
-            f"Not batch-invariant: the first {problem.m_part} row(s) of a call with M="
-            f"{problem.m_part} differ from the same rows of the call with M={problem.m_full} at "
-            f"{problem.count} of {problem.numel} elements (first at index {problem.first_index}: "
-            f"{problem.full!r} with M={problem.m_full}, {problem.part!r} with M={problem.m_part}); "
-            "the scenario asks for rows that do not depend on M (checks.batch_invariant)."
-        )
-    if isinstance(problem, Crash):
-        return _describe_crash(problem)
-    if isinstance(problem, NotACompiled):
-        return (
-            f"Not a Compiled: {problem.backend}'s compile() returned {problem.returned}, which "
-            f"lacks {' and '.join(problem.gaps)}. The harness calls the result once per shape "
-            "set and reads compiles() for the recompile checks (and artifacts() for the code "
-            "checks): return an object with them (gemmconf.backends.base.Compiled), e.g. one "
-            "that wraps what torch.compile returns; `gemmconf new-backend NAME` writes one."
-        )
-    if isinstance(problem, EagerAltered):
-        changes = "\n".join(f"  - {line}" for line in problem.changes)
-        culprit = problem.culprit or problem.backend
-        head = f"PyTorch altered: {culprit} changed what eager runs for the whole process"
-        tail = ""
-        if culprit != problem.backend:
-            head += f", in the process that runs {problem.backend}'s items too"
-            tail = (
-                f"; run {problem.backend} apart from {culprit} (--backend {problem.backend}) to "
-                "have its items judged"
-            )
-        return (
-            f"{head} (found {problem.found}):\n{changes}\n"
-            "Eager and the fp64 reference would compute with it and agree with the backend's "
-            f"answers, so this item is not judged, nor can any other of this process be{tail}. "
-            "A kernel library that overrides aten ops must switch them on inside its Compiled's "
-            'call and off before it returns (README, "A backend that overrides aten ops").'
-        )
-    if isinstance(problem, Unsupported):
-        if problem.reason is not None:
-            return f"unsupported by {problem.backend or 'the backend'}: {problem.reason}"
-        assert problem.raised is not None
-        if problem.raised.while_tracing:
-            head = f"Unsupported: {_who_raised(problem.raised, problem.stage)}"
-            return f"{head}: {problem.raised.short()}\n{_raised_text(problem.raised)}"
-        return (
-            f"Unsupported: the backend raised {problem.raised.short()} during {problem.stage}\n"
-            f"{_raised_text(problem.raised)}"
-        )
-    if isinstance(problem, WrongError):
-        return _describe_wrong_error(problem)
-    if isinstance(problem, Recompiled):
-        return (
-            f"Recompiled: {problem.compiles} compiles over {len(problem.shape_sets)} shape set(s) "
-            f"({', '.join(problem.shape_sets)}); the scenario allows {problem.budget} (compile "
-            f"mode {problem.mode})."
-        )
-    if isinstance(problem, NotCompiled):
-        return (
-            "Not compiled: torch.compile ran the program without calling the backend (dynamo "
-            "captured no graph and ran the frame eagerly), so no result of the backend was "
-            f"judged. Dynamo said: {problem.reason}"
-        )
-    if isinstance(problem, CodeCheckFailed):
-        diagnostic = problem.result.diagnostic
-        first, _, rest = diagnostic.partition("\n")
-        head = f"Code check failed on '{problem.result.block.artifact}': {first}"
-        return f"{head}\n{rest}".rstrip()
-    if isinstance(problem, TimedOut):
-        return _describe_timeout(problem)
-    if isinstance(problem, HarnessFault):
-        raised = problem.raised
-        return (
-            f"Harness error in {problem.stage}: {raised.short()}"
-            f"{f' (at {raised.location})' if raised.location and raised.message else ''}. This is "
-            "gemmconf's own fault, not the backend's.\n" + raised.traceback
-        ).rstrip()
-    if isinstance(problem, ScenarioContradiction):
-        eager = (
-            "returned normally"
-            if problem.eager is None
-            else f"raised {problem.eager.type_name}: {problem.eager.first_line}"
-        )
-        return (
-            f"{problem.instance_id} expects eager to {problem.expected}, but eager {eager} on "
-            f"{problem.device} ({problem.inputs})\nThe scenario is wrong, not the backend "
-            f"({problem.source})."
-        )
-    raise TypeError(f"no words for {type(problem).__name__}")
+    """One problem's paragraph; its first line stands alone (each problem's own `describe`)."""
+    return problem.describe()
 
 
 def _describe_timeout(problem: TimedOut) -> str:
