@@ -231,6 +231,18 @@ class Modified:
 HOST_COPY_BYTES = 64 << 20  # a GPU input storage at least this large is copied to the host
 
 
+def first_difference(
+    first: Any, second: Any, view: Callable[[torch.Tensor], torch.Tensor] = lambda t: t
+) -> Difference | None:
+    """The first pair of a result's tensors (the first's seen through `view`) that differ bit
+    for bit, as `bitwise_diff` says; None when every pair is equal."""
+    for a, b in zip(tensors_of(first), tensors_of(second), strict=False):
+        diff = bitwise_diff(view(a), b)
+        if diff is not None:
+            return diff
+    return None
+
+
 class InputGuard:
     """A copy of the bytes of every input's storage, to compare after a call (one copy of the
     inputs' memory; the view's values before are read back from it when something changed).

@@ -30,16 +30,12 @@ class BatchInvariant:
                 lambda sliced=sliced: compiled(*sliced),
             )
             item.stage = "comparing rows between calls"
-            pairs = zip(
-                integrity.tensors_of(first.actual), integrity.tensors_of(result), strict=False
+            d = integrity.first_difference(
+                first.actual, result, view=lambda t, part=part: t[..., :part, :]
             )
-            for a, b in pairs:
-                diff = integrity.bitwise_diff(a[..., :part, :], b)
-                if diff is not None:
-                    problem = BatchVariant(
-                        m, part, diff.count, diff.numel, diff.first_index, diff.first, diff.second
-                    )
-                    return Findings(problems=(problem,))
+            if d is not None:
+                problem = BatchVariant(m, part, d.count, d.numel, d.first_index, d.first, d.second)
+                return Findings(problems=(problem,))
         return NOTHING
 
 

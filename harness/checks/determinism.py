@@ -20,17 +20,9 @@ class Deterministic:
         tensors, compiled = backend_inputs.tensors, item.compiled
         again = item.backend_call("the second call on the same inputs", lambda: compiled(*tensors))
         item.stage = "comparing two calls bit for bit"
-        pairs = zip(integrity.tensors_of(first.actual), integrity.tensors_of(again), strict=False)
-        for a, b in pairs:
-            diff = integrity.bitwise_diff(a, b)
-            if diff is not None:
-                problem = Nondeterministic(
-                    shape(backend_inputs),
-                    diff.count,
-                    diff.numel,
-                    diff.first_index,
-                    diff.first,
-                    diff.second,
-                )
-                return Findings(problems=(problem,))
-        return NOTHING
+        d = integrity.first_difference(first.actual, again)
+        if d is None:
+            return NOTHING
+        where = shape(backend_inputs)
+        problem = Nondeterministic(where, d.count, d.numel, d.first_index, d.first, d.second)
+        return Findings(problems=(problem,))
