@@ -389,3 +389,34 @@ def target_class(cap: Capability, target_arch: str | None) -> str | None:
 
 def _gb(n_bytes: int) -> str:
     return f"{n_bytes / 1e9:.1f}".removesuffix(".0")
+
+
+def gpu_memory_bytes() -> int | None:
+    """The smallest GPU's memory, without initialising CUDA in this process (nvidia-smi)."""
+    out = _nvidia_smi("memory.total")
+    sizes = [int(v) for v in out if v.isdigit()]
+    return min(sizes) << 20 if sizes else None  # MiB
+
+
+def gpu_ids() -> list[str]:
+    """GPU indices without initialising CUDA in this process (nvidia-smi, when present)."""
+    return _nvidia_smi("index")
+
+
+def _nvidia_smi(query: str) -> list[str]:
+    import shutil
+    import subprocess
+
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.strip() for line in out.splitlines() if line.strip()]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gemmconf import cli
-from gemmconf.plugin.state import suite_version
+from gemmconf.plugin.recording import suite_version
 from gemmconf.report.cli import main as report_main
 from gemmconf.scenario import ScenarioError, load_suite
 

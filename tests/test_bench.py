@@ -329,7 +329,7 @@ def test_run_guarded_benchmarks_only_passing_items_and_keeps_the_verdict(instanc
 def test_benchmark_needs_a_gpu_and_one_worker_per_gpu(monkeypatch):
     with pytest.raises(pytest.UsageError, match="needs a CUDA GPU"):
         plugin_benchmark.check_benchmark("cpu", None)
-    monkeypatch.setattr(plugin_benchmark, "gpu_ids", lambda: ["0", "1"])
+    monkeypatch.setattr(plugin_benchmark.capability, "gpu_ids", lambda: ["0", "1"])
     plugin_benchmark.check_benchmark("cuda", 2)
     plugin_benchmark.check_benchmark("cuda", None)
     with pytest.raises(pytest.UsageError, match="-n 4 would time 4 workers on 2 GPU"):
@@ -345,20 +345,18 @@ def test_benchmark_option_on_a_cpu_is_a_usage_error(pytester):
     assert not (pytester.path / "reports" / "results.json").exists()
 
 
-def test_session_finish_puts_the_benchmark_block_in_the_results_header():
+def test_the_benchmark_block_goes_in_the_results_header():
     from types import SimpleNamespace
 
-    from gemmconf.plugin.stash import STATE
+    from gemmconf.plugin import facts
 
-    writer = SimpleNamespace(records=[timed("a", "bf16", 8192, 1.1)], run={})
-    state = SimpleNamespace(benchmark=True, writer=writer)
-    config = SimpleNamespace(
-        stash={STATE: state}, getoption=lambda name: {"gemmconf_bench_mode": "cudagraph"}[name]
-    )
-    hook = plugin_benchmark.pytest_sessionfinish(SimpleNamespace(config=config))
-    next(hook)  # before the results file is finished
-    assert writer.run["benchmark"]["mode"] == "cudagraph"
-    assert writer.run["benchmark"]["families"][0]["family"] == "bf16"
+    records = [timed("a", "bf16", 8192, 1.1)]
+    config = SimpleNamespace(stash={facts.BENCHMARK: facts.Benchmarking(mode="cudagraph")})
+    run = plugin_benchmark.pytest_gemmconf_results_fields(records=records, config=config)
+    assert run["benchmark"]["mode"] == "cudagraph"
+    assert run["benchmark"]["families"][0]["family"] == "bf16"
+    without = SimpleNamespace(stash={})  # no --benchmark: no block
+    assert plugin_benchmark.pytest_gemmconf_results_fields(records, without) is None
 
 
 pytest_plugins = ["pytester"]

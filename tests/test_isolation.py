@@ -286,7 +286,7 @@ def test_a_backends_compile_allowance_is_added_per_compile_under_auto_only(insta
 
 def test_compile_allowance_is_read_from_the_backend_and_never_negative():
     from gemmconf.backends import resolve
-    from gemmconf.plugin.isolating import compile_allowance
+    from gemmconf.backends.base import compile_allowance
 
     assert compile_allowance(resolve("inductor-max-autotune:CUTLASS")) == 600.0
     assert compile_allowance(resolve("inductor-max-autotune:TRITON")) == 180.0

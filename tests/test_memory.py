@@ -429,29 +429,28 @@ def test_run_budget_holds_the_machine_the_host_and_the_gpu(tmp_path):
 
 
 def test_the_gpu_share_leaves_each_worker_its_own_memory(monkeypatch):
-    from gemmconf.plugin import hardware, isolating
+    from gemmconf import capability
+    from gemmconf.plugin import isolating
 
-    monkeypatch.setattr(hardware, "gpu_ids", lambda: ["0"])
+    monkeypatch.setattr(capability, "gpu_ids", lambda: ["0"])
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "12")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
 
-    def state(budget: str | None) -> SimpleNamespace:
-        return SimpleNamespace(
-            device="cuda",
-            capability=SimpleNamespace(memory_bytes=80 * 10**9),
-            config=SimpleNamespace(getoption=lambda dest: budget),
-        )
+    gpu = SimpleNamespace(device="cuda", capability=SimpleNamespace(memory_bytes=80 * 10**9))
 
-    key, budget, shared = isolating.device_budget(state(None))
+    def on_gpu(budget: str | None) -> tuple[SimpleNamespace, int | None]:
+        return gpu, isolating.parse_budget(budget)  # the machine, --gpu-memory-budget
+
+    key, budget, shared = isolating.device_budget(*on_gpu(None))
     assert (key, budget) == ("gpu-0", 80 * 10**9)
     assert shared == 80 * 10**9 - 12 * isolating.PROCESS_RESERVE_BYTES
-    _, budget, shared = isolating.device_budget(state("24"))
+    _, budget, shared = isolating.device_budget(*on_gpu("24"))
     assert budget == 24 * 10**9 and shared == 24 * 10**9 - 12 * isolating.PROCESS_RESERVE_BYTES
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "20")
-    _, _, shared = isolating.device_budget(state("24"))
+    _, _, shared = isolating.device_budget(*on_gpu("24"))
     assert shared == 24 * 10**9 // 4  # 20 workers' own 20 GiB leave too little: a floor
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
-    _, _, shared = isolating.device_budget(state("24"))
+    _, _, shared = isolating.device_budget(*on_gpu("24"))
     assert shared == 24 * 10**9 - 4 * isolating.PROCESS_RESERVE_BYTES
 
 

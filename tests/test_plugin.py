@@ -305,14 +305,21 @@ def test_junit_properties_are_each_items_verdict_record_as_json(suite, workers, 
 
 
 def test_a_report_is_a_plugin_through_gemmconf_hooks(suite):
-    """A conftest that implements the two gemmconf hooks sees every record and the finished run,
-    and its line joins the summary: a new report needs no edit of gemmconf."""
+    """A conftest that implements gemmconf's report hooks sees every record and the finished
+    run, adds a field to the results file (as --benchmark adds its block) and lines to the
+    summary: a new report needs no edit of gemmconf."""
     suite.makeconftest(
         """
         seen = []
 
         def pytest_gemmconf_record(record, config):
             seen.append((record["id"], record["outcome"]))
+
+        def pytest_gemmconf_results_fields(records, config):
+            return {"my_report": len(records)}
+
+        def pytest_gemmconf_summary_lines(records, config):
+            return [f"my-table: {len(records)} rows"]
 
         def pytest_gemmconf_run_finished(results_path, records, config):
             assert len(records) == len(seen)
@@ -322,7 +329,10 @@ def test_a_report_is_a_plugin_through_gemmconf_hooks(suite):
     sm90 = runs_mm_sm90()
     result = suite.runpytest("suites", "--backend", "eager", "-k", "mm_dyn or mm_sm90")
     result.assert_outcomes(passed=1 + sm90, skipped=1 - sm90)
-    result.stdout.fnmatch_lines(["my-report: 2 records, results.json"])
+    result.stdout.fnmatch_lines(
+        ["my-table: 2 rows", "gemmconf: results in *", "my-report: 2 records, results.json"]
+    )
+    assert records(suite)["my_report"] == 2
 
 
 PACKAGED_BACKEND = """

@@ -15,7 +15,8 @@ import pytest
 import reliability_backends
 import torch
 
-from gemmconf.plugin import hardware
+from gemmconf import capability
+from gemmconf.plugin import hardware, isolating, run
 
 pytest_plugins = ["pytester"]
 
@@ -196,16 +197,22 @@ def test_workers_share_a_memory_budget_and_larger_items_run_alone(suite):
 def fake_config(**options) -> SimpleNamespace:
     defaults = {"workers_per_gpu": None, "gpu_memory_budget": None, "backend": None}
     values = {**defaults, **options}
-    return SimpleNamespace(
+    config = SimpleNamespace(
         getoption=lambda dest: values[dest.removeprefix("gemmconf_")], stash=pytest.Stash()
     )
+    # what the run's and isolating's features answer hardware's questions with
+    config.hook = SimpleNamespace(
+        pytest_gemmconf_autotuning_backends=run.pytest_gemmconf_autotuning_backends,
+        pytest_gemmconf_memory_budget=isolating.pytest_gemmconf_memory_budget,
+    )
+    return config
 
 
 @pytest.fixture
 def gpu_machine(monkeypatch):
     """One 80 GB GPU and 16 cores, as the H100 machine."""
-    monkeypatch.setattr(hardware, "gpu_ids", lambda: ["0"])
-    monkeypatch.setattr(hardware, "gpu_memory_bytes", lambda: 80 * 10**9)
+    monkeypatch.setattr(capability, "gpu_ids", lambda: ["0"])
+    monkeypatch.setattr(capability, "gpu_memory_bytes", lambda: 80 * 10**9)
     monkeypatch.setattr(hardware.os, "cpu_count", lambda: 16)
 
 
@@ -265,7 +272,7 @@ def test_an_xdist_worker_takes_its_share_of_the_cores(gpu_machine, monkeypatch):
 
 
 def test_n_auto_without_a_gpu_is_left_to_xdist(monkeypatch):
-    monkeypatch.setattr(hardware, "gpu_ids", lambda: [])
+    monkeypatch.setattr(capability, "gpu_ids", lambda: [])
     assert hardware.pytest_xdist_auto_num_workers(fake_config(workers_per_gpu="2")) is None
 
 

@@ -36,6 +36,7 @@ checked it, so that host figures charge the backend with its own work only; with
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -109,3 +110,17 @@ def refusal(backend: Any, instance: Any) -> str | None:
             f"or the reason it is not, a string; it returned {reason!r}"
         )
     return reason
+
+
+def compile_allowance(backend: Any) -> float:
+    """The backend's optional `compile_timeout_s`; 0 unless it is a positive finite number."""
+    try:
+        value = float(getattr(backend, "compile_timeout_s", 0.0) or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+    return value if math.isfinite(value) and value > 0 else 0.0
+
+
+def declares_autotuning(backend: Any) -> bool:
+    """The backend's optional `autotunes`, True only when it says so."""
+    return getattr(backend, "autotunes", False) is True

@@ -5,16 +5,19 @@ point (``-p no:gemmconf`` turns it off). One item per (scenario instance, backen
 is ``<suite>/<scenario>[...]``.
 
 Each feature is a plugin module of its own, declaring its options next to the code that reads
-them, the way pytest's built-in plugins do: `state` (the run: --backend, --seed), `hardware`
-(--require-hardware, --target-arch, worker pinning), `isolating` (--no-isolate,
---item-timeout), `sharding` (--shard, --durations-from; its helper `scheduling` deals xdist's
-items by those durations), `benchmark` (--benchmark, --bench-mode), `speed` (kernel counts in
-the summary), `items` (collection and running), `recording` (--results, the summary) and `page`
-(--conformance-html). Reports extend
-the run through the hooks in `hookspecs` (``pytest_gemmconf_record``,
-``pytest_gemmconf_run_finished``).
+them and keeping its state under its own stash key, the way pytest's built-in plugins do: `run`
+(--backend, --seed, --suites; opt-in), `hardware` (--require-hardware, --target-arch, worker
+pinning), `isolating` (--no-isolate, --item-timeout), `sharding` (--shard, --durations-from; its
+helper `scheduling` deals xdist's items by those durations), `benchmark` (--benchmark,
+--bench-mode), `speed` (kernel counts in the summary), `items` (collection and running;
+--expectations), `recording` (--results, the summary) and `page` (--conformance-html).
 
-The plugin is opt-in (`state`): it acts only in a run that collects the suite or is given a
+No feature imports another. What one must know of another travels as a small typed fact in
+`facts` (the machine, the backends, where items run, the shard, the benchmark mode), written by
+the feature that knows it, or through the hooks in `hookspecs`, which reports implement too
+(``pytest_gemmconf_record``, ``pytest_gemmconf_run_finished``).
+
+The plugin is opt-in (`run`): it acts only in a run that collects the suite or is given a
 gemmconf option, and is silent in any other pytest run of an environment where gemmconf is
 installed. Each option also has a name of its own (`--gemmconf-backend` for `--backend`, see
 `options`), for projects whose conftest.py defines an option of the same short name.
@@ -23,7 +26,11 @@ Items run in a worker process by default (`gemmconf.isolation`): a backend that 
 fails its item, not the run. `--no-isolate` runs them in this process, for debuggers.
 """
 
-# Leaves first: `state` imports the option parsers of the feature modules before it.
+import pytest
+
+from gemmconf.plugin import hookspecs
+
+# The order options are listed in --help.
 pytest_plugins = [
     "gemmconf.plugin.options",
     "gemmconf.plugin.hardware",
@@ -31,8 +38,12 @@ pytest_plugins = [
     "gemmconf.plugin.sharding",
     "gemmconf.plugin.benchmark",
     "gemmconf.plugin.speed",
-    "gemmconf.plugin.state",
+    "gemmconf.plugin.run",
     "gemmconf.plugin.recording",
     "gemmconf.plugin.items",
     "gemmconf.plugin.page",
 ]
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)

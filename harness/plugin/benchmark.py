@@ -3,15 +3,13 @@ gemmconf.bench); the per-item table and the per-family summary in the terminal a
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from typing import Any
 
 import pytest
 
+from gemmconf import capability
 from gemmconf.bench import BENCH_MODES
-from gemmconf.plugin import options
-from gemmconf.plugin.hardware import gpu_ids
-from gemmconf.plugin.stash import STATE
+from gemmconf.plugin import facts, options
 from gemmconf.report.perf import FAST_P, families, table
 
 
@@ -44,7 +42,7 @@ def check_benchmark(device: str, workers: int | None) -> None:
             "--benchmark needs a CUDA GPU: timings of the Triton interpreter "
             "or of CPU eager would say nothing about a GPU backend"
         )
-    gpus = len(gpu_ids()) or 1
+    gpus = len(capability.gpu_ids()) or 1
     if workers and workers > gpus:
         raise pytest.UsageError(
             f"--benchmark with -n {workers} would time {workers} workers on "
@@ -53,8 +51,13 @@ def check_benchmark(device: str, workers: int | None) -> None:
         )
 
 
-def bench_mode(config: pytest.Config) -> str:
-    return str(options.get(config, "bench_mode"))
+def pytest_configure(config: pytest.Config) -> None:
+    """After `hardware`'s (tryfirst): --benchmark needs its GPU."""
+    if not options.get(config, "benchmark"):
+        return
+    if not hasattr(config, "workerinput"):
+        check_benchmark(config.stash[facts.MACHINE].device, options.numprocesses(config))
+    config.stash[facts.BENCHMARK] = facts.Benchmarking(mode=str(options.get(config, "bench_mode")))
 
 
 def benchmark_summary(records: list[dict[str, Any]], mode: str = "wall") -> list[str]:
@@ -78,12 +81,17 @@ def benchmark_block(records: list[dict[str, Any]], mode: str) -> dict[str, Any]:
     }
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]:
-    state = session.config.stash.get(STATE, None)
-    if state is not None and state.benchmark and state.writer is not None:
-        # before recording's hook finishes the results file
-        state.writer.run["benchmark"] = benchmark_block(
-            state.writer.records, bench_mode(session.config)
-        )
-    return (yield)
+def pytest_gemmconf_results_fields(
+    records: list[dict[str, Any]], config: pytest.Config
+) -> dict[str, Any] | None:
+    benchmarking = config.stash.get(facts.BENCHMARK, None)
+    if benchmarking is None:
+        return None
+    return {"benchmark": benchmark_block(records, benchmarking.mode)}
+
+
+def pytest_gemmconf_summary_lines(
+    records: list[dict[str, Any]], config: pytest.Config
+) -> list[str] | None:
+    benchmarking = config.stash.get(facts.BENCHMARK, None)
+    return None if benchmarking is None else benchmark_summary(records, benchmarking.mode)

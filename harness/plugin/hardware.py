@@ -1,5 +1,6 @@
 """Hardware: --require-hardware, --target-arch, one GPU (or one OpenMP thread) per xdist worker,
-and how many workers ``-n auto`` starts on GPUs (--workers-per-gpu)."""
+and how many workers ``-n auto`` starts on GPUs (--workers-per-gpu). It detects the machine and
+publishes it (`facts.MACHINE`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from gemmconf import capability
 from gemmconf.inputs import LARGE_DRAW_THREADS_ENV
-from gemmconf.plugin import options, scheduling
+from gemmconf.plugin import facts, options, scheduling
 
 # -n auto on GPUs, for a backend that does not autotune: at most one worker per this much of a
 # GPU's memory (budget), and per CPU core.
@@ -73,7 +74,7 @@ def pin_worker(config: pytest.Config) -> None:
         return
     index = int(re.sub(r"\D", "", worker) or 0)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    gpus = visible.split(",") if visible else gpu_ids()
+    gpus = visible.split(",") if visible else capability.gpu_ids()
     if gpus:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
@@ -138,19 +139,17 @@ def auto_workers(
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """-n auto on a GPU machine: a number of workers safe for the GPUs (None: xdist's own)."""
-    gpus = gpu_ids()
+    gpus = capability.gpu_ids()
     per_gpu = parse_workers_per_gpu(options.get(config, "workers_per_gpu"))
     if not gpus:
         return None
-    from gemmconf.plugin.isolating import parse_budget
-
-    budget = parse_budget(options.get(config, "gpu_memory_budget"))
-    total = gpu_memory_bytes()
+    budget = config.hook.pytest_gemmconf_memory_budget(config=config)
+    total = capability.gpu_memory_bytes()
     memory = min(budget, total) if budget and total else budget or total
     count, why = auto_workers(
         gpus=len(gpus),
         cpus=os.cpu_count() or 1,
-        autotuning=_autotuning_backends(config),
+        autotuning=config.hook.pytest_gemmconf_autotuning_backends(config=config) or [],
         per_gpu=per_gpu,
         memory_bytes=memory,
     )
@@ -158,60 +157,15 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return count
 
 
-def _autotuning_backends(config: pytest.Config) -> list[str]:
-    """The --backend specs whose backend declares autotunes = True (a bad spec is left to the
-    usage error it gets later)."""
-    from gemmconf.backends import resolve
-    from gemmconf.plugin.isolating import declares_autotuning
-    from gemmconf.plugin.state import DEFAULT_BACKEND
-
-    specs = options.get(config, "backend") or DEFAULT_BACKEND
-    found = []
-    for spec in (s.strip() for s in specs.split(",") if s.strip()):
-        try:
-            backend = resolve(spec)
-        except Exception:
-            continue
-        if declares_autotuning(backend):
-            found.append(spec)
-    return found
-
-
+@pytest.hookimpl(tryfirst=True)  # the others read the machine in their own pytest_configure
 def pytest_configure(config: pytest.Config) -> None:
     parse_workers_per_gpu(options.get(config, "workers_per_gpu"))
+    target_arch = parse_target(options.get(config, "target_arch"))
+    required = parse_required(options.get(config, "require_hardware"))
+    pin_worker(config)  # before anything starts CUDA
+    config.stash[facts.MACHINE] = facts.Machine(capability.detect(), target_arch, required)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     chosen = config.stash.get(AUTO_WORKERS, None)
     return [f"gemmconf: {chosen}"] if chosen else []
-
-
-def gpu_memory_bytes() -> int | None:
-    """The smallest GPU's memory, without initialising CUDA in this process (nvidia-smi)."""
-    out = _nvidia_smi("memory.total")
-    sizes = [int(v) for v in out if v.isdigit()]
-    return min(sizes) << 20 if sizes else None  # MiB
-
-
-def gpu_ids() -> list[str]:
-    """GPU indices without initialising CUDA in this process (nvidia-smi, when present)."""
-    return _nvidia_smi("index")
-
-
-def _nvidia_smi(query: str) -> list[str]:
-    import shutil
-    import subprocess
-
-    if shutil.which("nvidia-smi") is None:
-        return []
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [line.strip() for line in out.splitlines() if line.strip()]

@@ -1,7 +1,11 @@
 """gemmconf's own hooks: a new report is a plugin implementing these, not an edit of the core.
 
-Registered by `state` through ``pytest_addhooks``. Implement them in a conftest.py or a plugin,
-named ``pytest_gemmconf_*`` like the specs (pytest only collects hooks named ``pytest_*``).
+Registered by the plugin package (`gemmconf.plugin`) through ``pytest_addhooks``. Implement them
+in a conftest.py or a plugin, named ``pytest_gemmconf_*`` like the specs (pytest only collects
+hooks named ``pytest_*``).
+
+The last four are how gemmconf's own features ask each other what only one of them knows
+(`gemmconf.plugin.facts` holds the facts they publish); a plugin may answer or add to them too.
 """
 
 from __future__ import annotations
@@ -24,3 +28,31 @@ def pytest_gemmconf_run_finished(
 ) -> str | None:
     """Called once when the run's results file is written (complete or not). Return a line for
     the terminal summary (e.g. where a report went), or None."""
+
+
+@pytest.hookspec
+def pytest_gemmconf_results_fields(
+    records: list[dict[str, Any]], config: pytest.Config
+) -> dict[str, Any] | None:
+    """Called once, just before the run's results file is written: return top-level fields to
+    add to it (the benchmark's "benchmark" block), or None. Do not modify the records."""
+
+
+@pytest.hookspec
+def pytest_gemmconf_summary_lines(
+    records: list[dict[str, Any]], config: pytest.Config
+) -> list[str] | None:
+    """Called once in the terminal summary, with the run's records: lines to print below the
+    outcome table, above the line that says where the results went (the benchmark table)."""
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_gemmconf_autotuning_backends(config: pytest.Config) -> list[str] | None:
+    """The --backend names whose backend declares `autotunes = True`, asked before the run is
+    configured (xdist's -n auto); a name that does not resolve is left out."""
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_gemmconf_memory_budget(config: pytest.Config) -> int | None:
+    """The GPU memory (bytes) the run may use per GPU, where --gpu-memory-budget gives one;
+    asked before the run is configured (xdist's -n auto)."""

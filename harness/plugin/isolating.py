@@ -1,5 +1,6 @@
 """Where and how items run: --no-isolate, --item-timeout, --first-result-timeout,
---gpu-memory-budget, --confirm-failures (the runners are gemmconf.isolation)."""
+--gpu-memory-budget, --confirm-failures (the runners are gemmconf.isolation). It publishes where
+items run (`facts.EXECUTION`): the items feature asks it for the runner."""
 
 from __future__ import annotations
 
@@ -8,22 +9,19 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from gemmconf import chunked, isolation, memory
+from gemmconf import capability, chunked, isolation, memory
+from gemmconf.backends.base import declares_autotuning
 from gemmconf.isolation.budget import RunBudget
 from gemmconf.isolation.timeouts import (
     AUTOTUNE_FIRST_RESULT_S,
     FIRST_RESULT_S,
     parse_first_result,
 )
-from gemmconf.plugin import options
-from gemmconf.plugin.stash import STATE
-
-if TYPE_CHECKING:
-    from gemmconf.plugin.state import RunState
+from gemmconf.plugin import facts, options
 
 # What each xdist worker on a GPU keeps for itself, outside any item: its isolation worker's CUDA
 # context, cuBLAS workspaces, compiled kernels and the allocator's cache between items.
@@ -34,7 +32,6 @@ MIN_SHARED_BYTES = 1 << 30
 HOST_SHARE = 0.8
 HOST_PROCESS_RESERVE_BYTES = 3 << 30
 
-LEDGER_DIR = pytest.StashKey[Path]()
 WORKERINPUT_KEY = "gemmconf_ledger_dir"
 
 
@@ -132,38 +129,92 @@ def parse_confirm(text: str) -> int:
     return value
 
 
+class Isolation:
+    """Where the run's items run (`facts.Execution`), and the ledgers its processes share."""
+
+    def __init__(self, config: pytest.Config, ledger_dir: Path):
+        self.config = config
+        self.ledger_dir = ledger_dir
+        # a debugger (--pdb, --trace) must see the backend's frames: that needs the item here
+        self.isolate = not (
+            options.get(config, "no_isolate")
+            or config.getoption("usepdb", False)
+            or config.getoption("trace", False)
+        )
+        self.timeouts = parse_timeouts(config)
+        self.budget = parse_budget(options.get(config, "gpu_memory_budget"))
+        self.confirm = parse_confirm(options.get(config, "confirm_failures"))
+        self.records: list[dict[str, Any]] = []  # the run's, once its results are written
+        self._runner: isolation.IsolatedRunner | isolation.InProcessRunner | None = None
+
+    def runner(self) -> isolation.IsolatedRunner | isolation.InProcessRunner:
+        """Where items run: a worker process (started after collection), or here."""
+        if self._runner is None:
+            self._runner = make_runner(
+                self,
+                self.config.stash[facts.MACHINE],
+                self.config.stash[facts.SELECTION],
+            )
+        return self._runner
+
+    def prestart(self, session: pytest.Session) -> None:
+        """Start the isolation worker now, so that it imports torch while pytest collects: from
+        `pytest_collection` in a run that touches the suite (its backends resolved), else once
+        collection found scenario items. Not in xdist's controller (its workers run the
+        items)."""
+        if (
+            self.isolate
+            and not session.config.option.collectonly
+            and not session.config.pluginmanager.has_plugin("dsession")
+        ):
+            self.runner().prestart()
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+
+ISOLATION = pytest.StashKey[Isolation]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    parse_budget(options.get(config, "gpu_memory_budget"))
-    parse_confirm(options.get(config, "confirm_failures"))
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and workerinput.get(WORKERINPUT_KEY):
-        config.stash[LEDGER_DIR] = Path(workerinput[WORKERINPUT_KEY])
-        return
-    directory = Path(tempfile.mkdtemp(prefix="gemmconf-ledger-"))
-    config.stash[LEDGER_DIR] = directory
-    config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
+        directory = Path(workerinput[WORKERINPUT_KEY])
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="gemmconf-ledger-"))
+        config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
+    state = Isolation(config, directory)
+    config.stash[ISOLATION] = state
+    config.stash[facts.EXECUTION] = state
+    config.add_cleanup(state.close)
+
+
+def pytest_gemmconf_memory_budget(config: pytest.Config) -> int | None:
+    return parse_budget(options.get(config, "gpu_memory_budget"))
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """xdist: every worker of the run shares the controller's ledgers."""
-    node.workerinput[WORKERINPUT_KEY] = str(node.config.stash[LEDGER_DIR])
+    node.workerinput[WORKERINPUT_KEY] = str(node.config.stash[ISOLATION].ledger_dir)
 
 
 def workers_per_device() -> int:
     """How many pytest processes of the run share this process's GPU (xdist pins each to one)."""
-    from gemmconf.plugin.hardware import gpu_ids
-
     count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
-    gpus = max(len(gpu_ids()) or 1, 1)
+    gpus = max(len(capability.gpu_ids()) or 1, 1)
     return max(1, -(-count // gpus))
 
 
-def device_budget(state: RunState) -> tuple[str | None, int | None, int | None]:
-    """(the ledger's key, the budget per GPU, what its items share), or Nones: not budgeted."""
-    simulated = parse_budget(options.get(state.config, "gpu_memory_budget"))
-    total = state.capability.memory_bytes
-    if state.device == "cuda":
+def device_budget(
+    machine: facts.Machine, simulated: int | None
+) -> tuple[str | None, int | None, int | None]:
+    """(the ledger's key, the budget per GPU, what its items share), or Nones: not budgeted.
+    `simulated`: --gpu-memory-budget."""
+    total = machine.capability.memory_bytes
+    if machine.device == "cuda":
         budget = min(simulated, total) if simulated and total else simulated or total
         if budget is None:
             return None, None, None
@@ -175,9 +226,9 @@ def device_budget(state: RunState) -> tuple[str | None, int | None, int | None]:
     return "cpu", simulated, simulated
 
 
-def host_budget(state: RunState) -> int | None:
+def host_budget(machine: facts.Machine) -> int | None:
     """What the items of a GPU machine share of its host memory (None: not budgeted)."""
-    if state.device != "cuda":
+    if machine.device != "cuda":
         return None
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -187,93 +238,69 @@ def host_budget(state: RunState) -> int | None:
     return max(int(total * HOST_SHARE) - workers * HOST_PROCESS_RESERVE_BYTES, total // 4)
 
 
-def make_runner(state: RunState) -> isolation.IsolatedRunner | isolation.InProcessRunner:
+def make_runner(
+    state: Isolation, machine: facts.Machine, selection: facts.Selection
+) -> isolation.IsolatedRunner | isolation.InProcessRunner:
     """The run's runner, with the machine's, the host memory's and its GPU's ledgers."""
-    key, budget, shared = device_budget(state)
+    key, budget, shared = device_budget(machine, state.budget)
     run_budget = RunBudget(
-        state.config.stash[LEDGER_DIR],
+        state.ledger_dir,
         device_key=key,
         shared_bytes=shared,
-        host_bytes=host_budget(state),
+        host_bytes=host_budget(machine),
     )
-    confirm = parse_confirm(options.get(state.config, "confirm_failures"))
     autotunes = frozenset(
-        label for label, backend in state.backends.items() if declares_autotuning(backend)
+        label for label, backend in selection.backends.items() if declares_autotuning(backend)
     )
     if not state.isolate:
-        if shared is not None and state.device == "cuda":
+        if shared is not None and machine.device == "cuda":
             os.environ[memory.SHARED_ENV] = str(shared)
         return isolation.InProcessRunner(
-            state.backends, budget=run_budget, confirm_failures=confirm, autotunes=autotunes
+            selection.backends,
+            budget=run_budget,
+            confirm_failures=state.confirm,
+            autotunes=autotunes,
         )
     env: dict[str, str] = {}
-    if state.device == "cuda" and shared is not None:
+    if machine.device == "cuda" and shared is not None:
         env[memory.SHARED_ENV] = str(shared)
-        if options.get(state.config, "gpu_memory_budget") and budget is not None:
+        if state.budget and budget is not None:
             env[memory.BUDGET_ENV] = str(budget)
     return isolation.IsolatedRunner(
-        state.specs,
-        state.options,
+        selection.specs,
+        machine.run_options,
         timeouts=state.timeouts,
         budget=run_budget,
-        confirm_failures=confirm,
+        confirm_failures=state.confirm,
         autotunes=autotunes,
         worker_env=env,
     )
 
 
-def declares_autotuning(backend: Any) -> bool:
-    """The backend's optional `autotunes` (harness/backends/base.py), True only when it says so."""
-    return getattr(backend, "autotunes", False) is True
-
-
-def prestart_worker(session: pytest.Session) -> None:
-    """Start the isolation worker now, so that it imports torch while pytest collects: from
-    `pytest_collection` in a run that touches the suite (its backends resolved), else once
-    collection found scenario items. Not in xdist's controller (its workers run the items)."""
-    state = session.config.stash[STATE]
-    if (
-        state.isolate
-        and not session.config.option.collectonly
-        and not session.config.pluginmanager.has_plugin("dsession")
-    ):
-        state.runner().prestart()
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
-    from gemmconf.plugin.items import ScenarioItem  # items imports compile_allowance
-
-    if any(isinstance(item, ScenarioItem) for item in session.items):
-        prestart_worker(session)
+    if any(facts.SCENARIO in item.stash for item in session.items):
+        session.config.stash[ISOLATION].prestart(session)
 
 
-def compile_allowance(backend: Any) -> float:
-    """The backend's optional `compile_timeout_s` (harness/backends/base.py); 0 unless it is a
-    positive finite number."""
-    try:
-        value = float(getattr(backend, "compile_timeout_s", 0.0) or 0.0)
-    except (TypeError, ValueError):
-        return 0.0
-    return value if math.isfinite(value) and value > 0 else 0.0
-
-
-@pytest.hookimpl(trylast=True)  # after the run header of `state`
+@pytest.hookimpl(trylast=True)  # after the run's header lines (`run`)
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    state = config.stash.get(STATE, None)
-    if state is None or not state.backends:
+    selection = config.stash.get(facts.SELECTION, None)
+    if selection is None or not selection.backends:
         return []
+    state = config.stash[ISOLATION]
+    machine = config.stash[facts.MACHINE]
     lines = []
-    simulated = parse_budget(options.get(config, "gpu_memory_budget"))
-    if state.device == "cuda" or simulated:
-        budget = simulated or state.capability.memory_bytes or 0
+    simulated = state.budget
+    if machine.device == "cuda" or simulated:
+        budget = simulated or machine.capability.memory_bytes or 0
         what = "simulated" if simulated else "the GPU's memory"
         lines.append(
-            f"gemmconf: memory budget {budget / 1e9:g} GB per {state.device} ({what}); workers "
+            f"gemmconf: memory budget {budget / 1e9:g} GB per {machine.device} ({what}); workers "
             "sharing it wait for an item's estimated memory, items larger than their share run "
             f"alone; fp64 references in pieces of at most {memory.gib(chunked.CHUNK_BYTES)}"
         )
     if state.isolate and state.timeouts.fixed is None:
-        autotuning = [label for label, b in state.backends.items() if declares_autotuning(b)]
+        autotuning = [label for label, b in selection.backends.items() if declares_autotuning(b)]
         first = state.timeouts.first_result
         first_text = (
             ("none" if not first else f"{first:g} s")
@@ -286,17 +313,20 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             f"gemmconf: time to first result (compile, autotune, JIT) {first_text}; each phase "
             "has its own budget; a timeout is charged after a rerun alone"
         )
-    confirm = parse_confirm(options.get(config, "confirm_failures"))
-    if confirm:
-        lines.append(f"gemmconf: failed items are rerun {confirm} time(s) to tell flaky ones")
+    if state.confirm:
+        lines.append(f"gemmconf: failed items are rerun {state.confirm} time(s) to tell flaky ones")
     return lines
 
 
+def pytest_gemmconf_run_finished(
+    results_path: Path, records: list[dict[str, Any]], config: pytest.Config
+) -> None:
+    config.stash[ISOLATION].records = records
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    state = config.stash.get(STATE, None)
-    if state is None or state.writer is None:
-        return
-    for line in reliability_lines(state.writer.records):
+    state = config.stash.get(ISOLATION, None)
+    for line in reliability_lines(state.records if state is not None else []):
         terminalreporter.write_line(line, yellow=True)
 
 

@@ -1,89 +1,189 @@
 """Suite files become pytest items: one per (scenario instance, backend), run through the run's
-runner and reported with the whole diagnosis."""
+runner and reported with the whole diagnosis. The suite's files and every backend's expectations
+(--expectations, --max-items) are loaded and validated here, once per run."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from gemmconf import bundled_suites, capability, ids, isolation, kinds
+from gemmconf import bundled_suites, capability, expectations, ids, isolation, kinds
 from gemmconf.backends import Backend
+from gemmconf.backends.base import compile_allowance
+from gemmconf.backends.eager import EagerBackend
 from gemmconf.outcome import ItemOutcome, plain, render
-from gemmconf.plugin.benchmark import bench_mode
-from gemmconf.plugin.isolating import compile_allowance, prestart_worker
-from gemmconf.plugin.recording import Decision, build_record
-from gemmconf.plugin.stash import STATE
-from gemmconf.plugin.state import suites_dir, suites_location
-from gemmconf.scenario import ScenarioError, ScenarioInstance, implied_markers
+from gemmconf.plugin import facts, options
+from gemmconf.plugin.verdict import Decision, build_record
+from gemmconf.scenario import (
+    MAX_INSTANCES,
+    ScenarioError,
+    ScenarioInstance,
+    discover,
+    implied_markers,
+    load_suite,
+)
 
-if TYPE_CHECKING:
-    from gemmconf.expectations import Expectation
-    from gemmconf.plugin.state import RunState
+EAGER = EagerBackend.name  # the baseline's label: PyTorch as it ships
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = options.group(parser)
+    group.addoption(
+        "--expectations",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="an expectations file (xfail/skip entries; its 'backend:' names the backend it is "
+        "for), used before the suite's and the backend package's own; repeatable",
+    )
+    group.addoption(
+        "--max-items",
+        default=MAX_INSTANCES,
+        type=int,
+        metavar="N",
+        help=f"the most instances one scenario may expand to (default: {MAX_INSTANCES:,}); past "
+        "it the suite file is an error naming the scenario",
+    )
+
+
+class Collection:
+    """This feature's state: the suite's instances by file, and each backend's expectations."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.root = Path(config.rootpath)
+        self.instances: dict[Path, list[ScenarioInstance]] = {}
+        self.tables: dict[str, expectations.ExpectationTable] = {}
+        # eager's table, whether or not eager runs: what PyTorch itself is known to get wrong
+        self.eager_table: expectations.ExpectationTable | None = None
+
+    def load(self, path: Path) -> list[ScenarioInstance]:
+        path = path.resolve()
+        if path not in self.instances:
+            self.instances[path] = load_suite(
+                path, root=self.root, max_instances=options.get(self.config, "max_items")
+            )
+        return self.instances[path]
+
+    def load_expectations(self) -> None:
+        """Every backend's expectations (--expectations files, the suite's file, the backend
+        package's), each entry validated against every instance of the whole suite."""
+        selection = self.config.stash[facts.SELECTION]
+        suites_dir, backends = selection.suites_dir, selection.backends
+        instances = [i for path in discover([suites_dir], self.root) for i in self.load(path)]
+        given = [
+            expectations.read(self.config.invocation_params.dir / path, self.root)
+            for path in options.get(self.config, "expectations")
+        ]
+        for file in given:
+            if file.backend not in backends:
+                raise ScenarioError(
+                    file.shown,
+                    "backend",
+                    f"--expectations {file.path}: the file is for backend {file.backend!r}, "
+                    f"which this run does not test (backends: {', '.join(backends)})",
+                )
+        directory = suites_dir / "expectations"
+        for label, backend in backends.items():
+            self.tables[label] = expectations.load(
+                directory,
+                label,
+                instances,
+                root=self.root,
+                extra=[f for f in given if f.backend == label],
+                packaged=expectations.packaged_files(backend, label),
+            )
+        if EAGER in self.tables:
+            self.eager_table = self.tables[EAGER]
+        elif expectations.path_for(directory, EAGER).exists():
+            self.eager_table = expectations.load(directory, EAGER, instances, root=self.root)
+
+    def eager_fails(
+        self,
+        instance_id: str,
+        label: str,
+        hardware: str | None = None,
+        torch_version: str | None = None,
+    ) -> expectations.Expectation | None:
+        """Eager's expected failure of this item on this class of hardware and torch version,
+        for another backend's failure note (a backend that leaves the op to aten inherits it);
+        None for eager itself."""
+        if label == EAGER or self.eager_table is None:
+            return None
+        entry = self.eager_table.lookup(instance_id, hardware, torch_version)
+        return entry if entry is not None and entry.status == "xfail" else None
+
+
+COLLECTION = pytest.StashKey[Collection]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[COLLECTION] = Collection(config)
 
 
 def pytest_collection(session: pytest.Session) -> None:
     """Validate suite and expectation files up front: a bad file is a usage error, not a
     collection error, and no item runs from a half-valid suite."""
-    state = session.config.stash[STATE]
-    if not _touches_suites(session.config, state):
+    if not _touches_suites(session.config):
         return
-    state.resolve_backends()
-    prestart_worker(session)  # its torch import overlaps the suite's loading
-    _load_expectations(state)
+    session.config.stash[facts.SELECTION].resolve_backends()
+    session.config.stash[facts.EXECUTION].prestart(session)  # its torch import overlaps loading
+    _load_expectations(session.config)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """xdist's controller collects nothing, and a usage error raised in its workers reached the
     user as `INTERNALERROR ... no active workers` with the cause unshown: the controller
     validates the files itself, before the workers start (xdist starts them last)."""
-    state = session.config.stash[STATE]
     distributed = session.config.pluginmanager.has_plugin("dsession")
-    if distributed and _touches_suites(session.config, state):
-        state.resolve_backends()
-        _load_expectations(state)
+    if distributed and _touches_suites(session.config):
+        session.config.stash[facts.SELECTION].resolve_backends()
+        _load_expectations(session.config)
 
 
-def _load_expectations(state: RunState) -> None:
+def _load_expectations(config: pytest.Config) -> None:
     try:
-        state.load_expectations()
+        config.stash[COLLECTION].load_expectations()
     except ScenarioError as exc:
         raise pytest.UsageError(f"invalid suite or expectations file: {exc}") from None
 
 
-def _touches_suites(config: pytest.Config, state: RunState) -> bool:
+def _touches_suites(config: pytest.Config) -> bool:
+    suites_dir = config.stash[facts.SELECTION].suites_dir
     for arg in config.args:
         path = Path(arg.split("::")[0]).resolve()
-        if path == state.suites_dir or state.suites_dir in path.parents:
+        if path == suites_dir or suites_dir in path.parents:
             return True
-        if path in state.suites_dir.parents or path.suffix in (".yaml", ".yml"):
+        if path in suites_dir.parents or path.suffix in (".yaml", ".yml"):
             return True
     return False
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    state = parent.config.stash[STATE]
+    suites_dir = parent.config.stash[facts.SELECTION].suites_dir
     if file_path.suffix not in (".yaml", ".yml") or "expectations" in file_path.parts:
         return None
-    if state.suites_dir not in file_path.resolve().parents:
+    if suites_dir not in file_path.resolve().parents:
         return None
     return SuiteFile.from_parent(parent, path=file_path)
 
 
 class SuiteFile(pytest.File):
     def collect(self) -> Iterator[ScenarioItem]:
-        state = self.config.stash[STATE]
+        collection = self.config.stash[COLLECTION]
+        selection = self.config.stash[facts.SELECTION]
         try:
-            instances = state.load(self.path)
+            instances = collection.load(self.path)
         except ScenarioError as exc:
             raise pytest.UsageError(f"invalid suite or expectations file: {exc}") from None
-        if not state.tables:
-            state.resolve_backends()
-            state.load_expectations()
+        if not collection.tables:
+            selection.resolve_backends()
+            collection.load_expectations()
         for instance in instances:
-            for label, backend in state.backends.items():
+            for label, backend in selection.backends.items():
                 name = _item_name(instance, label)
                 yield ScenarioItem.from_parent(
                     self,
@@ -116,13 +216,15 @@ class ScenarioItem(pytest.Item):
         self.instance = instance
         self.backend = backend
         self.label = label
+        self.stash[facts.SCENARIO] = facts.ScenarioKey(instance.id, label)
         for marker in implied_markers(instance):
             self.add_marker(marker)
-        state = self.config.stash[STATE]
-        hardware, torch_version = state.hardware_of(instance), state.capability.torch_version
-        self.expected: Expectation | None = (
-            state.tables[label].lookup(instance.id, hardware, torch_version)
-            if label in state.tables
+        collection = self.config.stash[COLLECTION]
+        machine = self.config.stash[facts.MACHINE]
+        hardware, torch_version = machine.hardware_of(instance), machine.capability.torch_version
+        self.expected: expectations.Expectation | None = (
+            collection.tables[label].lookup(instance.id, hardware, torch_version)
+            if label in collection.tables
             else None
         )
         expected = self.expected
@@ -134,7 +236,7 @@ class ScenarioItem(pytest.Item):
                     reason=expected.text(), strict=expected.strict, raises=ConformanceFailure
                 )
             )
-        known = state.eager_fails(instance.id, label, hardware, torch_version)
+        known = collection.eager_fails(instance.id, label, hardware, torch_version)
         self.eager_note = (  # said beside this backend's failure
             None
             if known is None
@@ -168,18 +270,18 @@ class ScenarioItem(pytest.Item):
         return f"expected skip: {self.expected.text()}"
 
     def setup(self) -> None:
-        state = self.config.stash[STATE]
+        machine = self.config.stash[facts.MACHINE]
         reason = self.backend.availability()
         if reason:
             self.skip_reason = f"backend {self.label} unavailable: {reason}"
             pytest.skip(self.skip_reason)
         unmet = capability.unmet(
-            self.instance.requires, state.capability, target_arch=state.target_arch
+            self.instance.requires, machine.capability, target_arch=machine.target_arch
         )
         if unmet is not None:
             missing = getattr(unmet, "missing_class", None)
             text = getattr(unmet, "reason", str(unmet))
-            if missing in state.required:
+            if missing in machine.required:
                 message = f"--require-hardware {missing}: this item would be skipped: {text}"
                 self.setup_failure = (kinds.MISSING_HARDWARE, message)
                 pytest.fail(message, pytrace=False)
@@ -188,21 +290,22 @@ class ScenarioItem(pytest.Item):
             pytest.skip(text)
 
     def runtest(self) -> None:
-        state = self.config.stash[STATE]
-        device = capability.item_device(self.instance.requires, state.device)
+        machine = self.config.stash[facts.MACHINE]
+        device = capability.item_device(self.instance.requires, machine.device)
+        benchmarking = self.config.stash.get(facts.BENCHMARK, None) if device == "cuda" else None
         request = isolation.ItemRequest(
             self.instance,
             self.label,
-            seed=state.seed,
+            seed=self.config.stash[facts.SELECTION].seed,
             device=device,
-            target=state.target,
+            target=machine.target,
             repro=self.repro_command(),
-            benchmark=state.benchmark and device == "cuda",
-            bench_mode=bench_mode(self.config),
+            benchmark=benchmarking is not None,
+            **({} if benchmarking is None else {"bench_mode": benchmarking.mode}),
             compile_s=compile_allowance(self.backend),
         )
         try:
-            outcome = state.runner().run(request)
+            outcome = self.config.stash[facts.EXECUTION].runner().run(request)
         except isolation.WorkerError as exc:
             outcome = ItemOutcome.harness("the isolation worker", exc)
         self.outcome = outcome
@@ -216,12 +319,12 @@ class ScenarioItem(pytest.Item):
         raise ConformanceFailure(text)
 
     def repro_command(self) -> str:
-        state = self.config.stash[STATE]
-        options = ["--backend", state.specs[self.label], "--seed", str(state.seed)]
-        if state.target_arch:
-            options += ["--target-arch", state.target_arch]
-        given, _ = suites_location(self.config)
-        suites = suites_dir(self.config)
+        selection = self.config.stash[facts.SELECTION]
+        target_arch = self.config.stash[facts.MACHINE].target_arch
+        given = ["--backend", selection.specs[self.label], "--seed", str(selection.seed)]
+        if target_arch:
+            given += ["--target-arch", target_arch]
+        suites = selection.suites_dir
         try:
             installed = bundled_suites().resolve()
         except FileNotFoundError:  # a checkout without its suite installed
@@ -230,10 +333,10 @@ class ScenarioItem(pytest.Item):
             self.path,
             self.instance.id,
             self.label,
-            options,
+            given,
             suites=suites,
             # `gemmconf run` names the installed suite itself: no --suites for it
-            explicit_suites=given is not None and suites != installed,
+            explicit_suites=selection.suites_named and suites != installed,
             cwd=self.config.invocation_params.dir,
         )
 
@@ -308,7 +411,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if isinstance(item, ScenarioItem):
         decision = item.decide(report, call)
         if decision is not None:
-            environment = plain(item.config.stash[STATE].capability.as_record())  # xdist-safe
+            capability = item.config.stash[facts.MACHINE].capability
+            environment = plain(capability.as_record())  # xdist-safe
             record = build_record(
                 item.record, decision, duration_s=report.duration, environment=environment
             )

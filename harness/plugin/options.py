@@ -123,3 +123,9 @@ def given(config: pytest.Config) -> list[str]:
         if named or config.getoption(option.dest) != option.default:
             found.append(named[0] if named else option.long)
     return found
+
+
+def numprocesses(config: pytest.Config) -> int | None:
+    """xdist's -n as a number of workers (None: no xdist)."""
+    value = getattr(config.option, "numprocesses", None)
+    return value if isinstance(value, int) else (os.cpu_count() if value == "auto" else None)

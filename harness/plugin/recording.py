@@ -1,25 +1,25 @@
 """Results: one record per finished item into --results (xdist included), the terminal summary,
-and the run-finished hook that reports (the conformance page) implement."""
+and the run-finished hook that reports (the conformance page) implement. The results file is
+started only once the run gets going, and a run interrupted (Ctrl-C, SIGTERM) keeps what it
+wrote."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shlex
-from dataclasses import dataclass, fields
+import signal
+import threading
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from gemmconf.outcome import ItemOutcome, render
-from gemmconf.plugin import options
-from gemmconf.plugin.benchmark import bench_mode, benchmark_summary
-from gemmconf.plugin.stash import STATE
-from gemmconf.plugin.state import suite_version
-
-if TYPE_CHECKING:
-    from gemmconf.plugin.state import RunState
-from gemmconf.report.results import ResultsWriter
+from gemmconf.plugin import facts, options
+from gemmconf.report.results import ResultsWriter, writable, writer_of
+from gemmconf.scenario import SUITE_SUFFIXES
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,9 +33,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-@pytest.hookimpl(trylast=True)  # after state's pytest_configure made the RunState
+class Results:
+    """This feature's state: the run's results file, from start to end."""
+
+    def __init__(self, writer: ResultsWriter | None):
+        self.writer = writer  # None in xdist's workers and with --collect-only
+        self.path: Path | None = None  # once the file is written
+        self.report_lines: list[str] = []  # from pytest_gemmconf_run_finished (the page, ...)
+        self.kept = False  # the run wrote no results file: the previous one stays
+
+
+RESULTS = pytest.StashKey[Results]()
+
+
+@pytest.hookimpl(trylast=True)  # after the features that publish what the run's header holds
 def pytest_configure(config: pytest.Config) -> None:
-    state = config.stash[STATE]
+    collects_only = hasattr(config, "workerinput") or config.option.collectonly
+    if not collects_only:
+        check_results_path(config)
     if _run_by_gemmconf(config):
         # pytest prints node ids and file names relative to the current folder: from a
         # project folder, `FAILED ../../venv/lib/.../gemmconf/suites/dense/first.yaml::mm[...]`.
@@ -46,23 +61,62 @@ def pytest_configure(config: pytest.Config) -> None:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.startpath = config.rootpath
-    if not hasattr(config, "workerinput") and not config.option.collectonly:
-        state.writer = ResultsWriter(
-            Path(options.get(config, "results")),
-            run={
-                "command": shlex.join(["pytest", *config.invocation_params.args]),
-                "seed": state.seed,
-                "backends": state.backend_specs,
-                "target_arch": state.target_arch,
-                "environment": state.capability.as_record(),
-                "suite_version": suite_version(state.suites_dir),
-                "backend_specs": state.specs,
-                "shard": None if state.shard is None else str(state.shard),
-                "isolated": state.isolate,
-                "item_timeout": state.timeouts.describe(),
-            },
+    results = Results(None if collects_only else _writer(config))
+    config.stash[RESULTS] = results
+    if results.writer is not None:
+        config.pluginmanager.register(Recorder(config, results.writer), "gemmconf-recorder")
+    _handle_sigterm(config)
+    if config.pluginmanager.hasplugin("html"):
+        from gemmconf.report.html import HtmlColumns
+
+        config.pluginmanager.register(HtmlColumns(), "gemmconf-html")
+
+
+def _writer(config: pytest.Config) -> ResultsWriter:
+    selection = config.stash[facts.SELECTION]
+    machine = config.stash[facts.MACHINE]
+    execution = config.stash[facts.EXECUTION]
+    shard = config.stash.get(facts.SHARD, None)
+    return ResultsWriter(
+        Path(options.get(config, "results")),
+        run={
+            "command": shlex.join(["pytest", *config.invocation_params.args]),
+            "seed": selection.seed,
+            "backends": selection.backend_specs,
+            "target_arch": machine.target_arch,
+            "environment": machine.capability.as_record(),
+            "suite_version": suite_version(selection.suites_dir),
+            # the same dict the selection fills as it resolves the backends, at collection
+            "backend_specs": selection.specs,
+            "shard": None if shard is None else str(shard),
+            "isolated": execution.isolate,
+            "item_timeout": execution.timeouts.describe(),
+        },
+    )
+
+
+def check_results_path(config: pytest.Config) -> None:
+    """--results: a usage error naming the path, before anything runs, when no file can be
+    written there. Only `reports/` of the current folder (the default's) is made when missing."""
+    given = options.get(config, "results")
+    path = config.invocation_params.dir / given
+    problem = writable(path, creatable=config.invocation_params.dir / "reports")
+    if problem:
+        raise pytest.UsageError(f"--results {given}: {problem}")
+    other = writer_of(path)
+    if other is not None:
+        raise pytest.UsageError(
+            f"--results {given}: another run is writing it now ({other}); give each run that "
+            "goes at the same time its own --results"
         )
-        config.pluginmanager.register(Recorder(state, state.writer), "gemmconf-recorder")
+
+
+def suite_version(suites_dir: Path) -> str:
+    """A short hash of every suite and expectation file: runs of different suites differ."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in suites_dir.rglob("*") if p.suffix in SUITE_SUFFIXES):
+        digest.update(str(path.relative_to(suites_dir)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _run_by_gemmconf(config: pytest.Config) -> bool:
@@ -70,6 +124,55 @@ def _run_by_gemmconf(config: pytest.Config) -> bool:
     from gemmconf.cli import RUN_INI
 
     return config.inipath is not None and config.inipath.resolve() == RUN_INI.resolve()
+
+
+SIGTERM_REPEAT_S = 2.0  # a SIGTERM this soon after the first is the same request, sent again
+
+
+def _handle_sigterm(config: pytest.Config) -> None:
+    """SIGTERM ends the run like Ctrl-C: pytest unwinds, and the results written so far are
+    kept, marked incomplete. A SIGTERM more than SIGTERM_REPEAT_S after the first gets the
+    previous handler (by default: die); one sooner is the same request again (GNU `timeout`
+    signals its child and then the child's whole process group, so the pytest process gets two
+    at once: the second used to kill it before it wrote its results).
+
+    Ours goes first even where a handler is already installed (a plugin or a site hook of the
+    environment that exits at once would otherwise lose the run's final results file); only an
+    ignored SIGTERM stays ignored. A first SIGTERM after the results file is written lets the
+    run finish its summary: nothing is left to keep, and the exit status stays the one the file
+    records (it used to end in a KeyboardInterrupt traceback and status 130)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is signal.SIG_IGN:
+        return
+    restored = signal.SIG_DFL if previous is None else previous
+    first: list[float] = []
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        now = time.monotonic()
+        if not first:
+            first.append(now)
+            results = config.stash.get(RESULTS, None)
+            if results is not None and results.path is not None:
+                return  # the results are written: the run is all but over
+            raise KeyboardInterrupt(f"{signal.Signals(signum).name}: the run was asked to stop")
+        if now - first[0] <= SIGTERM_REPEAT_S:
+            return  # the same request, delivered twice
+        signal.signal(signal.SIGTERM, restored)
+        if callable(restored):
+            restored(signum, frame)
+        else:
+            os.kill(os.getpid(), signum)  # the default action, now restored: die
+
+    def restore() -> None:
+        # after a SIGTERM ours stays: its repeat (GNU timeout's, to the group) must not kill the
+        # run as it exits, whose status says it was interrupted (a loaded CI box lost that race)
+        if not first:
+            signal.signal(signal.SIGTERM, restored)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    config.add_cleanup(restore)
 
 
 class JsonRecord(dict):
@@ -86,8 +189,8 @@ class Recorder:
     The record was built once, where the item ran (`build_record`); this writes it, and puts it
     on the item's teardown report, whose properties pytest's JUnit XML writes."""
 
-    def __init__(self, state: RunState, writer: ResultsWriter):
-        self.state = state
+    def __init__(self, config: pytest.Config, writer: ResultsWriter):
+        self.config = config
         self.writer = writer
         self.finished: dict[str, dict[str, Any]] = {}  # node id -> its record, until teardown
 
@@ -100,7 +203,7 @@ class Recorder:
             record = dict(record)
             self.finished[report.nodeid] = record
             self.writer.add(record)
-            self.state.config.hook.pytest_gemmconf_record(record=record, config=self.state.config)
+            self.config.hook.pytest_gemmconf_record(record=record, config=self.config)
         elif report.when == "teardown":  # the item's identity only: the verdict replaces it
             record = self.finished.pop(report.nodeid, record)
         report.user_properties = [
@@ -108,149 +211,122 @@ class Recorder:
         ]
 
 
-@dataclass(frozen=True)
-class Decision:
-    """An item's outcome, decided from what its run found (items.ScenarioItem.decide)."""
-
-    outcome: str  # passed | failed | xfailed | xpassed | skipped | error
-    run: ItemOutcome | None = None  # what run_item found, when the item ran
-    kind: str | None = None  # None: the run's own kind (a passed or skipped item has none)
-    reason: str | None = None  # None: the run's rendered reason
-    note: str | None = None  # a paragraph the record's details end with (eager fails it too)
-    xpass: str | None = None  # an xpassed item's expectation: "strict" (fails) or "non-strict"
-    eager_fails: bool = False  # a failed or xfailed item eager's expectations fail here too
-
-
-@dataclass(frozen=True)
-class Record:
-    """One results.json record: the item's fields, built once (`build_record`), then a dict."""
-
-    id: str
-    suite: str
-    backend: str
-    scenario: str
-    op: str
-    dtype: str
-    shape: str
-    dims: dict[str, int]
-    axes: dict[str, str]
-    markers: list[str]
-    source: str
-    nodeid: str
-    outcome: str
-    duration_s: float
-    environment: dict[str, Any]
-    phase_s: dict[str, float] | None = None
-    kind: str | None = None
-    reason: str | None = None
-    details: str | None = None
-    metrics: dict[str, Any] | None = None
-    code_excerpt: str | None = None
-    skip_class: str | None = None
-    suite_error: bool = False
-    xpass: str | None = None  # on xpassed records: "strict" (a failure) or "non-strict" (not)
-    # failed and xfailed records of an item eager is expected to fail too on this hardware
-    # (suites/expectations/eager.yaml): a backend that leaves the op to aten inherits it
-    eager_fails: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON record: fields without a value are left out (as they always were)."""
-        record = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {k: v for k, v in record.items() if v is not None and v is not False}
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """The results file is started (a previous run's file removed) only once the run gets going:
+    collected cleanly, with items to run (or a shard, whose empty part is a result). A usage
+    error, a collection error or an empty selection keeps the previous run's file."""
+    writer = _writer_of(session.config)
+    if writer is None:
+        return
+    broken = session.testsfailed and not session.config.option.continue_on_collection_errors
+    if not broken and (session.items or facts.SHARD in session.config.stash):
+        writer.start()
 
 
-def build_record(
-    static: dict[str, Any], decision: Decision, *, duration_s: float, environment: dict[str, Any]
-) -> dict[str, Any]:
-    """The item's record: its scenario fields, the decided outcome, and what the run found."""
-    run = decision.run
-    message = render(run) if run is not None and not run.passed else None
-    reason = decision.reason or (message.reason if message is not None else None)
-    # every failed or xfailed record has details, even where they are the one-line reason
-    details = None if message is None else _capped(message.details, DETAILS_CHARS)
-    if decision.note:
-        details = f"{details}\n\n{decision.note}" if details else decision.note
-    record = Record(
-        **{k: static[k] for k in STATIC_FIELDS},
-        skip_class=static.get("skip_class"),
-        outcome=decision.outcome,
-        duration_s=round(run.duration_s if run is not None and run.duration_s else duration_s, 4),
-        environment=environment,
-        phase_s=None if run is None else run.phase_s,
-        kind=decision.kind or (run.kind if run is not None else None),
-        reason=reason,
-        details=details,
-        metrics=dict(run.metrics) if run is not None and run.metrics else None,
-        code_excerpt=None if run is None else run.code_excerpt,
-        suite_error=run is not None and run.suite_error,
-        xpass=decision.xpass,
-        eager_fails=decision.eager_fails,
-    )
-    return record.as_dict()
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """xdist's controller collects nothing itself: the results file starts when a worker has
+    collected items to run (or a shard is run). A worker that collected none, or failed to
+    collect, keeps the previous run's file, as an empty selection does without xdist."""
+    writer = _writer_of(node.config)
+    if writer is None or writer.started:
+        return
+    if ids or facts.SHARD in node.config.stash:
+        writer.start()
 
 
-STATIC_FIELDS = (
-    "id",
-    "suite",
-    "backend",
-    "scenario",
-    "op",
-    "dtype",
-    "shape",
-    "dims",
-    "axes",
-    "markers",
-    "source",
-    "nodeid",
-)
-DETAILS_CHARS = 8000  # a failed record's `details`: every failed check, tracebacks included
-
-
-def _capped(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n... ({len(text) - limit} more characters in pytest's output)"
+def _writer_of(config: pytest.Config) -> ResultsWriter | None:
+    results = config.stash.get(RESULTS, None)
+    return None if results is None else results.writer
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist tears its nodes down: that may raise on SIGTERM
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    state = session.config.stash.get(STATE, None)
-    if state is None or state.writer is None:
+    config = session.config
+    results = config.stash.get(RESULTS, None)
+    if results is None or results.writer is None:
         return
-    if exitstatus == pytest.ExitCode.USAGE_ERROR and not state.writer.records:
-        state.writer.abandon()  # bad input: leave no results file at all
+    writer = results.writer
+    if not writer.started:  # the run never got going: the previous results file stays
+        writer.abandon()
+        results.writer = None
+        results.kept = True
+        return
+    if exitstatus == pytest.ExitCode.USAGE_ERROR and not writer.records:
+        writer.abandon()  # bad input: leave no results file at all
         return
     complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or (
-        exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and state.shard is not None
+        exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and facts.SHARD in config.stash
     )
-    state.results_path = state.writer.finish(complete=complete, exit_status=int(exitstatus))
-    state.report_lines = [
+    for fields in config.hook.pytest_gemmconf_results_fields(records=writer.records, config=config):
+        writer.run.update(fields)
+    results.path = writer.finish(complete=complete, exit_status=int(exitstatus))
+    results.report_lines = [
         line
-        for line in session.config.hook.pytest_gemmconf_run_finished(
-            results_path=state.results_path, records=state.writer.records, config=session.config
+        for line in config.hook.pytest_gemmconf_run_finished(
+            results_path=results.path, records=writer.records, config=config
         )
         if line
     ]
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    state = config.stash.get(STATE, None)
-    if state is None or state.writer is None or not state.writer.records:
+    results = config.stash.get(RESULTS, None)
+    if results is None:
         return
+    if results.kept:
+        _kept_summary(terminalreporter, config)
+    if results.writer is None or not results.writer.records:
+        return
+    records = results.writer.records
     from gemmconf.report.summary import render_terminal_summary
 
-    for line in render_terminal_summary(state.writer.records, state.capability):
+    for line in render_terminal_summary(records, config.stash[facts.MACHINE].capability):
         terminalreporter.write_line(line)
-    for line in leak_warnings(state.writer.records) + eager_warnings(state.writer.records):
+    for line in leak_warnings(records) + eager_warnings(records):
         terminalreporter.write_line(line, yellow=True)
-    if state.benchmark:
-        for line in benchmark_summary(state.writer.records, bench_mode(config)):
+    for lines in config.hook.pytest_gemmconf_summary_lines(records=records, config=config):
+        for line in lines:
             terminalreporter.write_line(line)
-    path = state.results_path
-    if path is not None:
-        terminalreporter.write_line(f"gemmconf: results in {path}")
-    for line in state.report_lines:
+    if results.path is not None:
+        terminalreporter.write_line(f"gemmconf: results in {results.path}")
+    for line in results.report_lines:
         terminalreporter.write_line(line)
+
+
+def _kept_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    terminalreporter.write_line(
+        "gemmconf: no results written (no item ran); "
+        f"{options.get(config, 'results')} is left as it was"
+    )
+    flag = "--gemmconf-suites" if "--suites" in options.taken(config) else "--suites"
+    suites = config.stash[facts.SELECTION].suites_dir
+    for arg in suite_files_outside(config, suites):
+        terminalreporter.write_line(
+            f"gemmconf: {arg} holds suite files, but gemmconf collects them only from its "
+            f"suites folder ({suites}): run `{flag} {arg}` to make it the suite"
+        )
+
+
+def suite_files_outside(config: pytest.Config, suites: Path) -> list[str]:
+    """The command-line paths that are, or hold, suite files (.yaml/.yml) outside the suites
+    folder: what a user who named their own suite folder as a pytest path expected to run."""
+    found = []
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if path == suites or suites in path.parents or path in suites.parents:
+            continue
+        if path.is_file():
+            holds = path.suffix in SUITE_SUFFIXES
+        else:
+            holds = path.is_dir() and any(
+                p.suffix in SUITE_SUFFIXES and "expectations" not in p.parts
+                for p in path.rglob("*")
+            )
+        if holds:
+            found.append(arg)
+    return found
 
 
 def leak_warnings(records: list[dict[str, Any]]) -> list[str]:

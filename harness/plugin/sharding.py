@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from gemmconf import shard
-from gemmconf.plugin import options, scheduling
-from gemmconf.plugin.stash import STATE
+from gemmconf.plugin import facts, options, scheduling
 
 DURATIONS = pytest.StashKey[dict[str, float]]()
 NODE_DURATIONS = pytest.StashKey[dict[str, float]]()  # the same, by node id (xdist's scheduler)
@@ -62,6 +61,9 @@ def read_durations(path: str | None) -> dict[str, Any] | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    part = parse_shard(options.get(config, "shard"))
+    if part is not None:
+        config.stash[facts.SHARD] = part
     document = read_durations(options.get(config, "durations_from"))
     if document is not None:
         config.stash[DURATIONS] = shard.durations_of(document)
@@ -79,17 +81,17 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    state = config.stash[STATE]
+    part = config.stash.get(facts.SHARD, None)
     durations = config.stash.get(DURATIONS, None)
-    if state.shard is not None:
-        _shard(config, items, durations)
+    if part is not None:
+        _shard(config, items, part, durations)
     if durations is not None:
         # slowest first; a stable sort, so every xdist worker collects the same list
         keys = [_shard_key(item) for item in items]
         median = shard.typical_duration(keys, durations)
         order = sorted(range(len(items)), key=lambda i: -durations.get(keys[i], median))
         items[:] = [items[i] for i in order]
-        if state.shard is None:
+        if part is None:
             known = sum(k in durations for k in keys)
             config.stash[BALANCE] = (
                 f"items ordered slowest first by the durations in "
@@ -99,19 +101,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _shard(
-    config: pytest.Config, items: list[pytest.Item], durations: dict[str, float] | None
+    config: pytest.Config,
+    items: list[pytest.Item],
+    part: shard.Shard,
+    durations: dict[str, float] | None,
 ) -> None:
-    state = config.stash[STATE]
     if durations is None:
-        kept, dropped = shard.split(items, state.shard, _shard_key)
+        kept, dropped = shard.split(items, part, _shard_key)
     else:
-        kept, dropped = shard.balance(items, state.shard, _shard_key, durations)
+        kept, dropped = shard.balance(items, part, _shard_key, durations)
         keys = [_shard_key(item) for item in items]
         known = sum(k in durations for k in keys)
         median = shard.typical_duration(keys, durations)
         mine = sum(durations.get(_shard_key(item), median) for item in kept)
         config.stash[BALANCE] = (
-            f"shard {state.shard} balanced by the durations in "
+            f"shard {part} balanced by the durations in "
             f"{options.get(config, 'durations_from')}: {known} of {len(items)} items known (the "
             f"others count as the median, {median:.2g} s); this shard: {len(kept)} items, "
             f"~{mine:.0f} s"
@@ -127,8 +131,5 @@ def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
 
 
 def _shard_key(item: pytest.Item) -> str:
-    from gemmconf.plugin.items import ScenarioItem  # items imports this module's parser
-
-    if isinstance(item, ScenarioItem):
-        return f"{item.instance.id}@{item.label}"
-    return item.nodeid
+    scenario = item.stash.get(facts.SCENARIO, None)
+    return item.nodeid if scenario is None else str(scenario)

@@ -80,7 +80,8 @@ def test_a_run_applies_the_packaged_expectations(tmp_path: Path) -> None:
 def test_the_import_contract_forbids_every_other_gemmconf_module() -> None:
     config = tomllib.loads(GEMMCONF_PYPROJECT.read_text())["tool"]["importlinter"]
     assert "gemmconf_cutlass" in config["root_packages"]
-    (contract,) = [c for c in config["contracts"] if c["source_modules"] == ["gemmconf_cutlass"]]
+    contracts = config["contracts"]  # some have no source_modules (acyclic, independence)
+    (contract,) = [c for c in contracts if c.get("source_modules") == ["gemmconf_cutlass"]]
     forbidden = contract["forbidden_modules"]
     assert {"gemmconf_reference", "pytest"} <= set(forbidden)
     modules = [m.name for m in pkgutil.walk_packages(gemmconf.__path__, "gemmconf.")]

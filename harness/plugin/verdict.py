@@ -1,0 +1,113 @@
+"""An item's verdict: the outcome its reports decide (`Decision`, made by the items feature where
+the item ran) and the one results record built from it, which the recording feature writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from gemmconf.outcome import ItemOutcome, render
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An item's outcome, decided from what its run found (items.ScenarioItem.decide)."""
+
+    outcome: str  # passed | failed | xfailed | xpassed | skipped | error
+    run: ItemOutcome | None = None  # what run_item found, when the item ran
+    kind: str | None = None  # None: the run's own kind (a passed or skipped item has none)
+    reason: str | None = None  # None: the run's rendered reason
+    note: str | None = None  # a paragraph the record's details end with (eager fails it too)
+    xpass: str | None = None  # an xpassed item's expectation: "strict" (fails) or "non-strict"
+    eager_fails: bool = False  # a failed or xfailed item eager's expectations fail here too
+
+
+@dataclass(frozen=True)
+class Record:
+    """One results.json record: the item's fields, built once (`build_record`), then a dict."""
+
+    id: str
+    suite: str
+    backend: str
+    scenario: str
+    op: str
+    dtype: str
+    shape: str
+    dims: dict[str, int]
+    axes: dict[str, str]
+    markers: list[str]
+    source: str
+    nodeid: str
+    outcome: str
+    duration_s: float
+    environment: dict[str, Any]
+    phase_s: dict[str, float] | None = None
+    kind: str | None = None
+    reason: str | None = None
+    details: str | None = None
+    metrics: dict[str, Any] | None = None
+    code_excerpt: str | None = None
+    skip_class: str | None = None
+    suite_error: bool = False
+    xpass: str | None = None  # on xpassed records: "strict" (a failure) or "non-strict" (not)
+    # failed and xfailed records of an item eager is expected to fail too on this hardware
+    # (suites/expectations/eager.yaml): a backend that leaves the op to aten inherits it
+    eager_fails: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON record: fields without a value are left out (as they always were)."""
+        record = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: v for k, v in record.items() if v is not None and v is not False}
+
+
+def build_record(
+    static: dict[str, Any], decision: Decision, *, duration_s: float, environment: dict[str, Any]
+) -> dict[str, Any]:
+    """The item's record: its scenario fields, the decided outcome, and what the run found."""
+    run = decision.run
+    message = render(run) if run is not None and not run.passed else None
+    reason = decision.reason or (message.reason if message is not None else None)
+    # every failed or xfailed record has details, even where they are the one-line reason
+    details = None if message is None else _capped(message.details, DETAILS_CHARS)
+    if decision.note:
+        details = f"{details}\n\n{decision.note}" if details else decision.note
+    record = Record(
+        **{k: static[k] for k in STATIC_FIELDS},
+        skip_class=static.get("skip_class"),
+        outcome=decision.outcome,
+        duration_s=round(run.duration_s if run is not None and run.duration_s else duration_s, 4),
+        environment=environment,
+        phase_s=None if run is None else run.phase_s,
+        kind=decision.kind or (run.kind if run is not None else None),
+        reason=reason,
+        details=details,
+        metrics=dict(run.metrics) if run is not None and run.metrics else None,
+        code_excerpt=None if run is None else run.code_excerpt,
+        suite_error=run is not None and run.suite_error,
+        xpass=decision.xpass,
+        eager_fails=decision.eager_fails,
+    )
+    return record.as_dict()
+
+
+STATIC_FIELDS = (
+    "id",
+    "suite",
+    "backend",
+    "scenario",
+    "op",
+    "dtype",
+    "shape",
+    "dims",
+    "axes",
+    "markers",
+    "source",
+    "nodeid",
+)
+DETAILS_CHARS = 8000  # a failed record's `details`: every failed check, tracebacks included
+
+
+def _capped(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n... ({len(text) - limit} more characters in pytest's output)"
