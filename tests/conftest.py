@@ -1,13 +1,20 @@
 """Every test starts from torch's generator seeded by its own node id, so the inputs a test
 draws do not depend on which tests its xdist worker happened to run before it (a failure
-reproduces with the test alone)."""
+reproduces with the test alone).
+
+The suite the plugin's self-tests run: `suite` (the tiny suite in a pytester folder) and
+`make_suite` (any suite text, with expectation files), both laid out by `suite_files.lay_out`.
+A test file whose assertions count other scenarios defines its own `suite` from `make_suite`.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import zlib
+from collections.abc import Callable
 
 import pytest
+import suite_files
 import torch
 import torch._dynamo  # see below
 
@@ -24,3 +31,21 @@ with contextlib.suppress(ImportError):
 @pytest.fixture(autouse=True)
 def _seeded_by_node_id(request: pytest.FixtureRequest) -> None:
     torch.manual_seed(zlib.crc32(request.node.nodeid.encode()))
+
+
+@pytest.fixture
+def make_suite(pytester: pytest.Pytester) -> Callable[..., pytest.Pytester]:
+    """`make_suite(text=TINY, expectations=None, cache=False)`: that suite in the pytester
+    folder, as `suite_files.lay_out` writes it (suites/tiny.yaml and a tox.ini naming it)."""
+
+    def make(text: str = suite_files.TINY, **layout) -> pytest.Pytester:
+        suite_files.lay_out(pytester.path, text, **layout)
+        return pytester
+
+    return make
+
+
+@pytest.fixture
+def suite(make_suite: Callable[..., pytest.Pytester]) -> pytest.Pytester:
+    """The tiny suite (`suite_files.TINY`, 6 instances) in the pytester folder."""
+    return make_suite()

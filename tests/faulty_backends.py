@@ -1,7 +1,6 @@
 """Backends that crash, hang, fault the GPU or leak: isolation must cost only their items.
 
-Also the small suite the reliability self-tests (test_isolation, test_shard, test_interrupt) run
-them on, and `make_suite` to lay it out in a pytester directory.
+The self-tests run them on the tiny suite (`suite_files.TINY`, tests/conftest.py's `suite`).
 
 Each computes eagerly (right answers) and misbehaves on the *trigger* item only: the one with an
 fp16 operand of shape (17, 33) (``tiny/mm[fp16-17x9x33]`` in the self-tests' suite). Importable
@@ -24,31 +23,10 @@ import torch
 import triton
 import triton.language as tl
 
-TESTS = Path(__file__).resolve().parent
 LOG_ENV = "GEMMCONF_FAULTY_LOG"
 HANG_S = 120.0
 TRIGGER_SHAPE = (17, 33)
 TRIGGER_ID = "tiny/mm[fp16-17x9x33]"
-
-
-# 6 instances: 5 run on a CPU (one of them the trigger), 1 is skipped for hardware.
-SUITE = """
-suite: tiny
-scenarios:
-  - name: mm
-    op: mm
-    axes:
-      dtype: [fp32, fp16]
-      shape: [{M: 8, N: 8, K: 8}, {M: 17, N: 9, K: 33}]
-  - name: addmm
-    op: addmm
-    shape: {M: 8, N: 8, K: 16}
-    bias: [N]
-  - name: mm_sm90
-    op: mm
-    shape: {M: 8, N: 8, K: 8}
-    requires: {min_class: sm90}
-"""
 
 
 @functools.cache
@@ -59,15 +37,6 @@ def runs_mm_sm90() -> int:
 
     wanted = capability.Requirements(min_class="sm90")
     return int(capability.unmet(wanted, capability.detect()) is None)
-
-
-def make_suite(directory: Path, suite: str = SUITE) -> None:
-    """suites/tiny.yaml and a pytest.ini loading the plugin, with this directory importable."""
-    (directory / "suites").mkdir(exist_ok=True)
-    (directory / "suites" / "tiny.yaml").write_text(suite)
-    (directory / "pytest.ini").write_text(
-        f"[pytest]\naddopts = -p no:cacheprovider\npythonpath = {TESTS}\ngemmconf_suites = suites\n"
-    )
 
 
 def logged_calls(path: Path) -> list[tuple[int, str, bool]]:

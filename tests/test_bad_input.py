@@ -30,11 +30,8 @@ scenarios:
 
 
 @pytest.fixture
-def suite(pytester: pytest.Pytester) -> pytest.Pytester:
-    (pytester.path / "suites").mkdir()
-    (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
-    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
-    return pytester
+def suite(make_suite) -> pytest.Pytester:
+    return make_suite(SUITE)
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -7,7 +7,6 @@ and the arithmetic of the figures, never how fast anything is.
 
 from __future__ import annotations
 
-import faulty_backends
 import planted_backends
 import pytest
 import torch
@@ -337,12 +336,11 @@ def test_benchmark_needs_a_gpu_and_one_worker_per_gpu(monkeypatch):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU refusal")
-def test_benchmark_option_on_a_cpu_is_a_usage_error(pytester):
-    faulty_backends.make_suite(pytester.path)
-    result = pytester.runpytest("suites", "--backend", "eager", "--benchmark")
+def test_benchmark_option_on_a_cpu_is_a_usage_error(suite):
+    result = suite.runpytest("suites", "--backend", "eager", "--benchmark")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--benchmark needs a CUDA GPU*"])
-    assert not (pytester.path / "reports" / "results.json").exists()
+    assert not (suite.path / "reports" / "results.json").exists()
 
 
 def test_the_benchmark_block_goes_in_the_results_header():

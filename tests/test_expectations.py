@@ -201,12 +201,8 @@ REFUSING = "planted_backends:refuses_addmm"
 
 
 @pytest.fixture
-def suite(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.syspathinsert(TESTS)  # planted_backends
-    (pytester.path / "suites").mkdir()
-    (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
-    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
-    return pytester
+def suite(make_suite) -> pytest.Pytester:
+    return make_suite(SUITE)
 
 
 def records(pytester: pytest.Pytester) -> dict[tuple[str, str], dict]:

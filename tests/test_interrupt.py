@@ -19,6 +19,7 @@ from pathlib import Path
 
 import faulty_backends
 import pytest
+import suite_files
 
 
 def wait_for_records(partial: Path, count: int, process: subprocess.Popen, limit: float) -> list:
@@ -82,7 +83,7 @@ def interrupt_the_slow_run(
     ("sig", "to_group"), [(signal.SIGTERM, False), (signal.SIGINT, True)], ids=["SIGTERM", "ctrl-c"]
 )
 def test_interrupt_writes_partial_results_marked_incomplete(tmp_path, sig, to_group):
-    faulty_backends.make_suite(tmp_path)
+    suite_files.lay_out(tmp_path)
     log = tmp_path / "calls.log"
     process, before, output = interrupt_the_slow_run(
         tmp_path, sig, to_group=to_group, env={faulty_backends.LOG_ENV: str(log)}
@@ -103,7 +104,7 @@ def test_results_are_written_even_when_another_plugins_sessionfinish_raises(tmp_
     """Seen on an H200: SIGTERM at the very end of an xdist run made xdist's node teardown raise
     ("cannot send (already closed?)") in pytest_sessionfinish, before gemmconf's turn, and the
     run's 3,277 records stayed in results.json.partial. The writer now goes first."""
-    faulty_backends.make_suite(tmp_path)
+    suite_files.lay_out(tmp_path)
     (tmp_path / "conftest.py").write_text(
         "def pytest_sessionfinish(session, exitstatus):\n"
         "    raise OSError('cannot send (already closed?)')\n"
@@ -125,7 +126,7 @@ def test_sigterm_finalizes_results_where_another_handler_was_installed(tmp_path)
     """On the GPU machine, a `timeout`-stopped run left only results.json.partial: something there
     had installed a SIGTERM handler first and gemmconf deferred to it. Here a conftest installs
     one that exits at once; gemmconf's must still go first and write the final results."""
-    faulty_backends.make_suite(tmp_path)
+    suite_files.lay_out(tmp_path)
     (tmp_path / "conftest.py").write_text(
         "import os, signal\nsignal.signal(signal.SIGTERM, lambda signum, frame: os._exit(143))\n"
     )
@@ -140,7 +141,7 @@ def test_sigterm_sent_twice_like_timeout_still_writes_the_results(tmp_path, work
     """On the H100, `timeout -s TERM` left only results.json.partial twice: GNU timeout signals
     its child and then the child's process group, so pytest gets SIGTERM twice at once, and the
     second one (then the default action) killed it mid-unwind. Both now count as one request."""
-    faulty_backends.make_suite(tmp_path)
+    suite_files.lay_out(tmp_path)
     process, before, output = interrupt_the_slow_run(
         tmp_path, signal.SIGTERM, args=workers, like_timeout=True
     )
@@ -155,7 +156,7 @@ def test_a_sigterm_after_the_results_are_written_lets_the_run_finish(tmp_path):
     """A CI engineer's trial: a SIGTERM during the terminal summary ended the run with a
     KeyboardInterrupt traceback and status 130, while results.json said complete, status 0.
     Now the summary finishes and the process's status is the one the file records."""
-    faulty_backends.make_suite(tmp_path)
+    suite_files.lay_out(tmp_path)
     (tmp_path / "conftest.py").write_text(
         "import os, signal, time\nimport pytest\n\n"
         "@pytest.hookimpl(trylast=True)\n"

@@ -1,7 +1,7 @@
 """Isolation: a backend that crashes, hangs or faults the GPU costs only its own items.
 
-The end-to-end tests run the plugin through pytester on the small suite of `faulty_backends`
-(6 instances: 5 run on a CPU, 1 is skipped for hardware; the trigger item is
+The end-to-end tests run the plugin through pytester on the tiny suite (`suite_files.TINY`,
+6 instances: 5 run on a CPU, 1 is skipped for hardware; the trigger item is
 ``tiny/mm[fp16-17x9x33]``). Each checks that the faulty item fails with the right reason, every
 other item passes, results.json is complete and the exit code is 1 (tests failed), not a crash.
 """
@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import faulty_backends
 import pytest
+import suite_files
 import torch
 
 from gemmconf import isolation
@@ -31,10 +32,10 @@ IN_SUITE = 6
 
 
 @pytest.fixture
-def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    faulty_backends.make_suite(pytester.path)
-    monkeypatch.setenv(faulty_backends.LOG_ENV, str(pytester.path / "calls.log"))
-    return pytester
+def suite(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """The tiny suite, with the faulty backends' calls logged."""
+    monkeypatch.setenv(faulty_backends.LOG_ENV, str(suite.path / "calls.log"))
+    return suite
 
 
 def document(pytester: pytest.Pytester, name: str = "reports/results.json") -> dict:
@@ -234,7 +235,7 @@ def test_bad_item_timeout_is_a_usage_error(suite, value, words):
 def instances(tmp_path_factory) -> dict[str, object]:
     path = tmp_path_factory.mktemp("suite") / "t.yaml"
     path.write_text(
-        faulty_backends.SUITE
+        suite_files.TINY
         + """
   - name: big
     op: mm

@@ -321,13 +321,8 @@ expectations:
 
 
 @pytest.fixture
-def suite(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.syspathinsert(TESTS)
-    (pytester.path / "suites" / "expectations").mkdir(parents=True)
-    (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
-    (pytester.path / "suites" / "expectations" / "caches-results.yaml").write_text(EXPECTATIONS)
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\ngemmconf_suites = suites\n")
-    return pytester
+def suite(make_suite) -> pytest.Pytester:
+    return make_suite(SUITE, expectations={"caches-results": EXPECTATIONS})
 
 
 def test_records_carry_outcomes_decided_from_data_and_kinds(suite):

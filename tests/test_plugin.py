@@ -39,12 +39,8 @@ scenarios:
 
 
 @pytest.fixture
-def suite(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.syspathinsert(TESTS)  # planted_backends
-    (pytester.path / "suites").mkdir()
-    (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
-    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
-    return pytester
+def suite(make_suite) -> pytest.Pytester:
+    return make_suite(SUITE, cache=True)  # --lf and --ff read pytest's cache
 
 
 def records(pytester: pytest.Pytester, name: str = "reports/results.json") -> dict:

@@ -1,4 +1,4 @@
-"""Reliability end to end (pytester; faulty_backends' 6-item suite, its trigger item
+"""Reliability end to end (pytester; the tiny 6-item suite, faulty_backends' trigger item
 ``tiny/mm[fp16-17x9x33]``): flaky items told from deterministic failures, timeouts confirmed
 alone before they are charged, the phase a timeout ran out in, and GPU memory shared by xdist
 workers (simulated on the CPU)."""
@@ -25,10 +25,10 @@ PATTERN = TRIGGER.replace("[", "[[]")  # fnmatch: brackets are a character class
 
 
 @pytest.fixture
-def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    faulty_backends.make_suite(pytester.path)
-    monkeypatch.setenv(reliability_backends.DIR_ENV, str(pytester.path))
-    return pytester
+def suite(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """The tiny suite, where the reliability backends keep their files."""
+    monkeypatch.setenv(reliability_backends.DIR_ENV, str(suite.path))
+    return suite
 
 
 def records(pytester: pytest.Pytester, name: str = "reports/results.json") -> dict:

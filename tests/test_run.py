@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import suite_files
 
 from gemmconf import bundled_suites, cli
 
@@ -36,10 +37,8 @@ scenarios:
 def elsewhere(pytester: pytest.Pytester) -> Path:
     """A suite in a folder of its own; the current folder holds an ini file that would select
     nothing if gemmconf run read it."""
-    suites = pytester.path / "elsewhere" / "suites"
-    suites.mkdir(parents=True)
-    (suites / "tiny.yaml").write_text(SUITE)
-    (suites / "expectations").mkdir()
+    (pytester.path / "elsewhere").mkdir()
+    suites = suite_files.lay_out(pytester.path / "elsewhere", SUITE, expectations={}, ini=False)
     work = pytester.path / "work"
     work.mkdir()
     (work / "pytest.ini").write_text("[pytest]\naddopts = -k nothing_has_this_name\n")

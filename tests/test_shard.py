@@ -61,12 +61,6 @@ def test_assignment_is_stable():
         assert json.loads(out) == list(GOLDEN.values())
 
 
-@pytest.fixture
-def suite(pytester: pytest.Pytester) -> pytest.Pytester:
-    faulty_backends.make_suite(pytester.path)
-    return pytester
-
-
 @pytest.mark.parametrize("value", ["3/2", "x", "0/4", "1/0"])
 def test_bad_shard_is_a_usage_error_naming_the_option(suite, value):
     result = suite.runpytest("suites", "--backend", "eager", "--shard", value)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import faulty_backends
 import pytest
 
 from gemmconf.report import perf
@@ -33,9 +32,8 @@ def node_names(result: pytest.RunResult) -> list[str]:
     return [line.split("::")[1] for line in result.outlines if "::" in line]
 
 
-def test_durations_from_runs_the_slowest_items_first(pytester: pytest.Pytester):
-    faulty_backends.make_suite(pytester.path)
-    first = pytester.runpytest("suites", "--backend", "eager", "--co", "-q")
+def test_durations_from_runs_the_slowest_items_first(suite: pytest.Pytester):
+    first = suite.runpytest("suites", "--backend", "eager", "--co", "-q")
     names = node_names(first)
     assert len(names) >= 4
     slowest, slower = names[2], names[3]
@@ -52,8 +50,8 @@ def test_durations_from_runs_the_slowest_items_first(pytester: pytest.Pytester):
             }
         )
     previous = {"format": "gemmconf-results", "version": 1, "complete": True, "records": records}
-    (pytester.path / "old.json").write_text(json.dumps(previous))
-    ordered = pytester.runpytest(
+    (suite.path / "old.json").write_text(json.dumps(previous))
+    ordered = suite.runpytest(
         "suites", "--backend", "eager", "--co", "-q", "--durations-from", "old.json"
     )
     reordered = node_names(ordered)
@@ -61,9 +59,8 @@ def test_durations_from_runs_the_slowest_items_first(pytester: pytest.Pytester):
     ordered.stdout.fnmatch_lines(["*items ordered slowest first by the durations in old.json*"])
 
 
-def test_reference_run_prints_its_kernel_counts(pytester: pytest.Pytester):
-    faulty_backends.make_suite(pytester.path)
-    result = pytester.runpytest(
+def test_reference_run_prints_its_kernel_counts(suite: pytest.Pytester):
+    result = suite.runpytest(
         "suites", "--backend", "reference", "-k", "addmm or (mm and fp32)", "--no-isolate"
     )
     assert result.ret == 0

@@ -1,0 +1,57 @@
+"""The tiny suite that the plugin's self-tests run, and the one way a test lays out a suite folder:
+tests/conftest.py's `make_suite` and `suite` fixtures use it, and tests that run pytest in a
+process of their own call `lay_out` on their folder."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+# 6 instances: 5 run on a CPU (one of them faulty_backends' trigger, mm[fp16-17x9x33]), 1 is
+# skipped for hardware.
+TINY = """
+suite: tiny
+scenarios:
+  - name: mm
+    op: mm
+    axes:
+      dtype: [fp32, fp16]
+      shape: [{M: 8, N: 8, K: 8}, {M: 17, N: 9, K: 33}]
+  - name: addmm
+    op: addmm
+    shape: {M: 8, N: 8, K: 16}
+    bias: [N]
+  - name: mm_sm90
+    op: mm
+    shape: {M: 8, N: 8, K: 8}
+    requires: {min_class: sm90}
+"""
+
+
+def lay_out(
+    directory: Path,
+    text: str = TINY,
+    *,
+    expectations: Mapping[str, str] | None = None,
+    ini: bool = True,
+    cache: bool = False,
+) -> Path:
+    """`directory`/suites/tiny.yaml holding `text`, and its folder `expectations/` where
+    `expectations` gives one (backend -> the file's text). With `ini`, a tox.ini in `directory`
+    naming the suite folder (gemmconf_suites) and putting this folder on the path (the planted
+    backends); `cache`: keep pytest's cache (for --lf and --ff). Returns the suite folder."""
+    suites = directory / "suites"
+    suites.mkdir(exist_ok=True)
+    (suites / "tiny.yaml").write_text(text)
+    if expectations is not None:
+        (suites / "expectations").mkdir(exist_ok=True)
+        for backend, entries in expectations.items():
+            (suites / "expectations" / f"{backend}.yaml").write_text(entries)
+    if ini:
+        addopts = "" if cache else "addopts = -p no:cacheprovider\n"
+        (directory / "tox.ini").write_text(
+            f"[pytest]\n{addopts}pythonpath = {TESTS}\ngemmconf_suites = suites\n"
+        )
+    return suites
