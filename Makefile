@@ -41,11 +41,14 @@ $(STAMP): pyproject.toml plugins/gemmconf-cutlass/pyproject.toml constraints/cpu
 browser:
 	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium)
 
-# Lint, formatting and the import layers (pyproject's [tool.importlinter] contracts).
+# Lint, formatting, the import layers (pyproject's [tool.importlinter] contracts) and the example
+# CI workflow (docs/ci.md): actionlint, with shellcheck on its scripts.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/actionlint -config-file docs/ci/actionlint.yaml \
+	  -shellcheck $(VENV)/bin/shellcheck -pyflakes= docs/ci/github-actions.yml
 
 # The conformance suite on the default backend; reports under reports/.
 run: $(STAMP)

@@ -19,7 +19,7 @@ every shape set (dynamic shapes never recompile the graph):
 
 Specialisation rules (what makes Triton compile a new kernel variant, never a new graph):
 constexpr flags (tiles, `A_DESC`/`B_DESC` path, `SCALING`, `DOT_UPCAST`, `INPUT_PRECISION`,
-`FAST_ACCUM`/`PROMOTE_EVERY`/`FP8_ACCUM`, epilogue ops, `INDEX_64` when an offset may pass 2**31,
+`FAST_ACCUM`, epilogue ops, `INDEX_64` when an offset may pass 2**31,
 `BF16_RNE` in the interpreter) and Triton's own argument specialisation (16-divisibility of
 pointers and ints, ints equal to 1; small problems launch `gemm_kernel_unaligned`, compiled
 without the 16-divisibility, so their many size and stride patterns share a compile: see
@@ -62,7 +62,6 @@ from gemmconf_reference.epilogue import EpilogueStep
 from gemmconf_reference.target import Target
 
 INT32_LIMIT = 2**31
-FP8_ACCUM = ("tile", "mma", "pingpong")  # BackendOptions.fp8_accum: kernels.py's FP8_ACCUM
 TF32_MIN_K = 16  # shorter K loops (under two TF32 MMA k-steps) stay IEEE fp32
 # Problems within both limits launch `kernels.UNALIGNED` (compiled once for every alignment of
 # their sizes, strides and offsets): 256^3 multiply-adds, and operands and output of at most 2**20
@@ -73,8 +72,6 @@ UNALIGNED_MAX_ELEMENTS = 2**20
 # options that pick a variant of the Triton kernels: set away from their defaults, they keep
 # GEMMs there rather than on `hopper_gemm_kernel`
 TRITON_KERNEL_OPTIONS = (
-    "fp8_accum",
-    "fp8_promote_every",
     "persistent",
     "warp_specialize",
     "autotune",
@@ -91,15 +88,6 @@ class BackendOptions:
     # CPU eager has no blockwise-scaled _scaled_mm and rejects it; True runs the interpreter's
     # blockwise kernel anyway (to test it without a GPU) instead of raising eager's error
     blockwise_on_cpu: bool = False
-    # fp8 without use_fast_accum: K tiles multiplied in the MMA accumulator before each addition
-    # into the fp32 one (1: every tile, the most accurate; more: faster on Hopper)
-    fp8_promote_every: int = 1
-    # how those products are promoted: "tile" (a second accumulator, added every
-    # fp8_promote_every K tiles), "mma" (Triton's max_num_imprecise_acc, every K tile) or
-    # "pingpong" (two K tiles a step into two fresh accumulators); kernels.py says more. "mma"
-    # by default: 4-6% faster than "tile" at 8192^3 on an H100 and an H200 (2026-11-25,
-    # tools/tune_sm90.py fp8 --accum), with the same error against cuBLAS (1.4e-5)
-    fp8_accum: str = "mma"
     # replay each call's launch from a CUDA graph per set of input addresses (GPU only; see the
     # module docstring for when a graph is captured and when it may be replayed)
     cudagraphs: bool = False
@@ -335,8 +323,6 @@ def plan_launch(
         "DOT_UPCAST": dot_upcast(problem, target),
         "INPUT_PRECISION": input_precision(problem, target),
         "FAST_ACCUM": problem.fast_accum,
-        "PROMOTE_EVERY": options.fp8_promote_every,
-        "FP8_ACCUM": options.fp8_accum,
         **{f"EPI{i}": op for i, op in enumerate(problem.epilogue)},
         "INDEX_64": problem.index_64,
         "BF16_RNE": target.interpreter,  # the interpreter truncates fp32 -> bf16

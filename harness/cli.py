@@ -392,8 +392,7 @@ def _backends() -> int:
                 spec = f"{info.name}:{variant}"
                 print(f"  {spec:<32} {'':<20} {availability(spec)}")
     print(
-        "\nAlso: reference:autotune[,persistent=auto|always|never][,promote=N][,cudagraphs]"
-        "[,fp8_accum=tile|mma|pingpong][,ws], "
+        "\nAlso: reference:autotune[,persistent=auto|always|never][,cudagraphs][,ws], "
         "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr"
     )
     return 0

@@ -287,20 +287,16 @@ def test_kernel_sources_are_split_by_kind() -> None:
 def test_reference_options_name_the_backend_and_bad_ones_are_refused() -> None:
     from gemmconf.backends import resolve
 
-    tuned = resolve("reference:autotune,persistent=never,promote=4")
-    assert tuned.name == "reference:autotune,persistent=never,promote=4"
-    assert (tuned.options.autotune, tuned.options.persistent, tuned.options.fp8_promote_every) == (
+    tuned = resolve("reference:autotune,persistent=never,cudagraphs")
+    assert tuned.name == "reference:autotune,persistent=never,cudagraphs"
+    assert (tuned.options.autotune, tuned.options.persistent, tuned.options.cudagraphs) == (
         True,
         "never",
-        4,
+        True,
     )
-    # promoting every N tiles is the tile variant's: promote=N picks it, and refuses another
-    assert tuned.options.fp8_accum == "tile"
     assert resolve("reference:ws").options.warp_specialize
-    with pytest.raises(ValueError, match="promote=N needs fp8_accum=tile"):
-        resolve("reference:promote=4,fp8_accum=mma")
     assert resolve("reference").name == "reference" and resolve("reference").options is None
-    for bad in ("fast", "persistent=sometimes", "promote=0", "autotune=yes"):
+    for bad in ("fast", "persistent=sometimes", "autotune=yes", "ws=1"):
         with pytest.raises(ValueError, match="unknown reference option"):
             resolve(f"reference:{bad}")
 

@@ -115,7 +115,7 @@ def test_other_problems_targets_and_options_keep_the_triton_kernels():
         assert kernel(p) != "hopper_gemm_kernel", why
     assert kernel(target=Target("sm100", 100, False, 148)) != "hopper_gemm_kernel"
     assert kernel(target=Target("sm90", 90, True, 4)) != "hopper_gemm_kernel"  # interpreter
-    for option in ("fp8_accum=tile", "promote=2", "persistent=always", "ws", "autotune"):
+    for option in ("persistent=always", "ws", "autotune"):
         backend = resolve(f"reference:{option}")
         assert kernel(options=backend.options) != "hopper_gemm_kernel", option
         assert kernel(problem(torch.bfloat16), options=backend.options) != "hopper_gemm_kernel"

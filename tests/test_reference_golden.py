@@ -60,8 +60,6 @@ sm90 gemm_kernel_unaligned:
   DOT_UPCAST=none
   INPUT_PRECISION=ieee
   FAST_ACCUM=True
-  PROMOTE_EVERY=1
-  FP8_ACCUM=mma
   EPI0=none
   EPI1=none
   EPI2=none
@@ -96,8 +94,6 @@ sm90 gemm_kernel_unaligned:
   DOT_UPCAST=none
   INPUT_PRECISION=ieee
   FAST_ACCUM=False
-  PROMOTE_EVERY=1
-  FP8_ACCUM=mma
   EPI0=axpby
   EPI1=none
   EPI2=none
@@ -132,8 +128,6 @@ sm90 gemm_kernel_unaligned:
   DOT_UPCAST=none
   INPUT_PRECISION=ieee
   FAST_ACCUM=True
-  PROMOTE_EVERY=1
-  FP8_ACCUM=mma
   EPI0=axpby
   EPI1=relu
   EPI2=none

@@ -14,6 +14,7 @@ import pytest
 
 from gemmconf import shard
 from gemmconf.plugin import scheduling
+from gemmconf.report import cli as report_cli
 
 pytest_plugins = ["pytester"]
 
@@ -69,27 +70,65 @@ def test_bad_shard_is_a_usage_error_naming_the_option(suite, value):
     assert not (suite.path / "reports" / "results.json").exists()
 
 
+def run_whole_and_shards(
+    pytester: pytest.Pytester, args: list[str], count: int
+) -> tuple[dict, list[str]]:
+    """One unsharded run of ARGS, then its `count` shards, each a run of its own: the unsharded
+    run's results and the shards' results files."""
+    assert pytester.runpytest(*args, "--results", "all.json").ret == 0
+    whole = json.loads((pytester.path / "all.json").read_text())
+    assert whole["shard"] is None
+    names = []
+    for i in range(1, count + 1):
+        result = pytester.runpytest(*args, "--shard", f"{i}/{count}", "--results", f"shard{i}.json")
+        assert result.ret == 0
+        part = json.loads((pytester.path / f"shard{i}.json").read_text())
+        assert part["shard"] == f"{i}/{count}" and part["complete"] is True
+        assert part["records"], "a shard of this selection ran nothing: pick other ids"
+        result.stdout.fnmatch_lines(
+            [f"*{len(whole['records']) - len(part['records'])} deselected*"]
+        )
+        names.append(str(pytester.path / f"shard{i}.json"))
+    return whole, names
+
+
+def outcomes(records: list[dict]) -> Counter:
+    return Counter((r["id"], r["backend"], r["outcome"], r.get("reason")) for r in records)
+
+
 def test_merged_shards_equal_one_unsharded_run(suite):
     backends = ["--backend", "eager,faulty_backends:logs_only"]
-    assert suite.runpytest("suites", *backends, "--results", "all.json").ret == 0
-    whole = json.loads((suite.path / "all.json").read_text())
-    assert whole["shard"] is None and len(whole["records"]) == 12
-    merged: list[dict] = []
-    for i in (1, 2, 3):
-        result = suite.runpytest(
-            "suites", *backends, "--shard", f"{i}/3", "--results", f"shard{i}.json"
-        )
-        assert result.ret == 0
-        part = json.loads((suite.path / f"shard{i}.json").read_text())
-        assert part["shard"] == f"{i}/3" and part["complete"] is True
-        assert part["records"], "a shard of this suite ran nothing: pick other ids"
-        result.stdout.fnmatch_lines([f"*{12 - len(part['records'])} deselected*"])
-        merged += part["records"]
-
-    def outcomes(records: list[dict]) -> Counter:
-        return Counter((r["id"], r["backend"], r["outcome"], r.get("reason")) for r in records)
-
+    whole, names = run_whole_and_shards(suite, ["suites", *backends], 3)
+    assert len(whole["records"]) == 12
+    merged = [r for name in names for r in json.loads(Path(name).read_text())["records"]]
     assert outcomes(merged) == outcomes(whole["records"])  # disjoint and covering
+
+
+SUITES = Path(__file__).resolve().parents[1] / "suites"
+TIMINGS = ("duration_s", "phase_s")  # what two runs of one item may differ in
+
+
+def test_four_shards_of_the_suite_merged_are_its_unsharded_run(pytester):
+    """The suite's own files as a CI matrix runs them (docs/ci.md): dense/first.yaml and
+    zero_size on eager (passed, skipped, xfailed and xpassed items), four shards each a run of its
+    own, joined by `gemmconf report merge`: one unsharded run's records, timings aside, and its
+    counts."""
+    files = [str(SUITES / "dense" / "first.yaml"), str(SUITES / "zero_size")]
+    options = ["--suites", str(SUITES), "--backend", "eager", "-p", "no:cacheprovider"]
+    # isolation has no part in what a shard selects, and would start a worker for each run
+    options += ["-p", "no:xdist", "--no-isolate"]
+    whole, names = run_whole_and_shards(pytester, [*files, *options], 4)
+    assert report_cli.main(["merge", *names, "-o", str(pytester.path / "merged.json")]) == 0
+    merged = json.loads((pytester.path / "merged.json").read_text())
+    assert merged["counts"] == whole["counts"]
+    ran = {outcome for outcome, count in whole["counts"].items() if count}
+    assert ran >= {"passed", "skipped", "xfailed"}
+
+    def untimed(records: list[dict]) -> list[str]:
+        kept = [{k: v for k, v in r.items() if k not in TIMINGS} for r in records]
+        return sorted(json.dumps(r, sort_keys=True) for r in kept)
+
+    assert untimed(merged["records"]) == untimed(whole["records"])
 
 
 def test_an_empty_shard_is_a_complete_run_of_nothing(suite):
@@ -165,10 +204,6 @@ def test_shards_balanced_by_durations_merge_into_the_unsharded_run(suite):
     assert ran == 5 + faulty_backends.runs_mm_sm90()
     assert sorted(slow) == [ran // 2, ran - ran // 2]  # the 1 s items split evenly, not by hash
     merged = merge.merge_files(names)
-
-    def outcomes(records: list[dict]) -> Counter:
-        return Counter((r["id"], r["backend"], r["outcome"], r.get("reason")) for r in records)
-
     assert outcomes(merged["records"]) == outcomes(whole["records"])
 
 

@@ -1,21 +1,15 @@
 """Sweep the reference backend's tile configs on the anchor shapes (an sm90 GPU).
 
-    python tools/tune_sm90.py [bf16|fp16|fp8 ...] [--accum]
+    python tools/tune_sm90.py [bf16|fp16|fp8 ...]
     python tools/tune_sm90.py --decode
 
 For each recipe at 8192^3 and each candidate (tile config x persistent on, off or
-warp-specialized x, for fp8, the promotion interval), patches the sm90 "large" row of
-backend/configs.TABLE, checks the result against cuBLAS (relative Frobenius error), and times
-the compiled call with do_bench next to cuBLAS on the same inputs. Prints one line per
-candidate, then the best three: the figures that chose the table's rows (BENCHMARKS.md). fp8
-first times the default backend, whose large GEMMs run `hopper_gemm_kernel` (configs.HOPPER),
-then sweeps the Triton kernel with the persistent loop forced.
-
-`--accum` sweeps, for fp8, the promotion variants instead (`reference:fp8_accum=tile|mma|
-pingpong`, and tile and mma with the persistent loop warp-specialized, `ws`; four tile
-configs): a variant is a valid `use_fast_accum=False` choice only where its error against
-cuBLAS stays in cuBLAS's own class (about 1e-5; promoting every 4 tiles measured 1.1e-3, the
-fast-accumulation class). About 2 minutes on an H100.
+warp-specialized), patches the sm90 "large" row of backend/configs.TABLE, checks the result
+against cuBLAS (relative Frobenius error), and times the compiled call with do_bench next to
+cuBLAS on the same inputs. Prints one line per candidate, then the best three: the figures that
+chose the table's rows (BENCHMARKS.md). fp8 first times the default backend, whose large GEMMs
+run `hopper_gemm_kernel` (configs.HOPPER), then sweeps the Triton kernel with the persistent
+loop forced.
 
 `--decode` times the Llama-3 8B decode projections (M = 16: qkv, o, gate_up, down) in bf16
 (`F.linear`) and fp8 rowwise (`_scaled_mm`), in device time (gemmconf.bench's `kernel` mode:
@@ -82,7 +76,7 @@ def problem(recipe: str):
     return scaled_mm, fp8_rowwise(a, b, gen), "fp8"
 
 
-def sweep(recipe: str, accum: bool = False) -> None:
+def sweep(recipe: str) -> None:
     fn, args, dclass = problem(recipe)
     expected = fn(*args).float()
     cublas_ms = do_bench(lambda: fn(*args), return_mode="median")
@@ -94,12 +88,6 @@ def sweep(recipe: str, accum: bool = False) -> None:
     # is swept with the persistent loop forced, and the default is timed once, first
     options = ["persistent=always", "persistent=never", "persistent=always,ws"]
     candidates = CANDIDATES[dclass]
-    if dclass == "fp8" and accum:
-        options = [f"persistent=always,fp8_accum={mode}" for mode in ("tile", "mma", "pingpong")]
-        options += [f"persistent=always,fp8_accum={mode},ws" for mode in ("tile", "mma")]
-        candidates = candidates[:5:2] + candidates[3:4]  # 128x256, 256x128, 128x128 (3, 4 stages)
-    elif dclass == "fp8":
-        options += ["persistent=always,promote=2", "persistent=always,promote=4"]
     rows = []
     compiled = resolve("reference").compile(fn, list(args), dynamic=False)
     ms = do_bench(lambda: compiled(*args), return_mode="median")
@@ -236,4 +224,4 @@ if __name__ == "__main__":
         sys.exit(0)
     names = [a for a in sys.argv[1:] if not a.startswith("--")]
     for name in names or ["bf16", "fp8"]:
-        sweep(name, accum="--accum" in sys.argv[1:])
+        sweep(name)

@@ -170,6 +170,6 @@ def _unknown_message(spec: str, what: str) -> str:
     return (
         f"{what}. Known backends: {known}; or an import path 'package.module:attr' naming a "
         f"Backend or a factory. Built-ins with options: reference:autotune (and persistent=, "
-        f"promote=, fp8_accum=), inductor-max-autotune:TRITON, "
+        f"cudagraphs, ws), inductor-max-autotune:TRITON, "
         f":CUTLASS, :ATEN or a comma list."
     )

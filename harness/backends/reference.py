@@ -100,18 +100,26 @@ class ReferenceBackend:
         )
 
 
+# Options of fp8 promotion variants that measured slower (BENCHMARKS.md, 2026-11-25, fp8 8192^3
+# with tools/tune_sm90.py fp8 --accum): named, so that an old command line says what became of it.
+RETIRED = {
+    "promote": "promoting every N K tiles (0.935x cuBLAS) differs from cuBLAS by 1.1e-3, the "
+    "fast-accumulation error class; fp8 without use_fast_accum promotes every K tile",
+    "fp8_accum": "promotion inside the MMA lowering ('mma') is the one form: 'tile' measured "
+    "4-6% and 'pingpong' 6-7% slower on an H100 and an H200",
+}
+
+
 def make_reference(option: str | None = None) -> ReferenceBackend:
     """Registry factory: `reference` or `reference:OPTIONS`, comma-separated: `autotune`
     (benchmark the tile table's candidates per kernel signature, GPU only), `persistent=auto|
-    always|never`, `promote=N` (fp8 without fast accumulation: MMA K tiles per fp32 addition),
-    `cudagraphs` (replay each call's launch from a CUDA graph per set of input addresses, while
-    the previous output is free; GPU only, ignored in the interpreter), `fp8_accum=tile|mma|
-    pingpong` (how fp8 without fast accumulation promotes its partial products), `ws` (the
-    persistent kernel's tile loop warp-specialized by Triton; sm90 and later). All but
+    always|never`, `cudagraphs` (replay each call's launch from a CUDA graph per set of input
+    addresses, while the previous output is free; GPU only, ignored in the interpreter), `ws`
+    (the persistent kernel's tile loop warp-specialized by Triton; sm90 and later). All but
     `cudagraphs` keep large sm90 GEMMs on the Triton kernels rather than on
-    `hopper_gemm_kernel` (gemmconf_reference.launcher.hopper_plan)."""
+    `hopper_gemm_kernel` (gemmconf_reference.launcher.hopper_plan). The fp8 promotion variants
+    `promote=N` and `fp8_accum=tile|mma|pingpong` are retired (RETIRED says why)."""
     from gemmconf_reference import BackendOptions
-    from gemmconf_reference.launcher import FP8_ACCUM
 
     if option is None:
         return ReferenceBackend()
@@ -122,24 +130,15 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
             fields["autotune"] = True
         elif key == "persistent" and value in ("auto", "always", "never"):
             fields["persistent"] = value
-        elif key == "promote" and value.isdigit() and int(value) >= 1:
-            fields["fp8_promote_every"] = int(value)
         elif key == "cudagraphs" and not value:
             fields["cudagraphs"] = True
         elif key == "ws" and not value:
             fields["warp_specialize"] = True
-        elif key == "fp8_accum" and value in FP8_ACCUM:
-            fields["fp8_accum"] = value
+        elif key in RETIRED:
+            raise ValueError(f"reference option {part!r} is retired: {RETIRED[key]}")
         else:
             raise ValueError(
                 f"unknown reference option {part!r}; known: autotune, "
-                "persistent=auto|always|never, promote=N (N >= 1), cudagraphs, "
-                f"fp8_accum={'|'.join(FP8_ACCUM)}, ws"
+                "persistent=auto|always|never, cudagraphs, ws"
             )
-    # promotion every N tiles is the "tile" variant's; the others promote every tile
-    if fields.get("fp8_promote_every", 1) > 1 and fields.setdefault("fp8_accum", "tile") != "tile":
-        raise ValueError(
-            f"reference option promote=N needs fp8_accum=tile (got {option!r}): only the "
-            "tile variant promotes every N K tiles"
-        )
     return ReferenceBackend(BackendOptions(**fields), name=f"reference:{option}")
