@@ -3,11 +3,13 @@
 # the behaviour check of a refactor ("every record id and every outcome identical").
 #
 #   SHARDS=7 bash tools/compare_trees.sh BASE.tar.gz NAME [pytest options...]
+#   SHARDS=0 bash tools/compare_trees.sh BASE.tar.gz NAME -n 16 [pytest options...]
 #
 # BASE.tar.gz is `git archive <commit>` of the tree to compare against; the other tree is this
 # one. Each tree is installed apart (pip --target); then each runs `pytest suites OPTIONS` as
 # SHARDS processes (--shard i/SHARDS, no xdist), both trees at once, and merges its shards
-# (gemmconf report merge). Writes $OUT/NAME-base.json and $OUT/NAME-new.json, the logs, and
+# (gemmconf report merge). SHARDS=0 runs the trees one after the other, each as one pytest
+# (give it -n N: xdist shares a GPU's memory between its workers; separate processes do not). Writes $OUT/NAME-base.json and $OUT/NAME-new.json, the logs, and
 # prints `gemmconf report diff` of the two. LIMIT (seconds, default 500) stops a slow shard.
 set -uo pipefail
 base_archive=$1
@@ -33,6 +35,15 @@ shard() {
   echo "$tree shard $i: pytest exit $?" >>"/tmp/cmp-parts/$tree-$i.log")
 }
 start=$(date +%s)
+if [ "$SHARDS" = 0 ]; then
+  for tree in base new; do
+    src=$([ $tree = base ] && echo /tmp/cmp-base || echo "$PWD")
+    (cd "$src" && PYTHONPATH="/tmp/site-$tree${PYTHONPATH:+:$PYTHONPATH}" timeout -s TERM "${LIMIT:-500}" \
+      python3 -m pytest suites -q --tb=no -p no:cacheprovider --conformance-html none \
+      --results "/tmp/cmp-parts/$tree-1.json" "$@" >"/tmp/cmp-parts/$tree-1.log" 2>&1
+    echo "$tree: pytest exit $?, $(($(date +%s) - start)) s since the start" >>"/tmp/cmp-parts/$tree-1.log")
+  done
+fi
 for i in $(seq 1 "$SHARDS"); do
   shard base /tmp/cmp-base "$i" "$@" &
   shard new "$PWD" "$i" "$@" &
