@@ -276,3 +276,15 @@ def test_cuda_poison_exposes_unwritten_tiles():
         item, planted_backends.unwritten_tiles_gpu, seed=0, device="cuda", target=None
     )
     assert isinstance(outcome.problems[0], Unwritten), render(outcome).details
+
+
+def test_the_overwritten_results_sample_stays_inside_large_outputs():
+    """A float32 linspace put the last sampled index of a 4096 x 28672 output past its end (a
+    device-side assert on an H200, charged to the backend as a crash)."""
+    from gemmconf.checks.overwritten import SAMPLED, positions
+
+    for numel in (1, 7, SAMPLED, SAMPLED + 1, 4096 * 28672, 2**31 + 5):
+        sampled = positions(numel)
+        assert len(sampled) == min(numel, SAMPLED)
+        assert int(sampled[0]) == 0 and int(sampled[-1]) == numel - 1
+        assert bool((sampled[1:] > sampled[:-1]).all())

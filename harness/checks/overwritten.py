@@ -97,13 +97,16 @@ class _KeptWatch:
         return None
 
 
-def _positions(t: torch.Tensor) -> torch.Tensor:
-    numel = t.numel()
-    return torch.linspace(0, max(numel - 1, 0), min(numel, SAMPLED), device=t.device).long()
+def positions(numel: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """SAMPLED indices (all, for a smaller tensor) spread evenly over [0, numel), in integer
+    arithmetic: a float32 linspace rounds the last index of a 2^26-element output past its end."""
+    count = min(numel, SAMPLED)
+    steps = torch.arange(count, dtype=torch.int64, device=device)
+    return steps * (numel - 1) // max(count - 1, 1)
 
 
 def _sample(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().reshape(-1).index_select(0, _positions(t)).clone()
+    return t.detach().reshape(-1).index_select(0, positions(t.numel(), t.device)).clone()
 
 
 def _changed(t: torch.Tensor, before: torch.Tensor) -> int:
