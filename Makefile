@@ -41,14 +41,16 @@ $(STAMP): pyproject.toml plugins/gemmconf-cutlass/pyproject.toml constraints/cpu
 browser:
 	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium)
 
-# Lint, formatting, the import layers (pyproject's [tool.importlinter] contracts) and the example
-# CI workflow (docs/ci.md): actionlint, with shellcheck on its scripts.
+# Lint, formatting, the import layers (pyproject's [tool.importlinter] contracts), the example
+# CI workflow (docs/ci.md): actionlint, with shellcheck on its scripts, and the size budget of
+# harness/ and backend/ (functions of at most 80 lines; ruff's C901 bound).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/actionlint -config-file docs/ci/actionlint.yaml \
 	  -shellcheck $(VENV)/bin/shellcheck -pyflakes= docs/ci/github-actions.yml
+	$(PY) tools/function_sizes.py
 
 # The conformance suite on the default backend; reports under reports/.
 run: $(STAMP)

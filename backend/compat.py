@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import inspect
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -170,8 +170,28 @@ def memoize_interpreter_types() -> bool:
         return True
     if not hasattr(block_type, "with_element_ty"):
         return False
+    get_np_dtype = _memoized_np_dtype(np_dtype, block_type, pointer_type)
+    block = _memoized_block_type(block_type, pointer_type)
+
+    def get_block_ty(self: Any, dtype: Any, shape: Any) -> Any:
+        return block(dtype, shape)
+
+    def with_element_ty(self: Any, scalar_ty: Any) -> Any:
+        return block(scalar_ty, self.shape)
+
+    get_np_dtype.memoized = True  # type: ignore[attr-defined]
+    get_np_dtype.original = np_dtype  # type: ignore[attr-defined]
+    interpreter._get_np_dtype = get_np_dtype
+    builder.get_block_ty = get_block_ty
+    block_type.with_element_ty = with_element_ty
+    _share_tensor_fields(core)
+    return True
+
+
+def _memoized_np_dtype(np_dtype: Any, block_type: Any, pointer_type: Any) -> Callable[[Any], Any]:
+    """The interpreter's `_get_np_dtype`, each scalar element type's answer kept once looked up
+    (`memoize_interpreter_types`)."""
     np_dtypes: dict[Any, Any] = {}  # scalar element type -> numpy dtype
-    blocks: dict[tuple[Any, tuple[int, ...]], Any] = {}  # (element type, shape) -> block_type
 
     def get_np_dtype(tt_dtype: Any) -> Any:
         element = tt_dtype.element_ty if isinstance(tt_dtype, block_type) else tt_dtype
@@ -181,6 +201,14 @@ def memoize_interpreter_types() -> bool:
         if found is None:
             found = np_dtypes[element] = np_dtype(element)
         return found
+
+    return get_np_dtype
+
+
+def _memoized_block_type(block_type: Any, pointer_type: Any) -> Callable[[Any, Any], Any]:
+    """`block_type(element, shape)`, one instance per (element type, shape) of plain ints
+    (`memoize_interpreter_types`)."""
+    blocks: dict[tuple[Any, tuple[int, ...]], Any] = {}  # (element type, shape) -> block_type
 
     def block(element: Any, shape: Any) -> Any:
         sizes = tuple(shape)
@@ -199,19 +227,7 @@ def memoize_interpreter_types() -> bool:
             found = blocks[kind, sizes] = block_type(element, list(sizes))
         return found
 
-    def get_block_ty(self: Any, dtype: Any, shape: Any) -> Any:
-        return block(dtype, shape)
-
-    def with_element_ty(self: Any, scalar_ty: Any) -> Any:
-        return block(scalar_ty, self.shape)
-
-    get_np_dtype.memoized = True  # type: ignore[attr-defined]
-    get_np_dtype.original = np_dtype  # type: ignore[attr-defined]
-    interpreter._get_np_dtype = get_np_dtype
-    builder.get_block_ty = get_block_ty
-    block_type.with_element_ty = with_element_ty
-    _share_tensor_fields(core)
-    return True
+    return block
 
 
 TENSOR_FIELDS = frozenset({"handle", "shape", "numel", "type", "dtype"})  # tl.tensor's, 3.6-3.7

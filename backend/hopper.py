@@ -261,6 +261,7 @@ def _store(acc, off_m, off_n, epilogue, SCALING: gl.constexpr, layout: gl.conste
     tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
 
 
+# long: Gluon's shared buffers, barriers and warp_specialize call stay in the one kernel body
 @gluon.jit
 def hopper_gemm_kernel(
     a_ptr,

@@ -248,6 +248,7 @@ def load_operands(
     )
 
 
+# long: the K loop's constexpr variants in one body; its calls spell every argument one a line
 @triton.jit
 def mainloop(
     a_ptr,
@@ -357,7 +358,7 @@ def apply_scaling(
 
 
 @triton.jit
-def epilogue_step(
+def epilogue_step(  # noqa: C901 a constexpr branch per epilogue op; Triton compiles one
     acc,
     x_ptr,
     stride_xb,
@@ -421,6 +422,7 @@ def epilogue_step(
     return acc
 
 
+# long: K loop, scaling and epilogue slots of one tile; its calls spell every argument one a line
 @triton.jit
 def gemm_tile(
     pid_b,
@@ -600,6 +602,7 @@ def gemm_tile(
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
 
 
+# long: a launch's parameters, one a line, handed on to gemm_tile whole
 @triton.jit
 def gemm_kernel(
     a_ptr,
@@ -733,6 +736,7 @@ def gemm_kernel(
     )
 
 
+# long: the persistent tile loop over gemm_tile, every argument spelled one a line
 @triton.jit
 def gemm_persistent_kernel(
     a_ptr,
@@ -942,6 +946,7 @@ def group_extent(offs_ptr, g, start, M, N, K, GROUPED: tl.constexpr):
     return end, m, n, k
 
 
+# long: the walk over groups and their tiles in one body; its calls spell every argument
 @triton.jit
 def grouped_gemm_kernel(
     a_ptr,
@@ -1171,6 +1176,7 @@ def scale_tile(x, s, R: tl.constexpr, BK: tl.constexpr, NKB: tl.constexpr):
     return tl.reshape(tl.reshape(x, (R, NKB, BK // NKB)) * s[:, :, None], (R, BK))
 
 
+# long: the K loop's two ways of scaling in one body; its calls spell every argument
 @triton.jit
 def blockscaled_gemm_kernel(
     a_ptr,

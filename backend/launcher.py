@@ -820,19 +820,7 @@ class GemmCall(KernelCall):
         a3, b3 = _as_batched(a), _as_batched(b)
         batch = max(a3.shape[0], b3.shape[0])
         m, k, n = a3.shape[1], a3.shape[2], b3.shape[2]
-        if spec.op == "int_mm" and a.is_cuda and eager_checks.int_mm_rejected(m, k, n):
-            eager_checks.raise_like_eager(lambda: torch._int_mm(a, b))
-        scaling = "none"
-        if spec.gemm.scaled:
-            assert scale_a is not None and scale_b is not None
-            scaling = scaling_kind(scale_a, scale_b, m, n, k)
-            self._check_scaled_mm(a, b, scale_a, scale_b, operands, scaling)
-            if scaling == "other":
-                raise RuntimeError(
-                    f"reference backend: unsupported _scaled_mm scales "
-                    f"{tuple(scale_a.shape)} and {tuple(scale_b.shape)} for "
-                    f"M={m}, N={n}, K={k}"
-                )
+        scaling = self._check_like_eager(a, b, scale_a, scale_b, operands, m, n, k)
         gemm_shape = (batch, m, n) if spec.batched else (m, n)
         shapes = [gemm_shape] + [_resolve_shape(s, batch * m * n) for s in stage_shapes]
         if batch == 0 or m == 0 or n == 0:
@@ -845,13 +833,67 @@ class GemmCall(KernelCall):
             self._broadcast_operand(x, shapes[step.stage], (batch, m, n), a.device)
             for x, step in steps
         ]
-        tensors = [a3, b3, out, *xs]
-        problem = Problem(
-            dtype=a.dtype,
-            batch=batch,
-            m=m,
-            n=n,
-            k=k,
+        problem = self._problem(a3, b3, out, xs, scaling)
+        args = self._runtime_args(a3, b3, out, scale_a, scale_b, xs, problem, batch)
+        plan = self._plan(problem, args)
+        self._record(problem, plan, args)
+        flags = plan.flags()
+        positional = [
+            flags[name] if constexpr else args[name]
+            for name, constexpr in KERNEL_SIGNATURES[plan.kernel]
+        ]
+        if plan.tma and not self.runtime.target.interpreter:
+            compat.set_tma_allocator()  # the first launch goes through Triton's JIT
+        launch = self.runtime.launcher.first(
+            kernels.KERNELS[plan.kernel], plan.grid, positional, plan.config
+        )
+        call_plan = self._call_plan(problem, plan, launch, positional, shapes, stage_shapes)
+        return call_plan, out.view(shapes[-1])
+
+    def _check_like_eager(
+        self,
+        a: torch.Tensor,
+        b: torch.Tensor,
+        scale_a: torch.Tensor | None,
+        scale_b: torch.Tensor | None,
+        operands: list[torch.Tensor],
+        m: int,
+        n: int,
+        k: int,
+    ) -> str:
+        """Raise where eager raises (and on scales no kernel here takes); the scaling kind."""
+        spec = self.spec
+        if spec.op == "int_mm" and a.is_cuda and eager_checks.int_mm_rejected(m, k, n):
+            eager_checks.raise_like_eager(lambda: torch._int_mm(a, b))
+        if not spec.gemm.scaled:
+            return "none"
+        assert scale_a is not None and scale_b is not None
+        scaling = scaling_kind(scale_a, scale_b, m, n, k)
+        self._check_scaled_mm(a, b, scale_a, scale_b, operands, scaling)
+        if scaling == "other":
+            raise RuntimeError(
+                f"reference backend: unsupported _scaled_mm scales "
+                f"{tuple(scale_a.shape)} and {tuple(scale_b.shape)} for "
+                f"M={m}, N={n}, K={k}"
+            )
+        return scaling
+
+    def _problem(
+        self,
+        a3: torch.Tensor,
+        b3: torch.Tensor,
+        out: torch.Tensor,
+        xs: list[torch.Tensor],
+        scaling: str,
+    ) -> Problem:
+        """What the planner decides from: the batched operands, the output and epilogue tensors."""
+        spec = self.spec
+        return Problem(
+            dtype=a3.dtype,
+            batch=out.shape[0],
+            m=out.shape[1],
+            n=out.shape[2],
+            k=a3.shape[2],
             a=OperandLayout.of(a3, _batch_stride(a3)),
             b=OperandLayout.of(b3, _batch_stride(b3)),
             scaling=scaling,
@@ -860,25 +902,28 @@ class GemmCall(KernelCall):
             # blockwise scaling already adds each K tile's product into the fp32 accumulator
             fast_accum=not spec.gemm.scaled or spec.use_fast_accum or scaling == "blockwise",
             epilogue=spec.epilogue_ops(),
-            index_64=any(_max_offset(t) >= INT32_LIMIT for t in tensors),
+            index_64=any(_max_offset(t) >= INT32_LIMIT for t in (a3, b3, out, *xs)),
             out_dtype=spec.out_dtype,
         )
-        args = self._runtime_args(a3, b3, out, scale_a, scale_b, xs, problem, batch)
-        plan = self._plan(problem, args)
-        self._record(problem, plan, args)
-        params = KERNEL_SIGNATURES[plan.kernel]
-        flags = plan.flags()
-        positional = [flags[name] if constexpr else args[name] for name, constexpr in params]
-        if plan.tma and not self.runtime.target.interpreter:
-            compat.set_tma_allocator()  # the first launch goes through Triton's JIT
-        launch = self.runtime.launcher.first(
-            kernels.KERNELS[plan.kernel], plan.grid, positional, plan.config
-        )
-        slot = {name: i for i, (name, _) in enumerate(params)}
+
+    def _call_plan(
+        self,
+        problem: Problem,
+        plan: LaunchPlan,
+        launch: Launch,
+        positional: list[Any],
+        shapes: list[Sequence[int]],
+        stage_shapes: list[list[int]],
+    ) -> CallPlan:
+        """The plan the next calls with this signature follow: the first call's arguments with
+        its tensors left out, and the slots each call's tensors go in."""
+        spec = self.spec
+        slot = {name: i for i, (name, _) in enumerate(KERNEL_SIGNATURES[plan.kernel])}
         graphs = None
         if self.runtime.options.cudagraphs and not self.runtime.target.interpreter:
             graphs = LaunchGraphs() if graphs_supported() is None else None
-        call_plan = CallPlan(
+        bmn = (problem.batch, problem.m, problem.n)
+        return CallPlan(
             out_shape=tuple(shapes[-1]),
             out_dtype=spec.out_dtype,
             launch=launch,
@@ -892,13 +937,12 @@ class GemmCall(KernelCall):
             else (slot["a_scale_ptr"], slot["b_scale_ptr"]),
             reshape_scales=problem.scaling == "tensorwise",
             operand_slots=tuple(
-                (slot[f"x{i}_ptr"], step.operand, shapes[step.stage], (batch, m, n))
+                (slot[f"x{i}_ptr"], step.operand, shapes[step.stage], bmn)
                 for i, step in enumerate(spec.steps)
                 if step.operand is not None
             ),
             graphs=graphs,
         )
-        return call_plan, out.view(shapes[-1])
 
     def _check_scaled_mm(
         self,

@@ -28,7 +28,7 @@ import torch
 import torch.fx as fx
 
 from gemmconf.gemm.dtypes import FP8_TORCH
-from gemmconf.gemm.ops import OPS
+from gemmconf.gemm.ops import OPS, OpSpec
 from gemmconf.gemm.scaling import classify
 from gemmconf_reference import compat
 from gemmconf_reference.blockscaled import BlockScaledCall, recipe_of
@@ -124,35 +124,54 @@ def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | s
     if out.device.type == "cpu" and not compat.interpreting():
         return f"{node.name}: CPU tensors, and kernels are compiled for the GPU here"
     first, second = args[spec.param("a")], args[spec.param("b")]
+    a, b = meta_val(first), meta_val(second)
     if spec.operand_kind == "float":
-        a, b = meta_val(first), meta_val(second)
         if a is None or b is None or a.dtype not in FLOAT_GEMM_DTYPES or b.dtype != a.dtype:
             return f"{node.name}: {op} of {getattr(a, 'dtype', '?')} is left to eager"
-        chain = FusedChain([], [], dtype=out.dtype)
-        if spec.alpha_beta:
-            c_val = meta_val(args[spec.param("c")])
-            if c_val is None or c_val.dtype != a.dtype:
-                # the meta function lets this through; eager raises ("must have the same dtype")
-                return f"{node.name}: {op} with C of another dtype is left to eager"
-            alpha, beta = args["alpha"], args["beta"]
-            if not (_number(alpha) and _number(beta)):
-                return f"{node.name}: symbolic alpha/beta"
-            c = args[spec.param("c")]
-            if beta != 0:
-                chain.operands.append(c)
-                chain.steps.append(
-                    EpilogueStep("axpby", float(alpha), float(beta), 0, 0, node.name)
-                )
-            elif alpha != 1:
-                chain.steps.append(EpilogueStep("affine", float(alpha), 0.0, None, 0, node.name))
+        chain = _float_chain(node, op, spec, args, a.dtype, out.dtype)
+        if isinstance(chain, str):
+            return chain
         return op, chain, {"a": first, "b": second}
     if spec.operand_kind == "int":
-        a, b = meta_val(first), meta_val(second)
         if a is None or b is None or a.dtype != torch.int8 or b.dtype != torch.int8:
             return f"{node.name}: _int_mm of {getattr(a, 'dtype', '?')} is left to eager"
         return op, FusedChain([], [], dtype=torch.int32), {"a": first, "b": second}
-    # _scaled_mm
-    a, b = meta_val(first), meta_val(second)
+    return _scaled_mm_start(node, op, spec, args, out, a, b)
+
+
+def _float_chain(
+    node: fx.Node,
+    op: str,
+    spec: OpSpec,
+    args: dict[str, Any],
+    dtype: torch.dtype,
+    out_dtype: torch.dtype,
+) -> FusedChain | str:
+    """A float GEMM's own epilogue: addmm's and baddbmm's alpha * (A @ B) + beta * C as its
+    first step (none for alpha 1, beta 0); or why the node stays eager."""
+    chain = FusedChain([], [], dtype=out_dtype)
+    if not spec.alpha_beta:
+        return chain
+    c_val = meta_val(args[spec.param("c")])
+    if c_val is None or c_val.dtype != dtype:
+        # the meta function lets this through; eager raises ("must have the same dtype")
+        return f"{node.name}: {op} with C of another dtype is left to eager"
+    alpha, beta = args["alpha"], args["beta"]
+    if not (_number(alpha) and _number(beta)):
+        return f"{node.name}: symbolic alpha/beta"
+    c = args[spec.param("c")]
+    if beta != 0:
+        chain.operands.append(c)
+        chain.steps.append(EpilogueStep("axpby", float(alpha), float(beta), 0, 0, node.name))
+    elif alpha != 1:
+        chain.steps.append(EpilogueStep("affine", float(alpha), 0.0, None, 0, node.name))
+    return chain
+
+
+def _scaled_mm_start(
+    node: fx.Node, op: str, spec: OpSpec, args: dict[str, Any], out: Any, a: Any, b: Any
+) -> tuple[str, FusedChain, dict[str, Any]] | str:
+    """gemm_spec_start for _scaled_mm: its bias as the chain's first step, and its scales."""
     if a is None or b is None or a.dtype not in FP8_TORCH or b.dtype not in FP8_TORCH:
         return f"{node.name}: _scaled_mm of these dtypes is left to eager"
     if args["scale_result"] is not None:
@@ -167,7 +186,7 @@ def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | s
     if bias is not None:
         chain.operands.append(bias)
         chain.steps.append(EpilogueStep("axpby", 1.0, 1.0, 0, 0, node.name))
-    operands = {"a": first, "b": second}
+    operands = {"a": args[spec.param("a")], "b": args[spec.param("b")]}
     operands |= {scale.name: args[scale.param] for scale in spec.scales}
     return op, chain, operands
 

@@ -28,7 +28,7 @@ import math
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -215,67 +215,13 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
     dims = instance.dims(shape_index)
     seed = item_seed(instance.id, shape_index, run_seed, draw)
     gen = torch.Generator().manual_seed(seed)
-    k = dims.get("K", 1)
-    values: dict[str, torch.Tensor] = {}  # logical (row-major) values in the operand's dtype
-    shapes: dict[str, list[int]] = {}
-    ref: dict[str, torch.Tensor] = {}
-    others: dict[str, torch.Tensor] = {}
-    scales: dict[str, torch.Tensor] = {}  # operand name -> its dequantization scale
-    global_scales: dict[str, torch.Tensor] = {}  # operand name -> its second-level scale
     sizes = _group_sizes(instance, dims, draw)  # grouped ops: each group's size, this draw's
-    ranks = tuple(len(o.shape) for o in instance.operands[:2])
-    k_groups = sizes if ranks == (2, 2) else None  # K is the jagged dim: quantized per group
-
-    for operand in instance.operands:
-        shape = [eval_dim(e, dims) for e in operand.shape]
-        if operand.layout == "alias":
-            ref[operand.name] = ref["a"]
-            continue
-        shapes[operand.name] = shape
-        if operand.layout.startswith("expand"):
-            shape_drawn = [1, *shape[1:]]
-        else:
-            shape_drawn = shape
-        if operand.name in spec.writes:  # an out= target: NaN until the op writes it
-            values[operand.name] = torch.full(shape_drawn, math.nan).to(torch_dtype(operand.dtype))
-            ref[operand.name] = torch.zeros(shape_drawn, dtype=torch.float64)
-            continue
-        source = _draw(operand, shape_drawn, k, instance.values, gen)
-        if operand.name == "a" and instance.values in ("nan_in_a", "inf_in_a") and source.numel():
-            source.view(-1)[0] = float("nan") if instance.values == "nan_in_a" else float("inf")
-        if is_quantized(operand.dtype):
-            recipe = RECIPES[instance.scaling or "tensorwise"]
-            quantized = _quantize(recipe, source, operand, k_groups)
-            values[operand.name] = quantized.values
-            ref[operand.name] = quantized.dequantized
-            scales[operand.name] = _scale_for(instance, recipe, operand.name, quantized.scale)
-            if quantized.global_scale is not None:
-                global_scales[operand.name] = quantized.global_scale
-        else:
-            values[operand.name] = source.to(torch_dtype(operand.dtype))
-            ref[operand.name] = values[operand.name]  # exact in fp64 (see Inputs.reference)
-        del source
-        if operand.layout.startswith("expand"):
-            ref[operand.name] = ref[operand.name].expand(shape)
-
-    if instance.bias is not None:
-        bias_shape = [eval_dim(e, dims) for e in instance.bias]
-        bias = _draw_addend(bias_shape, instance.values, gen)
-        if instance.values == "nan_in_c" and bias.numel():
-            bias.view(-1)[:: max(1, bias.numel() // 3)] = float("nan")
-        dtype = torch_dtype(instance.bias_dtype or instance.gemm_dtype)
-        name = spec.addend.name
-        others[name] = ref[name] = bias.to(dtype)
-    for i, step in enumerate(s for s in instance.epilogue if s.kind in TENSOR_EPILOGUES):
-        out_dtype = torch_dtype(instance.gemm_dtype)
-        if step.kind == "dropout_mask":  # kept with probability 1 - p, scaled by 1 / (1 - p)
-            keep = torch.rand(_result_shape(instance, dims), generator=gen) >= step.arg
-            other = keep.to(torch.float32) / (1 - step.arg)
-        else:
-            other = _draw_addend([eval_dim(e, dims) for e in step.arg], instance.values, gen)
-        others[f"other{i}"] = ref[f"other{i}"] = other.to(out_dtype)
+    # the generator's draws in a fixed order: operands, bias, epilogue tensors, the gradient
+    operands = _draw_operands(instance, dims, gen, sizes)
+    ref = operands.ref
+    others = _draw_addends(instance, dims, gen, ref)
     for scale in spec.scales:
-        made = global_scales if scale.level else scales
+        made = operands.global_scales if scale.level else operands.scales
         if scale.of in made:
             others[scale.name] = made[scale.of]
     if sizes is not None:
@@ -292,16 +238,121 @@ def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, dr
     operand_names = {o.name for o in instance.operands}
     missing = [n for n in names if n not in others and n not in operand_names]
     assert not missing, f"inputs for {instance.id} lack {missing}"
-    reference = None
-    if not spec.exact:
-        reference = tuple(_reference_value(n, ref, instance) for n in names)
-        if instance.backward:
-            wrt = set(differentiated(instance))
-            reference = tuple(
-                _leaf(t) if n in wrt else t for n, t in zip(names, reference, strict=True)
-            )
+    reference = None if spec.exact else _reference_inputs(instance, ref)
     others = {n: t for n, t in others.items() if n in names}
-    return _Drawn(instance, names, values, shapes, others, reference, dims, seed, reduction)
+    return _Drawn(
+        instance, names, operands.values, operands.shapes, others, reference, dims, seed, reduction
+    )
+
+
+@dataclass
+class _Operands:
+    """The operands of one shape set as drawn, and what the draw of each made beside."""
+
+    values: dict[str, torch.Tensor] = field(default_factory=dict)  # logical (row-major), its dtype
+    shapes: dict[str, list[int]] = field(default_factory=dict)
+    # every input's exact value by name, the operands' first (what the reference is made of)
+    ref: dict[str, torch.Tensor] = field(default_factory=dict)
+    scales: dict[str, torch.Tensor] = field(default_factory=dict)  # its dequantization scale
+    global_scales: dict[str, torch.Tensor] = field(default_factory=dict)  # its second level
+
+
+def _draw_operands(
+    instance: ScenarioInstance, dims: dict[str, int], gen: torch.Generator, sizes: list[int] | None
+) -> _Operands:
+    """Each operand's values from `gen`, in the instance's operand order."""
+    k = dims.get("K", 1)
+    ranks = tuple(len(o.shape) for o in instance.operands[:2])
+    k_groups = sizes if ranks == (2, 2) else None  # K is the jagged dim: quantized per group
+    drawn = _Operands()
+    values, ref = drawn.values, drawn.ref
+    for operand in instance.operands:
+        shape = [eval_dim(e, dims) for e in operand.shape]
+        if operand.layout == "alias":
+            ref[operand.name] = ref["a"]
+            continue
+        drawn.shapes[operand.name] = shape
+        if operand.layout.startswith("expand"):
+            shape_drawn = [1, *shape[1:]]
+        else:
+            shape_drawn = shape
+        if operand.name in instance.spec.writes:  # an out= target: NaN until the op writes it
+            values[operand.name] = torch.full(shape_drawn, math.nan).to(torch_dtype(operand.dtype))
+            ref[operand.name] = torch.zeros(shape_drawn, dtype=torch.float64)
+            continue
+        source = _draw(operand, shape_drawn, k, instance.values, gen)
+        if operand.name == "a" and instance.values in ("nan_in_a", "inf_in_a") and source.numel():
+            source.view(-1)[0] = float("nan") if instance.values == "nan_in_a" else float("inf")
+        if is_quantized(operand.dtype):
+            _add_quantized(drawn, instance, operand, source, k_groups)
+        else:
+            values[operand.name] = source.to(torch_dtype(operand.dtype))
+            ref[operand.name] = values[operand.name]  # exact in fp64 (see Inputs.reference)
+        del source
+        if operand.layout.startswith("expand"):
+            ref[operand.name] = ref[operand.name].expand(shape)
+    return drawn
+
+
+def _add_quantized(
+    drawn: _Operands,
+    instance: ScenarioInstance,
+    operand: Operand,
+    source: torch.Tensor,
+    k_groups: list[int] | None,
+) -> None:
+    """An fp8/fp4 operand quantized from `source` by the scenario's recipe: its stored values,
+    the exact dequantized ones, and its scales as the op takes them."""
+    recipe = RECIPES[instance.scaling or "tensorwise"]
+    quantized = _quantize(recipe, source, operand, k_groups)
+    drawn.values[operand.name] = quantized.values
+    drawn.ref[operand.name] = quantized.dequantized
+    drawn.scales[operand.name] = _scale_for(instance, recipe, operand.name, quantized.scale)
+    if quantized.global_scale is not None:
+        drawn.global_scales[operand.name] = quantized.global_scale
+
+
+def _draw_addends(
+    instance: ScenarioInstance,
+    dims: dict[str, int],
+    gen: torch.Generator,
+    ref: dict[str, torch.Tensor],
+) -> dict[str, torch.Tensor]:
+    """The bias and the epilogue's tensors from `gen`, in that order, by input name; each also
+    goes into `ref` (the values the reference is made of)."""
+    others: dict[str, torch.Tensor] = {}
+    if instance.bias is not None:
+        bias_shape = [eval_dim(e, dims) for e in instance.bias]
+        bias = _draw_addend(bias_shape, instance.values, gen)
+        if instance.values == "nan_in_c" and bias.numel():
+            bias.view(-1)[:: max(1, bias.numel() // 3)] = float("nan")
+        dtype = torch_dtype(instance.bias_dtype or instance.gemm_dtype)
+        name = instance.spec.addend.name
+        others[name] = ref[name] = bias.to(dtype)
+    for i, step in enumerate(s for s in instance.epilogue if s.kind in TENSOR_EPILOGUES):
+        out_dtype = torch_dtype(instance.gemm_dtype)
+        if step.kind == "dropout_mask":  # kept with probability 1 - p, scaled by 1 / (1 - p)
+            keep = torch.rand(_result_shape(instance, dims), generator=gen) >= step.arg
+            other = keep.to(torch.float32) / (1 - step.arg)
+        else:
+            other = _draw_addend([eval_dim(e, dims) for e in step.arg], instance.values, gen)
+        others[f"other{i}"] = ref[f"other{i}"] = other.to(out_dtype)
+    return others
+
+
+def _reference_inputs(
+    instance: ScenarioInstance, ref: dict[str, torch.Tensor]
+) -> tuple[torch.Tensor, ...]:
+    """The reference's inputs in the program's order (`Inputs.reference`); a backward
+    scenario's differentiated ones require grad."""
+    names = instance.input_names
+    reference = tuple(_reference_value(n, ref, instance) for n in names)
+    if instance.backward:
+        wrt = set(differentiated(instance))
+        reference = tuple(
+            _leaf(t) if n in wrt else t for n, t in zip(names, reference, strict=True)
+        )
+    return reference
 
 
 def _leaf(t: torch.Tensor) -> torch.Tensor:

@@ -10,7 +10,7 @@ import torch
 
 from gemmconf import chunked, inputs
 from gemmconf.checks.base import NOTHING, Findings
-from gemmconf.item import ItemRun
+from gemmconf.item import Draw, ItemRun
 from gemmconf.outcome import NumericFailure
 
 # beside a numeric failure of an item eager has no kernel for (gemmconf.emulation)
@@ -64,26 +64,12 @@ class KTail:
 
 
 def _k_tail_note(item: ItemRun, failure: NumericFailure) -> str | None:
-    instance = item.instance
     draw = item.draws[failure.shape_set][0]
-    item_inputs, actual = draw.inputs, draw.actual
-    k = item_inputs.dims.get("K", 0)
-    if item_inputs.reference is None or k < 2:
-        return None
-    if not isinstance(actual, torch.Tensor) or not isinstance(draw.expected, torch.Tensor):
-        return None
-    if not actual.numel() or not (actual.is_floating_point() or actual.is_complex()):
-        return None
-    if instance.spec.flops(item_inputs.dims) > K_TAIL_MAX_FLOPS:
-        return None
-    axes = {}  # input name -> the axis of K in its reference tensor
-    for operand in instance.operands:
-        exprs = [str(e) for e in operand.shape]
-        if "K" not in exprs or operand.name not in item_inputs.names:
-            continue
-        axes[operand.name] = inputs.reference_axis(operand, exprs.index("K"))
+    axes = _k_axes(item, draw)
     if not axes:
         return None
+    instance, item_inputs, actual = item.instance, draw.inputs, draw.actual
+    k = item_inputs.dims["K"]
     item.stage = "looking for a dropped K tail"
     got = actual.detach().to("cpu", torch.complex128 if actual.is_complex() else torch.float64)
     if tuple(got.shape) != tuple(draw.expected.shape):  # a wrong layout: told apart already
@@ -106,13 +92,7 @@ def _k_tail_note(item: ItemRun, failure: NumericFailure) -> str | None:
     # a tail of all of K would leave zeros (or the bias): nothing tells that from a backend
     # that returns zeros, so some of K must have been summed
     for tail in sorted({k % step for step in K_TAIL_STEPS} - {0, k}):
-        cut = []
-        for name, tensor in zip(item_inputs.names, item_inputs.reference, strict=True):
-            if name in axes:
-                tensor = tensor.clone()
-                tensor.narrow(axes[name], k - tail, tail).zero_()
-            cut.append(tensor)
-        cut_error = error(tuple(cut))
+        cut_error = error(_without_tail(item_inputs, axes, k, tail))
         if cut_error * K_TAIL_CLOSER <= full:
             return (
                 f"The result is the product without K's last "
@@ -122,3 +102,39 @@ def _k_tail_note(item: ItemRun, failure: NumericFailure) -> str | None:
                 "kernel that steps K and skips what is left."
             )
     return None
+
+
+def _k_axes(item: ItemRun, draw: Draw) -> dict[str, int]:
+    """Where K is in each reference input that has it, by input name; empty where the note
+    does not apply (no reference, K under 2, not one floating-point tensor, too many FLOPs)."""
+    instance, item_inputs, actual = item.instance, draw.inputs, draw.actual
+    k = item_inputs.dims.get("K", 0)
+    if item_inputs.reference is None or k < 2:
+        return {}
+    if not isinstance(actual, torch.Tensor) or not isinstance(draw.expected, torch.Tensor):
+        return {}
+    if not actual.numel() or not (actual.is_floating_point() or actual.is_complex()):
+        return {}
+    if instance.spec.flops(item_inputs.dims) > K_TAIL_MAX_FLOPS:
+        return {}
+    axes = {}  # input name -> the axis of K in its reference tensor
+    for operand in instance.operands:
+        exprs = [str(e) for e in operand.shape]
+        if "K" not in exprs or operand.name not in item_inputs.names:
+            continue
+        axes[operand.name] = inputs.reference_axis(operand, exprs.index("K"))
+    return axes
+
+
+def _without_tail(
+    item_inputs: inputs.Inputs, axes: dict[str, int], k: int, tail: int
+) -> tuple[torch.Tensor, ...]:
+    """The reference inputs with K's last `tail` elements zeroed (copies where K is theirs)."""
+    assert item_inputs.reference is not None
+    cut = []
+    for name, tensor in zip(item_inputs.names, item_inputs.reference, strict=True):
+        if name in axes:
+            tensor = tensor.clone()
+            tensor.narrow(axes[name], k - tail, tail).zero_()
+        cut.append(tensor)
+    return tuple(cut)

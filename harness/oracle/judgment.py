@@ -65,20 +65,9 @@ def judge(
     """
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
-    leaves: list[Verdict] = []
-    _walk(
-        expected,
-        actual,
-        reference,
-        magnitude,
-        (),
-        k,
-        policy,
-        leaves,
-        rounding,
-        intermediate,
-        strides=strides,
-    )
+    walk = _Walk(k, policy, strides)
+    walk(expected, actual, reference, magnitude, (), rounding, intermediate)
+    leaves = walk.leaves
     if names:
         leaves = [replace(v, label=names.get(v.output, "")) for v in leaves]
     if k_name != "K":
@@ -88,34 +77,61 @@ def judge(
     return _combine(tuple(leaves))
 
 
-def _walk(
-    expected: Any,
-    actual: Any,
-    reference: Any,
-    magnitude: Any,
-    path: tuple[Any, ...],
-    k: int,
-    policy: Policy | None,
-    leaves: list[Verdict],
-    rounding: torch.Tensor | None = None,  # a single tensor output's (judge's docstring)
-    intermediate: Any = None,  # shaped like the outputs (judge's docstring)
-    *,
-    strides: bool | Collection[tuple[Any, ...]] = False,
-) -> None:
-    if isinstance(expected, torch.Tensor):
+class _Walk:
+    """Walks eager's outputs and the backend's pairwise, appending each leaf's verdict to
+    `leaves`; what stays the same over the walk (K, the policy, which paths have fixed strides)
+    is held here."""
+
+    def __init__(
+        self, k: int, policy: Policy | None, strides: bool | Collection[tuple[Any, ...]]
+    ) -> None:
+        self.k, self.policy, self.strides = k, policy, strides
+        self.leaves: list[Verdict] = []
+
+    def __call__(
+        self,
+        expected: Any,
+        actual: Any,
+        reference: Any,
+        magnitude: Any,
+        path: tuple[Any, ...],
+        rounding: torch.Tensor | None = None,  # a single tensor output's (judge's docstring)
+        intermediate: Any = None,  # shaped like the outputs (judge's docstring)
+    ) -> None:
+        if isinstance(expected, torch.Tensor):
+            self._tensor(expected, actual, reference, magnitude, path, rounding, intermediate)
+        elif expected is None or isinstance(expected, (bool, int, float, complex)):
+            self._scalar(expected, actual, reference, path)
+        elif isinstance(expected, Mapping):
+            self._mapping(expected, actual, reference, magnitude, path)
+        elif isinstance(expected, Sequence) and not isinstance(expected, (str, bytes)):
+            self._sequence(expected, actual, reference, magnitude, path, intermediate)
+        else:
+            raise TypeError(f"cannot judge eager output of type {type(expected).__name__}")
+
+    def _tensor(
+        self,
+        expected: torch.Tensor,
+        actual: Any,
+        reference: Any,
+        magnitude: Any,
+        path: tuple[Any, ...],
+        rounding: torch.Tensor | None,
+        intermediate: Any,
+    ) -> None:
         if not isinstance(actual, torch.Tensor):
-            leaves.append(_type_mismatch(expected, actual, path))
+            self.leaves.append(_type_mismatch(expected, actual, path))
             return
         if reference is not None and not isinstance(reference, torch.Tensor):
             raise TypeError(f"reference for output {path_text(path)} is {type(reference).__name__}")
-        fixed = strides is True or (strides is not False and path in strides)
-        leaves.append(
+        fixed = self.strides is True or (self.strides is not False and path in self.strides)
+        self.leaves.append(
             _judge_tensor(
                 expected,
                 actual,
                 reference,
-                k,
-                policy,
+                self.k,
+                self.policy,
                 path,
                 magnitude,
                 rounding,
@@ -123,44 +139,52 @@ def _walk(
                 strides=fixed,
             )
         )
-    elif expected is None or isinstance(expected, (bool, int, float, complex)):
+
+    def _scalar(self, expected: Any, actual: Any, reference: Any, path: tuple[Any, ...]) -> None:
         if type(actual) is not type(expected):
-            leaves.append(_type_mismatch(expected, actual, path))
+            self.leaves.append(_type_mismatch(expected, actual, path))
         elif expected is None:
-            leaves.append(_verdict_of((Check("type", True, "", path),), path))
+            self.leaves.append(_verdict_of((Check("type", True, "", path),), path))
         else:
             # Python numbers (from `.item()`) carry no dtype; judge floats like fp32 outputs.
-            number_policy = policy or (POLICIES["fp32"] if isinstance(expected, float) else None)
+            policy = self.policy or (POLICIES["fp32"] if isinstance(expected, float) else None)
             e, a = _number_tensor(expected), _number_tensor(actual)
             ref = None if reference is None else _number_tensor(reference)
-            leaves.append(_judge_tensor(e, a, ref, k, number_policy, path))
-    elif isinstance(expected, Mapping):
+            self.leaves.append(_judge_tensor(e, a, ref, self.k, policy, path))
+
+    def _mapping(
+        self,
+        expected: Mapping,
+        actual: Any,
+        reference: Any,
+        magnitude: Any,
+        path: tuple[Any, ...],
+    ) -> None:
         if not isinstance(actual, Mapping):
-            leaves.append(_type_mismatch(expected, actual, path))
+            self.leaves.append(_type_mismatch(expected, actual, path))
             return
         if set(expected) != set(actual):
             missing = sorted(map(repr, set(expected) - set(actual)))
             extra = sorted(map(repr, set(actual) - set(expected)))
             message = f"The keys of the mappings do not match: missing {missing}, extra {extra}."
-            leaves.append(_verdict_of((Check("keys", False, message, path),), path))
+            self.leaves.append(_verdict_of((Check("keys", False, message, path),), path))
         for key in expected:
             if key in actual:
                 ref = None if reference is None else reference[key]
                 mag = None if magnitude is None else magnitude[key]
-                _walk(
-                    expected[key],
-                    actual[key],
-                    ref,
-                    mag,
-                    (*path, key),
-                    k,
-                    policy,
-                    leaves,
-                    strides=strides,
-                )
-    elif isinstance(expected, Sequence) and not isinstance(expected, (str, bytes)):
+                self(expected[key], actual[key], ref, mag, (*path, key))
+
+    def _sequence(
+        self,
+        expected: Sequence,
+        actual: Any,
+        reference: Any,
+        magnitude: Any,
+        path: tuple[Any, ...],
+        intermediate: Any,
+    ) -> None:
         if not isinstance(actual, Sequence) or isinstance(actual, (str, bytes)):
-            leaves.append(_type_mismatch(expected, actual, path))
+            self.leaves.append(_type_mismatch(expected, actual, path))
             return
         if reference is not None and len(reference) != len(expected):
             raise ValueError(
@@ -172,14 +196,12 @@ def _walk(
                 f"The length of the sequences do not match: {len(actual)} != {len(expected)} "
                 "(actual != expected)."
             )
-            leaves.append(_verdict_of((Check("length", False, message, path),), path))
+            self.leaves.append(_verdict_of((Check("length", False, message, path),), path))
         for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
             ref = None if reference is None else reference[i]
             mag = None if magnitude is None else magnitude[i]
             inter = None if intermediate is None else intermediate[i]
-            _walk(e, a, ref, mag, (*path, i), k, policy, leaves, None, inter, strides=strides)
-    else:
-        raise TypeError(f"cannot judge eager output of type {type(expected).__name__}")
+            self(e, a, ref, mag, (*path, i), None, inter)
 
 
 def _number_tensor(x: Any) -> torch.Tensor:
@@ -556,6 +578,56 @@ def _dtype_ulp(dtype: torch.dtype) -> tuple[float, float]:
     return info.eps, info.tiny
 
 
+class _ReferencePieces:
+    """One output read a piece at a time for judgment against fp64: eager's values (those the
+    fp64 reference refutes replaced by it), the backend's, fp64's, and where all three are finite.
+    Values are compared on eager's device (a device mismatch is already a failed check); the
+    reference and the bounds may be held on the host."""
+
+    def __init__(
+        self,
+        expected: torch.Tensor,
+        actual: torch.Tensor,
+        reference: torch.Tensor,
+        magnitude: torch.Tensor | None,
+        rounding: torch.Tensor | None,
+        intermediate: torch.Tensor | None,
+    ) -> None:
+        self.dtype = expected.dtype
+        # which bounds widen each element's ulp (judge's docstring)
+        self.bounded, self.carried = rounding is not None, intermediate is not None
+        work = torch.complex128 if expected.is_complex() else torch.float64
+        self.read = _Reader(
+            expected.device,
+            work,
+            e=expected,
+            a=actual,
+            r=reference,
+            m=magnitude,
+            q=rounding,
+            i=intermediate,
+        )
+        self.refute = magnitude is not None and not expected.is_complex()
+        self.limit = torch.finfo(expected.dtype).max / 2 if self.refute else 0.0
+
+    def __call__(
+        self, offset: int, piece: slice, refuted: _First | None = None, bad: _First | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One piece's (eager with refuted values replaced, actual, reference, compared mask)."""
+        read, limit = self.read, self.limit
+        e, a, r = read("e", piece), read("a", piece), read("r", piece)
+        if self.refute:
+            m = read("m", piece, e.dtype).abs()
+            wrong = ~torch.isfinite(e) & torch.isfinite(r) & (r.abs() <= limit) & (m <= limit)
+            if refuted is not None:
+                refuted.add(wrong, offset, e, r)
+            e = torch.where(wrong, r.to(self.dtype).to(e.dtype), e)
+        both, disagree = _nonfinite_disagree(e, a)
+        if bad is not None:
+            bad.add(disagree, offset, a, e)
+        return e, a, r, both & torch.isfinite(r)
+
+
 def _judge_against_reference(
     expected: torch.Tensor,
     actual: torch.Tensor,
@@ -569,45 +641,16 @@ def _judge_against_reference(
     intermediate: torch.Tensor | None = None,
 ) -> Verdict:
     path = common["output"]
-    work = torch.complex128 if expected.is_complex() else torch.float64
-    # Values are compared on eager's device (a device mismatch is already a failed check), in
-    # pieces: the reference and the bounds may be held on the host.
     bounded = bool(policy.input_rounding) and rounding is not None
-    read = _Reader(
-        expected.device,
-        work,
-        e=expected,
-        a=actual,
-        r=reference,
-        m=magnitude,
-        q=rounding if bounded else None,
-        i=intermediate,
+    values = _ReferencePieces(
+        expected, actual, reference, magnitude, rounding if bounded else None, intermediate
     )
-    refute = magnitude is not None and not expected.is_complex()
-    limit = torch.finfo(expected.dtype).max / 2 if refute else 0.0
-
-    def values(
-        offset: int, piece: slice, refuted: _First | None = None, bad: _First | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One piece's (eager with refuted values replaced, actual, reference, compared mask)."""
-        e, a, r = read("e", piece), read("a", piece), read("r", piece)
-        if refute:
-            m = read("m", piece, e.dtype).abs()
-            wrong = ~torch.isfinite(e) & torch.isfinite(r) & (r.abs() <= limit) & (m <= limit)
-            if refuted is not None:
-                refuted.add(wrong, offset, e, r)
-            e = torch.where(wrong, r.to(expected.dtype).to(e.dtype), e)
-        both, disagree = _nonfinite_disagree(e, a)
-        if bad is not None:
-            bad.add(disagree, offset, a, e)
-        return e, a, r, both & torch.isfinite(r)
-
     # First pass: what the tolerance depends on (eager's error, RMS(ref)) over the whole output.
     refuted, bad = _First(), _First()
     eager_err = squares = 0.0
     count = 0
     for offset, piece in pieces(expected.numel()):
-        e, a, r, mask = values(offset, piece, refuted, bad)
+        e, _a, r, mask = values(offset, piece, refuted, bad)
         eager_err = max(eager_err, float(torch.where(mask, (e - r).abs(), 0.0).max()))
         count += int(mask.sum())
         squares += float(torch.where(mask, r.abs(), 0.0).pow(2).sum())
@@ -617,28 +660,9 @@ def _judge_against_reference(
     # Where eager itself is known to be wrong (`numeric: fp64`), the floor and the ulp decide.
     trusted = eager_err if policy.trust_eager else 0.0
     floor = policy.floor_eps * math.sqrt(max(k, 1)) * rms
-    eps_out, tiny_out = _dtype_ulp(expected.dtype)
-
-    # Second pass: each element against its own allowance.
-    errors = _Errors()
-    err_ratio = 0.0
-    for offset, piece in pieces(expected.numel()):
-        e, a, r, mask = values(offset, piece)
-        err = torch.where(mask, (a - r).abs(), 0.0)
-        ref_abs = torch.where(mask, r.abs(), 0.0)
-        ulp = eps_out * ref_abs.clamp_min(tiny_out)
-        if bounded:
-            bound = policy.input_rounding * torch.where(mask, read("q", piece, r.dtype).abs(), 0.0)
-            ulp = ulp + bound.nan_to_num(0.0, 0.0, 0.0)
-        if intermediate is not None:
-            carried = torch.where(mask, read("i", piece, torch.float64), 0.0)
-            ulp = ulp + carried.nan_to_num(0.0, 0.0, 0.0)
-        denominator = (ulp / policy.max_ratio).clamp_min(max(trusted, floor))
-        ratio = err / denominator
-        err_ratio = max(err_ratio, float(ratio.max()))
-        failed = mask & (ratio > policy.max_ratio)
-        guard = max(_REL_GUARD * rms, tiny_out)
-        errors.add(offset, err, failed, denominator, ref_abs, guard, scale=policy.max_ratio)
+    errors, err_ratio = _reference_errors(
+        values, expected.numel(), policy, max(trusted, floor), rms
+    )
     return _value_verdict(
         expected.shape,
         errors=errors,
@@ -653,6 +677,40 @@ def _judge_against_reference(
         max_ratio=policy.max_ratio,
         eager_wrong=refuted.count,
     )
+
+
+def _reference_errors(
+    values: _ReferencePieces,
+    numel: int,
+    policy: Policy,
+    least: float,
+    rms: float,
+) -> tuple[_Errors, float]:
+    """The second pass: each element's error against its own allowance (the larger of its ulp,
+    widened by the input-rounding and intermediate bounds, and `least`, eager's error or the
+    floor); the errors' figures and the largest err_ratio."""
+    eps_out, tiny_out = _dtype_ulp(values.dtype)
+    read = values.read
+    errors = _Errors()
+    err_ratio = 0.0
+    for offset, piece in pieces(numel):
+        _e, a, r, mask = values(offset, piece)
+        err = torch.where(mask, (a - r).abs(), 0.0)
+        ref_abs = torch.where(mask, r.abs(), 0.0)
+        ulp = eps_out * ref_abs.clamp_min(tiny_out)
+        if values.bounded:
+            bound = policy.input_rounding * torch.where(mask, read("q", piece, r.dtype).abs(), 0.0)
+            ulp = ulp + bound.nan_to_num(0.0, 0.0, 0.0)
+        if values.carried:
+            carried = torch.where(mask, read("i", piece, torch.float64), 0.0)
+            ulp = ulp + carried.nan_to_num(0.0, 0.0, 0.0)
+        denominator = (ulp / policy.max_ratio).clamp_min(least)
+        ratio = err / denominator
+        err_ratio = max(err_ratio, float(ratio.max()))
+        failed = mask & (ratio > policy.max_ratio)
+        guard = max(_REL_GUARD * rms, tiny_out)
+        errors.add(offset, err, failed, denominator, ref_abs, guard, scale=policy.max_ratio)
+    return errors, err_ratio
 
 
 def _judge_against_eager(
