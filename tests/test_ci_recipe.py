@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import faulty_backends
 import pytest
 import yaml
 
@@ -213,37 +212,36 @@ def run_job_scripts(
     return done
 
 
-def test_the_report_jobs_scripts_run_without_torch_and_gate_on_a_regression(pytester):
-    faulty_backends.make_suite(pytester.path)
+def test_the_report_jobs_scripts_run_without_torch_and_gate_on_a_regression(suite):
     backends = ["--backend", "eager,faulty_backends:segfault", "-p", "no:xdist"]
-    (pytester.path / "reports" / "shards").mkdir(parents=True)
+    (suite.path / "reports" / "shards").mkdir(parents=True)
     for i in (1, 2):  # the shard jobs' artifacts, as the report job downloads them
         results = f"reports/shards/shard-{i}.json"
-        shard = pytester.runpytest("suites", *backends, "--shard", f"{i}/2", "--results", results)
+        shard = suite.runpytest("suites", *backends, "--shard", f"{i}/2", "--results", results)
         assert shard.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
     env = {
         **os.environ,
-        "PATH": f"{_python_on_path(pytester.path / 'bin')}{os.pathsep}{os.environ['PATH']}",
+        "PATH": f"{_python_on_path(suite.path / 'bin')}{os.pathsep}{os.environ['PATH']}",
         # the report job installs gemmconf without its dependencies, and jinja2
         "PYTHONPATH": str(
-            _without(("torch", "triton", "numpy", "yaml", "pytest"), pytester.path / "no")
+            _without(("torch", "triton", "numpy", "yaml", "pytest"), suite.path / "no")
         ),
     }
 
-    first = run_job_scripts("report", pytester.path, env)  # no baseline yet
+    first = run_job_scripts("report", suite.path, env)  # no baseline yet
     assert [p.returncode for p in first] == [0] * 4, [p.stdout + p.stderr for p in first]
-    merged = json.loads((pytester.path / "reports" / "results.json").read_text())
-    assert merged["counts"]["failed"] == 1  # the segfaulting item, on the CPU: 4 of them ran
-    assert (pytester.path / "reports" / "conformance.html").is_file()
+    merged = json.loads((suite.path / "reports" / "results.json").read_text())
+    assert merged["counts"]["failed"] == 1  # the trigger item, on the segfaulting backend
+    assert (suite.path / "reports" / "conformance.html").is_file()
     assert "no baseline yet" in first[2].stdout
-    kept = pytester.path / "baseline" / "results.json.gz"  # what the default branch would keep
+    kept = suite.path / "baseline" / "results.json.gz"  # what the default branch would keep
     assert json.loads(gzip.decompress(kept.read_bytes()))["records"] == merged["records"]
 
-    assert [p.returncode for p in run_job_scripts("report", pytester.path, env)] == [0] * 4
+    assert [p.returncode for p in run_job_scripts("report", suite.path, env)] == [0] * 4
     for record in merged["records"]:  # the baseline had the item passing: now a regression
         if record["outcome"] == "failed":
             record.update(outcome="passed", kind=None, reason=None)
     kept.write_bytes(gzip.compress(json.dumps(merged).encode()))
-    gated = run_job_scripts("report", pytester.path, env)
+    gated = run_job_scripts("report", suite.path, env)
     assert [p.returncode for p in gated] == [0, 0, 1], [p.stdout + p.stderr for p in gated]
     assert "1 regression(s)" in gated[-1].stdout
