@@ -40,10 +40,25 @@ strictly, and a pass elsewhere is no XPASS::
 
 ``torch`` (a version specifier, ``"<2.13"``, ``"==2.11.*"``) does the same for the torch version
 of the run: a failure torch fixed, or brought, is expected where it was seen.
+
+``kind`` (a failure kind of `gemmconf.kinds`) and ``message`` (a regular expression searched for
+in the failure's reason) narrow what an xfail expects: a failure of another kind, or whose reason
+does not match, fails the item. ``status: either`` (with a ``kind``) is for upstream behaviour that
+comes and goes with timing, expected by rule rather than by id: the item passes, or fails with
+that kind (and message), and both are fine; a pass is a pass (no XPASS) and any other failure
+fails::
+
+    - match: {op: [mm, addmm, bmm, linear, matmul]}
+      hardware: [sm80, sm89, sm90, sm100, sm120]
+      status: either
+      kind: wrong layout
+      message: "strides .* are not row-major"
+      reason: pad_mm returns a slice of its padded result when its compile-time timing pads
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,10 +69,21 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from gemmconf.capability import HARDWARE_CLASSES
+from gemmconf.kinds import KINDS
 from gemmconf.scenario import Node, ScenarioError, ScenarioInstance, implied_markers, load_yaml
 
-STATUSES = ("xfail", "skip")
-ENTRY_FIELDS = ("match", "status", "reason", "issue", "strict", "hardware", "torch")
+STATUSES = ("xfail", "skip", "either")
+ENTRY_FIELDS = (
+    "match",
+    "status",
+    "reason",
+    "issue",
+    "strict",
+    "hardware",
+    "torch",
+    "kind",
+    "message",
+)
 MATCH_FIELDS = ("id", "suite", "scenario", "op", "dtype", "markers", "axes", "not")
 SUFFIXES = (".yaml", ".yml")
 ENTRY_POINT_GROUP = "gemmconf.expectations"
@@ -127,6 +153,20 @@ class Expectation:
     hardware: tuple[str, ...] = ()  # the classes of hardware it applies on; () everywhere
     torch: str | None = None  # the torch versions it applies to (a specifier); None: all
     versions: SpecifierSet | None = field(default=None, compare=False, repr=False)
+    kind: str | None = None  # the failure kind expected (xfail, either); None: any kind
+    message: str | None = None  # a regex the failure's reason must contain; None: any reason
+    message_pattern: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def expects_failure(self) -> bool:
+        """Whether the item may fail as this entry says (an xfail, or an either entry)."""
+        return self.status in ("xfail", "either")
+
+    def expects(self, kind: str | None, reason: str) -> bool:
+        """Whether a failure of this kind, with this reason, is the one the entry expects."""
+        if not self.expects_failure or (self.kind is not None and kind != self.kind):
+            return False
+        return self.message_pattern is None or self.message_pattern.search(reason) is not None
 
     def applies_on(self, hardware: str | None, torch_version: str | None = None) -> bool:
         """Whether the entry holds for an item running on this class of hardware, under this
@@ -141,7 +181,10 @@ class Expectation:
         link = f" ({self.issue})" if self.issue else ""
         where = f"; on {', '.join(self.hardware)}" if self.hardware else ""
         where += f"; torch {self.torch}" if self.torch else ""
-        return f"{self.reason}{link} [{self.source}{where}]"
+        what = f"{self.kind}: " if self.kind else ""
+        if self.status == "either":
+            what = f"passes or fails as {self.kind}: "
+        return f"{what}{self.reason}{link} [{self.source}{where}]"
 
 
 @dataclass(frozen=True)
@@ -284,6 +327,7 @@ def _entry(raw: Any, shown: str, document: Node) -> Expectation:
     shown_pattern = pattern if isinstance(pattern, str) else _flow(pattern)
     hardware = _hardware(raw, shown) if "hardware" in raw else ()
     versions = _torch_versions(raw, shown) if "torch" in raw else None
+    kind, message = _expected_failure(raw, shown, status)
     return Expectation(
         shown_pattern,
         status,
@@ -295,7 +339,56 @@ def _entry(raw: Any, shown: str, document: Node) -> Expectation:
         hardware=hardware,
         torch=None if versions is None else str(raw["torch"]),
         versions=versions,
+        kind=kind,
+        message=None if message is None else message.pattern,
+        message_pattern=message,
     )
+
+
+def _expected_failure(
+    raw: Node, shown: str, status: str
+) -> tuple[str | None, re.Pattern[str] | None]:
+    """An entry's `kind` and `message`: which failure it expects (xfail and either only)."""
+    refused = {"skip": ("kind", "message"), "either": ("strict",)}.get(status, ())
+    for key in refused:
+        if key in raw:
+            why = (
+                "a skipped item does not run"
+                if status == "skip"
+                else "an either entry's pass is a plain pass: there is no XPASS to make strict"
+            )
+            raise ScenarioError(
+                f"{shown}:{raw.key_lines[key]}", key, f"not allowed with status {status}: {why}"
+            )
+    kind = raw.get("kind")
+    if kind is None and status == "either":
+        raise ScenarioError(
+            f"{shown}:{raw.line}",
+            "kind",
+            "status either needs the failure kind that is fine besides a pass, "
+            f"one of: {', '.join(KINDS)}",
+        )
+    if kind is not None and kind not in KINDS:
+        hint = difflib.get_close_matches(str(kind), KINDS, n=1)
+        raise ScenarioError(
+            f"{shown}:{raw.key_lines['kind']}",
+            "kind",
+            f"{kind!r} is not a failure kind; known: {', '.join(KINDS)}"
+            + (f" (did you mean {hint[0]!r}?)" if hint else ""),
+        )
+    if "message" not in raw:
+        return kind, None
+    text = raw["message"]
+    try:
+        if not isinstance(text, str) or not text:
+            raise re.error("expected a non-empty regular expression")
+        return kind, re.compile(text)
+    except re.error as exc:
+        raise ScenarioError(
+            f"{shown}:{raw.key_lines['message']}",
+            "message",
+            f"{text!r} is not a regular expression: {exc}",
+        ) from None
 
 
 def _torch_versions(raw: Node, shown: str) -> SpecifierSet:

@@ -535,19 +535,27 @@ def _lay_out(
         view.copy_(value)
         return view
     if layout in ("padded", "padded_odd"):
-        cols = value.shape[-1]
-        lead = (cols // 16 + 1) * 16 if layout == "padded" else cols + 1
-        buffer = torch.zeros(*value.shape[:-1], lead, dtype=value.dtype, device=device)
-        view = buffer[..., :cols]
-        view.copy_(value)
-        return view
+        return _padded(value, 16 if layout == "padded" else None, device)
     if layout == "expand":
         return value.to(device, copy=True).contiguous().expand(shape)
     if layout.startswith("expand+"):  # a stride-0 batch over a matrix laid out as the rest says
         return _lay_out(value, layout.removeprefix("expand+"), shape, device).expand(shape)
     if layout == "col_padded":  # column-major with a padded leading stride: x.t() of a padded x
-        return _lay_out(value.transpose(-2, -1), "padded", shape, device).transpose(-2, -1)
+        return _padded(value.transpose(-2, -1), 16, device).transpose(-2, -1)
+    if layout == "col_padded64":  # GPT-2's vocabulary padded to a multiple of 64: 50257 -> 50304
+        return _padded(value.transpose(-2, -1), 64, device).transpose(-2, -1)
     raise AssertionError(layout)
+
+
+def _padded(value: torch.Tensor, multiple: int | None, device: str | torch.device) -> torch.Tensor:
+    """`value` in a buffer whose leading stride is the next multiple of `multiple` above the
+    width (None: the width + 1, a stride no vector width divides)."""
+    cols = value.shape[-1]
+    lead = (cols // multiple + 1) * multiple if multiple else cols + 1
+    buffer = torch.zeros(*value.shape[:-1], lead, dtype=value.dtype, device=device)
+    view = buffer[..., :cols]
+    view.copy_(value)
+    return view
 
 
 def _own(value: torch.Tensor, device: str | torch.device) -> torch.Tensor:

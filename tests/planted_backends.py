@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 GEMMS = {
     torch.mm,
@@ -24,6 +25,7 @@ GEMMS = {
     torch._scaled_mm,
     torch._int_mm,
     torch._grouped_mm,
+    torch._scaled_mm_v2,
 }
 
 
@@ -304,6 +306,182 @@ def _k_tail_dropped(func, args, kwargs):
     return func(a[..., :whole], b[..., :whole, :])
 
 
+DECODE_ROWS = 16  # at most this many rows (tokens): the decode path
+SPLIT_K_SLICE = 256
+
+
+def _split_k_decode_tail_dropped(func, args, kwargs):
+    """Decode GEMMs (M <= 16, K >= 512) split over K in 256-wide slices summed in fp32, and the
+    last slice, partial where K % 256 != 0, never launched."""
+    if func is torch.nn.functional.linear:
+        a, weight = args[:2]
+        bias = args[2] if len(args) > 2 else kwargs.get("bias")
+        c, b, beta, alpha = bias, weight.t(), 1, 1
+    elif func in (torch.mm, torch.matmul) and len(args) == 2:
+        (a, b), c, beta, alpha = args, None, 1, 1
+    elif func is torch.addmm:
+        c, a, b = args
+        beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+    else:
+        return NotImplemented
+    if a.dim() != 2 or b.dim() != 2 or not a.is_floating_point():
+        return NotImplemented
+    k = a.shape[1]
+    whole = k - k % SPLIT_K_SLICE
+    if a.shape[0] > DECODE_ROWS or k < 512 or whole == k:
+        return NotImplemented
+    acc = torch.zeros(a.shape[0], b.shape[1], device=a.device)
+    for start in range(0, whole, SPLIT_K_SLICE):
+        acc += (
+            a[:, start : start + SPLIT_K_SLICE].float() @ b[start : start + SPLIT_K_SLICE].float()
+        )
+    if c is not None:
+        acc = alpha * acc + beta * c.float()
+    return acc.to(a.dtype)
+
+
+def _grouped_in_floats(func, args, kwargs, *, out_dtype_read: bool = True):
+    """A grouped GEMM that computes every rank combination per group in fp32, also the fp32
+    results eager rejects: right, unless `out_dtype` is never read (`out_dtype_read=False`):
+    the result then has the operands' dtype whatever `out_dtype` asks for."""
+    if func is not torch._grouped_mm:
+        return NotImplemented
+    a, b = args[:2]
+    offs = kwargs.get("offs")
+    if (
+        kwargs.get("bias") is not None
+        or a.dtype != b.dtype
+        or (offs is None) != (a.dim() == 3 == b.dim())
+    ):
+        return NotImplemented  # eager's own checks
+    out_dtype = kwargs.get("out_dtype") if out_dtype_read else None
+    return _per_group(a, b, offs).to(out_dtype or a.dtype)
+
+
+def _grouped_out_dtype_ignored(func, args, kwargs):
+    return _grouped_in_floats(func, args, kwargs, out_dtype_read=False)
+
+
+def _per_group(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor | None) -> torch.Tensor:
+    """torch._grouped_mm's result in fp32, one GEMM per group (the jagged dim from the ranks)."""
+    if offs is None:
+        return torch.bmm(a.float(), b.float())
+    ends = offs.tolist()
+    starts = [0, *ends[:-1]]
+    if a.dim() == 2 and b.dim() == 3:  # M jagged
+        out = torch.zeros(a.shape[0], b.shape[-1], device=a.device)
+        for g, (s, e) in enumerate(zip(starts, ends, strict=True)):
+            out[s:e] = a[s:e].float() @ b[g].float()
+        return out
+    if a.dim() == 3:  # N jagged
+        out = torch.zeros(a.shape[1], b.shape[-1], device=a.device)
+        for g, (s, e) in enumerate(zip(starts, ends, strict=True)):
+            out[:, s:e] = a[g].float() @ b[:, s:e].float()
+        return out
+    out = torch.zeros(len(ends), a.shape[0], b.shape[-1], device=a.device)  # K jagged
+    for g, (s, e) in enumerate(zip(starts, ends, strict=True)):
+        out[g] = a[:, s:e].float() @ b[s:e].float()
+    return out
+
+
+MX_RECIPE = int(torch.nn.functional.ScalingType.BlockWise1x32)
+SWIZZLED = int(torch.nn.functional.SwizzleType.SWIZZLE_32_4_4)
+
+
+def _mx_in_floats(func, args, kwargs, *, first_format: bool = False):
+    """MX `F.scaled_mm` (aten `_scaled_mm_v2`) dequantized to fp32 and multiplied there: right,
+    unless `first_format`, where b's bytes are decoded in a's element format (e4m3 x e5m2 read
+    as e4m3 x e4m3), as a kernel specialised on one operand's dtype would."""
+    if func is not torch._scaled_mm_v2:
+        return NotImplemented
+    a, b, scale_a, recipe_a, swizzle_a, scale_b, recipe_b, swizzle_b, bias, out_dtype = args[:10]
+    if recipe_a != [MX_RECIPE] or recipe_b != [MX_RECIPE] or a.dim() != 2:
+        return NotImplemented
+    if swizzle_a != [SWIZZLED] or swizzle_b != [SWIZZLED]:
+        return NotImplemented  # eager's own checks
+    from gemmconf.gemm.microscaling import MX_BLOCK, unswizzle
+
+    (m, k), n = a.shape, b.shape[1]
+    blocks = -(-k // MX_BLOCK)
+
+    def dequantized(values: torch.Tensor, scale: torch.Tensor, rows: int) -> torch.Tensor:
+        spread = unswizzle(scale[0], rows, blocks).float().repeat_interleave(MX_BLOCK, 1)
+        return values.float() * spread[:, :k]
+
+    b_values = b.t().view(a.dtype) if first_format and b.dtype != a.dtype else b.t()
+    product = dequantized(a, scale_a, m) @ dequantized(b_values, scale_b, n).t()
+    if bias is not None:
+        product = product + bias.float()
+    return product.to(out_dtype or torch.bfloat16)
+
+
+def _mx_first_format(func, args, kwargs):
+    return _mx_in_floats(func, args, kwargs, first_format=True)
+
+
+class DispatchPlanted:
+    """A backend whose bug lives where a TorchFunctionMode cannot see: the aten calls autograd
+    makes for the backward. It runs the program eagerly under a TorchDispatchMode."""
+
+    def __init__(self, name: str, mode: Callable[[], Any]):
+        self.name = name
+        self.mode = mode
+
+    def availability(self) -> str | None:
+        return None
+
+    def compile(self, fn, example_inputs: Sequence[Any], *, dynamic: bool | None):
+        return _DispatchCompiled(fn, self.mode)
+
+
+class _DispatchCompiled(PlantedCompiled):
+    def __init__(self, fn, mode):
+        super().__init__(fn, _untouched, count_shapes=False)
+        self.mode = mode
+
+    def __call__(self, *args):
+        self.shapes.add(tuple(tuple(a.shape) for a in args if isinstance(a, torch.Tensor)))
+        with self.mode():
+            return self.fn(*args)
+
+
+_ATEN_GEMMS = (torch.ops.aten.mm.default, torch.ops.aten.addmm.default)
+
+
+class _WeightGradFromRowMajorA(TorchDispatchMode):
+    """The weight gradient (dB = A^T @ dOut) reads the saved activation A as if it were stored
+    row-major and contiguous, as it usually is: right for a row-major A, wrong for a transposed,
+    column-major or padded one. The forward and dA are right."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saved: torch.Tensor | None = None  # the forward GEMM's A
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func not in _ATEN_GEMMS:
+            return func(*args, **kwargs)
+        if torch._C._current_autograd_node() is None:  # the forward
+            if self.saved is None:
+                self.saved = args[-2]
+            return func(*args, **kwargs)
+        return func(*(self._as_row_major(t) for t in args), **kwargs)
+
+    def _as_row_major(self, t):
+        a = self.saved
+        if a is None or not isinstance(t, torch.Tensor) or a.dim() != 2:
+            return t
+        if t.untyped_storage().data_ptr() != a.untyped_storage().data_ptr():
+            return t
+        (m, k), offset = a.shape, a.storage_offset()
+        row_major = torch.as_strided(t, (m, k), (k, 1), offset)
+        if (t.shape, t.stride()) == (a.shape, a.stride()):
+            return row_major
+        if (t.shape, t.stride()) == (a.t().shape, a.t().stride()):
+            return row_major.t()
+        return t
+
+
 def _scaled(rewrite):
     """A rewrite of `torch._scaled_mm` calls only."""
 
@@ -562,6 +740,14 @@ activation_dropped = FxPlanted("activation-dropped", _drop_activation)
 activation_before_bias = FxPlanted("activation-before-bias", _activation_before_bias)
 missing_instruction = MissingInstruction()
 k_tail_dropped = PlantedBackend("k-tail-dropped", _k_tail_dropped)
+split_k_decode_tail_dropped = PlantedBackend(
+    "split-k-decode-tail-dropped", _split_k_decode_tail_dropped
+)
+weight_grad_from_row_major_a = DispatchPlanted(
+    "weight-grad-from-row-major-a", _WeightGradFromRowMajorA
+)
+grouped_out_dtype_ignored = PlantedBackend("grouped-out-dtype-ignored", _grouped_out_dtype_ignored)
+mx_first_format = PlantedBackend("mx-first-format", _mx_first_format)
 
 
 class _Unavailable(PlantedBackend):
@@ -578,6 +764,12 @@ grouped_beyond_eager = PlantedBackend("grouped-beyond-eager", _grouped_beyond_ea
 grouped_beyond_eager_wrong = PlantedBackend(
     "grouped-beyond-eager-wrong", functools.partial(_grouped_beyond_eager, wrong=True)
 )
+
+# not a planted bug: grouped GEMMs of every rank computed right in fp32 (must pass)
+grouped_in_floats = PlantedBackend("grouped-in-floats", _grouped_in_floats)
+
+# not a planted bug: MX computed right in fp32 (the twin of mx_first_format, must pass)
+mx_in_floats = PlantedBackend("mx-in-floats", _mx_in_floats)
 
 # not a planted bug: a backend that reports itself unavailable (--backend must refuse it)
 unavailable = _Unavailable("unavailable", _untouched)
@@ -613,6 +805,10 @@ ALL = {
     "activation_before_bias": activation_before_bias,
     "missing_instruction": missing_instruction,
     "k_tail_dropped": k_tail_dropped,
+    "split_k_decode_tail_dropped": split_k_decode_tail_dropped,
+    "weight_grad_from_row_major_a": weight_grad_from_row_major_a,
+    "grouped_out_dtype_ignored": grouped_out_dtype_ignored,
+    "mx_first_format": mx_first_format,
 }
 
 

@@ -27,6 +27,8 @@ def instance(tmp_path, body: str):
         ("offset", lambda t: t.storage_offset() == 1 and t.stride() == (16, 1)),
         ("padded", lambda t: t.stride() == (32, 1)),
         ("padded_odd", lambda t: t.stride() == (17, 1)),
+        ("col_padded", lambda t: t.stride() == (1, 48)),
+        ("col_padded64", lambda t: t.stride() == (1, 64)),  # GPT-2's 50257 -> 50304, below
     ],
 )
 def test_layouts(tmp_path, layout, check):
@@ -47,6 +49,14 @@ def test_layouts(tmp_path, layout, check):
     exact = reference(*(t.double() for t in built.reference))  # upcast as chunked.py does
     assert expected.shape == (33, 8)
     assert (expected.double() - exact).abs().max() < 0.05
+
+
+def test_col_padded64_pads_gpt2s_vocabulary_as_the_seeds_do():
+    """test_max_autotune.py's rand_strided((50257, 2048), (1, 50304)): the leading stride is the
+    next multiple of 64 above the width (col_padded's next multiple of 16 gave 50272)."""
+    logical = torch.zeros(50257, 4, dtype=torch.int8)
+    assert inputs._lay_out(logical, "col_padded64", [50257, 4], "cpu").stride() == (1, 50304)
+    assert inputs._lay_out(logical, "col_padded", [50257, 4], "cpu").stride() == (1, 50272)
 
 
 def test_expand_and_alias(tmp_path):

@@ -35,14 +35,16 @@ def instances(path: str) -> tuple[ScenarioInstance, ...]:
     return tuple(load_suite(SUITES / path))
 
 
-def runnable(path: str, target: str | None = None) -> list[ScenarioInstance]:
+def runnable(
+    path: str, target: str | None = None, *, with_eager_fails: bool = False
+) -> list[ScenarioInstance]:
     """The instances of a suite file that run on this machine (as the plugin would decide) and
-    that eager is not expected to fail."""
+    that eager is not expected to fail (unless `with_eager_fails`)."""
     return [
         i
         for i in instances(path)
         if capability.unmet(i.requires, HERE, target_arch=target) is None
-        if not any(e.match(expectations.Facts.of(i)) for e in EAGER_FAILS)
+        if with_eager_fails or not any(e.match(expectations.Facts.of(i)) for e in EAGER_FAILS)
     ]
 
 
@@ -58,6 +60,8 @@ class Case:
     kind: str  # the failure kind of every failing item
     select: Callable[[str], bool] = lambda i: True  # which instances of the files to run
     target: str | None = None
+    # the backend computes the op itself, not through eager: items eager fails here run too
+    own_kernels: bool = False
 
 
 FIRST = ("dense/first.yaml",)
@@ -264,6 +268,63 @@ CAUGHT = {
         ),
         "wrong values",
     ),
+    # The four families issue 40 found guarded by one item or one shape. Before their new
+    # scenarios (decode_k_tail, layouts_shapes, out_dtype_fp32, mx_mixed_pair_shapes), each bug
+    # failed, over the whole CPU suite: 8 items, all in integrity/k_tails (M = 16) and none at
+    # M = 1; 4 (backward/layouts, one fp32 shape); 1 (grouped/rejected[out_dtype_fp32]); 2
+    # (fscaled/mx_mixed_pair, one shape).
+    "split_k_decode_tail_dropped": Case(
+        ("dense/broadcast_decode.yaml", "integrity/k_tails.yaml"),
+        frozenset(
+            {
+                "broadcast_decode/decode_k_tail[mm-bf16-1x64x1000]",
+                "broadcast_decode/decode_k_tail[linear-fp16-16x48x2052]",
+                "broadcast_decode/decode_k_tail[addmm-fp32-1x32x4100]",
+            }
+        ),
+        lambda i: "/decode_k_tail[" in i or any(f"x{k}]" in i for k in (1023, 1025, 4095, 4097)),
+        "wrong values",
+        select=lambda i: "/decode" in i or "/split_k[" in i,
+    ),
+    "weight_grad_from_row_major_a": Case(
+        ("backward/backward.yaml",),
+        frozenset(
+            {
+                "backward/layouts_shapes[mm-tn-bf16-33x17x65]",
+                "backward/layouts_shapes[linear_bias-col-fp32-64x48x24]",
+                "backward/layouts_shapes[mm-col-bf16-64x48x24]",
+            }
+        ),
+        lambda i: "/layouts" in i and ("-tn" in i or "-col" in i),
+        "wrong values",
+        select=lambda i: "/layouts" in i or "/ops[mm-" in i or "/ops[linear_bias-" in i,
+    ),
+    "grouped_out_dtype_ignored": Case(
+        ("grouped/grouped_mm.yaml",),
+        frozenset(
+            {
+                "grouped/out_dtype_fp32[m_jagged]",
+                "grouped/out_dtype_fp32[n_jagged]",
+                "grouped/out_dtype_fp32[k_jagged]",
+            }
+        ),
+        lambda i: "out_dtype_fp32" in i,
+        "wrong layout",
+    ),
+    "mx_first_format": Case(
+        ("blockscaled/scaled_mm_v2.yaml",),
+        frozenset(
+            {
+                "fscaled/mx_mixed_pair_shapes[e4m3_e5m2-65x96x112]",
+                "fscaled/mx_mixed_pair_shapes[e5m2_e4m3-17x48x80_fp32]",
+                "fscaled/mx_mixed_pair_shapes[e4m3_e5m2-33x32x96_bias]",
+            }
+        ),
+        lambda i: "/mx_mixed_pair" in i,
+        "wrong values",
+        select=lambda i: "/mx" in i,
+        own_kernels=True,
+    ),
     "missing_instruction": Case(
         ("tma/codecheck.yaml",),
         frozenset(
@@ -281,7 +342,7 @@ def outcomes(name: str, case: Case, seed: int = 0) -> dict[str, object]:
     backend = planted_backends.ALL[name]
     found = {}
     for path in case.files:
-        for instance in runnable(path, case.target):
+        for instance in runnable(path, case.target, with_eager_fails=case.own_kernels):
             if case.select(instance.id):
                 found[instance.id] = run_item(
                     instance, backend, seed=seed, device=device_of(instance), target=case.target
@@ -324,6 +385,49 @@ def test_planted_bug_is_caught(name):
     assert not unexpected, f"{name} failed items its bug cannot explain: {sorted(unexpected)}"
     kinds = {i: o.kind for i, o in failed.items() if o.kind != case.kind}
     assert not kinds, f"{name}: failures of another kind than {case.kind!r}: {kinds}"
+
+
+# each family of issue 40, the scenarios that guard it in its own folder, and the dim that must
+# take both values among the failures (decode: one token and sixteen)
+FAMILIES = {
+    "split_k_decode_tail_dropped": ("broadcast_decode/decode_k_tail[", "M", {1, 16}),
+    "weight_grad_from_row_major_a": ("backward/layouts", "K", {24, 56, 65}),
+    "grouped_out_dtype_ignored": ("grouped/out_dtype_fp32[", "B", {2, 3}),
+    "mx_first_format": ("fscaled/mx_mixed_pair", "K", {80, 96, 112, 128}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_each_family_is_guarded_by_three_items_of_its_own(name):
+    """A bug of the family fails at least three items of the family's own scenarios, over
+    more than one shape: it is no longer caught by one item, or only in another folder."""
+    prefix, dim, sizes = FAMILIES[name]
+    case = CAUGHT[name]
+    results = outcomes(name, case)
+    ours = {i: o for i, o in results.items() if i.startswith(prefix) and not o.passed}
+    assert len(ours) >= 3, f"{name}: {sorted(ours)}"
+    by_id = {i.id: i for path in case.files for i in instances(path)}
+    assert {by_id[i].dims(0)[dim] for i in ours} == sizes, sorted(ours)
+
+
+@pytest.mark.parametrize(
+    "backend,name",
+    [("grouped_in_floats", "grouped_out_dtype_ignored"), ("mx_in_floats", "mx_first_format")],
+)
+def test_the_right_twins_of_the_family_bugs_pass(backend, name):
+    """The same kernels without the bug pass every item their buggy twins run: the new items
+    accept a right result (an fp32 grouped result where eager rejects one, MX in fp32)."""
+    case = CAUGHT[name]
+    twin = getattr(planted_backends, backend)
+    failed = {
+        i.id: render(o).reason
+        for path in case.files
+        for i in runnable(path, with_eager_fails=case.own_kernels)
+        if case.select(i.id)
+        for o in [run_item(i, twin, seed=0, device=device_of(i), target=None)]
+        if not o.passed
+    }
+    assert failed == {}
 
 
 @SCRATCH_REUSE_ESCAPES

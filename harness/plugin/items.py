@@ -205,6 +205,11 @@ class ConformanceFailure(Exception):
     """The backend got an item wrong; the message is the whole diagnosis."""
 
 
+class UnexpectedFailure(Exception):
+    """The backend got an item wrong in another way than its expectation entry expects (another
+    failure kind, or a reason its `message` does not match): a failure, not an expected one."""
+
+
 class HarnessError(Exception):
     """gemmconf itself failed on the item (its reference, inputs, worker, or a wrong scenario):
     the item is an error, never the backend's failure (and never an expected failure)."""
@@ -230,7 +235,7 @@ class ScenarioItem(pytest.Item):
         expected = self.expected
         if expected is not None and expected.status == "skip":
             self.add_marker(pytest.mark.skip(reason=self.expected_skip_reason()))
-        elif expected is not None:
+        elif expected is not None and expected.status == "xfail":
             self.add_marker(
                 pytest.mark.xfail(
                     reason=expected.text(), strict=expected.strict, raises=ConformanceFailure
@@ -244,6 +249,7 @@ class ScenarioItem(pytest.Item):
             f"{known.text()}. A backend that leaves this op to aten inherits that."
         )
         self.outcome: ItemOutcome | None = None  # what the run found (runtest)
+        self.as_expected = False  # the run failed as its expectation entry expects (runtest)
         self.skip_reason: str | None = None  # why setup skipped it
         self.setup_failure: tuple[str, str] | None = None  # (kind, reason) setup failed with
         dims = instance.dims(0)
@@ -311,11 +317,20 @@ class ScenarioItem(pytest.Item):
         self.outcome = outcome
         if outcome.passed:
             return
-        text = render(outcome, repro=self.repro_command()).text
+        message = render(outcome, repro=self.repro_command())
+        text = message.text
         if outcome.harness_error:
             raise HarnessError(text)
         if self.eager_note:
             text += f"\n\n{self.eager_note}"
+        expected = self.expected
+        if expected is None or not expected.expects_failure:
+            raise ConformanceFailure(text)
+        self.as_expected = expected.expects(outcome.kind, message.reason)
+        if not self.as_expected:  # not what the entry expects: pytest's xfail must not take it
+            raise UnexpectedFailure(f"{text}\n\nNot the failure expected: {expected.text()}")
+        if expected.status == "either":
+            pytest.xfail(f"{expected.text()}\n\n{text}")
         raise ConformanceFailure(text)
 
     def repro_command(self) -> str:
@@ -341,7 +356,7 @@ class ScenarioItem(pytest.Item):
         )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
-        if isinstance(excinfo.value, ConformanceFailure | HarnessError):
+        if isinstance(excinfo.value, ConformanceFailure | UnexpectedFailure | HarnessError):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
@@ -382,7 +397,7 @@ class ScenarioItem(pytest.Item):
                     return Decision("xpassed", run=outcome, reason=reason, xpass=xpass)
                 return Decision("passed", run=outcome)
             inherited = self.eager_note is not None
-            if xfail:  # the record says which entry expected it, as an xpass's reason does
+            if self.as_expected:  # the record says which entry expected it, as an xpass's does
                 assert self.expected is not None
                 notes = (f"Expected to fail: {self.expected.text()}", self.eager_note)
                 note = "\n\n".join(n for n in notes if n)

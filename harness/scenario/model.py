@@ -21,6 +21,7 @@ LAYOUTS = (
     "t",
     "col",
     "col_padded",
+    "col_padded64",
     "offset",
     "padded",
     "padded_odd",
