@@ -386,6 +386,11 @@ def _backends() -> int:
             return f"cannot load: {exc}"
 
     for info in known_backends():
+        if info.name == "dynamo":  # a torch.compile backend by its registered name
+            from gemmconf.backends.dynamo import registered_backends
+
+            print(f"{'dynamo:NAME':<26} {info.origin:<28} NAME: {', '.join(registered_backends())}")
+            continue
         print(f"{info.name:<26} {info.origin:<28} {availability(info.name)}")
         if info.name == "inductor-max-autotune":
             for variant in _INDUCTOR_VARIANTS:
@@ -393,7 +398,8 @@ def _backends() -> int:
                 print(f"  {spec:<32} {'':<20} {availability(spec)}")
     print(
         "\nAlso: reference:autotune[,persistent=auto|always|never][,cudagraphs][,ws], "
-        "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr"
+        "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], dynamo:NAME[,mode=...][,key=value], "
+        "or package.module:attr"
     )
     return 0
 
