@@ -282,7 +282,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     records = results.writer.records
     from gemmconf.report.summary import render_terminal_summary
 
-    for line in render_terminal_summary(records, config.stash[facts.MACHINE].capability):
+    selection = config.stash[facts.SELECTION]
+    for line in render_terminal_summary(
+        records,
+        config.stash[facts.MACHINE].capability,
+        specs=selection.specs,
+        seed=selection.seed,
+    ):
         terminalreporter.write_line(line)
     for line in leak_warnings(records) + eager_warnings(records):
         terminalreporter.write_line(line, yellow=True)

@@ -177,6 +177,7 @@ _FEATURES = (
     "gemmconf.plugin.items",
     "gemmconf.plugin.recording",
     "gemmconf.plugin.page",
+    "gemmconf.plugin.terse",
 )
 
 
