@@ -314,6 +314,7 @@ class ScenarioItem(pytest.Item):
         text = render(outcome, repro=self.repro_command()).text
         if outcome.harness_error:
             raise HarnessError(text)
+        text += f"\n{self.standalone_line()}"
         if self.eager_note:
             text += f"\n\n{self.eager_note}"
         raise ConformanceFailure(text)
@@ -339,6 +340,16 @@ class ScenarioItem(pytest.Item):
             explicit_suites=selection.suites_named and suites != installed,
             cwd=self.config.invocation_params.dir,
         )
+
+    def standalone_line(self) -> str:
+        """How to write this item's standalone repro (gemmconf.repro)."""
+        command = ids.standalone_command(
+            self.instance.id,
+            self.config.stash[facts.SELECTION].specs[self.label],
+            seed=self.config.stash[facts.SELECTION].seed,
+            target_arch=self.config.stash[facts.MACHINE].target_arch,
+        )
+        return f"Standalone repro (a Python file that needs torch alone): {command}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         if isinstance(excinfo.value, ConformanceFailure | HarnessError):
@@ -387,7 +398,8 @@ class ScenarioItem(pytest.Item):
                 notes = (f"Expected to fail: {self.expected.text()}", self.eager_note)
                 note = "\n\n".join(n for n in notes if n)
                 return Decision("xfailed", run=outcome, note=note, eager_fails=inherited)
-            return Decision("failed", run=outcome, note=self.eager_note, eager_fails=inherited)
+            note = "\n\n".join(n for n in (self.standalone_line(), self.eager_note) if n)
+            return Decision("failed", run=outcome, note=note, eager_fails=inherited)
         if report.failed:  # teardown
             return _harness_decision("tearing the item down", call)
         return None
