@@ -130,6 +130,7 @@ def pytest_collection(session: pytest.Session) -> None:
     if not _touches_suites(session.config):
         return
     session.config.stash[facts.SELECTION].resolve_backends()
+    _check_pasted_ids(session.config)
     session.config.stash[facts.EXECUTION].prestart(session)  # its torch import overlaps loading
     _load_expectations(session.config)
 
@@ -141,6 +142,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     distributed = session.config.pluginmanager.has_plugin("dsession")
     if distributed and _touches_suites(session.config):
         session.config.stash[facts.SELECTION].resolve_backends()
+        _check_pasted_ids(session.config)
         _load_expectations(session.config)
 
 
@@ -149,6 +151,46 @@ def _load_expectations(config: pytest.Config) -> None:
         config.stash[COLLECTION].load_expectations()
     except ScenarioError as exc:
         raise pytest.UsageError(f"invalid suite or expectations file: {exc}") from None
+
+
+def _check_pasted_ids(config: pytest.Config) -> None:
+    """A node id names its backend (`mm[fp32-...@my-gemm]`): pasted into a run that does not
+    test that backend it would match no item, and pytest would say only "not found". A usage
+    error naming the id's backend, the run's, and the --backend to add."""
+    selection = config.stash[facts.SELECTION]
+    for arg in config.args:
+        name = arg.partition("::")[2]
+        if "@" not in name or not name.endswith("]"):
+            continue
+        label = name[name.rindex("@") + 1 : -1]
+        if label in selection.backends:
+            continue
+        known = _spec_from_results(config, label)
+        hint = (
+            f"add --backend {known}"
+            if known
+            else f"add --backend {label} (for a backend given as an import path, the path that "
+            "names it: a backend runs under its own name, so --backend my_gemm:MyGemm runs as "
+            "its `name`)"
+        )
+        default = "" if options.get(config, "backend") else " (the default: no --backend given)"
+        raise pytest.UsageError(
+            f"{arg}: the node id is of backend {label!r}, and this run tests "
+            f"{', '.join(selection.backends)}{default}: {hint}"
+        )
+
+
+def _spec_from_results(config: pytest.Config, label: str) -> str | None:
+    """The --backend text that ran `label` in the last results file, where it says."""
+    import json
+
+    path = config.invocation_params.dir / options.get(config, "results")
+    try:
+        specs = json.loads(path.read_text()).get("backend_specs") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    spec = specs.get(label) if isinstance(specs, dict) else None
+    return str(spec) if spec else None
 
 
 def _touches_suites(config: pytest.Config) -> bool:
