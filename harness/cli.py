@@ -81,6 +81,29 @@ def _parse_and_run(argv: list[str]) -> int:
         "--run", action="store_true", help="also run it on the backend here and print the verdict"
     )
 
+    repro = commands.add_parser(
+        "repro",
+        help="write one item as a standalone Python file that needs torch alone (the program, "
+        "its inputs, the backend's call, the comparison): ready for an upstream issue",
+        description="Write a standalone repro of one item on one backend: a Python file with "
+        "the program under test, how its inputs are drawn (as gemmconf draws them for --seed), "
+        "the backend's call (dynamo:NAME as torch.compile(fn, backend=NAME); an import path as "
+        "an import of that object) and the comparison against eager and fp64 with the item's "
+        "tolerance. It exits 1 when the backend fails the item, 0 when it passes.",
+    )
+    repro.add_argument("id", help="instance id, e.g. 'first/mm[bf16-127x65x33-nt]'")
+    repro.add_argument("--backend", default="reference", help="as pytest's --backend (one)")
+    repro.add_argument("--seed", type=int, default=0, help="the run seed (default: 0)")
+    repro.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="where to write it (default: repro_<item>_<backend>.py here; '-' for stdout)",
+    )
+    repro.add_argument("--suites", default=None, help=SUITES_HELP)
+    repro.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
+
     bench = commands.add_parser(
         "bench",
         help="time backends against cuBLAS: runs the suite's bench/ files with --benchmark "
@@ -129,6 +152,8 @@ def _command(args: argparse.Namespace) -> int:
         return _backends()
     if args.command == "list":
         return _list(args.suites, args.pattern, args.max_items, args.markers)
+    if args.command == "repro":
+        return _repro(args)
     return _explain(args)
 
 
@@ -386,6 +411,11 @@ def _backends() -> int:
             return f"cannot load: {exc}"
 
     for info in known_backends():
+        if info.name == "dynamo":  # a torch.compile backend by its registered name
+            from gemmconf.backends.dynamo import registered_backends
+
+            print(f"{'dynamo:NAME':<26} {info.origin:<28} NAME: {', '.join(registered_backends())}")
+            continue
         print(f"{info.name:<26} {info.origin:<28} {availability(info.name)}")
         if info.name == "inductor-max-autotune":
             for variant in _INDUCTOR_VARIANTS:
@@ -393,7 +423,8 @@ def _backends() -> int:
                 print(f"  {spec:<32} {'':<20} {availability(spec)}")
     print(
         "\nAlso: reference:autotune[,persistent=auto|always|never][,cudagraphs][,ws], "
-        "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], or package.module:attr"
+        "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], dynamo:NAME[,mode=...][,key=value], "
+        "or package.module:attr"
     )
     return 0
 
@@ -452,6 +483,7 @@ def _marker_expression(text: str | None) -> Any:
 def _explain(args: argparse.Namespace) -> int:
     from gemmconf import inputs
     from gemmconf.checks import compile_budget
+    from gemmconf.ids import standalone_command
     from gemmconf.scenario import implied_markers
 
     match = next((i for i in _instances(args.suites, args.max_items) if i.id == args.id), None)
@@ -502,8 +534,52 @@ def _explain(args: argparse.Namespace) -> int:
         print(f"gemmconf explain: --backend: {exc}", file=sys.stderr)
         return 2
     print(f"  run: {_run_command(i, args, record_name(args.backend, backend))}")
+    print(f"  standalone repro: {standalone_command(i.id, args.backend, seed=args.seed)}")
     if args.run:
         return _run_one(i, args, backend)
+    return 0
+
+
+def _repro(args: argparse.Namespace) -> int:
+    """`gemmconf repro ID --backend X`: the item's standalone repro file (gemmconf.repro)."""
+    import re
+    from importlib import metadata
+
+    from gemmconf import capability
+    from gemmconf.backends import UnknownBackendError
+    from gemmconf.repro import ReproUnsupported, repro_source
+
+    instance = next((i for i in _instances(args.suites, args.max_items) if i.id == args.id), None)
+    if instance is None:
+        print(
+            f"gemmconf repro: no instance {args.id!r} (try `gemmconf list '*pattern*'`)",
+            file=sys.stderr,
+        )
+        return 2
+    if str(Path.cwd()) not in sys.path:  # as under `gemmconf run`: my_gemm:MyGemm from here
+        sys.path.insert(0, str(Path.cwd()))
+    device = capability.item_device(instance.requires, capability.detect().device)
+    try:
+        version = metadata.version("gemmconf")
+    except metadata.PackageNotFoundError:
+        version = ""
+    try:
+        source = repro_source(
+            instance, args.backend, seed=args.seed, device=device, gemmconf_version=version
+        )
+    except UnknownBackendError as exc:
+        print(f"gemmconf repro: --backend: {exc}", file=sys.stderr)
+        return 2
+    except ReproUnsupported as exc:
+        print(f"gemmconf repro: {exc}", file=sys.stderr)
+        return 2
+    if args.output == "-":
+        sys.stdout.write(source)
+        return 0
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", f"{args.id}_{args.backend}").strip("_")
+    out = Path(args.output or f"repro_{slug}.py")
+    out.write_text(source)
+    print(f"gemmconf: wrote {out} ({len(source.splitlines())} lines); run it: python {out}")
     return 0
 
 

@@ -43,3 +43,23 @@ def reproduce_command(
         return shlex.join(["python", "-m", "pytest", node, *options])
     extra = ["--suites", str(suites)] if explicit_suites else []
     return shlex.join(["gemmconf", "run", f"{file.relative_to(suites)}::{name}", *options, *extra])
+
+
+def standalone_command(
+    instance_id: str,
+    spec: str,
+    *,
+    seed: int | None = 0,
+    target_arch: str | None = None,
+    out: str | None = None,
+) -> str:
+    """`gemmconf repro ID --backend SPEC`: the command that writes an item's standalone repro
+    (gemmconf.repro), a Python file that needs torch alone."""
+    words = ["gemmconf", "repro", instance_id, "--backend", spec]
+    if seed:
+        words += ["--seed", str(seed)]
+    if target_arch:
+        words += ["--target-arch", target_arch]
+    if out:
+        words += ["-o", out]
+    return shlex.join(words)

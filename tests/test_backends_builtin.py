@@ -277,7 +277,7 @@ def test_kernel_sources_are_split_by_kind() -> None:
         "k1 = async_compile.cpp_pybinding(['float*'], r'''\nextern \"C\" void kernel() {}\n''')\n"
         "def call(args):\n    pass\n"
     )
-    artifacts = inductor_module._artifacts_of([module, module])
+    artifacts = inductor_module.artifacts_of([module, module])
     assert set(artifacts) == {"python", "triton", "cpp"}
     assert artifacts["python"].count("def call(") == 2
     assert artifacts["triton"].count("@triton.jit\ndef triton_poi_fused_relu_0(") == 2

@@ -66,6 +66,7 @@ def test_crashes_cost_one_item_each_and_the_run_goes_on(suite):
         "suites",
         "--backend",
         "faulty_backends:segfault,faulty_backends:aborts,faulty_backends:exits",
+        "--tb=short",  # pytest's per-failure sections: the crash's captured stderr
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     doc = document(suite)
@@ -153,7 +154,7 @@ def test_isolated_by_default_no_isolate_in_process_suite_bugs_errors_either_way(
     args = ["suites", "--backend", "faulty_backends:logs_only,faulty_backends:broken_protocol"]
     for mode in ([], ["--no-isolate"]):
         (suite.path / "calls.log").unlink(missing_ok=True)
-        result = suite.runpytest(*args, *mode)
+        result = suite.runpytest(*args, *mode, "--tb=short")
         assert result.ret == pytest.ExitCode.TESTS_FAILED
         doc = document(suite)
         assert doc["isolated"] is (not mode)

@@ -111,6 +111,7 @@ def test_planted_bugs_fail_the_right_items(suite):
         "suites",
         "--backend",
         "planted_backends:bias_broadcast_dropped,planted_backends:recompiles_every_shape",
+        "--tb=short",  # pytest's per-failure sections: each failure's details
     )
     document = records(suite)
     found = outcomes(document)
@@ -454,7 +455,9 @@ def test_a_failure_eager_is_expected_to_share_says_so(suite):
         "backend: eager\nexpectations:\n"
         '  - {match: "tiny/addmm[bias_N]", reason: "this CPU eager drops the bias"}\n'
     )
-    result = suite.runpytest("suites", "--backend", "planted_backends:bias_broadcast_dropped")
+    result = suite.runpytest(
+        "suites", "--backend", "planted_backends:bias_broadcast_dropped", "--tb=short"
+    )
     document = records(suite)
     failed = {r["id"]: r for r in document["records"] if r["outcome"] == "failed"}
     assert set(failed) == {"tiny/addmm[bias_N]"}

@@ -2,7 +2,8 @@
 
 A NAME given to ``--backend`` is, in this order:
 
-1. a built-in, optionally with an option after a colon (``inductor-max-autotune:TRITON``);
+1. a built-in, optionally with an option after a colon (``inductor-max-autotune:TRITON``), among
+   them ``dynamo:NAME`` for any torch.compile backend registered by that name;
 2. a name registered by an installed package under the entry-point group ``gemmconf.backends``
    (the entry point loads a Backend or a factory; an option after a colon is passed to it);
 3. an import path ``package.module:attr`` naming a Backend or a zero-argument factory.
@@ -30,6 +31,7 @@ __all__ = [
     "known_backends",
     "record_name",
     "resolve",
+    "split_specs",
 ]
 
 ENTRY_POINT_GROUP = "gemmconf.backends"
@@ -40,6 +42,8 @@ BUILTINS: dict[str, tuple[str, bool]] = {
     "eager": ("gemmconf.backends.eager:EagerBackend", False),
     "inductor": ("gemmconf.backends.inductor:make_inductor", False),
     "inductor-max-autotune": ("gemmconf.backends.inductor:make_inductor_max_autotune", True),
+    # any torch.compile backend by its registered name: dynamo:aot_eager, dynamo:onnxrt, ...
+    "dynamo": ("gemmconf.backends.dynamo:make_dynamo", True),
 }
 
 
@@ -64,6 +68,22 @@ def known_backends() -> list[BackendInfo]:
 
 def _entry_points() -> list[metadata.EntryPoint]:
     return list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def split_specs(text: str) -> list[str]:
+    """`--backend`'s comma-separated list, where a backend's own option may hold commas
+    (`inductor-max-autotune:ATEN,TRITON`, `reference:autotune,persistent=never`,
+    `dynamo:inductor,mode=max-autotune`): a piece after a spec with an option continues it,
+    unless it names a backend itself (a built-in, an entry point, an import path)."""
+    names = {info.name for info in known_backends()}
+    specs: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        starts = not piece or ":" in piece or piece in names
+        if specs and ":" in specs[-1] and not starts:
+            specs[-1] += f",{piece}"
+        else:
+            specs.append(piece)
+    return specs
 
 
 def resolve(spec: str) -> Backend:
@@ -171,5 +191,6 @@ def _unknown_message(spec: str, what: str) -> str:
         f"{what}. Known backends: {known}; or an import path 'package.module:attr' naming a "
         f"Backend or a factory. Built-ins with options: reference:autotune (and persistent=, "
         f"cudagraphs, ws), inductor-max-autotune:TRITON, "
-        f":CUTLASS, :ATEN or a comma list."
+        f":CUTLASS, :ATEN or a comma list, dynamo:NAME for a torch.compile backend registered "
+        f"by NAME (dynamo:aot_eager)."
     )

@@ -1,4 +1,27 @@
-"""What every backend adapter built on torch.compile needs, in one place.
+"""What every backend adapter built on torch.compile needs, in one place, and the adapter itself
+for any torch.compile backend: the documented toolkit for outside packages (with
+`gemmconf.backends.base` and `.cache`; README, "Three ways to plug a backend in").
+
+The adapter:
+
+- `DynamoBackend(compiler, *, name=, mode=, options=, fullgraph=)`: a torch.compile backend as a
+  gemmconf Backend. `compiler` is a name dynamo knows (`torch._dynamo.list_backends()`; a package
+  registers one with `torch._dynamo.register_backend` or under the entry-point group
+  `torch_dynamo_backends`) or a compiler function `(gm, example_inputs) -> callable`. Each item
+  compiles `torch.compile(fn, backend=compiler, mode=mode, options=options, dynamic=dynamic)`
+  with everything below applied. `--backend dynamo:NAME[,key=value...]` is this, built in
+  (`make_dynamo`): `dynamo:aot_eager`, `dynamo:inductor,mode=max-autotune-no-cudagraphs`.
+- `dynamo_backend(compiler_fn, name=...)`: the same, for a compiler function of one's own.
+
+What `dynamic` means (`Backend.compile(fn, example_inputs, *, dynamic)`) is torch.compile's
+`dynamic=`, set by the scenario's compile mode: `False` for `static` (specialize on every shape:
+each distinct shape set may compile once), `True` for `dynamic` (symbolic shapes from the first
+compile: one compile serves every shape set), `None` for `mark_dynamic` (torch's default: the dims
+the scenario names are marked with `torch._dynamo.mark_dynamic` on the example inputs, the rest
+are static). A backend that is not torch.compile-based may read it as a hint or ignore it; the
+recompile budget (`compiles()`) is what is checked.
+
+The pieces, for adapters that call torch.compile themselves:
 
 - `isolated_entry(fn)`: dynamo caches compiled code on the code object and keeps its automatic-
   dynamic state by (file, line, name); compiling a copy with a fresh code object and name keeps
@@ -14,6 +37,10 @@
   backend calling torch.compile itself). Dynamo processed a frame, captured no graph, and the
   backend counts no compile: dynamo ran the program eagerly. A backend that never enters dynamo
   (an aten-override library) leaves the counters alone and is never so judged.
+- `DynamoCompiled(fn, compiler, *, dynamic)`: all of the above around one torch.compile of a
+  compiler object that counts its own `invocations` (the reference and CUTLASS backends').
+- `collecting_output_code(sink)` and `artifacts_of(modules)`: inductor's output modules while it
+  compiles, and the kernel sources in them by artifact kind (the inductor adapters' artifacts).
 - `skip_guard_latency_profile()`: dynamo's per-compile guard timing, which the harness never
   reads, left out (a fifth of a small item's compile on a CPU machine).
 """
@@ -25,8 +52,24 @@ import itertools
 import re
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
+
+__all__ = [
+    "RECOMPILE_LIMIT",
+    "DynamoBackend",
+    "DynamoCompiled",
+    "FrameWatch",
+    "GraphBreaks",
+    "TorchCompiled",
+    "artifacts_of",
+    "collecting_output_code",
+    "dynamo_backend",
+    "isolated_entry",
+    "make_dynamo",
+    "recompile_limit_patches",
+    "registered_backends",
+]
 
 RECOMPILE_LIMIT = 64
 
@@ -199,3 +242,282 @@ class DynamoCompiled:
     def uncaptured(self, *, broke: bool = False) -> str | None:
         """Why the backend never received the program, or None (`GraphBreaks.uncaptured`)."""
         return self._breaks.uncaptured(self.compiles(), broke=broke)
+
+
+# How inductor's output module embeds kernel sources (torch 2.11-2.13):
+#   async_compile.triton('triton_poi_fused_relu_0', '''<source>''', device_str='cuda')
+#   async_compile.cpp_pybinding(['float*'], r'''<source>''')
+#   async_compile.cuda(r'''<source>''', 'so')
+_KERNEL_SOURCE = re.compile(
+    r"async_compile\.(?P<kind>\w+)\([^\n]*?'''(?P<source>.*?)'''", re.DOTALL
+)
+# async_compile method -> artifact kind.
+_KERNEL_ARTIFACT = {
+    "triton": "triton",
+    "cpp": "cpp",
+    "cpp_pybinding": "cpp",
+    "cuda": "cuda",
+    "cutlass": "cuda",
+    "rocm": "rocm",
+    "cutedsl": "cutedsl",
+}
+
+
+@contextlib.contextmanager
+def collecting_output_code(sink: list[str]) -> Iterator[None]:
+    """Append each output module inductor writes meanwhile to `sink`, chaining any other hook."""
+    try:
+        from torch._inductor.graph import GraphLowering
+    except ImportError:
+        yield
+        return
+    if "save_output_code" not in vars(GraphLowering):
+        yield
+        return
+    saved = vars(GraphLowering)["save_output_code"]
+    previous = GraphLowering.save_output_code
+
+    def save_output_code(code: str) -> None:
+        sink.append(code)
+        if previous is not None:
+            previous(code)
+
+    GraphLowering.save_output_code = staticmethod(save_output_code)
+    try:
+        yield
+    finally:
+        GraphLowering.save_output_code = saved
+
+
+def artifacts_of(modules: Sequence[str]) -> dict[str, str]:
+    if not modules:
+        return {}
+    python = "\n".join(
+        f"# gemmconf: inductor output module {i} of {len(modules)}\n{code}"
+        for i, code in enumerate(modules, start=1)
+    )
+    kernels: dict[str, list[str]] = {}
+    for match in _KERNEL_SOURCE.finditer(python):
+        kind = _KERNEL_ARTIFACT.get(match["kind"])
+        if kind is not None:
+            kernels.setdefault(kind, []).append(match["source"].strip("\n"))
+    return {"python": python, **{kind: "\n\n".join(srcs) for kind, srcs in kernels.items()}}
+
+
+# torch.compile's own keyword arguments a `dynamo:NAME,key=value` option may set; every other key
+# goes to the backend in `options=`
+COMPILE_KEYWORDS = ("mode", "fullgraph")
+
+
+def registered_backends() -> list[str]:
+    """Every name torch.compile takes as `backend=` here, debug and experimental ones included
+    (`aot_eager`): built in, registered with `torch._dynamo.register_backend`, or installed under
+    the entry-point group `torch_dynamo_backends`."""
+    from torch._dynamo import list_backends
+
+    return list_backends(exclude_tags=())
+
+
+class DynamoBackend:
+    """A torch.compile backend as a gemmconf Backend (module docstring): registered by name, or
+    a compiler function. Items compile an isolated copy of the program under the raised
+    recompile limit; `compiles()` counts the graphs handed to the compiler, and a program dynamo
+    ran eagerly without handing it a graph is "not compiled", never a pass."""
+
+    def __init__(
+        self,
+        compiler: str | Callable[..., Any],
+        *,
+        name: str | None = None,
+        mode: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        fullgraph: bool = False,
+    ) -> None:
+        if name is None:
+            label = compiler if isinstance(compiler, str) else _callable_name(compiler)
+            name = f"dynamo:{label}"
+        self.name = name
+        self.compiler = compiler
+        self.mode = mode
+        self.options = dict(options or {})
+        self.fullgraph = fullgraph
+
+    def availability(self) -> str | None:
+        """None where torch.compile can find the backend here: a name must be registered, and
+        an entry point's module must import."""
+        if not isinstance(self.compiler, str):
+            return None
+        if self.compiler not in registered_backends():
+            return f"no torch.compile backend named {self.compiler!r} is registered here"
+        from torch._dynamo import lookup_backend
+
+        try:
+            lookup_backend(self.compiler)  # loads an entry point's module
+        except Exception as exc:
+            return f"torch.compile backend {self.compiler!r} does not load: {exc}"
+        return None
+
+    @property
+    def compile_keywords(self) -> dict[str, Any]:
+        """What `torch.compile` is given beside the function, `backend=` and `dynamic=`."""
+        keywords: dict[str, Any] = {}
+        if self.mode is not None:
+            keywords["mode"] = self.mode
+        if self.options:
+            keywords["options"] = dict(self.options)
+        if self.fullgraph:
+            keywords["fullgraph"] = True
+        return keywords
+
+    def compile(
+        self, fn: Callable[..., Any], example_inputs: Sequence[Any], *, dynamic: bool | None
+    ) -> TorchCompiled:
+        return TorchCompiled(fn, self.compiler, dynamic=dynamic, **self.compile_keywords)
+
+
+def dynamo_backend(
+    compiler_fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    mode: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> DynamoBackend:
+    """A gemmconf Backend of a torch.compile compiler function `(gm, example_inputs) ->
+    callable`, named `name` (default `dynamo:<its __name__>`): in a module of one's own,
+    `backend = dynamo_backend(my_compiler, name="my-compiler")`, then
+    `gemmconf run --backend my_module:backend`."""
+    return DynamoBackend(compiler_fn, name=name, mode=mode, options=options)
+
+
+class TorchCompiled:
+    """One `torch.compile` of an isolated copy of `fn` (DynamoBackend.compile): the harness's
+    Compiled, with its compile count, graph-break watch and, for inductor, its output code."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        compiler: str | Callable[..., Any],
+        *,
+        dynamic: bool | None,
+        **keywords: Any,
+    ) -> None:
+        import torch
+        import torch._dynamo.config as dynamo_config
+
+        self._invocations: int | None = None  # counted by our wrapper of a compiler function
+        backend: Any = compiler
+        if not isinstance(compiler, str):
+            self._invocations = 0
+            backend = self._counted(compiler)
+        self._inductor = compiler == "inductor"
+        self._modules: list[str] = []  # inductor's output modules, in compile order
+        self._patch = dynamo_config.patch(recompile_limit_patches())
+        with self._patch:
+            self._compiled = torch.compile(
+                isolated_entry(fn), backend=backend, dynamic=dynamic, **keywords
+            )
+        self._watch = FrameWatch()
+
+    def _counted(self, compiler: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+            self._invocations = (self._invocations or 0) + 1
+            return compiler(gm, example_inputs, **kwargs)
+
+        counted.__name__ = _callable_name(compiler)
+        return counted
+
+    def __call__(self, *args: Any) -> Any:
+        with contextlib.ExitStack() as scope:
+            scope.enter_context(self._patch)
+            scope.enter_context(self._watch.watching())
+            if self._inductor:
+                scope.enter_context(collecting_output_code(self._modules))
+            return self._compiled(*args)
+
+    def compiles(self) -> int:
+        """Graphs handed to the compiler so far: its calls, or for a backend named as a string
+        (which torch.compile looks up itself), the graphs dynamo captured during our calls."""
+        if self._invocations is not None:
+            return self._invocations
+        return self._watch.graphs
+
+    def artifacts(self) -> dict[str, str]:
+        """Inductor's output modules and kernel sources (`python`, `triton`, `cpp`); none for
+        other backends, whose generated code gemmconf cannot know."""
+        if not self._modules:
+            return {}
+        return artifacts_of(self._modules)
+
+    def uncaptured(self, *, broke: bool = False) -> str | None:
+        """Why the backend never received the program, or None (`FrameWatch.uncaptured`)."""
+        return self._watch.uncaptured(self.compiles(), broke=broke)
+
+    def user_callable(self) -> Callable[..., Any]:
+        """The torch.compile'd function itself, as a user calls it (what benchmarks time)."""
+        return self._compiled
+
+
+def make_dynamo(option: str | None = None) -> DynamoBackend:
+    """Registry factory for `dynamo:NAME[,key=value...]`: the torch.compile backend NAME through
+    `DynamoBackend`. `mode=` and `fullgraph=` go to torch.compile, every other key to the backend
+    in `options=` (values `True`/`False`, numbers, else strings). An unknown NAME is an
+    UnknownBackendError listing the registered ones."""
+    from gemmconf.backends import UnknownBackendError
+
+    parts = [p.strip() for p in (option or "").split(",")]
+    name = parts[0]
+    registered = registered_backends()
+    if not name or name not in registered:
+        what = (
+            "the dynamo backend needs a name: dynamo:NAME"
+            if not name
+            else f"no torch.compile backend is named {name!r} here"
+        )
+        raise UnknownBackendError(
+            f"{what}; torch._dynamo.list_backends() (debug ones included): "
+            f"{', '.join(registered)}. A package registers one with "
+            "torch._dynamo.register_backend or under the entry-point group torch_dynamo_backends"
+        )
+    keywords: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    for part in parts[1:]:
+        key, equals, text = part.partition("=")
+        if not key or not equals:
+            raise ValueError(
+                f"dynamo:{option}: option {part!r} is not key=value (mode=..., fullgraph=True, "
+                "or an option of the backend's own)"
+            )
+        value = _option_value(text)
+        if key in COMPILE_KEYWORDS:
+            keywords[key] = value
+        else:
+            options[key] = value
+    if "mode" in keywords and options:
+        raise ValueError(
+            f"dynamo:{option}: torch.compile takes mode= or options=, not both; give the "
+            "mode's settings as options"
+        )
+    return DynamoBackend(
+        name,
+        name=f"dynamo:{option}",
+        mode=keywords.get("mode"),
+        options=options,
+        fullgraph=bool(keywords.get("fullgraph", False)),
+    )
+
+
+def _option_value(text: str) -> Any:
+    if text in ("True", "true"):
+        return True
+    if text in ("False", "false"):
+        return False
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _callable_name(compiler: Callable[..., Any]) -> str:
+    return str(getattr(compiler, "__name__", type(compiler).__name__))

@@ -30,7 +30,6 @@ import contextlib
 import importlib
 import importlib.util
 import os
-import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -38,30 +37,18 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from gemmconf.backends.cache import cache_dir
-from gemmconf.backends.dynamo import GraphBreaks, isolated_entry, recompile_limit_patches
+from gemmconf.backends.dynamo import (
+    GraphBreaks,
+    artifacts_of,
+    collecting_output_code,
+    isolated_entry,
+    recompile_limit_patches,
+)
 
 if TYPE_CHECKING:
     pass
 
 # Recompiles one item may make before dynamo gives up (dynamo's default is 8).
-
-# How inductor's output module embeds kernel sources (torch 2.11-2.13):
-#   async_compile.triton('triton_poi_fused_relu_0', '''<source>''', device_str='cuda')
-#   async_compile.cpp_pybinding(['float*'], r'''<source>''')
-#   async_compile.cuda(r'''<source>''', 'so')
-_KERNEL_SOURCE = re.compile(
-    r"async_compile\.(?P<kind>\w+)\([^\n]*?'''(?P<source>.*?)'''", re.DOTALL
-)
-# async_compile method -> artifact kind.
-_KERNEL_ARTIFACT = {
-    "triton": "triton",
-    "cpp": "cpp",
-    "cpp_pybinding": "cpp",
-    "cuda": "cuda",
-    "cutlass": "cuda",
-    "rocm": "rocm",
-    "cutedsl": "cutedsl",
-}
 
 
 def _cuda_gpu() -> bool:
@@ -307,47 +294,6 @@ def parse_gemm_backends(option: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-@contextlib.contextmanager
-def _collecting_output_code(sink: list[str]) -> Iterator[None]:
-    """Append each output module inductor writes meanwhile to `sink`, chaining any other hook."""
-    try:
-        from torch._inductor.graph import GraphLowering
-    except ImportError:
-        yield
-        return
-    if "save_output_code" not in vars(GraphLowering):
-        yield
-        return
-    saved = vars(GraphLowering)["save_output_code"]
-    previous = GraphLowering.save_output_code
-
-    def save_output_code(code: str) -> None:
-        sink.append(code)
-        if previous is not None:
-            previous(code)
-
-    GraphLowering.save_output_code = staticmethod(save_output_code)
-    try:
-        yield
-    finally:
-        GraphLowering.save_output_code = saved
-
-
-def _artifacts_of(modules: Sequence[str]) -> dict[str, str]:
-    if not modules:
-        return {}
-    python = "\n".join(
-        f"# gemmconf: inductor output module {i} of {len(modules)}\n{code}"
-        for i, code in enumerate(modules, start=1)
-    )
-    kernels: dict[str, list[str]] = {}
-    for match in _KERNEL_SOURCE.finditer(python):
-        kind = _KERNEL_ARTIFACT.get(match["kind"])
-        if kind is not None:
-            kernels.setdefault(kind, []).append(match["source"].strip("\n"))
-    return {"python": python, **{kind: "\n\n".join(srcs) for kind, srcs in kernels.items()}}
-
-
 class InductorCompiled:
     """One `torch.compile` of one function, with its own compile count and output code."""
 
@@ -375,7 +321,7 @@ class InductorCompiled:
         self._compiles += 1
         # Looked up per call so a test can observe exactly what inductor is handed.
         compile_fx = importlib.import_module("torch._inductor.compile_fx").compile_fx
-        with _collecting_output_code(self._modules):
+        with collecting_output_code(self._modules):
             return compile_fx(gm, example_inputs, config_patches=dict(self._inductor_patches))
 
     def __call__(self, *args: Any) -> Any:
@@ -388,7 +334,7 @@ class InductorCompiled:
 
     def artifacts(self) -> dict[str, str]:
         """`python`: every output module in compile order; `triton`/`cpp`/`cuda`: kernel sources."""
-        return _artifacts_of(self._modules)
+        return artifacts_of(self._modules)
 
     def compiles(self) -> int:
         return self._compiles

@@ -10,7 +10,8 @@ them and keeping its state under its own stash key, the way pytest's built-in pl
 pinning), `isolating` (--no-isolate, --item-timeout), `sharding` (--shard, --durations-from; its
 helper `scheduling` deals xdist's items by those durations), `benchmark` (--benchmark,
 --bench-mode), `speed` (kernel counts in the summary), `items` (collection and running;
---expectations), `recording` (--results, the summary) and `page` (--conformance-html).
+--expectations), `recording` (--results, the summary), `page` (--conformance-html) and `terse`
+(each failure one line in the terminal, its details on the page).
 
 No feature imports another. What one must know of another travels as a small typed fact in
 `facts` (the machine, the backends, where items run, the shard, the benchmark mode), written by
@@ -42,6 +43,7 @@ pytest_plugins = [
     "gemmconf.plugin.recording",
     "gemmconf.plugin.items",
     "gemmconf.plugin.page",
+    "gemmconf.plugin.terse",
 ]
 
 

@@ -130,6 +130,7 @@ def pytest_collection(session: pytest.Session) -> None:
     if not _touches_suites(session.config):
         return
     session.config.stash[facts.SELECTION].resolve_backends()
+    _check_pasted_ids(session.config)
     session.config.stash[facts.EXECUTION].prestart(session)  # its torch import overlaps loading
     _load_expectations(session.config)
 
@@ -141,6 +142,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     distributed = session.config.pluginmanager.has_plugin("dsession")
     if distributed and _touches_suites(session.config):
         session.config.stash[facts.SELECTION].resolve_backends()
+        _check_pasted_ids(session.config)
         _load_expectations(session.config)
 
 
@@ -149,6 +151,46 @@ def _load_expectations(config: pytest.Config) -> None:
         config.stash[COLLECTION].load_expectations()
     except ScenarioError as exc:
         raise pytest.UsageError(f"invalid suite or expectations file: {exc}") from None
+
+
+def _check_pasted_ids(config: pytest.Config) -> None:
+    """A node id names its backend (`mm[fp32-...@my-gemm]`): pasted into a run that does not
+    test that backend it would match no item, and pytest would say only "not found". A usage
+    error naming the id's backend, the run's, and the --backend to add."""
+    selection = config.stash[facts.SELECTION]
+    for arg in config.args:
+        name = arg.partition("::")[2]
+        if "@" not in name or not name.endswith("]"):
+            continue
+        label = name[name.rindex("@") + 1 : -1]
+        if label in selection.backends:
+            continue
+        known = _spec_from_results(config, label)
+        hint = (
+            f"add --backend {known}"
+            if known
+            else f"add --backend {label} (for a backend given as an import path, the path that "
+            "names it: a backend runs under its own name, so --backend my_gemm:MyGemm runs as "
+            "its `name`)"
+        )
+        default = "" if options.get(config, "backend") else " (the default: no --backend given)"
+        raise pytest.UsageError(
+            f"{arg}: the node id is of backend {label!r}, and this run tests "
+            f"{', '.join(selection.backends)}{default}: {hint}"
+        )
+
+
+def _spec_from_results(config: pytest.Config, label: str) -> str | None:
+    """The --backend text that ran `label` in the last results file, where it says."""
+    import json
+
+    path = config.invocation_params.dir / options.get(config, "results")
+    try:
+        specs = json.loads(path.read_text()).get("backend_specs") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    spec = specs.get(label) if isinstance(specs, dict) else None
+    return str(spec) if spec else None
 
 
 def _touches_suites(config: pytest.Config) -> bool:
@@ -321,6 +363,7 @@ class ScenarioItem(pytest.Item):
         text = message.text
         if outcome.harness_error:
             raise HarnessError(text)
+        text += f"\n{self.standalone_line()}"
         if self.eager_note:
             text += f"\n\n{self.eager_note}"
         expected = self.expected
@@ -354,6 +397,16 @@ class ScenarioItem(pytest.Item):
             explicit_suites=selection.suites_named and suites != installed,
             cwd=self.config.invocation_params.dir,
         )
+
+    def standalone_line(self) -> str:
+        """How to write this item's standalone repro (gemmconf.repro)."""
+        command = ids.standalone_command(
+            self.instance.id,
+            self.config.stash[facts.SELECTION].specs[self.label],
+            seed=self.config.stash[facts.SELECTION].seed,
+            target_arch=self.config.stash[facts.MACHINE].target_arch,
+        )
+        return f"Standalone repro (a Python file that needs torch alone): {command}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         if isinstance(excinfo.value, ConformanceFailure | UnexpectedFailure | HarnessError):
@@ -402,7 +455,8 @@ class ScenarioItem(pytest.Item):
                 notes = (f"Expected to fail: {self.expected.text()}", self.eager_note)
                 note = "\n\n".join(n for n in notes if n)
                 return Decision("xfailed", run=outcome, note=note, eager_fails=inherited)
-            return Decision("failed", run=outcome, note=self.eager_note, eager_fails=inherited)
+            note = "\n\n".join(n for n in (self.standalone_line(), self.eager_note) if n)
+            return Decision("failed", run=outcome, note=note, eager_fails=inherited)
         if report.failed:  # teardown
             return _harness_decision("tearing the item down", call)
         return None

@@ -282,7 +282,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     records = results.writer.records
     from gemmconf.report.summary import render_terminal_summary
 
-    for line in render_terminal_summary(records, config.stash[facts.MACHINE].capability):
+    selection = config.stash[facts.SELECTION]
+    for line in render_terminal_summary(
+        records,
+        config.stash[facts.MACHINE].capability,
+        specs=selection.specs,
+        seed=selection.seed,
+    ):
         terminalreporter.write_line(line)
     for line in leak_warnings(records) + eager_warnings(records):
         terminalreporter.write_line(line, yellow=True)
@@ -302,11 +308,31 @@ def _kept_summary(terminalreporter: Any, config: pytest.Config) -> None:
     )
     flag = "--gemmconf-suites" if "--suites" in options.taken(config) else "--suites"
     suites = config.stash[facts.SELECTION].suites_dir
-    for arg in suite_files_outside(config, suites):
+    outside = suite_files_outside(config, suites)
+    for arg in outside:
         terminalreporter.write_line(
             f"gemmconf: {arg} holds suite files, but gemmconf collects them only from its "
             f"suites folder ({suites}): run `{flag} {arg}` to make it the suite"
         )
+    if not outside and not touches(config, suites):
+        backend = options.get(config, "backend") or "reference"
+        terminalreporter.write_line(
+            "gemmconf: no suite file was collected: pytest collects from the paths it is "
+            f"given (here {', '.join(config.args)}), and the suite is in {suites}"
+        )
+        terminalreporter.write_line(
+            f"gemmconf: `gemmconf run --backend {backend} [pytest args]` runs the suite from "
+            f"any folder (or name it: pytest {suites} --backend {backend})"
+        )
+
+
+def touches(config: pytest.Config, suites: Path) -> bool:
+    """Whether a command-line path is the suites folder, in it, or holds it."""
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if path == suites or suites in path.parents or path in suites.parents:
+            return True
+    return False
 
 
 def suite_files_outside(config: pytest.Config, suites: Path) -> list[str]:

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from gemmconf import bundled_suites, codecheck, isolation, pristine
-from gemmconf.backends import Backend, UnknownBackendError, record_name, resolve
+from gemmconf.backends import (
+    Backend,
+    UnknownBackendError,
+    record_name,
+    resolve,
+    split_specs,
+)
 from gemmconf.backends.base import declares_autotuning
 from gemmconf.markers import MARKERS
 from gemmconf.plugin import facts, options
@@ -71,7 +77,7 @@ class RunSelection:
         self.seed = _parse_seed(options.get(config, "seed"))
         named = options.get(config, "backend")
         text = DEFAULT_BACKEND if named is None else named
-        self.backend_specs = [s.strip() for s in text.split(",")]
+        self.backend_specs = split_specs(text)
         if named is not None and not all(self.backend_specs):
             raise pytest.UsageError(
                 f"--backend {named!r}: an empty backend name (an unset variable?); "
@@ -171,6 +177,7 @@ _FEATURES = (
     "gemmconf.plugin.items",
     "gemmconf.plugin.recording",
     "gemmconf.plugin.page",
+    "gemmconf.plugin.terse",
 )
 
 
@@ -217,7 +224,7 @@ def pytest_gemmconf_autotuning_backends(config: pytest.Config) -> list[str]:
     usage error it gets later)."""
     specs = options.get(config, "backend") or DEFAULT_BACKEND
     found = []
-    for spec in (s.strip() for s in specs.split(",") if s.strip()):
+    for spec in (s for s in split_specs(specs) if s):
         try:
             backend = resolve(spec)
         except Exception:

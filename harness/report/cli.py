@@ -47,8 +47,10 @@ items timed in both runs (--benchmark): slower or faster
 when the figure moved beyond the noise, k times the combined standard error of the two medians
 (from each item's recorded spread and repetitions) and k times either run's relative spread of
 one repetition (what moves between processes), and more than the minimum relative change.
-Exit status: 0 no regression; 1 outcome regressions; 2 unreadable input; 3 with
---fail-on-regression, benchmark regressions (slower items) and no outcome regression."""
+Runs that share no backend are an error, naming both sides' backends: --as NAME compares two
+runs of one backend each under one name (two configurations of a backend, run under two names).
+Exit status: 0 no regression; 1 outcome regressions; 2 unreadable input or no backend in common;
+3 with --fail-on-regression, benchmark regressions (slower items) and no outcome regression."""
 
 
 CSV_HELP = """\
@@ -144,6 +146,15 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
     compare.add_argument("new", metavar="NEW.json")
     compare.add_argument("--json", action="store_true", help="print the changes as JSON")
     compare.add_argument(
+        "--as",
+        dest="as_name",
+        default=None,
+        metavar="NAME",
+        help="compare two runs of one backend each under one name NAME, whatever their "
+        "backends are called (two configurations of one backend: dynamo:inductor against "
+        "my_gemm:Tuned); without it, runs that share no backend are an error",
+    )
+    compare.add_argument(
         "--fail-on-regression",
         action="store_true",
         help="exit 3 when a benchmarked item got slower beyond the noise (outcome regressions "
@@ -196,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         if args.report_command == "csv":
             return _csv(args)
         return _diff(args)
-    except (ResultsError, merge_mod.MergeError) as exc:
+    except (ResultsError, merge_mod.MergeError, diff_mod.NoCommonBackend) as exc:
         print(f"gemmconf report {args.report_command}: error: {exc}", file=sys.stderr)
         return BAD_INPUT
 
@@ -275,6 +286,9 @@ def csv_row(record: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
 
 def _diff(args: argparse.Namespace) -> int:
     old, new = merge_mod.load(args.old), merge_mod.load(args.new)
+    if args.as_name:
+        old = diff_mod.relabeled(old, args.as_name, file=args.old)
+        new = diff_mod.relabeled(new, args.as_name, file=args.new)
     result = diff_mod.diff(
         old,
         new,

@@ -13,6 +13,12 @@ never compared with an H100 one.
   never fail the diff; a note names the removed ones (a narrower selection, a shard, a run cut
   short), and `--json` lists both (`added_ids`, `removed_ids`).
 
+Runs of different backends (no backend label in common: two configurations of one backend run
+under two names, `dynamo:inductor` and `my_gemm:Tuned`) have no item to match: `diff` raises
+`NoCommonBackend`, naming both sides' backends, rather than report every item as added and
+every failure as new; `relabeled(document, NAME)` (`gemmconf report diff --as NAME`) gives each
+run's one backend the same name so that their items are compared.
+
 Closest passes: of the items that passed in both runs with an error above eager's own
 (`metrics.err_ratio` > 1 in either run), those nearest their bar (the larger err_ratio against
 `metrics.max_ratio`), so that a diff of two seeds, or of two versions of a backend, shows what came
@@ -42,6 +48,27 @@ CLOSEST_SHOWN = 10  # passes nearest their bar that a diff lists
 CLOSE_ABOVE = 1.0  # a pass is listed as close when its error exceeded eager's own (err_ratio 1)
 
 Key = tuple[str, ...]
+
+
+class NoCommonBackend(ValueError):
+    """Two runs whose backends share no label: nothing to match an item with."""
+
+
+def backends_of(document: dict[str, Any]) -> list[str]:
+    return sorted({str(r.get("backend")) for r in document["records"]})
+
+
+def relabeled(document: dict[str, Any], name: str, *, file: str = "the run") -> dict[str, Any]:
+    """`document` with its one backend's records named `name` (`report diff --as NAME`); a
+    NoCommonBackend naming them where it holds several."""
+    labels = backends_of(document)
+    if len(labels) > 1:
+        raise NoCommonBackend(
+            f"--as {name}: {file} holds several backends ({', '.join(labels)}); --as compares "
+            "runs of one backend each"
+        )
+    records = [{**r, "backend": name} for r in document["records"]]
+    return {**document, "records": records}
 
 
 @dataclass(frozen=True)
@@ -186,6 +213,14 @@ def diff(
 ) -> Diff:
     if metric not in perf.COMPARED:
         raise ValueError(f"unknown benchmark metric {metric!r}; known: {', '.join(perf.COMPARED)}")
+    old_labels, new_labels = backends_of(old), backends_of(new)
+    if old_labels and new_labels and not set(old_labels) & set(new_labels):
+        raise NoCommonBackend(
+            f"the runs share no backend ({old_name}: {', '.join(old_labels)}; {new_name}: "
+            f"{', '.join(new_labels)}), so no item of one can be compared with the other's. "
+            "Items are matched by id and backend: to compare two configurations of one backend "
+            "run under two names, give --as NAME (each run's backend is then named NAME)"
+        )
     by_device = _by_device((old, new))
     before, after = _index(old, by_device), _index(new, by_device)
     result = Diff(old_name, new_name, by_device, metric=metric)

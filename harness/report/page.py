@@ -28,6 +28,7 @@ import jinja2
 
 from gemmconf import ids
 from gemmconf.report import diff, results
+from gemmconf.report.groups import group_failures, page_groups
 from gemmconf.report.merge import device_of, load
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -285,6 +286,7 @@ def _asset(name: str) -> str:
 
 
 BASELINE_ROWS = 50  # regressions listed per kind against a baseline (the diff has them all)
+GROUP_IDS = 50  # item ids listed per failure group (the matrix and the results have them all)
 
 
 def against_baseline(
@@ -317,8 +319,13 @@ def render(
     kind_counts = results.count_kinds(document["records"])
     environment = document.get("environment") or {}
     devices = sorted({device_of(r, document) for r in document["records"]} - {""})
+    groups = page_groups(
+        group_failures(document["records"]), specs=run["backend_specs"], seed=document.get("seed")
+    )
     template = _environment().get_template("conformance.html.j2")
     return template.render(
+        groups=groups,
+        group_ids=GROUP_IDS,
         title=f"gemmconf conformance{': ' + name if name else ''}",
         name=name,
         run=run,

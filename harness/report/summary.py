@@ -2,6 +2,8 @@
 
 One table: a row per (backend, op, dtype), a column per outcome (failing outcomes first, columns
 that are zero everywhere left out), zeros printed as "." so that what is not a pass stands out.
+It opens with the run's failures grouped by cause (`gemmconf.report.groups`), largest group
+first, each with a representative and the command that writes its standalone repro.
 A run of thousands of items stays on one screen: past `max_rows` rows, the rows without a failing
 item fold into one line (their counts still shown); if the failing rows alone are too many, rows
 become (backend, op). Then the failing (and expected-to-fail) items of each backend by failure
@@ -12,8 +14,10 @@ class they need; and the first few failing items with their kind and reason, one
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from typing import Any
 
+from gemmconf.report.groups import group_failures, summary_lines
 from gemmconf.report.results import FAILING, count_kinds, is_failing
 
 # column order: what needs attention first
@@ -39,13 +43,18 @@ def render_terminal_summary(
     *,
     max_rows: int = MAX_ROWS,
     max_failures: int = MAX_FAILURES,
+    specs: Mapping[str, str] | None = None,
+    seed: int | None = None,
 ) -> list[str]:
+    """The summary's lines; `specs` (label -> the --backend text that named it) and `seed` make
+    the repro commands of the failure groups."""
     total = Counter(r["outcome"] for r in records)
     lines = [
         "",
         f"gemmconf summary: {len(records)} items on {capability.name} "
         f"({capability.hardware_class})",
     ]
+    lines += summary_lines(group_failures(records), specs=specs, seed=seed, width=WIDTH)
     shown, folded, by_dtype = _rows(records, max_rows)
     columns = [(key, title) for key, title in COLUMNS if total[key]]
 

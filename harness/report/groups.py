@@ -1,0 +1,221 @@
+"""A run's failures grouped by cause, largest group first: what the terminal summary and the
+conformance page open with (a trial's 1,105 failures were 10 causes, from 617 items down to 2).
+
+Failures share a group when they are of one backend, one failure kind, one attribution (the
+backend's own, or inherited from eager), and one reason signature: the first line of the reason
+with what differs between items of one cause taken out (numbers, shapes, the dtype row of the
+tolerance). A group says what its items have in common beyond that: their ops, and each scenario
+axis whose failing values are only some of the values the run had for those scenarios
+(`bias M1, N (of 4)`: the items with the other bias shapes passed). Each group names one
+representative, its smallest item, and the command that writes that item's standalone repro.
+
+Only records are read (the "Reports read only records" contract): the terminal summary and the
+page group the same records the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gemmconf.ids import standalone_command
+from gemmconf.report.results import is_failing
+
+# What varies between the items of one cause, in the order it is taken out of a reason
+_SIGNATURE_RULES = (
+    (re.compile(r"0x[0-9a-fA-F]+"), "#"),  # addresses
+    (re.compile(r"'[^']*\[[^']*\]'"), "'ID'"),  # a quoted item id
+    (re.compile(r"\b(?:fp64|fp32|tf32|fp16|bf16|fp8_fast_accum|fp8|e4m3fn|e5m2|int8)\b"), "T"),
+    (re.compile(r"\b(?:float|bfloat|int)(?:8|16|32|64)\b"), "T"),  # torch dtype names
+    (re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"), "#"),  # numbers, shapes' parts
+    (re.compile(r"#(?:\s*[x,]\s*#)+"), "#"),  # 64x64x64, (4, 7)
+    (re.compile(r"\s+"), " "),
+)
+SIGNATURE_CHARS = 160  # of a reason's first line: past it, messages differ in detail only
+# An axis with more failing values than this is no pattern (most of a long axis failing)
+PATTERN_VALUES = 6
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    """Failures of one backend with one cause (module docstring), largest first in a list."""
+
+    backend: str
+    kind: str
+    inherited: bool  # eager is expected to fail these items too (aten's own gaps)
+    signature: str
+    ids: tuple[str, ...]  # every failing item's record id, in id order
+    representative: Mapping[str, Any]  # the group's smallest record
+    pattern: tuple[str, ...]  # what the items have in common: "op addmm", "bias M1, N (of 4)"
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    @property
+    def cause(self) -> str:
+        """The representative's reason, first line: the group's cause in the backend's words."""
+        reason = str(self.representative.get("reason") or self.kind or "failed")
+        return " ".join(reason.splitlines()[0].split()) if reason.strip() else self.kind
+
+    def title(self) -> str:
+        """`18 failures (wrong values): Tensor-likes are not close! ...`."""
+        noun = "failure" if self.size == 1 else "failures"
+        inherited = ", inherited from eager" if self.inherited else ""
+        return f"{self.size} {noun} ({self.kind}{inherited}): {self.cause}"
+
+    def repro_command(self, spec: str | None = None, seed: int | None = None) -> str:
+        """`gemmconf repro ID --backend SPEC`: the representative's standalone repro."""
+        arch = self.representative.get("target_arch")
+        return standalone_command(
+            str(self.representative.get("id")),
+            spec or self.backend,
+            seed=seed,
+            target_arch=str(arch) if arch else None,
+        )
+
+
+def signature(reason: str | None) -> str:
+    """A reason's first line with numbers, shapes, addresses and dtype names taken out."""
+    text = (reason or "").strip().splitlines()[0] if (reason or "").strip() else ""
+    for pattern, replacement in _SIGNATURE_RULES:
+        text = pattern.sub(replacement, text)
+    return text.strip()[:SIGNATURE_CHARS]
+
+
+def group_failures(records: Sequence[Mapping[str, Any]]) -> list[FailureGroup]:
+    """The failing records (`results.is_failing`) grouped by cause: the backend's own groups
+    first, largest first, then the inherited ones; ties in id order."""
+    clusters: dict[tuple[str, str, bool, str], list[Mapping[str, Any]]] = {}
+    for record in records:
+        if not is_failing(record):
+            continue
+        key = (
+            str(record.get("backend")),
+            str(record.get("kind") or record.get("outcome")),
+            bool(record.get("eager_fails")),
+            signature(record.get("reason")),
+        )
+        clusters.setdefault(key, []).append(record)
+    groups = [
+        FailureGroup(
+            backend=backend,
+            kind=kind,
+            inherited=inherited,
+            signature=sign,
+            ids=tuple(sorted(str(r.get("id")) for r in members)),
+            representative=min(members, key=_smallness),
+            pattern=pattern(members, records),
+        )
+        for (backend, kind, inherited, sign), members in clusters.items()
+    ]
+    return sorted(groups, key=lambda g: (g.inherited, -g.size, g.backend, g.ids[0]))
+
+
+def _smallness(record: Mapping[str, Any]) -> tuple[float, str]:
+    dims = record.get("dims") or {}
+    sizes = [v for v in dims.values() if isinstance(v, int | float)]
+    return (math.prod(sizes) if sizes else math.inf, str(record.get("id")))
+
+
+def pattern(
+    members: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]]
+) -> tuple[str, ...]:
+    """What `members` have in common, beyond their cause: their ops, and each axis whose values
+    among them are only some of those the run had for the same scenarios and backend."""
+    scenarios = {(r.get("suite"), r.get("scenario"), r.get("backend")) for r in members}
+    population = [
+        r for r in records if (r.get("suite"), r.get("scenario"), r.get("backend")) in scenarios
+    ]
+    found = [f"op {_listed(sorted({str(r.get('op')) for r in members}))}"]
+    axes = sorted({"dtype"} | {axis for r in members for axis in (r.get("axes") or {})})
+    for axis in axes:
+        failing = _values(members, axis)
+        every = _values(population, axis)
+        if failing != every and len(failing) <= PATTERN_VALUES:
+            found.append(f"{axis} {_listed(sorted(failing))} (of {len(every)})")
+    if len(found) == 1:
+        names = sorted({f"{r.get('suite')}/{r.get('scenario')}" for r in members})
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        share = (
+            "every item"
+            if len(members) == len(population)
+            else (f"{len(members)} of the {len(population)} items")
+        )
+        found.append(f"{share} of {shown}")
+    return tuple(found)
+
+
+def _listed(values: Sequence[str]) -> str:
+    shown = ", ".join(values[:PATTERN_VALUES])
+    return shown + (
+        f" and {len(values) - PATTERN_VALUES} more" if len(values) > PATTERN_VALUES else ""
+    )
+
+
+def _values(records: Sequence[Mapping[str, Any]], axis: str) -> set[str]:
+    """The values of `axis` among `records`; the dtype of every record (a scenario that fixes it
+    has no such axis), of other axes those of the records that have the axis."""
+    if axis == "dtype":
+        return {str(r.get("dtype")) for r in records}
+    return {str(r["axes"][axis]) for r in records if axis in (r.get("axes") or {})}
+
+
+def summary_lines(
+    groups: Sequence[FailureGroup],
+    *,
+    specs: Mapping[str, str] | None = None,
+    seed: int | None = None,
+    limit: int = 8,
+    width: int = 120,
+) -> list[str]:
+    """The groups for a terminal: three lines each (the title, what the items share, the
+    command that writes the representative's repro), at most `limit` groups, then a line for
+    the rest."""
+    if not groups:
+        return []
+    total = sum(g.size for g in groups)
+    lines = [f"  failures by cause ({total} in {len(groups)} group{'s' * (len(groups) != 1)}):"]
+    for group in groups[:limit]:
+        head = f"    {group.title()}"
+        if len(groups) > 1 or len({g.backend for g in groups}) > 1:
+            head = f"    {group.backend}: {group.title()}"
+        lines.append(head if len(head) <= width else head[: width - 3] + "...")
+        common = f"      {'; '.join(group.pattern)}"
+        lines.append(common if len(common) <= width else common[: width - 3] + "...")
+        spec = (specs or {}).get(group.backend)
+        lines.append(f"      repro: {group.repro_command(spec, seed)}")  # whole: it is pasted
+    rest = groups[limit:]
+    if rest:
+        lines.append(
+            f"    ... and {len(rest)} more group(s) of {sum(g.size for g in rest)} failure(s) "
+            "(all on the run's conformance page)"
+        )
+    return lines
+
+
+def page_groups(
+    groups: Sequence[FailureGroup],
+    *,
+    specs: Mapping[str, str] | None = None,
+    seed: int | None = None,
+) -> list[dict[str, Any]]:
+    """The groups as the conformance page shows them (JSON-ready)."""
+    return [
+        {
+            "backend": g.backend,
+            "kind": g.kind,
+            "inherited": g.inherited,
+            "size": g.size,
+            "title": g.title(),
+            "cause": g.cause,
+            "pattern": list(g.pattern),
+            "representative": str(g.representative.get("id")),
+            "repro": g.repro_command((specs or {}).get(g.backend), seed),
+            "ids": list(g.ids),
+        }
+        for g in groups
+    ]

@@ -1,0 +1,130 @@
+"""A run with many failures, read as its author reads it: failures grouped by cause (largest
+first, each with a representative and its repro command) in the terminal summary and on the
+conformance page, and one terminal line per failure, the details on the page unless pytest's own
+flags ask for them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from gemmconf.report.groups import group_failures, signature
+
+pytest_plugins = ["pytester"]
+
+TESTS = Path(__file__).resolve().parent
+FIRST = TESTS.parent / "suites" / "dense" / "first.yaml"
+
+# three planted bugs in one backend: the first rewrite that applies to a call wins
+THREE_BUGS = """
+import torch
+from planted_backends import (
+    PlantedBackend, _crash_on_zero_size, _drop_bias_broadcast, _wrong_output_dtype,
+)
+
+
+def _three(func, args, kwargs):
+    for rewrite in (_drop_bias_broadcast, _crash_on_zero_size):
+        result = rewrite(func, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    if func is torch.mm:
+        return _wrong_output_dtype(func, args, kwargs)
+    return NotImplemented
+
+
+three_bugs = PlantedBackend("three-bugs", _three)
+"""
+
+
+@pytest.fixture
+def first(pytester: pytest.Pytester) -> pytest.Pytester:
+    """suites/dense/first.yaml (74 items) as the suite, and the three-bug backend."""
+    pytester.syspathinsert(TESTS)  # planted_backends
+    pytester.makepyfile(composed=THREE_BUGS)
+    pytester.syspathinsert()
+    (pytester.path / "suites" / "dense").mkdir(parents=True)
+    (pytester.path / "suites" / "dense" / "first.yaml").write_text(FIRST.read_text())
+    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
+    return pytester
+
+
+def run_three_bugs(first: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return first.runpytest("suites", "--backend", "composed:three_bugs", "-p", "no:xdist", *args)
+
+
+def test_three_planted_bugs_are_three_groups_largest_first_with_one_line_per_failure(first):
+    result = run_three_bugs(first)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    records = json.loads((first.path / "reports" / "results.json").read_text())["records"]
+    failed = [r for r in records if r["outcome"] == "failed"]
+    groups = group_failures(records)
+    assert [(g.kind, g.size) for g in groups] == [
+        ("wrong layout", 19),  # mm in fp16/bf16 returns fp32
+        ("wrong values", 18),  # addmm drops a bias that must broadcast
+        ("crash", 2),  # M = 0 raises
+    ]
+    assert sum(g.size for g in groups) == len(failed) == 39
+    assert groups[1].pattern[0] == "op addmm"
+    # the full (M, N) bias and beta = 0 passed
+    assert groups[1].pattern[1:] == (
+        "bias bias_1N, bias_M1, bias_N (of 4)",
+        "scale a2_b-0.5, plain (of 3)",
+    )
+    assert groups[0].pattern == ("op mm", "dtype bf16, fp16 (of 3)")
+    assert groups[1].representative["id"].startswith("first/addmm[")
+
+    lines = result.outlines
+    text = "\n".join(lines)
+    head = lines.index(next(line for line in lines if "failures by cause" in line))
+    assert lines[head].strip() == "failures by cause (39 in 3 groups):"
+    titles = [line.strip() for line in lines[head + 1 : head + 10 : 3]]
+    assert [t.split(": ", 2)[1] for t in titles] == [
+        "19 failures (wrong layout)",
+        "18 failures (wrong values)",
+        "2 failures (crash)",
+    ]
+    # the group's smallest item
+    repro = lines[head + 3].strip()
+    assert repro == "repro: gemmconf repro first/mm_mark_dynamic --backend composed:three_bugs"
+
+    # one line per failure: pytest's FAILED lines, gemmconf's summary, no FAILURES section
+    assert sum(line.startswith("FAILED ") for line in lines) == 39
+    assert "= FAILURES =" not in text and "Reproduce:" not in text
+    assert len(lines) <= len(failed) + 60, text
+    assert "--tb=short, -v or -rA print them here" in lines[-2]
+
+    # the page opens with the same groups, in the same order
+    page = (first.path / "reports" / "conformance.html").read_text()
+    causes = page[
+        page.index('<section id="causes"') : page.index("</section>", page.index('id="causes"'))
+    ]
+    assert re.findall(r"<strong>three-bugs: (\d+) failures? \(([a-z ]+)\)", causes) == [
+        ("19", "wrong layout"),
+        ("18", "wrong values"),
+        ("2", "crash"),
+    ]
+    assert "gemmconf repro" in causes
+
+
+def test_pytests_own_flags_bring_the_details_back(first):
+    result = run_three_bugs(first, "-k", "mm_zero_m", "--tb=short")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    text = result.stdout.str()
+    assert "= FAILURES =" in text and text.count("Reproduce:") == 2
+    assert "ZeroDivisionError" in text
+    assert "print them here" not in text
+
+
+def test_a_signature_leaves_out_what_differs_between_items_of_one_cause():
+    one = "Tensor-likes are not close! err_ratio 2.921e+06 > 3.0 allowed (bf16, K=48)"
+    other = "Tensor-likes are not close! err_ratio 17.5 > 3.0 allowed (fp32, K=1024)"
+    assert signature(one) == signature(other)
+    crash = "Backend raised during the call on shape set 0 (M=0 N=32 K=16): ZeroDivisionError: x"
+    assert signature(crash) == signature(crash.replace("M=0 N=32", "M=4 N=7"))
+    assert signature(crash) != signature(crash.replace("ZeroDivisionError", "RuntimeError"))
+    nan = "Tensor-likes are not close! NaN/Inf positions differ from eager (bf16, K=48)"
+    assert signature(nan) != signature(one)

@@ -1,0 +1,142 @@
+"""Standalone repros (`gemmconf repro ID --backend X`): the file runs where only torch (and the
+backend's own package) can be imported, from a folder outside the checkout, and fails as the
+item failed under gemmconf (the same err_ratio, on the same values); a passing item's repro
+exits 0. Each failure's details name the command, as `gemmconf explain` does."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gemmconf import api
+from gemmconf.repro import ReproUnsupported, repro_source
+
+# A torch.compile backend with a planted bug, installed under dynamo's entry-point group (as a
+# package of its own would be): mm sums K only up to its last multiple of 16.
+PLANTED = """
+import torch
+
+
+def _mm_without_k_tail(a, b):
+    kept = a.shape[-1] - a.shape[-1] % 16
+    return torch.mm(a[:, :kept], b[:kept])
+
+
+def compile_graph(gm, example_inputs):
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is torch.mm:
+            node.target = _mm_without_k_tail
+    gm.recompile()
+    return gm.forward
+"""
+
+# Runs a file as __main__ where gemmconf cannot be imported (it is installed in this
+# environment, so the check is an import hook rather than an empty site-packages).
+WITHOUT_GEMMCONF = """
+import runpy, sys
+
+
+class NoGemmconf:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("gemmconf", "gemmconf_reference"):
+            raise ImportError(f"{name}: a standalone repro imports no gemmconf")
+
+
+sys.meta_path.insert(0, NoGemmconf())
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+FAILING = "first/mm[fp32-127x65x33-nn]"  # K = 33: one product dropped
+PASSING = "first/mm[fp32-64x64x64-nn]"  # K = 64: nothing dropped
+BACKEND = "dynamo:planted_k_tail"
+
+
+def installed(site: Path) -> Path:
+    site.mkdir(parents=True)
+    (site / "planted_k_tail.py").write_text(PLANTED)
+    info = site / "planted_k_tail-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: planted-k-tail\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[torch_dynamo_backends]\nplanted_k_tail = planted_k_tail:compile_graph\n"
+    )
+    return site
+
+
+def gemmconf(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "gemmconf.cli", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def standalone(file: Path, folder: Path, site: Path) -> subprocess.CompletedProcess:
+    """`python FILE` from `folder`, with `site` (the backend's package) importable and gemmconf
+    not."""
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_GEMMCONF, str(file)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "HOME": str(folder)},
+    )
+
+
+def test_a_repro_runs_without_gemmconf_and_fails_as_the_item_did(tmp_path):
+    work = installed(tmp_path / "work")  # the backend's package, where gemmconf runs
+    done = gemmconf(
+        work,
+        "run",
+        "dense/first.yaml",
+        "--backend",
+        BACKEND,
+        "-k",
+        "fp32-127x65x33-nn or fp32-64x64x64-nn",
+        "-p",
+        "no:xdist",
+    )
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    records = json.loads((work / "reports" / "results.json").read_text())["records"]
+    found = {r["id"]: r for r in records}
+    assert {i: r["outcome"] for i, r in found.items()} == {FAILING: "failed", PASSING: "passed"}
+    command = f"gemmconf repro '{FAILING}' --backend {BACKEND}"
+    assert command in found[FAILING]["details"]  # each failure names its repro
+    explained = gemmconf(work, "explain", FAILING, "--backend", BACKEND)
+    assert f"standalone repro: {command}" in explained.stdout
+
+    elsewhere = tmp_path / "elsewhere"  # outside the checkout: nothing of it on the path
+    elsewhere.mkdir()
+    ratios = {}
+    for item, status in ((FAILING, 1), (PASSING, 0)):
+        file = elsewhere / f"repro_{status}.py"
+        wrote = gemmconf(work, "repro", item, "--backend", BACKEND, "-o", str(file))
+        assert wrote.returncode == 0, wrote.stderr
+        text = file.read_text()
+        imports = [line for line in text.splitlines() if re.match(r"\s*(import|from) ", line)]
+        assert not [line for line in imports if "gemmconf" in line], imports
+        assert "torch.compile(fn, backend='planted_k_tail', dynamic=DYNAMIC)" in text
+        ran = standalone(file, elsewhere, work)
+        assert ran.returncode == status, ran.stdout[-3000:] + ran.stderr[-3000:]
+        ratios[item] = re.findall(r"err_ratio (\S+) > 3 allowed", ran.stdout)
+    # the same values as gemmconf judged: its err_ratio is the repro's first draw's
+    assert f"{found[FAILING]['metrics']['err_ratio']:.4g}" == ratios[FAILING][0]
+    assert ratios[PASSING] == []
+
+
+def test_a_repro_names_what_it_cannot_write():
+    (instance,) = api.instances(["first/mm[fp32-64x64x64-nn]"])
+    with pytest.raises(ReproUnsupported, match="a repro is for one backend"):
+        repro_source(instance, "eager,inductor")
+    (mx,) = [i for i in api.instances(["*mx*"]) if i.scaling == "mx"][:1]
+    with pytest.raises(ReproUnsupported, match="not written as code yet"):
+        repro_source(mx, "eager")
