@@ -20,7 +20,6 @@ import torch
 
 from gemmconf import chunked, inputs
 from gemmconf.gemm.dtypes import DTYPES
-from gemmconf.gemm.ops import OPS
 from gemmconf.scenario import ScenarioInstance
 
 __all__ = ["NARROW_CLOSER", "NARROW_MAX_FLOPS", "narrow_inputs_note"]
@@ -65,7 +64,7 @@ def narrow_inputs_note(
     result's largest error against the whole fp64 product where the caller has it (else it is
     computed). None for exact ops, backward items, results that are not one float tensor, and
     items past NARROW_MAX_FLOPS."""
-    spec = OPS[instance.op]
+    spec = instance.spec
     if reference_fn is None or spec.exact or instance.backward:
         return None
     if item_inputs.reference is None or not isinstance(actual, torch.Tensor):

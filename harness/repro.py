@@ -42,7 +42,6 @@ from gemmconf import drawing, inputs, oracle, program, repro_template
 from gemmconf.backends import resolve, split_specs
 from gemmconf.checks import compile_budget
 from gemmconf.gemm.dtypes import DTYPES, is_quantized, torch_dtype
-from gemmconf.gemm.ops import OPS
 from gemmconf.gemm.reference import HELPERS
 from gemmconf.gemm.scaling import RECIPES, WHOLE
 from gemmconf.ids import standalone_command
@@ -99,7 +98,7 @@ def repro_source(
 
 
 def _check_supported(instance: ScenarioInstance) -> None:
-    spec = OPS[instance.op]
+    spec = instance.spec
     recipe = RECIPES.get(instance.scaling or "")
     why = None
     if recipe is not None and recipe.microscaling:
@@ -231,7 +230,7 @@ def _constants(instance: ScenarioInstance, spec: str, seed: int, device: str, dr
     lines += [
         f"RAISES = {instance.checks.raises!r}  # the exception eager raises (error scenarios)",
         f"RAISES_MATCH = {instance.checks.raises_match!r}",
-        f"EXACT = {instance.checks.numeric == 'exact' or OPS[instance.op].exact}  # results must "
+        f"EXACT = {instance.checks.numeric == 'exact' or instance.spec.exact}  # results must "
         "equal eager's",
         f"NUMERIC = {instance.checks.numeric != 'none'}  # the values are judged",
         f"ROW_MAJOR = {strides is True}  # the op's contract fixes a row-major result",
@@ -276,67 +275,62 @@ def _renamed(source: str, name: str) -> str:
     return re.sub(r"^def \w+\(", f"def {name}(", source, count=1).rstrip() + "\n"
 
 
-def _draw_function(instance: ScenarioInstance, names: tuple[str, ...]) -> str:
-    """`draw(index, draw_index)`: gemmconf.inputs' drawing of this instance, as code."""
-    spec = OPS[instance.op]
-    kind = instance.values
-    body = [
-        "def draw(index, draw_index=0):",
-        '    """Shape set `index`\'s inputs (draw 0: the values gemmconf judged first; further',
-        "    draws: fresh values of the same shapes): the program's arguments on DEVICE, and the",
-        '    fp64 reference\'s."""',
-        "    shapes, k = SHAPES[index], KS[index]",
-        "    gen = torch.Generator().manual_seed(item_seed(index, draw_index))",
-        "    args, ref, scales = {}, {}, {}",
-    ]
-    grouped = inputs._group_sizes(instance, instance.dims(0), 0) is not None
-    for operand in instance.operands:
-        name = operand.name
-        dtype = _torch(torch_dtype(operand.dtype))
-        dims = ", ".join(map(str, operand.shape))
-        what = f"    # {name}: [{dims}] {operand.dtype}, layout {operand.layout}"
-        if operand.layout == "alias":
-            body += [
-                f"{what} (the same tensor as a)",
-                f'    args["{name}"] = args["a"]',
-                f'    ref["{name}"] = ref["a"]',
-            ]
-            continue
-        expand = operand.layout.startswith("expand")
-        shape = f'shapes["{name}"]'
-        drawn_shape = f"[1, *{shape}[1:]]" if expand else shape
-        if name in spec.writes:
-            body += [
-                f"{what} (an out= target: NaN until the op writes it)",
-                f"    value = torch.full({drawn_shape}, math.nan).to({dtype})",
-                f'    ref["{name}"] = torch.zeros({drawn_shape}, dtype=torch.float64)',
-                f'    args["{name}"] = lay_out(value, "{operand.layout}", {shape})',
-            ]
-            continue
-        body.append(f"{what}, values {_value_words(operand, kind)}")
-        body.append(f"    source = {_source_expression(operand, drawn_shape, kind)}")
-        if name == "a" and kind in ("nan_in_a", "inf_in_a"):
-            special = "nan" if kind == "nan_in_a" else "inf"
-            body += ["    if source.numel():", f'        source.view(-1)[0] = float("{special}")']
-        if is_quantized(operand.dtype):
-            recipe = RECIPES[instance.scaling or "tensorwise"]
-            block = recipe.block(name)
-            body += [
-                f"    # quantized by the {recipe.name} recipe: a scale per "
-                f"{_block_words(recipe, block)}, amax / max({operand.dtype})",
-                f"    value, scale, dequantized = quantize(source, {block!r}, {dtype}, "
-                f"{recipe.per_tensor}, {recipe.scales_column_major})",
-                f'    scales["{name}"] = scale',
-                f'    ref["{name}"] = dequantized',
-            ]
-        else:
-            body += [f"    value = source.to({dtype})", f'    ref["{name}"] = value']
-        if expand:
-            body.append(f'    ref["{name}"] = ref["{name}"].expand({shape})')
-        body.append(f'    args["{name}"] = lay_out(value, "{operand.layout}", {shape})')
+def _operand_lines(instance: ScenarioInstance, operand: Any, kind: str) -> list[str]:
+    """The lines of `draw` that make one operand, its fp64 reference and its scale."""
+    spec = instance.spec
+    lines: list[str] = []
+    name = operand.name
+    dtype = _torch(torch_dtype(operand.dtype))
+    dims = ", ".join(map(str, operand.shape))
+    what = f"    # {name}: [{dims}] {operand.dtype}, layout {operand.layout}"
+    if operand.layout == "alias":
+        lines += [
+            f"{what} (the same tensor as a)",
+            f'    args["{name}"] = args["a"]',
+            f'    ref["{name}"] = ref["a"]',
+        ]
+        return lines
+    expand = operand.layout.startswith("expand")
+    shape = f'shapes["{name}"]'
+    drawn_shape = f"[1, *{shape}[1:]]" if expand else shape
+    if name in spec.writes:
+        lines += [
+            f"{what} (an out= target: NaN until the op writes it)",
+            f"    value = torch.full({drawn_shape}, math.nan).to({dtype})",
+            f'    ref["{name}"] = torch.zeros({drawn_shape}, dtype=torch.float64)',
+            f'    args["{name}"] = lay_out(value, "{operand.layout}", {shape})',
+        ]
+        return lines
+    lines.append(f"{what}, values {_value_words(operand, kind)}")
+    lines.append(f"    source = {_source_expression(operand, drawn_shape, kind)}")
+    if name == "a" and kind in ("nan_in_a", "inf_in_a"):
+        special = "nan" if kind == "nan_in_a" else "inf"
+        lines += ["    if source.numel():", f'        source.view(-1)[0] = float("{special}")']
+    if is_quantized(operand.dtype):
+        recipe = RECIPES[instance.scaling or "tensorwise"]
+        block = recipe.block(name)
+        lines += [
+            f"    # quantized by the {recipe.name} recipe: a scale per "
+            f"{_block_words(recipe, block)}, amax / max({operand.dtype})",
+            f"    value, scale, dequantized = quantize(source, {block!r}, {dtype}, "
+            f"{recipe.per_tensor}, {recipe.scales_column_major})",
+            f'    scales["{name}"] = scale',
+            f'    ref["{name}"] = dequantized',
+        ]
+    else:
+        lines += [f"    value = source.to({dtype})", f'    ref["{name}"] = value']
+    if expand:
+        lines.append(f'    ref["{name}"] = ref["{name}"].expand({shape})')
+    lines.append(f'    args["{name}"] = lay_out(value, "{operand.layout}", {shape})')
+    return lines
+
+
+def _addend_lines(instance: ScenarioInstance, kind: str) -> list[str]:
+    """The lines of `draw` that make the bias and the epilogue's own tensors."""
+    body: list[str] = []
     if instance.bias is not None:
         bias_dtype = _torch(torch_dtype(instance.bias_dtype or instance.gemm_dtype))
-        name = spec.addend.name
+        name = instance.spec.addend.name
         body += [
             f"    # {name}: the bias {list(instance.bias)}, {_addend_words(kind)}",
             f"    bias = {_addend_expression('shapes[' + repr('bias') + ']', kind)}",
@@ -368,6 +362,27 @@ def _draw_function(instance: ScenarioInstance, names: tuple[str, ...]) -> str:
             f"    ref[{other!r}] = value.to({gemm})",
             f"    args[{other!r}] = ref[{other!r}].to(DEVICE, copy=True)",
         ]
+    return body
+
+
+def _draw_function(instance: ScenarioInstance, names: tuple[str, ...]) -> str:
+    """`draw(index, draw_index)`: gemmconf.inputs' drawing of this instance, as code."""
+    spec = instance.spec
+    kind = instance.values
+    body = [
+        "def draw(index, draw_index=0):",
+        '    """Shape set `index`\'s inputs (draw 0: the values gemmconf judged first; further',
+        "    draws: fresh values of the same shapes): the program's arguments on DEVICE, and the",
+        '    fp64 reference\'s."""',
+        "    shapes, k = SHAPES[index], KS[index]",
+        "    gen = torch.Generator().manual_seed(item_seed(index, draw_index))",
+        "    args, ref, scales = {}, {}, {}",
+    ]
+    grouped = inputs._group_sizes(instance, instance.dims(0), 0) is not None
+    for operand in instance.operands:
+        body += _operand_lines(instance, operand, kind)
+    body += _addend_lines(instance, kind)
+    gemm = _torch(torch_dtype(instance.gemm_dtype))
     for scale in spec.scales:
         if scale.level:
             raise ReproUnsupported(f"no standalone repro for {instance.id}: a second-level scale")
