@@ -557,3 +557,21 @@ def test_a_wrong_eager_is_refuted_by_fp64_and_named(monkeypatch):
     assert right.metrics["eager_wrong"] == dims["M"] * (dims["N"] // 2)
     wrong = run_item(instance, EagerBackend(), seed=0, device="cpu", target=None)
     assert not wrong.passed and "Eager is wrong at" in render(wrong).details
+
+
+def test_inputs_rounded_to_a_narrower_float_are_named_and_other_bugs_are_not_called_so():
+    """A result computed from fp32 inputs rounded to TF32 reads "err_ratio 2.4e+03" alone; the
+    narrow-inputs check (gemmconf.checks.narrow_inputs) ends its details with a note naming the
+    rounding. A 16-bit accumulator, a different bug, gets no such note."""
+    item = next(i for i in instances(FIRST[0]) if i.id == "first/mm[fp32-64x64x64-nn]")
+    rounded = run_item(
+        item, planted_backends.ALL["tf32_without_permission"], seed=0, device="cpu", target=None
+    )
+    assert not rounded.passed
+    assert any("rounded to TF32" in note for note in rounded.notes), rounded.notes
+    low = next(i for i in instances(FIRST[0]) if i.id == "first/mm[fp16-32x48x1024-nn]")
+    accumulated = run_item(
+        low, planted_backends.ALL["low_precision_accumulation"], seed=0, device="cpu", target=None
+    )
+    assert not accumulated.passed
+    assert not any("rounded to" in note for note in accumulated.notes), accumulated.notes

@@ -12,6 +12,7 @@ from gemmconf.checks.compilation import Captured, KernelStats, Recompiles, compi
 from gemmconf.checks.determinism import Deterministic
 from gemmconf.checks.fresh_draw import FreshDraw, FreshDrawBitwise
 from gemmconf.checks.guards import InputsUntouched, OutputsWritten
+from gemmconf.checks.narrow_inputs import NarrowInputs
 from gemmconf.checks.notes import EMULATED_NOTE, EmulatedEager, KTail
 from gemmconf.checks.overwritten import ResultsKept
 from gemmconf.checks.side_stream import SideStream
@@ -35,6 +36,7 @@ CHECKS: tuple[Check, ...] = (
     CodeChecks(),
     EmulatedEager(),
     KTail(),
+    NarrowInputs(),
 )
 
 __all__ = [
