@@ -50,6 +50,17 @@ def _parse_and_run(argv: list[str]) -> int:
 
     commands.add_parser("backends", help="list known backends and whether they run here")
 
+    _add_list(commands)
+    _add_explain(commands)
+    _add_repro(commands)
+    _add_bench(commands)
+    _add_new_backend(commands)
+    report_cli.add_subcommands(commands)
+    return _command(parser.parse_args(argv))
+
+
+def _add_list(commands: Any) -> None:
+    """`gemmconf list`: scenario instance ids, by pattern and markers."""
     listing = commands.add_parser("list", help="list scenario instance ids")
     listing.add_argument(
         "pattern",
@@ -68,6 +79,9 @@ def _parse_and_run(argv: list[str]) -> int:
     listing.add_argument("--suites", default=None, help=SUITES_HELP)
     listing.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
 
+
+def _add_explain(commands: Any) -> None:
+    """`gemmconf explain`: one instance's fields, and optionally its verdict."""
     explain = commands.add_parser(
         "explain",
         help="show one scenario instance: its fields, inputs, and the command that runs it",
@@ -81,6 +95,9 @@ def _parse_and_run(argv: list[str]) -> int:
         "--run", action="store_true", help="also run it on the backend here and print the verdict"
     )
 
+
+def _add_repro(commands: Any) -> None:
+    """`gemmconf repro`: one item as a standalone file."""
     repro = commands.add_parser(
         "repro",
         help="write one item as a standalone Python file that needs torch alone (the program, "
@@ -104,6 +121,9 @@ def _parse_and_run(argv: list[str]) -> int:
     repro.add_argument("--suites", default=None, help=SUITES_HELP)
     repro.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
 
+
+def _add_bench(commands: Any) -> None:
+    """`gemmconf bench`: the bench/ files' timing table."""
     bench = commands.add_parser(
         "bench",
         help="time backends against cuBLAS: runs the suite's bench/ files with --benchmark "
@@ -127,6 +147,9 @@ def _parse_and_run(argv: list[str]) -> int:
         help="as pytest's --bench-mode: wall (default), kernel or cudagraph",
     )
 
+
+def _add_new_backend(commands: Any) -> None:
+    """`gemmconf new-backend`: a backend package to start from."""
     new = commands.add_parser(
         "new-backend",
         help="write a backend package to start from (entry point, expectations file)",
@@ -136,9 +159,6 @@ def _parse_and_run(argv: list[str]) -> int:
     )
     new.add_argument("name", help="the backend's name (letters, digits, - and _)")
     new.add_argument("--dir", default=".", help="where to write NAME/ (default: here)")
-
-    report_cli.add_subcommands(commands)
-    return _command(parser.parse_args(argv))
 
 
 def _command(args: argparse.Namespace) -> int:

@@ -102,6 +102,15 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
     )
     actions = report.add_subparsers(dest="report_command", required=True)
 
+    _add_merge(actions)
+    _add_html(actions)
+    _add_csv(actions)
+    _add_diff(actions)
+    return report
+
+
+def _add_merge(actions: Any) -> None:
+    """`report merge`: join results files into one."""
     merge = actions.add_parser("merge", help="join results files into one", description=MERGE_HELP)
     merge.add_argument("inputs", nargs="+", metavar="RESULTS.json")
     merge.add_argument("-o", "--output", required=True, metavar="MERGED.json")
@@ -114,6 +123,9 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
         help="an item in several files: keep the record of the file named last",
     )
 
+
+def _add_html(actions: Any) -> None:
+    """`report html`: the self-contained conformance page."""
     html = actions.add_parser(
         "html",
         help="render the self-contained conformance page",
@@ -128,7 +140,16 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
         metavar="PAGE.html",
         help="where to write the page (default: reports/conformance.html)",
     )
+    html.add_argument(
+        "--baseline",
+        metavar="OLD.json",
+        default=None,
+        help="an earlier results file: the page lists the regressions against it",
+    )
 
+
+def _add_csv(actions: Any) -> None:
+    """`report csv`: one row per record."""
     table = actions.add_parser(
         "csv",
         help="one row per record, for spreadsheets and dataframes",
@@ -139,6 +160,9 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
         "-o", "--output", default=None, metavar="OUT.csv", help="where to write (default: stdout)"
     )
 
+
+def _add_diff(actions: Any) -> None:
+    """`report diff`: regressions and progressions between two runs."""
     compare = actions.add_parser(
         "diff", help="regressions and progressions between two runs", description=DIFF_HELP
     )
@@ -185,13 +209,6 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
         help="and this fraction of the old value (default "
         f"{perf.MIN_CHANGE:g}: run-to-run drift the repetitions cannot see)",
     )
-    html.add_argument(
-        "--baseline",
-        metavar="OLD.json",
-        default=None,
-        help="an earlier results file: the page lists the regressions against it",
-    )
-    return report
 
 
 def run(args: argparse.Namespace) -> int:

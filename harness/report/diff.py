@@ -225,44 +225,70 @@ def diff(
     before, after = _index(old, by_device), _index(new, by_device)
     result = Diff(old_name, new_name, by_device, metric=metric)
     for key in sorted(before.keys() | after.keys()):
-        was, now = before.get(key), after.get(key)
-        old_outcome = was.get("outcome") if was else None
-        new_outcome = now.get("outcome") if now else None
-        if was is not None and now is not None and old_outcome == new_outcome == "passed":
-            _compare_timing(result, key, was, now, by_device, k=k, min_change=min_change)
-            _note_closeness(result, key, was, now, by_device)
-        kind = classify(
-            old_outcome,
-            new_outcome,
-            old_fails=was is not None and is_failing(was),
-            new_fails=now is not None and is_failing(now),
-        )
-        if kind is None:
-            if was is None:
-                result.added_ids.append(_label(key, by_device))
-            elif now is None:
-                result.removed_ids.append(_label(key, by_device))
-            else:
-                result.unchanged += 1
-            continue
-        source = now or was or {}
-        change = Change(
-            kind=kind,
-            id=key[0],
-            backend=key[1],
-            device=key[2] if by_device else None,
-            old=old_outcome,
-            new=new_outcome,
-            reason=str((now or {}).get("reason") or (was or {}).get("reason") or ""),
-            nodeid=source.get("nodeid"),
-        )
-        {
-            "regression": result.regressions,
-            "progression": result.progressions,
-            "other": result.other,
-        }[kind].append(change)
+        _compare_item(result, key, before.get(key), after.get(key), k=k, min_change=min_change)
     result.closest.sort(key=lambda c: -c.nearness)
     del result.closest[CLOSEST_SHOWN:]
+    _note_runs(result, old, new, before, after)
+    return result
+
+
+def _compare_item(
+    result: Diff,
+    key: Key,
+    was: dict[str, Any] | None,
+    now: dict[str, Any] | None,
+    *,
+    k: float,
+    min_change: float,
+) -> None:
+    """Compare one item's records (None: absent from that run) into `result`."""
+    by_device = result.by_device
+    old_outcome = was.get("outcome") if was else None
+    new_outcome = now.get("outcome") if now else None
+    if was is not None and now is not None and old_outcome == new_outcome == "passed":
+        _compare_timing(result, key, was, now, by_device, k=k, min_change=min_change)
+        _note_closeness(result, key, was, now, by_device)
+    kind = classify(
+        old_outcome,
+        new_outcome,
+        old_fails=was is not None and is_failing(was),
+        new_fails=now is not None and is_failing(now),
+    )
+    if kind is None:
+        if was is None:
+            result.added_ids.append(_label(key, by_device))
+        elif now is None:
+            result.removed_ids.append(_label(key, by_device))
+        else:
+            result.unchanged += 1
+        return
+    source = now or was or {}
+    change = Change(
+        kind=kind,
+        id=key[0],
+        backend=key[1],
+        device=key[2] if by_device else None,
+        old=old_outcome,
+        new=new_outcome,
+        reason=str((now or {}).get("reason") or (was or {}).get("reason") or ""),
+        nodeid=source.get("nodeid"),
+    )
+    {
+        "regression": result.regressions,
+        "progression": result.progressions,
+        "other": result.other,
+    }[kind].append(change)
+
+
+def _note_runs(
+    result: Diff,
+    old: dict[str, Any],
+    new: dict[str, Any],
+    before: dict[Key, dict[str, Any]],
+    after: dict[Key, dict[str, Any]],
+) -> None:
+    """Notes on the runs as wholes: suite versions, clocks, seeds, removed items, incomplete."""
+    old_name, new_name = result.old_name, result.new_name
     if suite_versions(old) != suite_versions(new):
         result.notes.append(
             "the runs used different suite versions "
@@ -291,7 +317,6 @@ def diff(
                 f"{name} is from an incomplete run: items it lacks count as "
                 "removed or added, not as changes"
             )
-    return result
 
 
 def _compare_timing(

@@ -110,38 +110,9 @@ def merge(
     targets = {_seed_key(doc.get("target_arch")) for _, doc in inputs}
     environments = {json.dumps(doc.get("environment"), sort_keys=True) for _, doc in inputs}
 
-    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
-    origin: dict[tuple[str, str, str], str] = {}
-    duplicates: list[str] = []
-    for name, document in inputs:
-        seen_here: set[tuple[str, str, str]] = set()
-        for raw in document["records"]:
-            record = dict(raw)
-            if len(seeds) > 1:
-                record.setdefault("seed", document.get("seed"))
-            if len(targets) > 1:
-                record.setdefault("target_arch", document.get("target_arch"))
-            key = (str(record.get("id")), str(record.get("backend")), device_of(record, document))
-            if key in seen_here:
-                raise MergeError(
-                    f"{name}: holds two records for {key[0]} on {key[1]} "
-                    f"({key[2] or 'no device'}); the file is damaged"
-                )
-            seen_here.add(key)
-            if key in merged and not later_wins:
-                duplicates.append(
-                    f"{key[0]} on {key[1]} ({key[2] or 'no device'}) in {origin[key]} and {name}"
-                )
-            merged[key] = record
-            origin[key] = name
-    if duplicates:
-        more = f" and {len(duplicates) - 3} more" if len(duplicates) > 3 else ""
-        raise MergeError(
-            f"{len(duplicates)} item(s) appear in more than one file: "
-            f"{'; '.join(duplicates[:3])}{more}. A shard ran twice or a file was "
-            "given twice; pass --later-wins to let the file named later replace "
-            "the earlier records"
-        )
+    records = _merged_records(
+        inputs, later_wins, stamp_seed=len(seeds) > 1, stamp_target=len(targets) > 1
+    )
 
     documents = [doc for _, doc in inputs]
     versions = sorted(set().union(*(suite_versions(doc) for doc in documents)))
@@ -153,9 +124,6 @@ def merge(
     label_specs: dict[str, str] = {}
     for document in documents:
         label_specs.update(document.get("backend_specs") or {})
-    records = sorted(
-        merged.values(), key=lambda r: (str(r.get("id")), str(r.get("backend")), device_of(r))
-    )
     out: dict[str, Any] = {
         "format": results.FORMAT,
         "version": results.VERSION,
@@ -178,6 +146,53 @@ def merge(
     if len(versions) > 1:
         out["suite_versions"] = versions
     return out
+
+
+def _merged_records(
+    inputs: Sequence[tuple[str, dict[str, Any]]],
+    later_wins: bool,
+    *,
+    stamp_seed: bool,
+    stamp_target: bool,
+) -> list[dict[str, Any]]:
+    """The inputs' records, one per (id, backend, device), sorted so; a MergeError where a key
+    repeats (in one file: damaged; across files: unless `later_wins`). `stamp_seed` and
+    `stamp_target`: the inputs disagree on it, so that each record carries its file's own."""
+    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+    origin: dict[tuple[str, str, str], str] = {}
+    duplicates: list[str] = []
+    for name, document in inputs:
+        seen_here: set[tuple[str, str, str]] = set()
+        for raw in document["records"]:
+            record = dict(raw)
+            if stamp_seed:
+                record.setdefault("seed", document.get("seed"))
+            if stamp_target:
+                record.setdefault("target_arch", document.get("target_arch"))
+            key = (str(record.get("id")), str(record.get("backend")), device_of(record, document))
+            if key in seen_here:
+                raise MergeError(
+                    f"{name}: holds two records for {key[0]} on {key[1]} "
+                    f"({key[2] or 'no device'}); the file is damaged"
+                )
+            seen_here.add(key)
+            if key in merged and not later_wins:
+                duplicates.append(
+                    f"{key[0]} on {key[1]} ({key[2] or 'no device'}) in {origin[key]} and {name}"
+                )
+            merged[key] = record
+            origin[key] = name
+    if duplicates:
+        more = f" and {len(duplicates) - 3} more" if len(duplicates) > 3 else ""
+        raise MergeError(
+            f"{len(duplicates)} item(s) appear in more than one file: "
+            f"{'; '.join(duplicates[:3])}{more}. A shard ran twice or a file was "
+            "given twice; pass --later-wins to let the file named later replace "
+            "the earlier records"
+        )
+    return sorted(
+        merged.values(), key=lambda r: (str(r.get("id")), str(r.get("backend")), device_of(r))
+    )
 
 
 def never_ran(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -219,12 +219,6 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
         while row and row[-1] is None:  # trailing empties cost bytes at 8,000 records
             row.pop()
         rows.append(row)
-    environments = _Table()
-    for environment in [
-        document.get("environment"),
-        *(r.get("environment") for r in document["records"]),
-    ]:
-        environments.ref(environment or None)
     return {
         "name": name,
         "outcomes": list(results.OUTCOMES),
@@ -237,20 +231,32 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
         "excerpts": excerpts.values,
         "dims": dims.values,
         "rows": rows,
-        "run": {
-            "command": document.get("command"),
-            "seed": document.get("seed"),
-            "target_arch": document.get("target_arch"),
-            "suite_version": document.get("suite_version"),
-            "suite_versions": document.get("suite_versions"),
-            "finished": document.get("finished"),
-            "complete": document.get("complete"),
-            "exit_status": document.get("exit_status"),
-            "backends": document.get("backends") or [],
-            "backend_specs": backend_specs(document),
-            "environments": _finite(environments.values),
-            "merged_from": document.get("merged_from"),
-        },
+        "run": _run_metadata(document),
+    }
+
+
+def _run_metadata(document: dict[str, Any]) -> dict[str, Any]:
+    """The page's `run` entry: how the results were made, and the environments (the run's
+    and each record's own, once each)."""
+    environments = _Table()
+    for environment in [
+        document.get("environment"),
+        *(r.get("environment") for r in document["records"]),
+    ]:
+        environments.ref(environment or None)
+    return {
+        "command": document.get("command"),
+        "seed": document.get("seed"),
+        "target_arch": document.get("target_arch"),
+        "suite_version": document.get("suite_version"),
+        "suite_versions": document.get("suite_versions"),
+        "finished": document.get("finished"),
+        "complete": document.get("complete"),
+        "exit_status": document.get("exit_status"),
+        "backends": document.get("backends") or [],
+        "backend_specs": backend_specs(document),
+        "environments": _finite(environments.values),
+        "merged_from": document.get("merged_from"),
     }
 
 
