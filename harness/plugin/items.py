@@ -455,7 +455,13 @@ class ScenarioItem(pytest.Item):
                 notes = (f"Expected to fail: {self.expected.text()}", self.eager_note)
                 note = "\n\n".join(n for n in notes if n)
                 return Decision("xfailed", run=outcome, note=note, eager_fails=inherited)
-            note = "\n\n".join(n for n in (self.standalone_line(), self.eager_note) if n)
+            unexpected = (  # an entry expected another failure: the record says which
+                f"Not the failure expected: {self.expected.text()}"
+                if self.expected is not None and self.expected.expects_failure
+                else None
+            )
+            notes = (unexpected, self.standalone_line(), self.eager_note)
+            note = "\n\n".join(n for n in notes if n)
             return Decision("failed", run=outcome, note=note, eager_fails=inherited)
         if report.failed:  # teardown
             return _harness_decision("tearing the item down", call)
