@@ -71,6 +71,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from gemmconf.capability import HARDWARE_CLASSES
 from gemmconf.kinds import KINDS
 from gemmconf.scenario import Node, ScenarioError, ScenarioInstance, implied_markers, load_yaml
+from gemmconf.scenario.source import read_source
 
 STATUSES = ("xfail", "skip", "either")
 ENTRY_FIELDS = (
@@ -272,18 +273,15 @@ def read(path: Path, root: Path | None = None) -> ExpectationFile:
     shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
     if path.suffix not in SUFFIXES:
         raise ScenarioError(shown, "file", "an expectations file is YAML, named *.yaml or *.yml")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(shown, "file", "no such file") from None
-    except (UnicodeDecodeError, OSError) as exc:
-        raise ScenarioError(shown, "file", f"cannot be read as UTF-8 text: {exc}") from None
+    text = read_source(path, shown)
     try:
         document = load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise ScenarioError(
-            f"{shown}:{mark.line + 1 if mark else '?'}", "yaml", str(exc.problem)
+            f"{shown}:{mark.line + 1 if mark else '?'}",
+            getattr(exc, "field", "yaml"),
+            str(exc.problem),
         ) from None
     if not isinstance(document, Node):
         raise ScenarioError(shown, "file", "expected a mapping with 'backend' and 'expectations'")

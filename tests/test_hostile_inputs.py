@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from gemmconf import expectations
+from gemmconf.scenario import ScenarioError, load_suite
 
 pytest_plugins = ["pytester"]
 
@@ -116,3 +117,120 @@ def test_the_linear_glob_means_what_the_regex_meant():
             pattern,
             text,
         )
+
+
+# ---- suite and expectations files: YAML -------------------------------------------------------
+
+
+def alias_bomb() -> str:
+    """Nine levels of nine aliases in a scenario's `doc` (whose error message repr()s it)."""
+    items = ["&x0 [" + ", ".join(['"aaaaaaaaaa"'] * 9) + "]"]
+    items += [f"&x{i} [" + ", ".join([f"*x{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    return SUITE.replace("    axes:", "    doc: [" + ", ".join(items) + "]\n    axes:")
+
+
+def test_a_yaml_alias_bomb_is_a_usage_error(tmp_path):
+    out = load_in_child(tmp_path, alias_bomb())
+    assert out.startswith("suite.yaml:7: doc: with its aliases written out the document holds")
+
+
+def test_a_recursive_alias_is_a_usage_error(tmp_path):
+    out = load_in_child(tmp_path, SUITE.replace("    axes:", "    doc: &d [*d]\n    axes:"))
+    assert out == "suite.yaml:7: doc: alias *d inside the node &d it names (a recursive structure)"
+
+
+def test_aliases_the_shipped_files_use_still_load(tmp_path):
+    suite = SUITE.replace("shape: {M: 8, N: 8, K: 8}", "shape: &s {M: 8, N: 8, K: 8}")
+    suite += "  - {name: again, op: mm, shape: *s}\n"
+    assert load_in_child(tmp_path, suite) == "loaded 3"
+
+
+def test_deep_nesting_is_a_usage_error_not_a_crash(tmp_path):
+    """100,000 nested brackets segfaulted the whole pytest run inside PyYAML."""
+    out = load_in_child(tmp_path, "suite: nest\nscenarios: " + "[" * 100_000 + "\n")
+    assert out == "suite.yaml:2: scenarios: nested more than 64 mappings or lists deep"
+
+
+def test_a_file_past_the_size_limit_is_refused_unread(tmp_path):
+    (tmp_path / "big.yaml").write_text(SUITE + "#" * (1 << 20) + "\n")
+    with pytest.raises(ScenarioError, match=r"big.yaml: file: 1,048,691 bytes, past the limit"):
+        load_suite(tmp_path / "big.yaml", root=tmp_path)
+
+
+def test_a_file_of_too_many_values_is_a_usage_error(tmp_path):
+    text = SUITE.replace("    axes:", "    doc: [" + ",".join(["1"] * 100_000) + "]\n    axes:")
+    out = load_in_child(tmp_path, text)
+    assert out == "suite.yaml:7: doc: more than 100,000 values, lists and mappings"
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [("id", r'"a\e[2J\e[31mRED"'), ("doc", r'"ok\rhidden"'), ("doc", '"left\u202eright"')],
+)
+def test_control_characters_in_a_suite_are_a_usage_error(tmp_path, where, value):
+    """An escape sequence in an axis value's id reached the terminal in every node id."""
+    text = SUITE.replace("dtype: [fp32, fp16]", f"case: [{{{where}: {value}, dtype: fp32}}]")
+    if where == "doc":
+        text = SUITE.replace("    axes:", f"    doc: {value}\n    axes:")
+    (tmp_path / "suite.yaml").write_text(text)
+    with pytest.raises(ScenarioError) as caught:
+        load_suite(tmp_path / "suite.yaml", root=tmp_path)
+    assert f": {where}: control character U+" in str(caught.value)
+
+
+def test_control_characters_in_an_expectation_reason_are_a_usage_error(tmp_path):
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "b.yaml").write_text(
+        'backend: b\nexpectations:\n  - match: "tiny/*"\n    reason: "\\e[2Jhidden"\n'
+    )
+    instances = load_suite(tmp_path / "suite.yaml", root=tmp_path)
+    with pytest.raises(ScenarioError) as caught:
+        expectations.load(tmp_path / "e", "b", instances, root=tmp_path)
+    assert str(caught.value).startswith("e/b.yaml:4: reason: control character U+001B in")
+
+
+def run_in_child(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """pytest on `folder`'s suite (eager, in process), bounded like the loaders above."""
+    return bounded(
+        f"""
+        import pytest, torch, gemmconf.plugin
+        cap_memory()
+        sys.exit(pytest.main(["suites", "--backend", "eager", "--no-isolate", "-p",
+                              "no:cacheprovider", *{list(args)!r}]))
+        """,
+        folder,
+    )
+
+
+def test_a_run_on_a_hostile_suite_folder_is_a_usage_error_and_keeps_the_results(pytester):
+    """Sharing a suite folder is enough: its expectations file loads by itself. Each attempt
+    stops the run at start-up with exit 4 naming file:line and field; the previous run's
+    results stay as they were."""
+    suites = pytester.path / "suites"
+    suites.mkdir()
+    (suites / "tiny.yaml").write_text(SUITE)
+    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
+    assert run_in_child(pytester.path).returncode == 0
+    results = pytester.path / "reports" / "results.json"
+    before = results.read_bytes()
+    glob = "backend: eager\nexpectations:\n  - match: '" + "*?" * 10 + "Q'\n    reason: r\n"
+    long_ids = SUITE.replace("dtype: [fp32, fp16]", "case: [{id: " + "a" * 40 + ", dtype: fp32}]")
+    attempts = {
+        "tiny.yaml:7: doc: with its aliases written out": {"tiny.yaml": alias_bomb()},
+        "tiny.yaml:1: scenarios: nested more than 64": {"tiny.yaml": "scenarios: " + "[" * 10**5},
+        "expectations/eager.yaml:3: match: pattern '*?*?*?": {
+            "tiny.yaml": long_ids,
+            "expectations/eager.yaml": glob,
+        },
+    }
+    (suites / "expectations").mkdir()
+    for message, files in attempts.items():
+        for name, text in files.items():
+            (suites / name).write_text(text)
+        result = run_in_child(pytester.path)
+        assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stderr[-2000:]
+        assert f"ERROR: invalid suite or expectations file: suites/{message}" in result.stderr
+        assert results.read_bytes() == before
+        (suites / "tiny.yaml").write_text(SUITE)
+        (suites / "expectations" / "eager.yaml").unlink(missing_ok=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from gemmconf.scenario.schema import (
     build,
     reject_unknown,
 )
-from gemmconf.scenario.source import SUITE_SUFFIXES, Node, Where, load_yaml
+from gemmconf.scenario.source import SUITE_SUFFIXES, Node, Where, load_yaml, read_source
 
 MAX_INSTANCES = 100_000  # per scenario: past it, a typo in an axis, not a suite (--max-items)
 
@@ -36,12 +37,14 @@ def load_suite(
     path = Path(path)
     shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
     where = Where(shown)
+    text = read_source(path, shown)
     try:
-        document = load_yaml(path.read_text())
+        document = load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark else ""
-        raise ScenarioError(f"{shown}{line}", "yaml", str(exc.problem or exc)) from None
+        field = getattr(exc, "field", "yaml")
+        raise ScenarioError(f"{shown}{line}", field, str(exc.problem or exc)) from None
     if not isinstance(document, Node):
         raise ScenarioError(shown, "file", "a suite file is a mapping with a 'scenarios' list")
     reject_unknown(document, FILE_FIELDS, where, "suite file")
@@ -91,7 +94,7 @@ def _expand(
     axes = scenario.get("axes", Node())
     if not isinstance(axes, Mapping):
         raise where.error(scenario, "axes", "expected a mapping of axis name to a list of values")
-    axis_values: list[tuple[str, list[Any]]] = []
+    axis_values: list[tuple[str, list[Any], list[str]]] = []
     for axis, values in axes.items():
         if not isinstance(values, list) or not values:
             raise where.error(axes, axis, "an axis is a non-empty list of values")
@@ -107,16 +110,16 @@ def _expand(
                     )
                 reject_unknown(value, (*AXIS_FIELDS, "id"), where, f"axis {axis!r}")
         ids = [value_id(v, axis) for v in values]
-        duplicated = {i for i in ids if ids.count(i) > 1}
+        duplicated = {i for i, n in Counter(ids).items() if n > 1}
         if duplicated:
             raise where.error(
                 axes,
                 axis,
                 f"values give the same id {sorted(duplicated)}: give them distinct 'id's",
             )
-        axis_values.append((axis, values))
+        axis_values.append((axis, values, ids))
 
-    product = math.prod(len(values) for _, values in axis_values)
+    product = math.prod(len(values) for _, values, _ in axis_values)
     if product > max_instances:
         raise where.error(
             scenario,
@@ -127,7 +130,7 @@ def _expand(
     excludes = scenario.get("exclude", [])
     if not isinstance(excludes, list):
         raise where.error(scenario, "exclude", "expected a list of {axis: value} mappings")
-    axis_names = [a for a, _ in axis_values]
+    axis_names = [a for a, _, _ in axis_values]
     for rule in excludes:
         if not isinstance(rule, Mapping) or not rule:
             raise where.error(scenario, "exclude", "each rule is a mapping of axis to value(s)")
@@ -141,13 +144,15 @@ def _expand(
                     "exclude",
                 )
 
+    # each value's id and each rule's accepted ids once, not once per combination
+    rule_ids = [{a: as_ids(v, a) for a, v in rule.items()} for rule in excludes]
     used_rules: set[int] = set()
-    for combo in itertools.product(*(values for _, values in axis_values)):
-        chosen = {axis: value for (axis, _), value in zip(axis_values, combo, strict=True)}
-        chosen_ids = {axis: value_id(value, axis) for axis, value in chosen.items()}
+    for combo in itertools.product(*(range(len(values)) for _, values, _ in axis_values)):
+        chosen = {axis: values[i] for (axis, values, _), i in zip(axis_values, combo, strict=True)}
+        chosen_ids = {axis: ids[i] for (axis, _, ids), i in zip(axis_values, combo, strict=True)}
         excluded = False
-        for index, rule in enumerate(excludes):
-            if all(chosen_ids[a] in as_ids(v, a) for a, v in rule.items()):
+        for index, rule in enumerate(rule_ids):
+            if all(chosen_ids[a] in accepted for a, accepted in rule.items()):
                 used_rules.add(index)
                 excluded = True
         if excluded:
