@@ -67,6 +67,7 @@ def _parse_and_run(argv: list[str]) -> int:
     )
     listing.add_argument("--suites", default=None, help=SUITES_HELP)
     listing.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
+    listing.add_argument("--max-elements", type=int, default=None, help=MAX_ELEMENTS_HELP)
 
     explain = commands.add_parser(
         "explain",
@@ -75,6 +76,7 @@ def _parse_and_run(argv: list[str]) -> int:
     explain.add_argument("id", help="instance id, e.g. 'first/mm[bf16-127x65x33-nt]'")
     explain.add_argument("--suites", default=None, help=SUITES_HELP)
     explain.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
+    explain.add_argument("--max-elements", type=int, default=None, help=MAX_ELEMENTS_HELP)
     explain.add_argument("--backend", default="reference")
     explain.add_argument("--seed", type=int, default=0)
     explain.add_argument(
@@ -103,6 +105,7 @@ def _parse_and_run(argv: list[str]) -> int:
     )
     repro.add_argument("--suites", default=None, help=SUITES_HELP)
     repro.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
+    repro.add_argument("--max-elements", type=int, default=None, help=MAX_ELEMENTS_HELP)
 
     bench = commands.add_parser(
         "bench",
@@ -151,7 +154,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "backends":
         return _backends()
     if args.command == "list":
-        return _list(args.suites, args.pattern, args.max_items, args.markers)
+        return _list(args.suites, args.pattern, args.max_items, args.markers, args.max_elements)
     if args.command == "repro":
         return _repro(args)
     return _explain(args)
@@ -169,6 +172,10 @@ current folder is read (gemmconf's own run.ini is used); run pytest directly to 
 
 SUITES_HELP = "the suite folder (default: the suite installed with gemmconf)"
 MAX_ITEMS_HELP = "the most instances one scenario may expand to (default: 100,000)"
+MAX_ELEMENTS_HELP = (
+    "the most elements one instance may hold in a shape set, and the largest extent "
+    "(default: 4,294,967,296)"
+)
 
 # Options whose value is a path, never a suite path to run (as pytest's positional arguments are).
 _PATH_OPTIONS = (
@@ -222,6 +229,8 @@ _VALUE_OPTIONS = (
     "--gemmconf-seed",
     "--max-items",
     "--gemmconf-max-items",
+    "--max-elements",
+    "--gemmconf-max-elements",
     "--bench-mode",
     "--require-hardware",
     "--target-arch",
@@ -429,8 +438,8 @@ def _backends() -> int:
     return 0
 
 
-def _instances(suites: str | None, max_items: int | None = None):
-    from gemmconf.scenario import MAX_INSTANCES, ScenarioError, discover, load_suite
+def _instances(suites: str | None, max_items: int | None = None, max_elements: int | None = None):
+    from gemmconf.scenario import MAX_ELEMENTS, MAX_INSTANCES, ScenarioError, discover, load_suite
 
     root = Path.cwd()
     folder = _suites_arg(suites)
@@ -439,14 +448,23 @@ def _instances(suites: str | None, max_items: int | None = None):
         raise SystemExit(2)
     try:
         for path in discover([folder], root):
-            yield from load_suite(path, root=root, max_instances=max_items or MAX_INSTANCES)
+            yield from load_suite(
+                path,
+                root=root,
+                max_instances=max_items or MAX_INSTANCES,
+                max_elements=max_elements or MAX_ELEMENTS,
+            )
     except ScenarioError as exc:
         print(f"gemmconf: invalid suite file: {exc}", file=sys.stderr)
         raise SystemExit(4) from None
 
 
 def _list(
-    suites: str | None, pattern: str, max_items: int | None = None, markers: str | None = None
+    suites: str | None,
+    pattern: str,
+    max_items: int | None = None,
+    markers: str | None = None,
+    max_elements: int | None = None,
 ) -> int:
     from gemmconf.scenario import implied_markers
 
@@ -456,7 +474,7 @@ def _list(
         print(selected, file=sys.stderr)
         return 2
     count = 0
-    for instance in _instances(suites, max_items):
+    for instance in _instances(suites, max_items, max_elements):
         if not regex.fullmatch(instance.id):
             continue
         names = set(implied_markers(instance))
@@ -486,7 +504,8 @@ def _explain(args: argparse.Namespace) -> int:
     from gemmconf.ids import standalone_command
     from gemmconf.scenario import implied_markers
 
-    match = next((i for i in _instances(args.suites, args.max_items) if i.id == args.id), None)
+    instances = _instances(args.suites, args.max_items, args.max_elements)
+    match = next((i for i in instances if i.id == args.id), None)
     if match is None:
         print(
             f"gemmconf: no instance {args.id!r} (try `gemmconf list '*pattern*'`)", file=sys.stderr
@@ -549,7 +568,8 @@ def _repro(args: argparse.Namespace) -> int:
     from gemmconf.backends import UnknownBackendError
     from gemmconf.repro import ReproUnsupported, repro_source
 
-    instance = next((i for i in _instances(args.suites, args.max_items) if i.id == args.id), None)
+    instances = _instances(args.suites, args.max_items, args.max_elements)
+    instance = next((i for i in instances if i.id == args.id), None)
     if instance is None:
         print(
             f"gemmconf repro: no instance {args.id!r} (try `gemmconf list '*pattern*'`)",

@@ -234,3 +234,166 @@ def test_a_run_on_a_hostile_suite_folder_is_a_usage_error_and_keeps_the_results(
         assert results.read_bytes() == before
         (suites / "tiny.yaml").write_text(SUITE)
         (suites / "expectations" / "eager.yaml").unlink(missing_ok=True)
+
+
+# ---- suite files: values that reach generated source, a regex or the allocator ---------------
+
+
+def load_text(tmp_path: Path, text: str, **limits: int):
+    (tmp_path / "suite.yaml").write_text(text)
+    return load_suite(tmp_path / "suite.yaml", root=tmp_path, **limits)
+
+
+@pytest.mark.parametrize("name", ['"mm\\n"', "1mm", '"mm x"'])
+def test_a_name_is_a_word_that_starts_with_a_letter(tmp_path, name):
+    """`NAME_RE.match` with `$` let "mm\\n" through (the program's function name then broke
+    the generated source), and names starting with a digit made no Python function name."""
+    with pytest.raises(ScenarioError, match=r"suite.yaml:4: name: expected a lower-case name"):
+        load_text(tmp_path, SUITE.replace("name: mm", f"name: {name}"))
+
+
+def test_numbers_reach_the_generated_program_as_float_literals(tmp_path):
+    """`.inf`/`.nan` were written as bare names (`torch.clamp(out, inf, nan)`: NameError)."""
+    from gemmconf.program import program_source
+
+    text = SUITE.replace(
+        "    axes:", "    epilogue: [{clamp: [.nan, .inf]}, {mul: -.inf}]\n    axes:"
+    )
+    source = program_source(load_text(tmp_path, text)[0])
+    assert "torch.clamp(out, float('nan'), float('inf'))" in source
+    assert "out * float('-inf')" in source
+    compile(source, "program", "exec")
+
+
+@pytest.mark.parametrize("bound", ["'__import__(\"os\")'", "[1]", "true", "null"])
+def test_a_clamp_bound_is_a_number(tmp_path, bound):
+    """Any YAML value's repr() reached the generated source; now only numbers (or null for an
+    open side) do."""
+    text = SUITE.replace("    axes:", f"    epilogue: [{{clamp: [{bound}, null]}}]\n    axes:")
+    with pytest.raises(ScenarioError, match=r"epilogue: clamp takes \[min, max\], numbers or null"):
+        load_text(tmp_path, text)
+
+
+def test_a_long_shape_expression_is_a_usage_error(tmp_path):
+    """A 20,000-term expression ended the run in a RecursionError (INTERNALERROR)."""
+    terms = "+".join(["K"] * 20_000)
+    text = SUITE.replace("K: 8}", f"K: 8}}\n    operands: {{a: {{shape: [M, '{terms}']}}}}")
+    out = load_in_child(tmp_path, text)
+    assert out.startswith(
+        "suite.yaml:7: operands: operand 'a': shape expression of 39,999 characters, past the "
+        "limit of 200"
+    )
+
+
+def test_an_instance_past_max_elements_is_a_usage_error(tmp_path):
+    """A shape of 10^20 rows loaded, and failed at the item in an overflow of the input
+    builder; instances are held to --max-elements (2^32 by default: the suite's largest holds
+    2.2e9 elements)."""
+    text = SUITE.replace("M: 8,", "M: 100000000000000000000,")
+    with pytest.raises(ScenarioError) as caught:
+        load_text(tmp_path, text)
+    assert "suite.yaml:6: shape: shape set 0 makes 1,600,000,000,000,000,000,064 elements" in str(
+        caught.value
+    )
+    assert "past the limit of 4,294,967,296 per instance (--max-elements)" in str(caught.value)
+    wide = SUITE.replace("{M: 8, N: 8, K: 8}", "{M: 65536, N: 65536, K: 1}")  # 2^32 + 2^17
+    with pytest.raises(ScenarioError, match="--max-elements"):
+        load_text(tmp_path, wide)
+    assert len(load_text(tmp_path, wide, max_elements=1 << 33)) == 2
+    empty = SUITE.replace("{M: 8, N: 8, K: 8}", "{M: 100000000000000000000, N: 0, K: 0}")
+    with pytest.raises(ScenarioError, match="largest extent 100,000,000,000,000,000,000"):
+        load_text(tmp_path, empty)  # nothing to hold, but a size no allocator takes
+
+
+def test_max_elements_is_an_option_of_the_run(pytester):
+    (pytester.path / "suites").mkdir()
+    (pytester.path / "suites" / "tiny.yaml").write_text(SUITE)
+    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
+    args = ("suites", "--backend", "eager", "--co", "-q")
+    result = pytester.runpytest(*args, "--max-elements", "100")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*tiny.yaml:6: shape: shape set 0 makes 192 elements*"])
+    pytester.runpytest(*args, "--max-elements", "192").assert_outcomes()
+
+
+ERROR_SUITE = """
+suite: rx
+scenarios:
+  - name: bad
+    op: mm
+    shape: {M: 8, N: 8, K: 9}
+    operands: {b: {shape: [7, N]}}
+    checks: {raises: {type: RuntimeError, match: "PATTERN"}}
+"""
+
+
+def test_a_backtracking_raises_match_ends_the_item_at_once(pytester):
+    """`(.*.*)*Q` against eager's message ("mat1 and mat2 shapes cannot be multiplied ...")
+    backtracked past the item timeout; with --no-isolate nothing stopped it. It is searched in
+    bounded time now: the item is the usual error (the scenario's pattern does not match)."""
+    suites = pytester.path / "suites"
+    suites.mkdir()
+    (suites / "rx.yaml").write_text(ERROR_SUITE.replace("PATTERN", "(.*.*)*Q"))
+    pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
+    result = run_in_child(pytester.path)
+    assert result.returncode == pytest.ExitCode.TESTS_FAILED, result.stdout[-3000:]
+    assert "rx/bad expects eager to raise RuntimeError matching '(.*.*)*Q'" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        (r"(a)\\1", "a backreference needs backtracking"),
+        ("(?=shapes)", "a lookahead or lookbehind needs backtracking"),
+        ("x" * 501, "501 characters, past the limit of 500"),
+        ("(a{100}){20}", "more than 1,000 states"),
+    ],
+)
+def test_a_raises_match_that_needs_backtracking_is_a_usage_error(tmp_path, pattern, message):
+    with pytest.raises(ScenarioError, match=f"suite.yaml:8: checks: raises.match .*{message}"):
+        load_text(tmp_path, ERROR_SUITE.replace("PATTERN", pattern))
+
+
+def test_the_bounded_search_means_what_re_search_means():
+    """re's own parser reads the pattern and re decides each character and anchor; the search
+    is a Thompson NFA. A fuzz against re.search over the syntax raises.match allows."""
+    import random
+    import re
+
+    from gemmconf.scenario import patterns
+
+    draw = random.Random(44)
+    anchors = ["^", "$", r"\b", r"\B", r"\A", r"\Z"]
+
+    def atom(depth: int) -> str:
+        roll = draw.random()
+        if depth > 2 or roll < 0.45:
+            return draw.choice(["a", "b", "A", ".", "[ab]", "[^a]", r"\d", r"\s", r"\w", "[a-b1]"])
+        if roll < 0.6:
+            return draw.choice(anchors)
+        if roll < 0.85:
+            return "(" + draw.choice(["", "?:", "?i:", "?s:"]) + sequence(depth + 1) + ")"
+        return "(" + sequence(depth + 1) + "|" + sequence(depth + 1) + ")"
+
+    def sequence(depth: int) -> str:
+        out = ""
+        for _ in range(draw.randint(0, 3)):
+            piece = atom(depth)
+            if piece not in anchors and draw.random() < 0.4:
+                piece += draw.choice(["*", "+", "?", "{2}", "{1,3}", "{0,2}", "*?", "+?", "{2,}"])
+            out += piece
+        return out
+
+    checked = 0
+    for _ in range(3000):
+        pattern = draw.choice(["", "(?i)", "(?m)", "(?s)", "(?a)"]) + sequence(0)
+        try:
+            regex = re.compile(pattern)
+        except re.error:
+            continue
+        compiled = patterns.compile_message_pattern(pattern)
+        for _ in range(4):
+            text = "".join(draw.choice("aAb\n1 .") for _ in range(draw.randint(0, 8)))
+            assert compiled.search(text) == bool(regex.search(text)), (pattern, text)
+            checked += 1
+    assert checked > 8000

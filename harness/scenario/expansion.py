@@ -18,6 +18,7 @@ from gemmconf.scenario.model import ScenarioError, ScenarioInstance
 from gemmconf.scenario.schema import (
     AXIS_FIELDS,
     FILE_FIELDS,
+    MAX_ELEMENTS,
     NAME_RE,
     SCENARIO_FIELDS,
     Raw,
@@ -30,10 +31,15 @@ MAX_INSTANCES = 100_000  # per scenario: past it, a typo in an axis, not a suite
 
 
 def load_suite(
-    path: str | Path, root: str | Path | None = None, *, max_instances: int = MAX_INSTANCES
+    path: str | Path,
+    root: str | Path | None = None,
+    *,
+    max_instances: int = MAX_INSTANCES,
+    max_elements: int = MAX_ELEMENTS,
 ) -> list[ScenarioInstance]:
     """Read one suite file and return its expanded, validated instances. A scenario whose axes
-    would expand past `max_instances` is an error, before any is built."""
+    would expand past `max_instances` is an error, before any is built; so is an instance whose
+    shape set holds more than `max_elements` elements (`schema.build`)."""
     path = Path(path)
     shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
     where = Where(shown)
@@ -49,8 +55,10 @@ def load_suite(
         raise ScenarioError(shown, "file", "a suite file is a mapping with a 'scenarios' list")
     reject_unknown(document, FILE_FIELDS, where, "suite file")
     suite = suite_id(document, path)
-    if not isinstance(suite, str) or not NAME_RE.match(suite):
-        raise where.error(document, "suite", f"expected a lower-case name, got {suite!r}")
+    if not isinstance(suite, str) or not NAME_RE.fullmatch(suite):
+        raise where.error(
+            document, "suite", f"expected a lower-case name ([a-z][a-z0-9_.]*), got {suite!r}"
+        )
     defaults = document.get("defaults", Node())
     if not isinstance(defaults, Mapping):
         raise where.error(document, "defaults", "expected a mapping of scenario fields")
@@ -68,14 +76,14 @@ def load_suite(
                 where.at(document, "scenarios"), "scenarios", "each scenario is a mapping"
             )
         name = scenario.get("name")
-        if not isinstance(name, str) or not NAME_RE.match(name):
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name):
             raise where.error(
-                scenario, "name", f"expected a lower-case name ([a-z0-9_.]), got {name!r}"
+                scenario, "name", f"expected a lower-case name ([a-z][a-z0-9_.]*), got {name!r}"
             )
         if name in seen_names:
             raise where.error(scenario, "name", f"duplicate scenario name {name!r}")
         seen_names.add(name)
-        for instance in _expand(suite, scenario, defaults, where, max_instances):
+        for instance in _expand(suite, scenario, defaults, where, max_instances, max_elements):
             if instance.id in seen_ids:
                 raise ScenarioError(
                     instance.source,
@@ -88,7 +96,12 @@ def load_suite(
 
 
 def _expand(
-    suite: str, scenario: Node, defaults: Mapping, where: Where, max_instances: int
+    suite: str,
+    scenario: Node,
+    defaults: Mapping,
+    where: Where,
+    max_instances: int,
+    max_elements: int,
 ) -> Iterator[ScenarioInstance]:
     reject_unknown(scenario, SCENARIO_FIELDS, where, f"scenario {scenario['name']!r}")
     axes = scenario.get("axes", Node())
@@ -174,7 +187,7 @@ def _expand(
         axes_ids = tuple(chosen_ids.items())
         suffix = "-".join(i for _, i in axes_ids)
         instance_id = f"{suite}/{scenario['name']}" + (f"[{suffix}]" if suffix else "")
-        yield build(suite, instance_id, axes_ids, Raw(fields, nodes), scenario, where)
+        yield build(suite, instance_id, axes_ids, Raw(fields, nodes), scenario, where, max_elements)
     for index, rule in enumerate(excludes):
         if index not in used_rules:
             raise where.error(
