@@ -65,18 +65,14 @@ def _parse_and_run(argv: list[str]) -> int:
         help="only instances whose markers match EXPR, as `gemmconf run -m` selects them "
         "(`gemmconf list -m 'sm90 and fp8'`; `gemmconf explain ID` shows an instance's markers)",
     )
-    listing.add_argument("--suites", default=None, help=SUITES_HELP)
-    listing.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
-    listing.add_argument("--max-elements", type=int, default=None, help=MAX_ELEMENTS_HELP)
+    _suite_options(listing)
 
     explain = commands.add_parser(
         "explain",
         help="show one scenario instance: its fields, inputs, and the command that runs it",
     )
     explain.add_argument("id", help="instance id, e.g. 'first/mm[bf16-127x65x33-nt]'")
-    explain.add_argument("--suites", default=None, help=SUITES_HELP)
-    explain.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
-    explain.add_argument("--max-elements", type=int, default=None, help=MAX_ELEMENTS_HELP)
+    _suite_options(explain)
     explain.add_argument("--backend", default="reference")
     explain.add_argument("--seed", type=int, default=0)
     explain.add_argument(
@@ -103,9 +99,7 @@ def _parse_and_run(argv: list[str]) -> int:
         metavar="FILE",
         help="where to write it (default: repro_<item>_<backend>.py here; '-' for stdout)",
     )
-    repro.add_argument("--suites", default=None, help=SUITES_HELP)
-    repro.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
-    repro.add_argument("--max-elements", type=int, default=None, help=MAX_ELEMENTS_HELP)
+    _suite_options(repro)
 
     bench = commands.add_parser(
         "bench",
@@ -176,6 +170,14 @@ MAX_ELEMENTS_HELP = (
     "the most elements one instance may hold in a shape set, and the largest extent "
     "(default: 4,294,967,296)"
 )
+
+
+def _suite_options(command: argparse.ArgumentParser) -> None:
+    """--suites and the loader's limits, for the commands that load the suite."""
+    command.add_argument("--suites", default=None, help=SUITES_HELP)
+    command.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
+    command.add_argument("--max-elements", type=int, default=None, help=MAX_ELEMENTS_HELP)
+
 
 # Options whose value is a path, never a suite path to run (as pytest's positional arguments are).
 _PATH_OPTIONS = (

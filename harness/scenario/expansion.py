@@ -107,30 +107,7 @@ def _expand(
     axes = scenario.get("axes", Node())
     if not isinstance(axes, Mapping):
         raise where.error(scenario, "axes", "expected a mapping of axis name to a list of values")
-    axis_values: list[tuple[str, list[Any], list[str]]] = []
-    for axis, values in axes.items():
-        if not isinstance(values, list) or not values:
-            raise where.error(axes, axis, "an axis is a non-empty list of values")
-        if axis not in AXIS_FIELDS:
-            # A named case axis: each value is a mapping of fields (with an optional id).
-            for value in values:
-                if not isinstance(value, Mapping):
-                    raise where.error(
-                        axes,
-                        axis,
-                        f"{axis!r} is not a scenario field, so each "
-                        "value must be a mapping of fields (a named case axis)",
-                    )
-                reject_unknown(value, (*AXIS_FIELDS, "id"), where, f"axis {axis!r}")
-        ids = [value_id(v, axis) for v in values]
-        duplicated = {i for i, n in Counter(ids).items() if n > 1}
-        if duplicated:
-            raise where.error(
-                axes,
-                axis,
-                f"values give the same id {sorted(duplicated)}: give them distinct 'id's",
-            )
-        axis_values.append((axis, values, ids))
+    axis_values = _axis_values(axes, where)
 
     product = math.prod(len(values) for _, values, _ in axis_values)
     if product > max_instances:
@@ -196,6 +173,36 @@ def _expand(
                 "this exclude rule matches no combination of the axes (a typo in a value?)",
                 "exclude",
             )
+
+
+def _axis_values(axes: Mapping, where: Where) -> list[tuple[str, list[Any], list[str]]]:
+    """Each axis with its values and their ids (each computed once: an id can cost as much as
+    its value is large)."""
+    axis_values: list[tuple[str, list[Any], list[str]]] = []
+    for axis, values in axes.items():
+        if not isinstance(values, list) or not values:
+            raise where.error(axes, axis, "an axis is a non-empty list of values")
+        if axis not in AXIS_FIELDS:
+            # A named case axis: each value is a mapping of fields (with an optional id).
+            for value in values:
+                if not isinstance(value, Mapping):
+                    raise where.error(
+                        axes,
+                        axis,
+                        f"{axis!r} is not a scenario field, so each "
+                        "value must be a mapping of fields (a named case axis)",
+                    )
+                reject_unknown(value, (*AXIS_FIELDS, "id"), where, f"axis {axis!r}")
+        ids = [value_id(v, axis) for v in values]
+        duplicated = {i for i, n in Counter(ids).items() if n > 1}
+        if duplicated:
+            raise where.error(
+                axes,
+                axis,
+                f"values give the same id {sorted(duplicated)}: give them distinct 'id's",
+            )
+        axis_values.append((axis, values, ids))
+    return axis_values
 
 
 def suite_id(document: Mapping[str, Any], path: Path) -> Any:

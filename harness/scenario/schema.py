@@ -171,18 +171,8 @@ def build(
     operands = _operands(spec, dtype, f, fail)
     dims_used = set().union(*(expr_names(e) for o in operands for e in o.shape))
 
-    bias = f.get("bias")
-    if bias is not None:
-        if op not in BIAS_OPS:
-            raise fail("bias", f"{op} takes no bias (ops with one: {', '.join(BIAS_OPS)})")
-        bias = _expressions(
-            bias, fail, "bias", f"expected a shape such as [M, N], [N] or [1, N], got {bias!r}"
-        )
-        dims_used |= set().union(*(expr_names(e) for e in bias))
-    elif spec.addend is not None and not spec.addend.optional:
-        raise fail(
-            "bias", f"{op} needs a bias shape (its input {spec.addend.name.upper()}), e.g. [M, N]"
-        )
+    bias = _bias(f.get("bias"), spec, fail)
+    dims_used |= set().union(*(expr_names(e) for e in bias or ()))
     for key in ("alpha", "beta"):
         if key in f and op not in ALPHA_BETA_OPS:
             raise fail(key, f"{op} has no {key} (ops with one: {', '.join(ALPHA_BETA_OPS)})")
@@ -275,14 +265,7 @@ def build(
             _check_consistent(spec, operands, bias, known, scaling, fail, checks.raises_or_correct)
         if spec.grouped:
             _check_groups(operands, group_sizes, known, fail, strict=computable)
-        others = [step.arg for step in epilogue if step.kind == "add_tensor"]
-        elements, extent = _elements(spec, operands, bias, others, known)
-        if max(elements, extent) > max_elements:
-            raise fail(
-                "shape" if len(shape_sets) == 1 else "shapes",
-                f"shape set {index} makes {elements:,} elements (largest extent {extent:,}), "
-                f"past the limit of {max_elements:,} per instance (--max-elements)",
-            )
+    _check_sizes(spec, operands, bias, epilogue, shape_sets, max_elements, fail)
 
     instance = ScenarioInstance(
         suite=suite,
@@ -314,6 +297,22 @@ def build(
         backward=backward,
     )
     return replace(instance, requires=implied_requirements(instance))
+
+
+def _bias(bias: Any, spec: OpSpec, fail) -> tuple | None:
+    """The bias shape (expressions), where the op takes or needs one."""
+    op = spec.name
+    if bias is not None:
+        if op not in BIAS_OPS:
+            raise fail("bias", f"{op} takes no bias (ops with one: {', '.join(BIAS_OPS)})")
+        return _expressions(
+            bias, fail, "bias", f"expected a shape such as [M, N], [N] or [1, N], got {bias!r}"
+        )
+    if spec.addend is not None and not spec.addend.optional:
+        raise fail(
+            "bias", f"{op} needs a bias shape (its input {spec.addend.name.upper()}), e.g. [M, N]"
+        )
+    return None
 
 
 def _group_sizes(value: Any, spec: OpSpec, fail) -> tuple[str, ...] | None:
@@ -783,6 +782,20 @@ def _check_consistent(
         out = op.out_shape(a, b, groups)
         if not _broadcastable(bias_shape, out):
             raise fail("bias", f"bias {bias_shape} does not broadcast to the output {out}")
+
+
+def _check_sizes(op: OpSpec, operands, bias, epilogue, shape_sets, max_elements: int, fail) -> None:
+    """No shape set may make an instance hold more than `max_elements` elements (--max-elements),
+    nor an extent past it: a shape of 10^20 rows loaded, and failed each item in an overflow."""
+    others = [step.arg for step in epilogue if step.kind == "add_tensor"]
+    for index, shape_set in enumerate(shape_sets):
+        elements, extent = _elements(op, operands, bias, others, dict(shape_set))
+        if max(elements, extent) > max_elements:
+            raise fail(
+                "shape" if len(shape_sets) == 1 else "shapes",
+                f"shape set {index} makes {elements:,} elements (largest extent {extent:,}), "
+                f"past the limit of {max_elements:,} per instance (--max-elements)",
+            )
 
 
 def _elements(op: OpSpec, operands, bias, others: list, dims: Mapping[str, int]) -> tuple[int, int]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,91 +71,119 @@ def screen(text: str) -> None:
     """Raise `InputLimitError` where `text` is longer than `MAX_FILE_BYTES`, nests past
     `MAX_DEPTH`, holds more than `MAX_NODES` nodes, expands past `MAX_EXPANDED` through aliases,
     holds an alias inside the node it names, or a control character (but tab and newline) in a
-    value or key. A document that does not parse passes: the loader words
-    that error as it always has."""
+    value or key. A document that does not parse passes: the loader words that error as it
+    always has."""
     if len(text) > MAX_FILE_BYTES:
         raise InputLimitError(
             f"{len(text):,} characters, past the limit of {MAX_FILE_BYTES:,}", None, "file"
         )
     parser = (_CParser or yaml.SafeLoader)(text)
-    # one frame per open mapping or list: [is a mapping, next scalar is a key, key, size, anchor]
-    frames: list[list[Any]] = [[False, False, None, 0, None]]
-    anchors: dict[str, int] = {}
-    total = nodes = 0
-
-    def field() -> str:
-        return next((str(f[2]) for f in reversed(frames) if f[0] and f[2] is not None), "yaml")
-
-    def add(size: int, mark: Any) -> None:
-        nonlocal total, nodes
-        total += size
-        frames[-1][3] += size
-        nodes += 1
-        if nodes > MAX_NODES:
-            raise InputLimitError(
-                f"more than {MAX_NODES:,} values, lists and mappings", mark, field()
-            )
-        if total > MAX_EXPANDED:
-            raise InputLimitError(
-                f"with its aliases written out the document holds more than {MAX_EXPANDED:,} "
-                f"characters, counting {NODE_WEIGHT} for each value, list and mapping (an alias "
-                "bomb?)",
-                mark,
-                field(),
-            )
-
+    walk = _Screen()
     try:
-        while parser.check_event():
-            event = parser.get_event()
-            if isinstance(event, yaml.ScalarEvent):
-                _refuse_controls(event, field)
-                top = frames[-1]
-                if top[0] and top[1]:
-                    top[2] = event.value
-                if event.anchor is not None:
-                    anchors[event.anchor] = len(event.value) + NODE_WEIGHT
-                add(len(event.value) + NODE_WEIGHT, event.start_mark)
-            elif isinstance(event, yaml.AliasEvent):
-                if event.anchor not in anchors:
-                    in_progress = any(f[4] == event.anchor for f in frames)
-                    if not in_progress:
-                        return  # an undefined alias: the loader says so
-                    raise InputLimitError(
-                        f"alias *{event.anchor} inside the node &{event.anchor} it names "
-                        "(a recursive structure)",
-                        event.start_mark,
-                        field(),
-                    )
-                add(anchors[event.anchor], event.start_mark)
-            elif isinstance(event, yaml.CollectionStartEvent):
-                if len(frames) > MAX_DEPTH:
-                    raise InputLimitError(
-                        f"nested more than {MAX_DEPTH} mappings or lists deep",
-                        event.start_mark,
-                        field(),
-                    )
-                mapping = isinstance(event, yaml.MappingStartEvent)
-                frames.append([mapping, mapping, None, 0, event.anchor])
-                add(NODE_WEIGHT, event.start_mark)
-                if event.anchor is not None:
-                    anchors.pop(event.anchor, None)  # redefined: in progress until it ends
-                continue
-            elif isinstance(event, yaml.CollectionEndEvent):
-                done = frames.pop()
-                frames[-1][3] += done[3]
-                if done[4] is not None:
-                    anchors[done[4]] = done[3]
-            else:
-                continue
-            top = frames[-1]
-            if top[0]:
-                top[1] = not top[1]  # a mapping's events alternate between key and value
+        while parser.check_event() and walk.take(parser.get_event()):
+            pass
     except InputLimitError:
         raise
     except yaml.YAMLError:
         return  # the loader reports it, worded as always
     finally:
         parser.dispose()
+
+
+@dataclass
+class _Frame:
+    """An open mapping or list (or the document) as `_Screen` walks it."""
+
+    mapping: bool = False
+    expects_key: bool = False  # a mapping's next node is a key
+    key: Any = None  # the key whose value is being read
+    size: int = 0  # characters of its nodes so far, aliases written out
+    anchor: str | None = None
+
+
+class _Screen:
+    """One document's parse events, counted: depth, nodes, size with aliases written out."""
+
+    def __init__(self) -> None:
+        self.frames = [_Frame()]
+        self.anchors: dict[str, int] = {}  # the written-out size of each finished anchored node
+        self.total = self.nodes = 0
+
+    def take(self, event: yaml.Event) -> bool:
+        """Count one event; False where the rest is the loader's to report."""
+        if isinstance(event, yaml.ScalarEvent):
+            self.scalar(event)
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor not in self.anchors:
+                return self.unknown_alias(event)
+            self.add(self.anchors[event.anchor], event.start_mark)
+        elif isinstance(event, yaml.CollectionStartEvent):
+            self.start(event)
+            return True
+        elif isinstance(event, yaml.CollectionEndEvent):
+            done = self.frames.pop()
+            self.frames[-1].size += done.size
+            if done.anchor is not None:
+                self.anchors[done.anchor] = done.size
+        else:
+            return True
+        top = self.frames[-1]
+        top.expects_key = top.mapping and not top.expects_key  # keys and values alternate
+        return True
+
+    def field(self) -> str:
+        """The nearest key around the event: the field an error names."""
+        keys = (f.key for f in reversed(self.frames) if f.mapping and f.key is not None)
+        return str(next(keys, "yaml"))
+
+    def scalar(self, event: yaml.ScalarEvent) -> None:
+        _refuse_controls(event, self.field)
+        top = self.frames[-1]
+        if top.mapping and top.expects_key:
+            top.key = event.value
+        if event.anchor is not None:
+            self.anchors[event.anchor] = len(event.value) + NODE_WEIGHT
+        self.add(len(event.value) + NODE_WEIGHT, event.start_mark)
+
+    def unknown_alias(self, event: yaml.AliasEvent) -> bool:
+        if not any(f.anchor == event.anchor for f in self.frames):
+            return False  # an undefined alias: the loader says so
+        raise InputLimitError(
+            f"alias *{event.anchor} inside the node &{event.anchor} it names (a recursive "
+            "structure)",
+            event.start_mark,
+            self.field(),
+        )
+
+    def start(self, event: yaml.CollectionStartEvent) -> None:
+        if len(self.frames) > MAX_DEPTH:
+            raise InputLimitError(
+                f"nested more than {MAX_DEPTH} mappings or lists deep",
+                event.start_mark,
+                self.field(),
+            )
+        mapping = isinstance(event, yaml.MappingStartEvent)
+        self.frames.append(_Frame(mapping, mapping, anchor=event.anchor))
+        self.add(NODE_WEIGHT, event.start_mark)
+        if event.anchor is not None:
+            self.anchors.pop(event.anchor, None)  # redefined: in progress until it ends
+
+    def add(self, size: int, mark: Any) -> None:
+        self.total += size
+        self.frames[-1].size += size
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise InputLimitError(
+                f"more than {MAX_NODES:,} values, lists and mappings", mark, self.field()
+            )
+        if self.total > MAX_EXPANDED:
+            raise InputLimitError(
+                f"with its aliases written out the document holds more than {MAX_EXPANDED:,} "
+                f"characters, counting {NODE_WEIGHT} for each value, list and mapping (an alias "
+                "bomb?)",
+                mark,
+                self.field(),
+            )
 
 
 def _refuse_controls(event: yaml.ScalarEvent, field) -> None:
