@@ -71,6 +71,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from gemmconf.capability import HARDWARE_CLASSES
 from gemmconf.kinds import KINDS
 from gemmconf.scenario import Node, ScenarioError, ScenarioInstance, implied_markers, load_yaml
+from gemmconf.scenario.patterns import MessagePattern, PatternError, compile_message_pattern
 from gemmconf.scenario.source import read_source
 
 STATUSES = ("xfail", "skip", "either")
@@ -156,7 +157,7 @@ class Expectation:
     versions: SpecifierSet | None = field(default=None, compare=False, repr=False)
     kind: str | None = None  # the failure kind expected (xfail, either); None: any kind
     message: str | None = None  # a regex the failure's reason must contain; None: any reason
-    message_pattern: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+    message_pattern: MessagePattern | None = field(default=None, compare=False, repr=False)
 
     @property
     def expects_failure(self) -> bool:
@@ -167,7 +168,7 @@ class Expectation:
         """Whether a failure of this kind, with this reason, is the one the entry expects."""
         if not self.expects_failure or (self.kind is not None and kind != self.kind):
             return False
-        return self.message_pattern is None or self.message_pattern.search(reason) is not None
+        return self.message_pattern is None or self.message_pattern.search(reason)
 
     def applies_on(self, hardware: str | None, torch_version: str | None = None) -> bool:
         """Whether the entry holds for an item running on this class of hardware, under this
@@ -360,7 +361,7 @@ def _entry(raw: Any, shown: str, document: Node) -> Expectation:
 
 def _expected_failure(
     raw: Node, shown: str, status: str
-) -> tuple[str | None, re.Pattern[str] | None]:
+) -> tuple[str | None, MessagePattern | None]:
     """An entry's `kind` and `message`: which failure it expects (xfail and either only)."""
     refused = {"skip": ("kind", "message"), "either": ("strict",)}.get(status, ())
     for key in refused:
@@ -395,12 +396,18 @@ def _expected_failure(
     try:
         if not isinstance(text, str) or not text:
             raise re.error("expected a non-empty regular expression")
-        return kind, re.compile(text)
+        re.compile(text)
+        # searched in bounded time, as raises.match is: a file's pattern may not backtrack
+        return kind, compile_message_pattern(text)
     except re.error as exc:
         raise ScenarioError(
             f"{shown}:{raw.key_lines['message']}",
             "message",
             f"{text!r} is not a regular expression: {exc}",
+        ) from None
+    except PatternError as exc:
+        raise ScenarioError(
+            f"{shown}:{raw.key_lines['message']}", "message", f"{text[:60]!r}: {exc}"
         ) from None
 
 

@@ -624,3 +624,38 @@ def test_a_malformed_results_file_is_a_clear_error(tmp_path, capsys, name, text,
     assert report_main(["csv", str(tmp_path / name)]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_an_expectation_message_pattern_is_searched_in_bounded_time(tmp_path):
+    """An entry's `message` (a regex searched in a failure's reason) is a file's pattern too:
+    one that needs backtracking is refused, any other is searched as raises.match is."""
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    instances = load_suite(tmp_path / "suite.yaml", root=tmp_path)
+    folder = tmp_path / "e"
+    folder.mkdir()
+
+    def entry(message: str) -> str:
+        return (
+            "backend: b\nexpectations:\n  - match: 'tiny/*'\n    kind: wrong values\n"
+            f"    message: '{message}'\n    reason: r\n"
+        )
+
+    (folder / "b.yaml").write_text(entry("(?<=x)y"))
+    with pytest.raises(ScenarioError, match=r"e/b.yaml:5: message: .*lookahead or lookbehind"):
+        expectations.load(folder, "b", instances, root=tmp_path)
+    (folder / "b.yaml").write_text(entry("(.*.*)*Q"))
+    result = bounded(
+        f"""
+        from pathlib import Path
+        from gemmconf import expectations
+        from gemmconf.scenario import load_suite
+        here = Path({str(tmp_path)!r})
+        table = expectations.load(here / "e", "b", load_suite(here / "suite.yaml", root=here),
+                                  root=here)
+        cap_memory()
+        entry = table.lookup("tiny/mm[fp32]")
+        print(entry.expects("wrong values", "Tensor-likes are not close! " * 40))
+        """,
+        tmp_path,
+    )
+    assert result.stdout.strip() == "False", result.stderr[-2000:]

@@ -1,4 +1,5 @@
-"""`raises.match`: a message pattern searched in bounded time, whatever the pattern.
+"""Message patterns from files (a scenario's `raises.match`, an expectation entry's
+`message`), searched in bounded time, whatever the pattern.
 
 Python's `re` backtracks: a suite file's ``(.*.*)*Q`` searched a 55-character message of eager's
 for longer than the item timeout allows, and with ``--no-isolate`` nothing stopped it. Cutting
@@ -67,7 +68,7 @@ Instruction = tuple[Any, ...]
 
 @dataclass(frozen=True)
 class MessagePattern:
-    """A compiled `raises.match`: `search(message)` is `re.search(pattern, message) is not
+    """A compiled message pattern: `search(message)` is `re.search(pattern, message) is not
     None`, over the message's first `MAX_MESSAGE_CHARS` characters."""
 
     pattern: str
@@ -120,10 +121,10 @@ class MessagePattern:
 
 
 def compile_message_pattern(pattern: str) -> MessagePattern:
-    """Check and compile a `raises.match`; `PatternError` (or `re.error`) says what is wrong."""
+    """Check and compile a message pattern; `PatternError` (or `re.error`) says what is wrong."""
     if len(pattern) > MAX_PATTERN_CHARS:
         raise PatternError(
-            f"{len(pattern):,} characters, past the limit of {MAX_PATTERN_CHARS} for raises.match"
+            f"{len(pattern):,} characters, past the limit of {MAX_PATTERN_CHARS} for a pattern"
         )
     parsed = _parser.parse(pattern, 0)
     builder = _Builder()
@@ -162,7 +163,7 @@ class _Builder:
     def item(self, op: Any, av: Any, flags: int) -> None:
         if op in _REFUSED:
             raise PatternError(
-                f"{_REFUSED[op]} needs backtracking, which raises.match does not run (it is "
+                f"{_REFUSED[op]} needs backtracking, which a message pattern may not use (it is "
                 "searched in bounded time)"
             )
         if op in (sre.LITERAL, sre.NOT_LITERAL, sre.ANY, sre.IN):
@@ -177,7 +178,7 @@ class _Builder:
         elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT):  # greedy or lazy: the same for search
             self.repeat(*av, flags)
         else:
-            raise PatternError(f"{op} is not supported in raises.match")
+            raise PatternError(f"{op} is not supported in a message pattern")
 
     def branch(self, alternatives: list, flags: int) -> None:
         jumps = []
