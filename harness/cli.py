@@ -76,8 +76,7 @@ def _add_list(commands: Any) -> None:
         help="only instances whose markers match EXPR, as `gemmconf run -m` selects them "
         "(`gemmconf list -m 'sm90 and fp8'`; `gemmconf explain ID` shows an instance's markers)",
     )
-    listing.add_argument("--suites", default=None, help=SUITES_HELP)
-    listing.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
+    _suite_options(listing)
 
 
 def _add_explain(commands: Any) -> None:
@@ -87,8 +86,7 @@ def _add_explain(commands: Any) -> None:
         help="show one scenario instance: its fields, inputs, and the command that runs it",
     )
     explain.add_argument("id", help="instance id, e.g. 'first/mm[bf16-127x65x33-nt]'")
-    explain.add_argument("--suites", default=None, help=SUITES_HELP)
-    explain.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
+    _suite_options(explain)
     explain.add_argument("--backend", default="reference")
     explain.add_argument("--seed", type=int, default=0)
     explain.add_argument(
@@ -118,8 +116,7 @@ def _add_repro(commands: Any) -> None:
         metavar="FILE",
         help="where to write it (default: repro_<item>_<backend>.py here; '-' for stdout)",
     )
-    repro.add_argument("--suites", default=None, help=SUITES_HELP)
-    repro.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
+    _suite_options(repro)
 
 
 def _add_bench(commands: Any) -> None:
@@ -171,7 +168,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "backends":
         return _backends()
     if args.command == "list":
-        return _list(args.suites, args.pattern, args.max_items, args.markers)
+        return _list(args.suites, args.pattern, args.max_items, args.markers, args.max_elements)
     if args.command == "repro":
         return _repro(args)
     return _explain(args)
@@ -189,6 +186,18 @@ current folder is read (gemmconf's own run.ini is used); run pytest directly to 
 
 SUITES_HELP = "the suite folder (default: the suite installed with gemmconf)"
 MAX_ITEMS_HELP = "the most instances one scenario may expand to (default: 100,000)"
+MAX_ELEMENTS_HELP = (
+    "the most elements one instance may hold in a shape set, and the largest extent "
+    "(default: 4,294,967,296)"
+)
+
+
+def _suite_options(command: argparse.ArgumentParser) -> None:
+    """--suites and the loader's limits, for the commands that load the suite."""
+    command.add_argument("--suites", default=None, help=SUITES_HELP)
+    command.add_argument("--max-items", type=int, default=None, help=MAX_ITEMS_HELP)
+    command.add_argument("--max-elements", type=int, default=None, help=MAX_ELEMENTS_HELP)
+
 
 # Options whose value is a path, never a suite path to run (as pytest's positional arguments are).
 _PATH_OPTIONS = (
@@ -242,6 +251,8 @@ _VALUE_OPTIONS = (
     "--gemmconf-seed",
     "--max-items",
     "--gemmconf-max-items",
+    "--max-elements",
+    "--gemmconf-max-elements",
     "--bench-mode",
     "--require-hardware",
     "--target-arch",
@@ -449,8 +460,8 @@ def _backends() -> int:
     return 0
 
 
-def _instances(suites: str | None, max_items: int | None = None):
-    from gemmconf.scenario import MAX_INSTANCES, ScenarioError, discover, load_suite
+def _instances(suites: str | None, max_items: int | None = None, max_elements: int | None = None):
+    from gemmconf.scenario import MAX_ELEMENTS, MAX_INSTANCES, ScenarioError, discover, load_suite
 
     root = Path.cwd()
     folder = _suites_arg(suites)
@@ -459,14 +470,23 @@ def _instances(suites: str | None, max_items: int | None = None):
         raise SystemExit(2)
     try:
         for path in discover([folder], root):
-            yield from load_suite(path, root=root, max_instances=max_items or MAX_INSTANCES)
+            yield from load_suite(
+                path,
+                root=root,
+                max_instances=max_items or MAX_INSTANCES,
+                max_elements=max_elements or MAX_ELEMENTS,
+            )
     except ScenarioError as exc:
         print(f"gemmconf: invalid suite file: {exc}", file=sys.stderr)
         raise SystemExit(4) from None
 
 
 def _list(
-    suites: str | None, pattern: str, max_items: int | None = None, markers: str | None = None
+    suites: str | None,
+    pattern: str,
+    max_items: int | None = None,
+    markers: str | None = None,
+    max_elements: int | None = None,
 ) -> int:
     from gemmconf.scenario import implied_markers
 
@@ -476,7 +496,7 @@ def _list(
         print(selected, file=sys.stderr)
         return 2
     count = 0
-    for instance in _instances(suites, max_items):
+    for instance in _instances(suites, max_items, max_elements):
         if not regex.fullmatch(instance.id):
             continue
         names = set(implied_markers(instance))
@@ -506,7 +526,8 @@ def _explain(args: argparse.Namespace) -> int:
     from gemmconf.ids import standalone_command
     from gemmconf.scenario import implied_markers
 
-    match = next((i for i in _instances(args.suites, args.max_items) if i.id == args.id), None)
+    instances = _instances(args.suites, args.max_items, args.max_elements)
+    match = next((i for i in instances if i.id == args.id), None)
     if match is None:
         print(
             f"gemmconf: no instance {args.id!r} (try `gemmconf list '*pattern*'`)", file=sys.stderr
@@ -569,7 +590,8 @@ def _repro(args: argparse.Namespace) -> int:
     from gemmconf.backends import UnknownBackendError
     from gemmconf.repro import ReproUnsupported, repro_source
 
-    instance = next((i for i in _instances(args.suites, args.max_items) if i.id == args.id), None)
+    instances = _instances(args.suites, args.max_items, args.max_elements)
+    instance = next((i for i in instances if i.id == args.id), None)
     if instance is None:
         print(
             f"gemmconf repro: no instance {args.id!r} (try `gemmconf list '*pattern*'`)",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import linecache
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -124,7 +125,7 @@ def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any]
         beta = instance.beta if spec.alpha_beta else 1.0
         lines += [
             f"    product = (lambda {addend}: {gemm})(torch.zeros_like({addend}))",
-            f"    out = product + {beta!r} * {addend}",
+            f"    out = product + {_literal(beta)} * {addend}",
             f"    carried = {eps!r} * product.abs()",
         ]
     others = iter(n for n in names if n.startswith("other"))
@@ -136,7 +137,7 @@ def make_intermediate_rounding(instance: ScenarioInstance) -> Callable[..., Any]
             continue
         other = next(others) if step.kind in TENSOR_EPILOGUES else None
         if step.kind == "mul":
-            slope = repr(abs(step.arg))
+            slope = _literal(abs(step.arg))
         elif step.kind == "dropout_mask":
             slope = f"{other}.abs()"
         else:
@@ -206,9 +207,9 @@ def _terms(instance: ScenarioInstance) -> dict[str, str]:
     present = instance.conditions
     recipe = instance.recipe
     terms = {
-        "alpha": repr(instance.alpha),
-        "beta": repr(instance.beta),
-        "abs_alpha": repr(abs(instance.alpha) if spec.alpha_beta else 1.0),
+        "alpha": _literal(instance.alpha),
+        "beta": _literal(instance.beta),
+        "abs_alpha": _literal(abs(instance.alpha) if spec.alpha_beta else 1.0),
         "bias": "bias" if instance.bias else "None",
         "bias_term": " + bias" if instance.bias else "",
         "out_dtype": _torch_name(out_dtype) if out_dtype else "None",
@@ -242,11 +243,11 @@ def _epilogue_expression(step: Epilogue, others: Iterator[str]) -> str:
     if kind in simple:
         return simple[kind]
     if kind == "clamp":
-        return f"torch.clamp(out, {arg[0]!r}, {arg[1]!r})"
+        return f"torch.clamp(out, {_literal(arg[0])}, {_literal(arg[1])})"
     if kind == "mul":
-        return f"out * {arg!r}"
+        return f"out * {_literal(arg)}"
     if kind == "add":
-        return f"out + {arg!r}"
+        return f"out + {_literal(arg)}"
     if kind == "add_tensor":
         return f"out + {next(others)}"
     if kind == "dropout_mask":  # dropout with its mask an input: 0 or 1 / (1 - p) per element
@@ -254,6 +255,17 @@ def _epilogue_expression(step: Epilogue, others: Iterator[str]) -> str:
     if kind == "cast":
         return f"out.to({_torch_name(arg)})"
     raise AssertionError(kind)
+
+
+def _literal(value: float | None) -> str:
+    """A scenario's number (or None) as Python source. Numbers come from files: the loader lets
+    only numbers and None through, and `inf`/`nan` are no names in the program's namespace, so
+    those are written as floats (`.inf` in YAML gave `torch.clamp(out, inf, ...)`)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise TypeError(f"a scenario number, not {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    return repr(value)
 
 
 def _torch_name(dtype: str) -> str:

@@ -12,7 +12,6 @@ An error scenario (`raises`) is a run of its own: the backend must raise what ea
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -34,7 +33,7 @@ from gemmconf.outcome import (
     Unsupported,
     WrongError,
 )
-from gemmconf.scenario import ScenarioInstance
+from gemmconf.scenario import ScenarioInstance, patterns
 
 # beside a numeric failure of an error scenario that allows a result (raises.or_correct)
 BEYOND_EAGER_NOTE = (
@@ -220,7 +219,7 @@ def _error_case(
     if (
         error is None
         or Raised.of(error).type_name != wanted
-        or (match is not None and not re.search(match, str(error)))
+        or (match is not None and not patterns.search(match, str(error)))
     ):
         raise SuiteBug(item.contradiction(expectation, error, item_inputs))
     expected = Raised.of(error).portable()
@@ -235,7 +234,7 @@ def _error_case(
         got = Raised.of(exc)
         item.metrics["raised"] = got.type_name
         exact = got.type_name == expected.type_name and not got.not_implemented
-        if exact and (match is None or re.search(match, got.message)):
+        if exact and (match is None or patterns.search(match, got.message)):
             return ItemOutcome(raised=got, metrics=item.metrics)
         return ItemOutcome(
             problems=(WrongError(expected, match, got),), raised=got, metrics=item.metrics

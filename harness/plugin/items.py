@@ -1,6 +1,6 @@
 """Suite files become pytest items: one per (scenario instance, backend), run through the run's
 runner and reported with the whole diagnosis. The suite's files and every backend's expectations
-(--expectations, --max-items) are loaded and validated here, once per run."""
+(--expectations, --max-items, --max-elements) are loaded and validated here, once per run."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from gemmconf.outcome import ItemOutcome, plain, render
 from gemmconf.plugin import facts, options
 from gemmconf.plugin.verdict import Decision, build_record
 from gemmconf.scenario import (
+    MAX_ELEMENTS,
     MAX_INSTANCES,
     ScenarioError,
     ScenarioInstance,
@@ -47,6 +48,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"the most instances one scenario may expand to (default: {MAX_INSTANCES:,}); past "
         "it the suite file is an error naming the scenario",
     )
+    group.addoption(
+        "--max-elements",
+        default=MAX_ELEMENTS,
+        type=int,
+        metavar="N",
+        help="the most elements one instance's operands, bias and result may hold in a shape set, "
+        f"and the largest extent (default: {MAX_ELEMENTS:,}); past it the suite file is an "
+        "error naming the scenario",
+    )
 
 
 class Collection:
@@ -64,7 +74,10 @@ class Collection:
         path = path.resolve()
         if path not in self.instances:
             self.instances[path] = load_suite(
-                path, root=self.root, max_instances=options.get(self.config, "max_items")
+                path,
+                root=self.root,
+                max_instances=options.get(self.config, "max_items"),
+                max_elements=options.get(self.config, "max_elements"),
             )
         return self.instances[path]
 

@@ -21,6 +21,7 @@ from typing import Any
 from gemmconf.report import diff as diff_mod
 from gemmconf.report import merge as merge_mod
 from gemmconf.report import perf
+from gemmconf.report.quoting import csv_cell, terminal
 from gemmconf.report.results import ResultsError
 
 OK, REGRESSED, BAD_INPUT, SLOWER = 0, 1, 2, 3
@@ -225,7 +226,8 @@ def run(args: argparse.Namespace) -> int:
             return _csv(args)
         return _diff(args)
     except (ResultsError, merge_mod.MergeError, diff_mod.NoCommonBackend) as exc:
-        print(f"gemmconf report {args.report_command}: error: {exc}", file=sys.stderr)
+        message = terminal(str(exc))  # it may quote the file's ids
+        print(f"gemmconf report {args.report_command}: error: {message}", file=sys.stderr)
         return BAD_INPUT
 
 
@@ -240,7 +242,7 @@ def _merge(args: argparse.Namespace) -> int:
         warnings=warnings,
     )
     for warning in warnings:
-        print(f"gemmconf report merge: warning: {warning}", file=sys.stderr)
+        print(f"gemmconf report merge: warning: {terminal(warning)}", file=sys.stderr)
     out = merge_mod.write(document, args.output)
     counts = ", ".join(f"{n} {k}" for k, n in document["counts"].items() if n)
     print(
@@ -248,7 +250,7 @@ def _merge(args: argparse.Namespace) -> int:
         f"{len(document['records'])} records ({counts})"
     )
     for line in never_ran_lines(document["never_ran"], out):
-        print(line)
+        print(terminal(line))
     return OK
 
 
@@ -298,7 +300,7 @@ def csv_row(record: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
     row["markers"] = ";".join(record.get("markers") or [])
     row["axes"] = ";".join(f"{k}={v}" for k, v in (record.get("axes") or {}).items())
     row.update({name: metrics.get(name, "") for name in (*CSV_METRICS, *CSV_LATER_METRICS)})
-    return {k: "" if v is None else v for k, v in row.items()}
+    return {k: "" if v is None else csv_cell(v) for k, v in row.items()}
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -319,7 +321,7 @@ def _diff(args: argparse.Namespace) -> int:
         print(json.dumps(result.as_json(), indent=1))
     else:
         width = max(shutil.get_terminal_size((120, 24)).columns, 100)
-        print("\n".join(diff_mod.render(result, width=width)))
+        print("\n".join(terminal(line) for line in diff_mod.render(result, width=width)))
     if result.regressions:
         return REGRESSED
     return SLOWER if args.fail_on_regression and result.slower else OK

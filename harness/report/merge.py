@@ -275,7 +275,39 @@ def load(path: str | Path) -> dict[str, Any]:
                 f"{path}: record {index} ({record['id']} on {record['backend']}) has outcome "
                 f"{record['outcome']!r}; expected one of {', '.join(results.OUTCOMES)}"
             )
+        problem = _mistyped(record, RECORD_TYPES)
+        if problem:
+            raise results.ResultsError(
+                f"{path}: record {index} ({record['id']!r} on {record['backend']!r}) {problem}"
+            )
+    problem = _mistyped(document, DOCUMENT_TYPES)
+    if problem:
+        raise results.ResultsError(f"{path}: the run's {problem}")
+    specs = document.get("backend_specs") or {}
+    if not isinstance(specs, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in specs.items()
+    ):
+        raise results.ResultsError(f"{path}: 'backend_specs' is not a mapping of names to specs")
+    backends = document.get("backends") or []
+    if not isinstance(backends, list) or not all(isinstance(b, str) for b in backends):
+        raise results.ResultsError(f"{path}: 'backends' is not a list of names")
     return document
+
+
+# The fields a results file's reader puts in printed commands (the page's reproduce command),
+# with the types a run writes: a seed is an integer everywhere (a seed of "0; touch /tmp/x #"
+# made the page's reproduce command run the attacker's command when pasted).
+RECORD_TYPES = {"seed": int, "nodeid": str, "source": str, "target_arch": str}
+DOCUMENT_TYPES = {"seed": int, "target_arch": str, "command": str}
+
+
+def _mistyped(fields: dict[str, Any], types: dict[str, type]) -> str | None:
+    for name, wanted in types.items():
+        value = fields.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, wanted)):
+            kind = "an integer" if wanted is int else "text"
+            return f"has {name} {value!r:.80}: expected {kind} or null"
+    return None
 
 
 def merge_files(paths: Sequence[str | Path], **options: Any) -> dict[str, Any]:

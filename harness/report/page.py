@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
@@ -97,6 +98,28 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list):
         return [_finite(v) for v in value]
     return value
+
+
+def _seed(value: Any) -> int | str | None:
+    """A seed as the page's reproduce command may use it: an integer (as its digits past what a
+    JavaScript number holds exactly) or nothing (`merge.load` refuses anything else; a page
+    rendered from a document as given still gets no other text)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    return value if abs(value) < 2**53 else str(value)
+
+
+def shown_command(command: Any) -> str | None:
+    """The run's command as the page's header shows it: split and quoted again word by word, so
+    that nothing of it acts on a shell as more than words for one command (a recorded command
+    of `pytest x; curl ... | sh` shows as `pytest 'x;' curl ... '|' sh`). It is what the file
+    says was run; README's "Bad input" says to read it before running it."""
+    if not isinstance(command, str) or not command:
+        return None
+    try:
+        return shlex.join(shlex.split(command))
+    except ValueError:  # unbalanced quotes: one word
+        return shlex.quote(command)
 
 
 def backend_specs(document: dict[str, Any]) -> dict[str, str]:
@@ -204,7 +227,7 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
             "duration_s": _finite(record.get("duration_s")),
             "excerpt": excerpts.ref(excerpt or None),
             "skip_class": strings.ref(record.get("skip_class")),
-            "seed": record.get("seed"),
+            "seed": _seed(record.get("seed")),
             "target_arch": strings.ref(record.get("target_arch")),
             "details": strings.ref(details),
             "kind": strings.ref(record.get("kind")),
@@ -245,8 +268,8 @@ def _run_metadata(document: dict[str, Any]) -> dict[str, Any]:
     ]:
         environments.ref(environment or None)
     return {
-        "command": document.get("command"),
-        "seed": document.get("seed"),
+        "command": shown_command(document.get("command")),
+        "seed": _seed(document.get("seed")),
         "target_arch": document.get("target_arch"),
         "suite_version": document.get("suite_version"),
         "suite_versions": document.get("suite_versions"),

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import json
 import os
 import tempfile
 import time
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -206,13 +208,24 @@ def count_kinds(
 
 
 GZIP_MAGIC = b"\x1f\x8b"
+# the most bytes a results file may hold, decompressed: a run of the whole suite writes 6 MB, so
+# this is some 170,000 records; a gzip file of a few MB can hold many GB (a 3 MB file of spaces
+# decompressed to 3 GiB took 149 s and 12.8 GB to read), and is read no further than this
+MAX_RESULTS_BYTES = 256 << 20
 
 
 def read(path: str | Path) -> dict[str, Any]:
     """Load and check a results file (or a killed run's ``.partial``), gzip-compressed or not;
-    errors name the file and what is wrong."""
+    errors name the file and what is wrong. Past `MAX_RESULTS_BYTES` (decompressed) a file is
+    refused, unread beyond that."""
     path = Path(path)
+    too_big = (
+        f"{path}: holds more than {MAX_RESULTS_BYTES:,} bytes{{}}, past the limit for a results "
+        "file (merge fewer runs into one)"
+    )
     try:
+        if path.stat().st_size > MAX_RESULTS_BYTES:
+            raise ResultsError(too_big.format(""))
         data = path.read_bytes()
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file") from None
@@ -220,9 +233,12 @@ def read(path: str | Path) -> dict[str, Any]:
         raise ResultsError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     if data[:2] == GZIP_MAGIC:  # kept compressed (published runs are): read as it was written
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+                data = stream.read(MAX_RESULTS_BYTES + 1)
+        except (OSError, EOFError, zlib.error) as exc:
             raise ResultsError(f"{path}: a gzip file that does not decompress: {exc}") from None
+        if len(data) > MAX_RESULTS_BYTES:
+            raise ResultsError(too_big.format(" decompressed"))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -237,6 +253,8 @@ def read(path: str | Path) -> dict[str, Any]:
             document = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ResultsError(f"{path}: not JSON (truncated?): {exc}") from None
+        except RecursionError:
+            raise ResultsError(f"{path}: JSON nested deeper than Python reads") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ResultsError(f"{path}: not a gemmconf results file (no 'format': '{FORMAT}')")
     if document.get("version") != VERSION:
@@ -259,15 +277,17 @@ def _read_partial(path: Path, text: str) -> dict[str, Any]:
     for number, line in enumerate(lines, 1):
         try:
             rows.append(json.loads(line))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             if number == len(lines):
                 dropped = 1
                 break
             raise ResultsError(
                 f"{path}:{number}: not a JSON line in a partial results file"
             ) from None
-    has_header = bool(rows) and PARTIAL_HEADER in rows[0]
+    has_header = bool(rows) and isinstance(rows[0], dict) and PARTIAL_HEADER in rows[0]
     header = rows[0][PARTIAL_HEADER] if has_header else {}
+    if not isinstance(header, dict):
+        raise ResultsError(f"{path}:1: the header line of a partial results file is no object")
     records = rows[1:] if has_header else rows
     return {
         "format": FORMAT,
@@ -278,6 +298,14 @@ def _read_partial(path: Path, text: str) -> dict[str, Any]:
         "finished": None,
         "from_partial": True,
         "dropped_lines": dropped,
-        "counts": count(records),
-        "records": sorted(records, key=lambda r: (r["id"], r["backend"])),
+        "counts": count([r for r in records if isinstance(r, dict) and "outcome" in r]),
+        "records": sorted(records, key=_order),
     }
+
+
+def _order(record: Any) -> tuple[str, str]:
+    """A record's place in a file read from disk, where a record may lack its fields or be no
+    object at all (`merge.load` then says which)."""
+    if not isinstance(record, dict):
+        return ("", "")
+    return (str(record.get("id")), str(record.get("backend")))

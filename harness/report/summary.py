@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gemmconf.report.groups import group_failures, summary_lines
+from gemmconf.report.quoting import terminal
 from gemmconf.report.results import FAILING, count_kinds, is_failing
 
 # column order: what needs attention first
@@ -54,7 +55,8 @@ def render_terminal_summary(
         f"gemmconf summary: {len(records)} items on {capability.name} "
         f"({capability.hardware_class})",
     ]
-    lines += summary_lines(group_failures(records), specs=specs, seed=seed, width=WIDTH)
+    groups = summary_lines(group_failures(records), specs=specs, seed=seed, width=WIDTH)
+    lines += [terminal(line) for line in groups]  # their reasons are a backend's text
     shown, folded, by_dtype = _rows(records, max_rows)
     columns = [(key, title) for key, title in COLUMNS if total[key]]
 
@@ -103,7 +105,7 @@ def render_terminal_summary(
         room = max(WIDTH - len(head) - 3, 40)  # like pytest's short summary: one line each
         if len(reason) > room:
             reason = reason[: room - 3] + "..."
-        lines.append(f"{head} - {reason}" if reason else head)
+        lines.append(terminal(f"{head} - {reason}" if reason else head))  # a backend's text
     if len(listed) > max_failures:
         more = len(failing) - max_failures
         what = f"{more} more failing items" if more > 0 else "more non-strict xpasses"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,37 +18,47 @@ from gemmconf.scenario.model import ScenarioError, ScenarioInstance
 from gemmconf.scenario.schema import (
     AXIS_FIELDS,
     FILE_FIELDS,
+    MAX_ELEMENTS,
     NAME_RE,
     SCENARIO_FIELDS,
     Raw,
     build,
     reject_unknown,
 )
-from gemmconf.scenario.source import SUITE_SUFFIXES, Node, Where, load_yaml
+from gemmconf.scenario.source import SUITE_SUFFIXES, Node, Where, load_yaml, read_source
 
 MAX_INSTANCES = 100_000  # per scenario: past it, a typo in an axis, not a suite (--max-items)
 
 
 def load_suite(
-    path: str | Path, root: str | Path | None = None, *, max_instances: int = MAX_INSTANCES
+    path: str | Path,
+    root: str | Path | None = None,
+    *,
+    max_instances: int = MAX_INSTANCES,
+    max_elements: int = MAX_ELEMENTS,
 ) -> list[ScenarioInstance]:
     """Read one suite file and return its expanded, validated instances. A scenario whose axes
-    would expand past `max_instances` is an error, before any is built."""
+    would expand past `max_instances` is an error, before any is built; so is an instance whose
+    shape set holds more than `max_elements` elements (`schema.build`)."""
     path = Path(path)
     shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
     where = Where(shown)
+    text = read_source(path, shown)
     try:
-        document = load_yaml(path.read_text())
+        document = load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark else ""
-        raise ScenarioError(f"{shown}{line}", "yaml", str(exc.problem or exc)) from None
+        field = getattr(exc, "field", "yaml")
+        raise ScenarioError(f"{shown}{line}", field, str(exc.problem or exc)) from None
     if not isinstance(document, Node):
         raise ScenarioError(shown, "file", "a suite file is a mapping with a 'scenarios' list")
     reject_unknown(document, FILE_FIELDS, where, "suite file")
     suite = suite_id(document, path)
-    if not isinstance(suite, str) or not NAME_RE.match(suite):
-        raise where.error(document, "suite", f"expected a lower-case name, got {suite!r}")
+    if not isinstance(suite, str) or not NAME_RE.fullmatch(suite):
+        raise where.error(
+            document, "suite", f"expected a lower-case name ([a-z][a-z0-9_.]*), got {suite!r}"
+        )
     defaults = document.get("defaults", Node())
     if not isinstance(defaults, Mapping):
         raise where.error(document, "defaults", "expected a mapping of scenario fields")
@@ -65,14 +76,14 @@ def load_suite(
                 where.at(document, "scenarios"), "scenarios", "each scenario is a mapping"
             )
         name = scenario.get("name")
-        if not isinstance(name, str) or not NAME_RE.match(name):
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name):
             raise where.error(
-                scenario, "name", f"expected a lower-case name ([a-z0-9_.]), got {name!r}"
+                scenario, "name", f"expected a lower-case name ([a-z][a-z0-9_.]*), got {name!r}"
             )
         if name in seen_names:
             raise where.error(scenario, "name", f"duplicate scenario name {name!r}")
         seen_names.add(name)
-        for instance in _expand(suite, scenario, defaults, where, max_instances):
+        for instance in _expand(suite, scenario, defaults, where, max_instances, max_elements):
             if instance.id in seen_ids:
                 raise ScenarioError(
                     instance.source,
@@ -85,38 +96,20 @@ def load_suite(
 
 
 def _expand(
-    suite: str, scenario: Node, defaults: Mapping, where: Where, max_instances: int
+    suite: str,
+    scenario: Node,
+    defaults: Mapping,
+    where: Where,
+    max_instances: int,
+    max_elements: int,
 ) -> Iterator[ScenarioInstance]:
     reject_unknown(scenario, SCENARIO_FIELDS, where, f"scenario {scenario['name']!r}")
     axes = scenario.get("axes", Node())
     if not isinstance(axes, Mapping):
         raise where.error(scenario, "axes", "expected a mapping of axis name to a list of values")
-    axis_values: list[tuple[str, list[Any]]] = []
-    for axis, values in axes.items():
-        if not isinstance(values, list) or not values:
-            raise where.error(axes, axis, "an axis is a non-empty list of values")
-        if axis not in AXIS_FIELDS:
-            # A named case axis: each value is a mapping of fields (with an optional id).
-            for value in values:
-                if not isinstance(value, Mapping):
-                    raise where.error(
-                        axes,
-                        axis,
-                        f"{axis!r} is not a scenario field, so each "
-                        "value must be a mapping of fields (a named case axis)",
-                    )
-                reject_unknown(value, (*AXIS_FIELDS, "id"), where, f"axis {axis!r}")
-        ids = [value_id(v, axis) for v in values]
-        duplicated = {i for i in ids if ids.count(i) > 1}
-        if duplicated:
-            raise where.error(
-                axes,
-                axis,
-                f"values give the same id {sorted(duplicated)}: give them distinct 'id's",
-            )
-        axis_values.append((axis, values))
+    axis_values = _axis_values(axes, where)
 
-    product = math.prod(len(values) for _, values in axis_values)
+    product = math.prod(len(values) for _, values, _ in axis_values)
     if product > max_instances:
         raise where.error(
             scenario,
@@ -127,7 +120,7 @@ def _expand(
     excludes = scenario.get("exclude", [])
     if not isinstance(excludes, list):
         raise where.error(scenario, "exclude", "expected a list of {axis: value} mappings")
-    axis_names = [a for a, _ in axis_values]
+    axis_names = [a for a, _, _ in axis_values]
     for rule in excludes:
         if not isinstance(rule, Mapping) or not rule:
             raise where.error(scenario, "exclude", "each rule is a mapping of axis to value(s)")
@@ -141,13 +134,15 @@ def _expand(
                     "exclude",
                 )
 
+    # each value's id and each rule's accepted ids once, not once per combination
+    rule_ids = [{a: as_ids(v, a) for a, v in rule.items()} for rule in excludes]
     used_rules: set[int] = set()
-    for combo in itertools.product(*(values for _, values in axis_values)):
-        chosen = {axis: value for (axis, _), value in zip(axis_values, combo, strict=True)}
-        chosen_ids = {axis: value_id(value, axis) for axis, value in chosen.items()}
+    for combo in itertools.product(*(range(len(values)) for _, values, _ in axis_values)):
+        chosen = {axis: values[i] for (axis, values, _), i in zip(axis_values, combo, strict=True)}
+        chosen_ids = {axis: ids[i] for (axis, _, ids), i in zip(axis_values, combo, strict=True)}
         excluded = False
-        for index, rule in enumerate(excludes):
-            if all(chosen_ids[a] in as_ids(v, a) for a, v in rule.items()):
+        for index, rule in enumerate(rule_ids):
+            if all(chosen_ids[a] in accepted for a, accepted in rule.items()):
                 used_rules.add(index)
                 excluded = True
         if excluded:
@@ -169,7 +164,7 @@ def _expand(
         axes_ids = tuple(chosen_ids.items())
         suffix = "-".join(i for _, i in axes_ids)
         instance_id = f"{suite}/{scenario['name']}" + (f"[{suffix}]" if suffix else "")
-        yield build(suite, instance_id, axes_ids, Raw(fields, nodes), scenario, where)
+        yield build(suite, instance_id, axes_ids, Raw(fields, nodes), scenario, where, max_elements)
     for index, rule in enumerate(excludes):
         if index not in used_rules:
             raise where.error(
@@ -178,6 +173,36 @@ def _expand(
                 "this exclude rule matches no combination of the axes (a typo in a value?)",
                 "exclude",
             )
+
+
+def _axis_values(axes: Mapping, where: Where) -> list[tuple[str, list[Any], list[str]]]:
+    """Each axis with its values and their ids (each computed once: an id can cost as much as
+    its value is large)."""
+    axis_values: list[tuple[str, list[Any], list[str]]] = []
+    for axis, values in axes.items():
+        if not isinstance(values, list) or not values:
+            raise where.error(axes, axis, "an axis is a non-empty list of values")
+        if axis not in AXIS_FIELDS:
+            # A named case axis: each value is a mapping of fields (with an optional id).
+            for value in values:
+                if not isinstance(value, Mapping):
+                    raise where.error(
+                        axes,
+                        axis,
+                        f"{axis!r} is not a scenario field, so each "
+                        "value must be a mapping of fields (a named case axis)",
+                    )
+                reject_unknown(value, (*AXIS_FIELDS, "id"), where, f"axis {axis!r}")
+        ids = [value_id(v, axis) for v in values]
+        duplicated = {i for i, n in Counter(ids).items() if n > 1}
+        if duplicated:
+            raise where.error(
+                axes,
+                axis,
+                f"values give the same id {sorted(duplicated)}: give them distinct 'id's",
+            )
+        axis_values.append((axis, values, ids))
+    return axis_values
 
 
 def suite_id(document: Mapping[str, Any], path: Path) -> Any:

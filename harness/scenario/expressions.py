@@ -1,4 +1,8 @@
-"""Shape expressions: ``K``, ``K+1``, ``2*M``, ``16`` over the dims B, M, N, K."""
+"""Shape expressions: ``K``, ``K+1``, ``2*M``, ``16`` over the dims B, M, N, K.
+
+An expression is at most `MAX_EXPRESSION_CHARS` long (the suite's longest is ``K + 16``): a
+20,000-term sum ended a run in a RecursionError inside Python's parser: past it, or nested
+deeper than Python's parser goes, an expression is a ValueError."""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ import ast
 import functools
 import operator
 from collections.abc import Mapping
+
+MAX_EXPRESSION_CHARS = 200
 
 _BINOPS = {
     ast.Add: operator.add,
@@ -45,7 +51,15 @@ def eval_dim(expr: str | int, dims: Mapping[str, int]) -> int:
 def _parsed(expr: str) -> ast.Expression:
     """An expression's tree, parsed once per process (a suite repeats a few dozen of them some
     40,000 times); the trees are only read."""
-    return ast.parse(expr, mode="eval")
+    if len(expr) > MAX_EXPRESSION_CHARS:
+        raise ValueError(
+            f"shape expression of {len(expr):,} characters, past the limit of "
+            f"{MAX_EXPRESSION_CHARS}: {expr[:40]!r}..."
+        )
+    try:
+        return ast.parse(expr, mode="eval")
+    except (RecursionError, MemoryError):  # nesting Python's parser refuses to build
+        raise ValueError(f"shape expression nested too deep: {expr[:40]!r}...") from None
 
 
 @functools.lru_cache(maxsize=4096)

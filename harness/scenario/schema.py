@@ -5,6 +5,8 @@ its tables against the field tuples here."""
 
 from __future__ import annotations
 
+import contextlib
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -46,6 +48,7 @@ from gemmconf.scenario.model import (
     ScenarioInstance,
     implied_requirements,
 )
+from gemmconf.scenario.patterns import PatternError, compile_message_pattern
 from gemmconf.scenario.source import Node, Where, line_of
 
 SCENARIO_FIELDS = (
@@ -95,7 +98,11 @@ OPERAND_FIELDS = ("shape", "dtype", "layout")
 KNOWN_EXCEPTIONS = ("RuntimeError", "ValueError", "TypeError", "IndexError", "AssertionError")
 HARDWARE = ("sm80", "sm89", "sm90", "sm100", "sm120")
 FEATURES = ("fp8", "tma")
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
+# fullmatch: `$` also matched before a final newline, and a name starting with a digit made a
+# program no Python parses (names become function names in the generated program)
+NAME_RE = re.compile(r"[a-z][a-z0-9_.]*")
+# the most elements one instance may allocate (--max-elements); the suite's largest holds 2.2e9
+MAX_ELEMENTS = 1 << 32
 
 
 @dataclass
@@ -130,6 +137,7 @@ def build(
     raw: Raw,
     scenario: Node,
     where: Where,
+    max_elements: int = MAX_ELEMENTS,
 ) -> ScenarioInstance:
     f = raw.fields
 
@@ -163,18 +171,8 @@ def build(
     operands = _operands(spec, dtype, f, fail)
     dims_used = set().union(*(expr_names(e) for o in operands for e in o.shape))
 
-    bias = f.get("bias")
-    if bias is not None:
-        if op not in BIAS_OPS:
-            raise fail("bias", f"{op} takes no bias (ops with one: {', '.join(BIAS_OPS)})")
-        if not isinstance(bias, list) or not all(isinstance(e, str | int) for e in bias):
-            raise fail("bias", f"expected a shape such as [M, N], [N] or [1, N], got {bias!r}")
-        bias = tuple(bias)
-        dims_used |= set().union(*(expr_names(e) for e in bias))
-    elif spec.addend is not None and not spec.addend.optional:
-        raise fail(
-            "bias", f"{op} needs a bias shape (its input {spec.addend.name.upper()}), e.g. [M, N]"
-        )
+    bias = _bias(f.get("bias"), spec, fail)
+    dims_used |= set().union(*(expr_names(e) for e in bias or ()))
     for key in ("alpha", "beta"):
         if key in f and op not in ALPHA_BETA_OPS:
             raise fail(key, f"{op} has no {key} (ops with one: {', '.join(ALPHA_BETA_OPS)})")
@@ -267,6 +265,7 @@ def build(
             _check_consistent(spec, operands, bias, known, scaling, fail, checks.raises_or_correct)
         if spec.grouped:
             _check_groups(operands, group_sizes, known, fail, strict=computable)
+    _check_sizes(spec, operands, bias, epilogue, shape_sets, max_elements, fail)
 
     instance = ScenarioInstance(
         suite=suite,
@@ -300,6 +299,22 @@ def build(
     return replace(instance, requires=implied_requirements(instance))
 
 
+def _bias(bias: Any, spec: OpSpec, fail) -> tuple | None:
+    """The bias shape (expressions), where the op takes or needs one."""
+    op = spec.name
+    if bias is not None:
+        if op not in BIAS_OPS:
+            raise fail("bias", f"{op} takes no bias (ops with one: {', '.join(BIAS_OPS)})")
+        return _expressions(
+            bias, fail, "bias", f"expected a shape such as [M, N], [N] or [1, N], got {bias!r}"
+        )
+    if spec.addend is not None and not spec.addend.optional:
+        raise fail(
+            "bias", f"{op} needs a bias shape (its input {spec.addend.name.upper()}), e.g. [M, N]"
+        )
+    return None
+
+
 def _group_sizes(value: Any, spec: OpSpec, fail) -> tuple[str, ...] | None:
     if value is None:
         return None
@@ -313,13 +328,17 @@ def _group_sizes(value: Any, spec: OpSpec, fail) -> tuple[str, ...] | None:
 def _expressions(value: Any, fail, field: str, not_a_list: str, prefix: str = "") -> tuple:
     """A list of sizes or dim expressions (`M`, `K // 2`, 16), each parsed once; `fail(field,
     prefix + why)` for anything else."""
-    if not isinstance(value, list) or not all(isinstance(e, str | int) for e in value):
+    if not isinstance(value, list) or not all(
+        isinstance(e, str | int) and not isinstance(e, bool) for e in value
+    ):
         raise fail(field, prefix + not_a_list)
     for expr in value:
         try:
             expr_names(expr)
         except SyntaxError:
             raise fail(field, f"{prefix}bad expression {expr!r}") from None
+        except ValueError as exc:  # past the length limit
+            raise fail(field, f"{prefix}{exc}") from None
     return tuple(value)
 
 
@@ -499,14 +518,22 @@ def _epilogue(steps: Any, fail) -> tuple[Epilogue, ...]:
                 "epilogue",
                 f"unknown step {kind!r}; steps with an argument: {', '.join(PARAM_EPILOGUES)}",
             )
-        if kind == "clamp" and not (isinstance(arg, list) and len(arg) == 2):
-            raise fail("epilogue", f"clamp takes [min, max], got {arg!r}")
-        if kind in ("mul", "add") and (isinstance(arg, bool) or not isinstance(arg, int | float)):
+        if kind == "clamp" and not (
+            isinstance(arg, list)
+            and len(arg) == 2
+            and arg != [None, None]
+            and all(a is None or _is_number(a) for a in arg)
+        ):
+            raise fail("epilogue", f"clamp takes [min, max], numbers or null, got {arg!r}")
+        if kind in ("mul", "add") and not _is_number(arg):
             raise fail("epilogue", f"{kind} takes a number, got {arg!r}")
         if kind == "cast" and arg not in ("fp32", "fp16", "bf16"):
             raise fail("epilogue", f"cast takes fp32, fp16 or bf16, got {arg!r}")
-        if kind == "add_tensor" and not (isinstance(arg, list) and arg):
-            raise fail("epilogue", f"add_tensor takes the other tensor's shape, got {arg!r}")
+        if kind == "add_tensor":
+            message = f"add_tensor takes the other tensor's shape, got {arg!r}"
+            arg = list(_expressions(arg, fail, "epilogue", message)) if arg else None
+            if not arg:
+                raise fail("epilogue", message)
         if kind == "dropout_mask" and (
             isinstance(arg, bool) or not isinstance(arg, int | float) or not 0 <= arg < 1
         ):
@@ -667,10 +694,13 @@ def _raises(value: Any, fail) -> tuple[str | None, str | None, bool]:
                 raise fail("checks", f"raises.match must be a regular expression, got {match!r}")
             try:
                 re.compile(match)
+                compile_message_pattern(match)
             except re.error as exc:
                 raise fail(
                     "checks", f"raises.match {match!r} is not a regular expression: {exc}"
                 ) from None
+            except PatternError as exc:
+                raise fail("checks", f"raises.match {match[:60]!r}: {exc}") from None
         value = value.get("type")
     if value == "NotImplementedError":
         raise fail(
@@ -752,6 +782,43 @@ def _check_consistent(
         out = op.out_shape(a, b, groups)
         if not _broadcastable(bias_shape, out):
             raise fail("bias", f"bias {bias_shape} does not broadcast to the output {out}")
+
+
+def _check_sizes(op: OpSpec, operands, bias, epilogue, shape_sets, max_elements: int, fail) -> None:
+    """No shape set may make an instance hold more than `max_elements` elements (--max-elements),
+    nor an extent past it: a shape of 10^20 rows loaded, and failed each item in an overflow."""
+    others = [step.arg for step in epilogue if step.kind == "add_tensor"]
+    for index, shape_set in enumerate(shape_sets):
+        elements, extent = _elements(op, operands, bias, others, dict(shape_set))
+        if max(elements, extent) > max_elements:
+            raise fail(
+                "shape" if len(shape_sets) == 1 else "shapes",
+                f"shape set {index} makes {elements:,} elements (largest extent {extent:,}), "
+                f"past the limit of {max_elements:,} per instance (--max-elements)",
+            )
+
+
+def _elements(op: OpSpec, operands, bias, others: list, dims: Mapping[str, int]) -> tuple[int, int]:
+    """The elements of one shape set's operands, bias, epilogue tensors and result (what an
+    item allocates, roughly), and the largest extent among them. Dims an epilogue tensor names
+    but the shape set lacks, and the result of shapes eager rejects, count nothing."""
+    shapes = [[eval_dim(e, dims) for e in o.shape] for o in operands]
+    for extra in (bias, *others):
+        if extra is None:
+            continue
+        try:
+            shapes.append([eval_dim(e, dims) for e in extra])
+        except ValueError:
+            continue
+    # an error scenario's shapes may give no result: eager raises before it allocates one
+    with contextlib.suppress(Exception):
+        shapes.append(list(op.out_shape(shapes[0], shapes[1], dims.get("B", 1))))
+    sizes = [[max(int(x), 0) for x in shape] for shape in shapes]
+    return sum(map(math.prod, sizes)), max((x for size in sizes for x in size), default=0)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _only(ops: Sequence[str], what: str) -> str:

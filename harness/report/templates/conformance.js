@@ -317,16 +317,30 @@
   const detail = document.getElementById("detail");
   const detailBody = document.getElementById("detail-body");
 
+  // Every value in a reproduce command comes from the results file, which anyone may have
+  // written: each is one shell word (single quotes, which a shell expands nothing inside), and
+  // none can pass for an option of pytest's (a leading "-" becomes "./-" or "--opt=-...").
   function shellQuote(text) {
     text = String(text);
-    return /^[A-Za-z0-9_@%+=:,.\/-]+$/.test(text) ? text : "'" + text.replace(/'/g, "'\\''") + "'";
+    // bare only where no shell reads anything into it ("=cmd" at a word's start is a path in zsh)
+    return /^[A-Za-z0-9_@%+:,.\/-][A-Za-z0-9_@%+=:,.\/-]*$/.test(text) ? text : alwaysQuoted(text);
+  }
+  function alwaysQuoted(text) { return "'" + String(text).replace(/'/g, "'\\''") + "'"; }
+  function option(name, value) {
+    value = String(value);
+    return value.charAt(0) === "-" ? " " + name + "=" + shellQuote(value) : " " + name + " " + shellQuote(value);
+  }
+  function integer(value) {  // a seed: a number, or the digits of one too large for a number
+    return Number.isSafeInteger(value) || /^-?[0-9]+$/.test(String(value)) && typeof value === "string"
+      ? value : null;
   }
   function reproCommand(r) {
     const spec = (RUN.backend_specs || {})[r.backend] || r.backend;
-    const seed = r.seed !== null ? r.seed : (RUN.seed !== null && RUN.seed !== undefined ? RUN.seed : 0);
+    const seed = integer(r.seed) !== null ? r.seed : (integer(RUN.seed) !== null ? RUN.seed : 0);
     const target = r.targetArch || RUN.target_arch;
-    return "pytest '" + r.nodeid.replace(/'/g, "'\\''") + "' --backend " + shellQuote(spec) +
-      " --seed " + seed + (target ? " --target-arch " + shellQuote(target) : "");
+    const nodeid = String(r.nodeid);
+    return "pytest " + alwaysQuoted(nodeid.charAt(0) === "-" ? "./" + nodeid : nodeid) +
+      option("--backend", spec) + option("--seed", seed) + (target ? option("--target-arch", target) : "");
   }
   function kv(rows) {
     const table = el("table");
