@@ -11,6 +11,9 @@
   frees with 0x80, for the call only; the small blocks glibc's per-size caches would hand out
   unfilled are held meanwhile. Neither changes what the backend computes, only what memory holds
   before it writes (tests/test_integrity.py compares results with and without it bit for bit).
+  A one-byte element (fp8, int8) that holds a pattern may be a value the backend wrote (0x80 is
+  e4m3fn's -0.0, which an underflowing product rounds to): such elements count as unwritten only
+  when the call, made again under a second pattern (`SECOND_FILL`), leaves them holding that one.
   `torch.utils.deterministic.fill_uninitialized_memory` was not used: it needs
   `torch.use_deterministic_algorithms(True)`, which changes the kernels ops choose (and makes
   CUDA GEMMs raise without CUBLAS_WORKSPACE_CONFIG); a TorchDispatchMode was not used either:
@@ -39,6 +42,9 @@ M_PERTURB = -6  # glibc mallopt parameter: fill allocations with ~byte and freed
 PERTURB_BYTE = 0x80
 CPU_POISON = PERTURB_BYTE ^ 0xFF  # 0x7F: 3.4e38 in fp32/bf16, NaN in fp16 and fp8, 2139062143
 CUDA_POISON = 0xFF  # NaN in every float dtype, -1 in integers
+# the second pattern a one-byte output is called again under (`unwritten`): on a CPU the bytes
+# freed and allocated memory hold then are 0x35 and 0xCA, on a GPU fresh blocks hold 0x35
+SECOND_FILL = 0x35
 SIDE_STREAM_SLEEP_CYCLES = 20_000_000  # ~10 ms of the default stream kept busy
 CUDA_BLOCKS_PER_SIZE = 2
 SMALL_BLOCK_BYTES = 2048  # glibc's tcache and fastbins serve blocks up to about this size
@@ -78,15 +84,25 @@ def tensors_of(value: Any) -> list[torch.Tensor]:
 
 class Poison:
     """Fresh memory holds a known pattern in every byte while the backend's call runs (module
-    docstring); `patterns` are the bytes an unwritten element may hold."""
+    docstring); `patterns` are the bytes an unwritten element may hold. `fill`: another byte
+    than the usual (`SECOND_FILL`): on a CPU the byte freed memory holds (allocations hold its
+    complement), on a GPU the byte fresh blocks hold."""
 
-    def __init__(self, device: str, sizes: Sequence[int] = (), *, enabled: bool = True):
+    def __init__(
+        self,
+        device: str,
+        sizes: Sequence[int] = (),
+        *,
+        enabled: bool = True,
+        fill: int | None = None,
+    ):
         self.device = torch.device(device)
         self.sizes = sorted({int(s) for s in sizes if s > 0})
         self.enabled = enabled
         cuda = self.device.type == "cuda"
-        # on a CPU, memory freed during the call holds PERTURB_BYTE when it comes back unfilled
-        self.patterns = (CUDA_POISON,) if cuda else (CPU_POISON, PERTURB_BYTE)
+        self.fill = (CUDA_POISON if cuda else PERTURB_BYTE) if fill is None else fill
+        # on a CPU, memory freed during the call holds the fill when it comes back unfilled
+        self.patterns = (self.fill,) if cuda else (self.fill ^ 0xFF, self.fill)
         self._held: list[torch.Tensor] = []
 
     def __enter__(self) -> Poison:
@@ -101,10 +117,10 @@ class Poison:
                 for _ in range(CUDA_BLOCKS_PER_SIZE)
             ]
             for block in blocks:
-                block.fill_(CUDA_POISON)
+                block.fill_(self.fill)
             del blocks
         elif self.device.type == "cpu" and _MALLOPT is not None:
-            _MALLOPT(M_PERTURB, PERTURB_BYTE)
+            _MALLOPT(M_PERTURB, self.fill)
             # glibc's per-size caches (tcache, fastbins) hand small blocks out without the fill:
             # hold what they have of these sizes, so the call's allocations get filled ones
             self._held = [
@@ -143,12 +159,52 @@ class UnwrittenFinding:
     first_index: tuple[int, ...]
 
 
-def unwritten(expected: Any, actual: Any, patterns: Sequence[int]) -> list[UnwrittenFinding]:
+def unwritten(
+    expected: Any,
+    actual: Any,
+    patterns: Sequence[int],
+    again: Callable[[], tuple[Any, Sequence[int]]] | None = None,
+) -> list[UnwrittenFinding]:
     """Output elements that still hold a poison pattern and are wrong: eager's value there is not
     the pattern and is farther than 1% of eager's largest magnitude (or not a number at all). A
     pattern can be a legitimate value in a small dtype (0x80 is -0.0 in e4m3fn): the distance
-    keeps a right value from passing for unwritten."""
+    keeps a right value from passing for unwritten, and a wrong one that happens to be a pattern
+    (a product flushed to -0.0) counts only where the call made again under other patterns
+    (`again()`: its result and their bytes, asked once, only when a one-byte output has such
+    elements) leaves that element holding one of those too. Without `again`, one-byte outputs
+    count as the others do."""
+    hits = _unwritten_elements(expected, actual, patterns)
+    if again is not None and any(_leaf(actual, p).element_size() == 1 for p in hits):
+        second, second_patterns = again()
+        confirmed = _unwritten_elements(expected, second, second_patterns)
+        for path in list(hits):
+            if _leaf(actual, path).element_size() != 1:
+                continue
+            other = confirmed.get(path)
+            if other is None or other.shape != hits[path].shape:
+                del hits[path]
+            else:
+                hits[path] = hits[path] & other.to(hits[path].device)
     found = []
+    for path, hit in hits.items():
+        count = int(hit.sum())
+        if count:
+            got = _leaf(actual, path)
+            first = int(hit.nonzero()[0])
+            found.append(UnwrittenFinding(path, count, got.numel(), _unravel(first, got.shape)))
+    return found
+
+
+def _leaf(value: Any, path: str) -> torch.Tensor:
+    """The tensor at `path` (`leaves`' path) of a result."""
+    return dict(leaves(value))[path]
+
+
+def _unwritten_elements(
+    expected: Any, actual: Any, patterns: Sequence[int]
+) -> dict[str, torch.Tensor]:
+    """Per output path with unwritten elements (`unwritten`'s rule): where they are (flat)."""
+    found = {}
     wanted = dict(leaves(expected))
     for path, got in leaves(actual):
         want = wanted.get(path)
@@ -167,10 +223,8 @@ def unwritten(expected: Any, actual: Any, patterns: Sequence[int]) -> list[Unwri
         hit &= ~((g - w).abs() <= 0.01 * scale)  # a NaN where eager is finite counts as far
         if want.is_floating_point():
             hit &= torch.isfinite(w)  # where eager is NaN/Inf, a NaN pattern may be a real NaN
-        count = int(hit.sum())
-        if count:
-            first = int(hit.nonzero()[0])
-            found.append(UnwrittenFinding(path, count, got.numel(), _unravel(first, got.shape)))
+        if bool(hit.any()):
+            found[path] = hit
     return found
 
 

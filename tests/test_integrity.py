@@ -70,6 +70,46 @@ def test_the_poison_finds_every_unwritten_element_of_one_call():
     assert found and found[0].count == 127 * 65 - 96 * 64
 
 
+def test_a_one_byte_element_counts_as_unwritten_only_when_a_second_pattern_agrees():
+    """e4m3fn's -0.0 is the byte 0x80, which freed memory holds during a CPU call: elements
+    holding it are unwritten only where the call, made again under the second pattern, leaves
+    them holding that one too; an element the backend wrote holds the same value both times."""
+    expected = torch.full((4, 8), 1.5).to(torch.float8_e4m3fn)
+    first = expected.clone()
+    first.view(torch.uint8)[0] = integrity.PERTURB_BYTE  # row 0: -0.0, or freed memory
+    second = integrity.Poison("cpu", fill=integrity.SECOND_FILL)
+    again = first.clone()  # a backend that wrote -0.0 writes it again
+    assert (
+        integrity.unwritten(expected, first, (0x7F, 0x80), lambda: (again, second.patterns)) == []
+    )
+    again.view(torch.uint8)[0, :3] = second.patterns[0]  # these three held the fill both times
+    found = integrity.unwritten(expected, first, (0x7F, 0x80), lambda: (again, second.patterns))
+    assert [(f.count, f.first_index) for f in found] == [(3, (0, 0))]
+    # wider elements are not called again: a pattern that fills all their bytes is not a value
+    wide = expected.float()
+    wide.view(torch.uint8)[0] = integrity.PERTURB_BYTE
+
+    def unexpected():
+        raise AssertionError("called again for a four-byte output")
+
+    assert integrity.unwritten(expected.float(), wide, (0x80,), unexpected)[0].count == 8
+
+
+def _fp8_output_never_written(a, b, scale_a, scale_b, **kwargs):
+    """An e4m3fn output allocated and never written."""
+    return torch.empty(a.shape[0], b.shape[1], dtype=kwargs["out_dtype"], device=a.device)
+
+
+def test_an_fp8_output_never_written_is_still_found():
+    item = instance("fp8/scaled_mm.yaml", "fp8/fp8_output[tensorwise]")
+    backend = planted_backends.PlantedBackend(
+        "fp8-output-never-written", planted_backends._scaled(_fp8_output_never_written)
+    )
+    outcome = run_item(item, backend, seed=0, device="cpu", target=None)
+    found = [p for p in outcome.problems if isinstance(p, Unwritten)]
+    assert found and found[0].count == found[0].numel == 64 * 64, render(outcome).details
+
+
 @pytest.mark.parametrize("nbytes", [4, 16, 64, 256, 4000, 1 << 20])
 def test_cpu_poison_fills_fresh_allocations(nbytes):
     for _ in range(20):  # glibc's small-block caches filled with other garbage first

@@ -237,6 +237,19 @@ CAUGHT = {
         lambda i: "bias" in i,
         "wrong values",
     ),
+    "fp8_scale_applied_twice": Case(
+        ("fp8/scaled_mm.yaml",),
+        frozenset({"fp8/fp8_output[tensorwise]", "fp8/fp8_output[tensorwise_e5m2_b]"}),
+        lambda i: "fp8_output" in i,
+        "wrong values",
+        select=lambda i: "/fp8_output[" in i,  # the only fp8 outputs
+    ),
+    "out_target_unwritten": Case(
+        ("out/out.yaml",),
+        frozenset({"out/targets[mm-contiguous]", "out/dtypes[bmm-bf16-misaligned]"}),
+        lambda i: "/resized[" not in i,
+        "wrong values",
+    ),
     "int_mm_in_floats": Case(
         ("int8/int_mm.yaml",),
         frozenset({"int8/large_sums[32x32x2048]", "int8/large_sums[64x32x4096]"}),
@@ -437,6 +450,37 @@ def test_unwritten_tiles_are_named_as_such():
     found = [p for p in outcome.problems if isinstance(p, Unwritten)]
     assert found and found[0].count == 127 * 65 - 96 * 64
     assert render(outcome).reason.startswith("Unwritten output: 2111 of 8255 elements")
+
+
+def test_an_out_target_left_as_allocated_says_so():
+    """An fp32 out= target the call never writes still holds the harness's NaN fill, whose
+    float32 bits end in 16 zeros: its reason said the result "carries bf16's precision only".
+    It says that the target was never written, and the numbers after it do not speak of bf16."""
+    case = CAUGHT["out_target_unwritten"]
+    found = outcomes("out_target_unwritten", case)
+    one = found["out/targets[mm-contiguous]"]
+    message = render(one)
+    assert message.reason.startswith(
+        "Unwritten out= target: all 1920 elements of out on shape set 0 still hold the NaN"
+    ), message.reason
+    assert "bf16" not in message.details
+    assert render(found["out/dtypes[mm-bf16-contiguous]"]).reason.startswith(
+        "Unwritten out= target: all 792 elements of out"
+    )
+
+
+def test_a_one_byte_output_flushed_to_minus_zero_is_not_called_unwritten():
+    """An e4m3fn output whose products flush to -0.0 holds the byte 0x80 there, which is also
+    the byte freed memory holds during a CPU call: its reason said "Unwritten output: 491 of
+    4096 elements". The backend wrote them, as a second call under another fill pattern shows:
+    wrong values, with the err_ratio."""
+    case = CAUGHT["fp8_scale_applied_twice"]
+    found = outcomes("fp8_scale_applied_twice", case)
+    failed = {i: o for i, o in found.items() if not o.passed}
+    assert case.must_fail <= set(failed)
+    for item, outcome in failed.items():
+        assert not any(isinstance(p, Unwritten) for p in outcome.problems), item
+        assert render(outcome).reason.startswith("Tensor-likes are not close! err_ratio"), item
 
 
 def test_a_dropped_k_tail_is_named_and_other_bugs_are_not_called_one():

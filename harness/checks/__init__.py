@@ -11,14 +11,14 @@ from gemmconf.checks.code import CodeChecks, applicable_checks
 from gemmconf.checks.compilation import Captured, KernelStats, Recompiles, compile_budget
 from gemmconf.checks.determinism import Deterministic
 from gemmconf.checks.fresh_draw import FreshDraw, FreshDrawBitwise
-from gemmconf.checks.guards import InputsUntouched, OutputsWritten
+from gemmconf.checks.guards import InputsUntouched, OutputsWritten, TargetsWritten
 from gemmconf.checks.narrow_inputs import NarrowInputs
 from gemmconf.checks.notes import EMULATED_NOTE, EmulatedEager, KTail
 from gemmconf.checks.overwritten import ResultsKept
 from gemmconf.checks.side_stream import SideStream
 from gemmconf.checks.values import Values
 
-CALL_GUARDS = (InputsUntouched(), OutputsWritten(), ResultsKept())
+CALL_GUARDS = (InputsUntouched(), OutputsWritten(), TargetsWritten(), ResultsKept())
 
 # In order: a check may read what the checks before it found (the fresh-draw checks skip
 # unwritten outputs; the notes read the numeric failure), and FreshDrawBitwise releases eager's

@@ -9,6 +9,7 @@ import torch
 
 from gemmconf import inputs, integrity
 from gemmconf.checks.base import NOTHING, Findings
+from gemmconf.checks.guards import UnwrittenTarget
 from gemmconf.item import Draw, ItemRun, bitwise_equal, shape
 from gemmconf.outcome import StaleResult, Unwritten
 
@@ -73,8 +74,9 @@ class FreshDrawBitwise:
 
 
 def _poisoned(item: ItemRun) -> bool:
-    """Two outputs full of the poison pattern are equal: that is not a cache."""
-    return any(isinstance(p, Unwritten) for p in item.problems)
+    """Two outputs full of the poison pattern (or two out= targets left as allocated) are equal:
+    that is not a cache."""
+    return any(isinstance(p, Unwritten | UnwrittenTarget) for p in item.problems)
 
 
 def _probe(tensors: Any, elements: int = 4096) -> list[torch.Tensor]:

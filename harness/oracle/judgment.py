@@ -354,6 +354,10 @@ def _precision_check(
     numel = actual.numel()
     if numel < PRECISION_MIN_ELEMENTS:
         return None
+    flat = actual.reshape(-1)
+    finite = sum(int(torch.isfinite(flat[where]).sum()) for _, where in pieces(numel))
+    if finite < PRECISION_MIN_ELEMENTS:  # NaN and Inf are values of every float: no evidence
+        return None
     for name, narrow in _NARROW:
         if not _all_fit(actual, narrow) or _all_fit(expected, narrow):
             continue
