@@ -601,6 +601,9 @@ class ItemOutcome:
     duration_s: float = 0.0
     phase_s: dict[str, float] | None = None  # seconds per phase (an isolation parent times them)
     notes: tuple[str, ...] = ()  # paragraphs after the problems: how a failure was confirmed
+    # who computed the GEMM during the backend's call: "backend", "pytorch" or "mixed"
+    # (gemmconf.attribution); None where it was not observed
+    computed_by: str | None = None
 
     @property
     def passed(self) -> bool:
