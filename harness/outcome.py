@@ -622,6 +622,20 @@ class ItemOutcome:
         return self.kind == kinds.HARNESS_ERROR
 
     @property
+    def before_backend(self) -> bool:
+        """torch.compile failed before the backend got the graph: the item's deciding problem is
+        dynamo capturing no graph (it ran the program eagerly), or an error raised while dynamo
+        traced the program (a meta function, dynamo itself). Inherited from torch.compile
+        (gemmconf.attribution): any backend built on it fails so."""
+        if not self.problems or self.harness_error:
+            return False
+        first = self.problems[0]
+        if isinstance(first, NotCompiled):
+            return True
+        raised = first.got if isinstance(first, WrongError) else getattr(first, "raised", None)
+        return isinstance(raised, Raised) and raised.while_tracing
+
+    @property
     def suite_error(self) -> bool:
         return any(isinstance(p, ScenarioContradiction) for p in self.problems)
 

@@ -6,6 +6,10 @@ own, its fallback to aten PyTorch's."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -13,11 +17,11 @@ import planted_backends
 import pytest
 import torch
 
-from gemmconf import capability, pristine
+from gemmconf import attribution, capability, pristine
 from gemmconf.backends import resolve
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.checks import computed_by
-from gemmconf.outcome import ItemOutcome
+from gemmconf.outcome import Crash, HarnessFault, ItemOutcome, Raised, WrongError
 from gemmconf.runner import run_item
 from gemmconf.scenario import load_suite
 
@@ -191,3 +195,122 @@ def test_a_fault_of_the_observation_is_not_the_backend_s(monkeypatch):
     monkeypatch.setattr(computed_by, "kernels_of", broken)
     outcome = run(MM, EagerBackend())
     assert outcome.passed and outcome.computed_by is None
+
+
+def test_torch_compile_failing_before_the_backend_is_inherited():
+    """Dynamo runs an out= call with a non-contiguous target eagerly: "not compiled", for every
+    backend built on torch.compile."""
+    instance = next(
+        i for i in load_suite(SUITES / "out/out.yaml") if i.id == "out/targets[mm-strided]"
+    )
+    outcome = run_item(
+        instance, planted_backends.hands_back_single_nodes, seed=0, device=DEVICE, target=None
+    )
+    assert outcome.kind == "not compiled" and outcome.before_backend
+    inherited = attribution.inherited(
+        before_backend=outcome.before_backend, eager_fails=False, computed_by=outcome.computed_by
+    )
+    assert inherited == "torch.compile"
+
+
+def _raised(*wrappers: str) -> Raised:
+    return Raised("RuntimeError", "no", "", wrappers=wrappers)
+
+
+def test_an_error_raised_while_dynamo_traced_is_before_the_backend():
+    tracing = _raised("torch._dynamo.exc.TorchRuntimeError")
+    compiling = _raised("torch._dynamo.exc.BackendCompilerFailed")
+    assert ItemOutcome(problems=(Crash("call", tracing),)).before_backend
+    assert not ItemOutcome(problems=(Crash("call", compiling),)).before_backend
+    assert not ItemOutcome(problems=(Crash("call", _raised()),)).before_backend
+    wrong = WrongError(_raised(), None, tracing)  # a meta function's class, not eager's
+    assert ItemOutcome(problems=(wrong,)).before_backend
+    harness = HarnessFault("judging", tracing)
+    assert not ItemOutcome(problems=(harness, Crash("call", tracing))).before_backend
+    assert not ItemOutcome().before_backend
+
+
+@pytest.mark.parametrize(
+    ("eager_fails", "who", "expected"),
+    [
+        (True, "pytorch", "eager"),
+        (True, "mixed", None),  # part of it ran the backend's kernels: its own
+        (True, "backend", None),
+        (True, None, None),  # not observed: never hidden among the inherited
+        (False, "pytorch", None),
+    ],
+)
+def test_inherited_from_eager_needs_pytorch_to_have_computed_it(eager_fails, who, expected):
+    found = attribution.inherited(before_backend=False, eager_fails=eager_fails, computed_by=who)
+    assert found == expected
+
+
+NODES = (
+    "dense/first.yaml::mm[fp32-64x64x64-nn@hands-back-single-nodes]",
+    "epilogue/epilogue.yaml::unary[mm-relu-fp32@hands-back-single-nodes]",
+    "blockscaled/scaled_mm_v2.yaml::mx[e4m3fn-128x128x128-bf16@hands-back-single-nodes]",
+)
+
+
+def gemmconf_run(folder: Path, *extra: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", "import sys; from gemmconf.cli import main; sys.exit(main())"]
+    command += ["run", *NODES, "--backend", "planted_backends:hands_back_single_nodes"]
+    command += ["-p", "no:xdist", "--no-isolate", "--results", str(folder / "results.json")]
+    command += ["--conformance-html", str(folder / "page.html"), *extra]
+    tests = str(Path(__file__).resolve().parent)  # planted_backends
+    environment = {**os.environ, "PYTHONPATH": tests}
+    return subprocess.run(
+        command, cwd=folder, capture_output=True, text=True, timeout=900, env=environment
+    )
+
+
+def header_of(summary: str) -> list[str]:
+    """The summary table's column titles."""
+    return next(line.split() for line in summary.splitlines() if line.startswith("  backend "))
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="eager's MX gap is the CPU's")
+def test_a_run_counts_own_passes_and_inherited_failures_apart(tmp_path):
+    """The whole suite path: the mm pass is PyTorch's, the mm + relu pass the backend's, and the
+    MX item (eager has no such kernel on the CPU, and the backend handed it to aten) fails as
+    inherited from eager: counted apart in the summary and on the page, and still a failure for
+    pytest (exit status 1). --count-inherited counts it in."""
+    done = gemmconf_run(tmp_path)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    records = {r["id"]: r for r in json.loads((tmp_path / "results.json").read_text())["records"]}
+    document = json.loads((tmp_path / "results.json").read_text())
+    mx = records["fscaled/mx[e4m3fn-128x128x128-bf16]"]
+    assert mx["outcome"] == "failed" and mx["eager_fails"] is True
+    assert mx["inherited"] == "eager" and mx["computed_by"] == "pytorch"
+    assert records["first/mm[fp32-64x64x64-nn]"]["computed_by"] == "pytorch"
+    assert records["epilogue/unary[mm-relu-fp32]"]["computed_by"] == "backend"
+    assert "inherited" not in records["first/mm[fp32-64x64x64-nn]"]
+    assert document["attribution"] == {
+        "hands-back-single-nodes": {
+            "passed": {"backend": 1, "pytorch": 1},
+            "inherited": {"eager": 1},
+        }
+    }
+    out = done.stdout
+    table = out[out.index("gemmconf summary") :]
+    assert "1 failure (crash, inherited from eager): " in table  # its group says so too
+    assert header_of(table) == ["backend", "op", "dtype", "inherited", "pass"]
+    assert (
+        "who computed the passes: hands-back-single-nodes 2 passed (1 computed by the backend, "
+        "1 by PyTorch)" in table
+    )
+    assert "inherited failures (not counted above; --count-inherited counts them in):" in table
+    assert "FAIL fscaled/mx[e4m3fn-128x128x128-bf16]@hands-back-single-nodes (crash) " in table
+    assert "[inherited from eager]" in table
+    assert "1 failed, 2 passed" in out  # pytest's own count: a failure all the same
+    page = (tmp_path / "page.html").read_text()
+    assert "1 inherited</span>" in page and "0 failed</span>" in page
+    assert "who computed the passes:" in page
+
+    counted = gemmconf_run(tmp_path, "--count-inherited")
+    assert counted.returncode == 1
+    table = counted.stdout[counted.stdout.index("gemmconf summary") :]
+    assert header_of(table) == ["backend", "op", "dtype", "FAIL", "pass"]
+    assert "inherited failures (counted above, --count-inherited):" in table
+    page = (tmp_path / "page.html").read_text()
+    assert "1 failed</span>" in page and "1 inherited</span>" not in page

@@ -57,8 +57,9 @@ CSV_HELP = """\
 Write RESULTS.json as CSV, one row per record: id, backend, device, outcome, kind, reason, the
 scenario's fields (suite, scenario, op, dtype, shape, markers and axes, both `;`-joined), the
 metrics (err_ratio, max_abs_err, max_rel_err, recompiles, time_ms, tflops, vs_cublas),
-duration_s, source and nodeid, then max_ratio (the bar err_ratio was held to), draws and
-draws_failed (columns added later go last). A killed run's .partial file is read too."""
+duration_s, source and nodeid, then max_ratio (the bar err_ratio was held to), draws,
+draws_failed, computed_by and inherited (columns added later go last). A killed run's .partial
+file is read too."""
 
 CSV_METRICS = (
     "err_ratio",
@@ -90,6 +91,8 @@ CSV_COLUMNS = (
     "source",
     "nodeid",
     *CSV_LATER_METRICS,
+    "computed_by",  # who computed the GEMM, and whose failure it is (gemmconf.attribution)
+    "inherited",
 )
 
 
@@ -114,20 +117,7 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
         help="an item in several files: keep the record of the file named last",
     )
 
-    html = actions.add_parser(
-        "html",
-        help="render the self-contained conformance page",
-        description="Render RESULTS.json as one self-contained HTML page "
-        "(matrix, filters, details, plots; no network needed to view).",
-    )
-    html.add_argument("results", metavar="RESULTS.json")
-    html.add_argument(
-        "-o",
-        "--output",
-        default="reports/conformance.html",
-        metavar="PAGE.html",
-        help="where to write the page (default: reports/conformance.html)",
-    )
+    _add_html(actions)
 
     table = actions.add_parser(
         "csv",
@@ -185,13 +175,37 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
         help="and this fraction of the old value (default "
         f"{perf.MIN_CHANGE:g}: run-to-run drift the repetitions cannot see)",
     )
+    return report
+
+
+def _add_html(actions: Any) -> None:
+    """`report html`: the conformance page of a results file."""
+    html = actions.add_parser(
+        "html",
+        help="render the self-contained conformance page",
+        description="Render RESULTS.json as one self-contained HTML page "
+        "(matrix, filters, details, plots; no network needed to view).",
+    )
+    html.add_argument("results", metavar="RESULTS.json")
+    html.add_argument(
+        "-o",
+        "--output",
+        default="reports/conformance.html",
+        metavar="PAGE.html",
+        help="where to write the page (default: reports/conformance.html)",
+    )
     html.add_argument(
         "--baseline",
         metavar="OLD.json",
         default=None,
         help="an earlier results file: the page lists the regressions against it",
     )
-    return report
+    html.add_argument(
+        "--count-inherited",
+        action="store_true",
+        help="count failures inherited from eager or torch.compile among the backends' own "
+        "(by default they are counted apart)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -201,7 +215,12 @@ def run(args: argparse.Namespace) -> int:
         if args.report_command == "html":
             from gemmconf.report import page  # jinja2: only when a page is asked for
 
-            out = page.write_page(args.results, args.output, baseline=args.baseline)
+            out = page.write_page(
+                args.results,
+                args.output,
+                baseline=args.baseline,
+                count_inherited=args.count_inherited,
+            )
             print(f"gemmconf: wrote {out}")
             return OK
         if args.report_command == "csv":

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gemmconf import kinds
+from gemmconf import attribution, kinds
 
 try:
     import fcntl
@@ -91,7 +91,7 @@ class ResultsWriter:
             "exit_status": exit_status,
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             **self.run,
-            "counts": count(self.records),
+            **document_counts(self.records),
             "kind_counts": count_kinds(self.records),
             "records": sorted(self.records, key=lambda r: (r["id"], r["backend"])),
         }
@@ -172,6 +172,12 @@ def count(records: list[dict[str, Any]]) -> dict[str, int]:
     for record in records:
         totals[record["outcome"]] = totals.get(record["outcome"], 0) + 1
     return totals
+
+
+def document_counts(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """A results document's counts: records by outcome (`counts`), and per backend its passes
+    by who computed them and its failures inherited by whom from (`attribution`)."""
+    return {"counts": count(records), "attribution": attribution.by_backend(records)}
 
 
 def is_failing(record: Mapping[str, Any]) -> bool:
@@ -278,6 +284,6 @@ def _read_partial(path: Path, text: str) -> dict[str, Any]:
         "finished": None,
         "from_partial": True,
         "dropped_lines": dropped,
-        "counts": count(records),
+        **document_counts(records),
         "records": sorted(records, key=lambda r: (r["id"], r["backend"])),
     }
