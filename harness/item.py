@@ -135,6 +135,9 @@ class ItemRun:
         self.backend_inputs: list[inputs.Inputs] = []  # per shape set: the first call's inputs
         # what a check or call guard keeps across the item's calls, under its own key
         self.stash: dict[Any, Any] = {}
+        # who computed the GEMM during the backend's call (gemmconf.attribution's words; None:
+        # not observed), as gemmconf.checks.computed_by saw it
+        self.computed_by: str | None = None
 
     def prepare(self) -> None:
         progress.report("prepare")

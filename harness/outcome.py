@@ -601,6 +601,9 @@ class ItemOutcome:
     duration_s: float = 0.0
     phase_s: dict[str, float] | None = None  # seconds per phase (an isolation parent times them)
     notes: tuple[str, ...] = ()  # paragraphs after the problems: how a failure was confirmed
+    # who computed the GEMM during the backend's call: "backend", "pytorch" or "mixed"
+    # (gemmconf.attribution); None where it was not observed
+    computed_by: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -617,6 +620,20 @@ class ItemOutcome:
     @property
     def harness_error(self) -> bool:
         return self.kind == kinds.HARNESS_ERROR
+
+    @property
+    def before_backend(self) -> bool:
+        """torch.compile failed before the backend got the graph: the item's deciding problem is
+        dynamo capturing no graph (it ran the program eagerly), or an error raised while dynamo
+        traced the program (a meta function, dynamo itself). Inherited from torch.compile
+        (gemmconf.attribution): any backend built on it fails so."""
+        if not self.problems or self.harness_error:
+            return False
+        first = self.problems[0]
+        if isinstance(first, NotCompiled):
+            return True
+        raised = first.got if isinstance(first, WrongError) else getattr(first, "raised", None)
+        return isinstance(raised, Raised) and raised.while_tracing
 
     @property
     def suite_error(self) -> bool:

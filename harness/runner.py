@@ -97,7 +97,9 @@ def run_item(
             outcome = ItemOutcome(problems=(Crash(stage, raised),), raised=raised)
         else:
             outcome = ItemOutcome.harness(item.stage, exc)
-    return dataclasses.replace(outcome, duration_s=time.perf_counter() - start)
+    return dataclasses.replace(
+        outcome, duration_s=time.perf_counter() - start, computed_by=item.computed_by
+    )
 
 
 def _execute(item: ItemRun, checks: Sequence[Check]) -> ItemOutcome:

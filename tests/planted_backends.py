@@ -15,6 +15,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from gemmconf.backends.dynamo import DynamoCompiled
+
 GEMMS = {
     torch.mm,
     torch.addmm,
@@ -895,3 +897,142 @@ class _PerCallOverride(PlantedCompiled):
             return super().__call__(*args)
         finally:
             library._destroy()
+
+
+# Who computed a pass (gemmconf.checks.computed_by): backends whose passes are PyTorch's, and
+# their twins that compute the product themselves.
+
+
+def _own_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b without any aten GEMM kernel: broadcast products summed over K, in fp32."""
+    product = (a.float().unsqueeze(-1) * b.float().unsqueeze(-3)).sum(-2)
+    return product.to(torch.promote_types(a.dtype, b.dtype))
+
+
+def _own_gemm(func, args, kwargs):
+    """The GEMMs of a graph computed by `_own_product` (float operands, no out=); the rest
+    left to PyTorch."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if "out" in kwargs or not tensors or not all(t.is_floating_point() for t in tensors):
+        return NotImplemented
+    if func in (torch.mm, torch.bmm, torch.matmul, torch.Tensor.__matmul__):
+        a, b = args
+        return _own_product(a, b) if a.dim() >= 2 and b.dim() >= 2 else NotImplemented
+    if func in (torch.addmm, torch.baddbmm):
+        bias, a, b = args
+        beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+        return (alpha * _own_product(a, b) + beta * bias).to(a.dtype)
+    if func is torch.nn.functional.linear:
+        x, weight, *rest = args
+        bias = rest[0] if rest else kwargs.get("bias")
+        result = _own_product(x, weight.t())
+        return result if bias is None else (result + bias).to(x.dtype)
+    return NotImplemented
+
+
+class _HandsBackCompiler:
+    """A torch.compile backend that returns a graph of one call (a bare mm, addmm, linear,
+    ...) to PyTorch as it is (`gm.forward`: aten computes it), and computes the GEMMs of
+    any larger graph itself: what an outside backend was found doing (issue 42)."""
+
+    def __init__(self) -> None:
+        self.invocations = 0
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any]):
+        self.invocations += 1
+        calls = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
+        if len(calls) == 1:
+            return gm.forward
+
+        def own(*args):
+            with _Intercept(_own_gemm):
+                return gm.forward(*args)
+
+        return own
+
+
+class _HandsBackCompiled(DynamoCompiled):
+    def artifacts(self) -> dict[str, str]:
+        return {}
+
+
+class HandsBackSingleNodes:
+    """Its passes of single-GEMM programs are PyTorch's; of programs with an epilogue, its own."""
+
+    name = "hands-back-single-nodes"
+
+    def availability(self) -> str | None:
+        return None
+
+    def compile(self, fn, example_inputs: Sequence[Any], *, dynamic: bool | None):
+        return _HandsBackCompiled(fn, _HandsBackCompiler(), dynamic=dynamic)
+
+
+hands_back_single_nodes = HandsBackSingleNodes()
+
+
+def _own_mm(a, b):
+    return _own_product(a, b)
+
+
+def _own_addmm(bias, a, b, *, beta=1, alpha=1):
+    return (alpha * _own_product(a, b) + beta * bias).to(a.dtype)
+
+
+class _OwnKernelsOverride(PlantedCompiled):
+    """aten::mm and aten::addmm replaced by the library's own kernels for each call."""
+
+    def __init__(self, fn):
+        super().__init__(fn, _untouched, count_shapes=False)
+
+    def __call__(self, *args):
+        library = torch.library.Library("aten", "IMPL")
+        for key in ("CPU", "CUDA"):
+            library.impl("mm", _own_mm, key)
+            library.impl("addmm", _own_addmm, key)
+        try:
+            return super().__call__(*args)
+        finally:
+            library._destroy()
+
+
+class OwnKernelsOverride(PlantedBackend):
+    """Not a planted bug: a kernel library whose overrides compute mm and addmm themselves (its
+    passes are its own), where AtenOverride's addmm hands the product to aten::mm."""
+
+    def compile(self, fn, example_inputs: Sequence[Any], *, dynamic: bool | None):
+        return _OwnKernelsOverride(fn)
+
+
+own_kernels_override = OwnKernelsOverride("own-kernels-override", _untouched)
+aten_override_per_call = AtenOverride("library-per-call", for_the_process=False)
+
+
+class _FirstGemmOwn(PlantedCompiled):
+    """Computes the first GEMM of each call itself and leaves the others to PyTorch."""
+
+    def __init__(self, fn):
+        super().__init__(fn, self._first_own, count_shapes=False)
+        self.computed = False
+
+    def _first_own(self, func, args, kwargs):
+        if self.computed:
+            return NotImplemented
+        result = _own_gemm(func, args, kwargs)
+        self.computed = result is not NotImplemented
+        return result
+
+    def __call__(self, *args):
+        self.computed = False
+        return super().__call__(*args)
+
+
+class OwnFirstGemm(PlantedBackend):
+    """Not a planted bug: of a program with several GEMMs, the first computed by the backend
+    and the rest by PyTorch (its passes there are "mixed")."""
+
+    def compile(self, fn, example_inputs: Sequence[Any], *, dynamic: bool | None):
+        return _FirstGemmOwn(fn)
+
+
+own_first_gemm = OwnFirstGemm("own-first-gemm", _untouched)

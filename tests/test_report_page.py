@@ -379,3 +379,29 @@ def test_page_for_run_writes_beside_the_results_and_never_raises(tmp_path: Path)
     assert page.page_for_run(None, None) is None
     broken = page.page_for_run(tmp_path / "missing.json", str(tmp_path / "p.html"))
     assert broken == f"gemmconf: no conformance page: {tmp_path / 'missing.json'}: no such file"
+
+
+def test_the_page_counts_inherited_failures_and_passes_pytorch_computed_apart(tmp_path) -> None:
+    from test_report_summary import attributed_records
+
+    from gemmconf.report.groups import group_failures
+
+    records = attributed_records()
+    html = page.render(document(records))
+    assert "4 failed</span>" not in html and "1 failed</span>" in html
+    assert "4 inherited</span>" in html
+    assert "not counted among the failed above" in html
+    assert "lib: 4 passed (1 computed by the backend, 2 by PyTorch, 1 partly by PyTorch)" in html
+    counted = page.render(document(records), count_inherited=True)
+    assert "5 failed</span>" in counted and "4 inherited</span>" not in counted
+    data = page.page_data(document(records))
+    column = data["fields"].index("inherited")
+    inherited = [data["strings"][row[column]] for row in data["rows"] if len(row) > column]
+    assert sorted(inherited) == ["eager", "eager", "eager", "torch.compile"]
+    groups = group_failures(records)  # the backend's own group first, then inherited ones
+    assert [g.inherited for g in groups] == [None, "eager", "torch.compile"]
+    assert groups[2].title().startswith("1 failure (not compiled, inherited from torch.compile)")
+    # an older file's page: no attribution lines at all
+    old = page.render(sample_document())
+    header = old.split('<header id="run">')[1].split("</header>")[0]
+    assert "inherited" not in header and "who computed" not in header

@@ -123,9 +123,76 @@ def test_a_backend_s_own_failures_are_listed_before_those_eager_shares() -> None
     records.append(record("s", "own", "mm", "bf16", {"M": 1}, "mine", "failed", reason="mine"))
     lines = render_terminal_summary(records, CPU, max_failures=3)
     text = "\n".join(lines)
+    # records without `inherited` (who computed them not observed): counted as the backend's own
     assert (
-        "failing where eager is expected to fail too (aten's own gaps, inherited): mine 6 of"
-        in text
+        "failing where eager is expected to fail too, not inherited (computed by the backend, "
+        "or not observed): mine 6 of its 7" in text
     )
     listed = [line for line in lines if line.startswith("  FAIL ")]
     assert listed[0].startswith("  FAIL s/own[bf16-1]@mine")
+
+
+def attributed_records() -> list[dict]:
+    """A backend with passes of both computers and failures of its own and inherited ones."""
+    records = [
+        record("s", "mine", "mm", "fp32", {"M": 1}, "lib", "passed", computed_by="backend"),
+        record("s", "aten", "mm", "fp32", {"M": 2}, "lib", "passed", computed_by="pytorch"),
+        record("s", "aten", "mm", "fp32", {"M": 3}, "lib", "passed", computed_by="pytorch"),
+        record("s", "part", "mm", "fp32", {"M": 4}, "lib", "passed", computed_by="mixed"),
+        record("s", "own", "mm", "bf16", {"M": 1}, "lib", "failed", kind="wrong values"),
+    ]
+    records += [
+        record(
+            "s", "gap", "mm", "e4m3fn", {"M": i}, "lib", "failed", kind="crash",
+            computed_by="pytorch", eager_fails=True, inherited="eager",
+        )
+        for i in range(3)
+    ]  # fmt: skip
+    records.append(
+        record(
+            "s", "traced", "mm", "fp16", {"M": 1}, "lib", "failed", kind="not compiled",
+            inherited="torch.compile",
+        )
+    )  # fmt: skip
+    return records
+
+
+def test_inherited_failures_are_counted_apart_and_listed_last() -> None:
+    lines = render_terminal_summary(attributed_records(), CPU, max_failures=9)
+    text = "\n".join(lines)
+    header = next(line for line in lines if line.startswith("  backend "))
+    assert header.split() == ["backend", "op", "dtype", "FAIL", "inherited", "pass"]
+    total = next(line for line in lines if line.strip().startswith("total"))
+    assert total.split() == ["total", "1", "4", "4"]
+    assert "failing by kind: lib: wrong values 1" in text
+    assert (
+        "lib 4 (eager fails them too and PyTorch computed them: 3; torch.compile failed before "
+        "the backend got the graph: 1)" in text
+    )
+    assert (
+        "who computed the passes: lib 4 passed (1 computed by the backend, 2 by PyTorch, 1 partly "
+        "by PyTorch)" in text
+    )
+    listed = [line for line in lines if line.startswith("  FAIL ")]
+    assert listed[0].startswith("  FAIL s/own[bf16-1]@lib (wrong values)")
+    assert all("[inherited from " in line for line in listed[1:])
+    assert len(listed) == 5
+
+
+def test_count_inherited_counts_them_among_the_failures() -> None:
+    lines = render_terminal_summary(attributed_records(), CPU, count_inherited=True)
+    header = next(line for line in lines if line.startswith("  backend "))
+    assert header.split() == ["backend", "op", "dtype", "FAIL", "pass"]
+    total = next(line for line in lines if line.strip().startswith("total"))
+    assert total.split() == ["total", "5", "4"]
+    text = "\n".join(lines)
+    assert "failing by kind: lib: wrong values 1, not compiled 1, crash 3" in text
+    assert "inherited failures (counted above, --count-inherited):" in text
+
+
+def test_records_of_older_files_say_nothing_of_who_computed_them() -> None:
+    """Files written before `computed_by` and `inherited`: no line about passes, no inherited
+    column, every failure the backend's own."""
+    lines = render_terminal_summary(sample_document()["records"], CPU)
+    text = "\n".join(lines)
+    assert "who computed" not in text and "inherited" not in text

@@ -9,6 +9,7 @@ from gemmconf.checks.base import NOTHING, Check, Findings
 from gemmconf.checks.batch_invariance import BatchInvariant
 from gemmconf.checks.code import CodeChecks, applicable_checks
 from gemmconf.checks.compilation import Captured, KernelStats, Recompiles, compile_budget
+from gemmconf.checks.computed_by import ComputedBy, EagerComparison
 from gemmconf.checks.determinism import Deterministic
 from gemmconf.checks.fresh_draw import FreshDraw, FreshDrawBitwise
 from gemmconf.checks.guards import InputsUntouched, OutputsWritten, TargetsWritten
@@ -18,7 +19,8 @@ from gemmconf.checks.overwritten import ResultsKept
 from gemmconf.checks.side_stream import SideStream
 from gemmconf.checks.values import Values
 
-CALL_GUARDS = (InputsUntouched(), OutputsWritten(), TargetsWritten(), ResultsKept())
+# ComputedBy last: its profiler records the call alone, not the other guards' work around it
+CALL_GUARDS = (InputsUntouched(), OutputsWritten(), TargetsWritten(), ResultsKept(), ComputedBy())
 
 # In order: a check may read what the checks before it found (the fresh-draw checks skip
 # unwritten outputs; the notes read the numeric failure), and FreshDrawBitwise releases eager's
@@ -31,6 +33,7 @@ CHECKS: tuple[Check, ...] = (
     SideStream(),
     Deterministic(),
     BatchInvariant(),
+    EagerComparison(),
     FreshDrawBitwise(),
     Recompiles(),
     CodeChecks(),

@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from gemmconf import bundled_suites, capability, expectations, ids, isolation, kinds
+from gemmconf import (
+    attribution,
+    bundled_suites,
+    capability,
+    expectations,
+    ids,
+    isolation,
+    kinds,
+)
 from gemmconf.backends import Backend
 from gemmconf.backends.base import compile_allowance
 from gemmconf.backends.eager import EagerBackend
@@ -462,12 +470,20 @@ class ScenarioItem(pytest.Item):
                     xpass = "strict" if self.expected.strict else "non-strict"
                     return Decision("xpassed", run=outcome, reason=reason, xpass=xpass)
                 return Decision("passed", run=outcome)
-            inherited = self.eager_note is not None
+            eager_fails = self.eager_note is not None
+            whose = {
+                "eager_fails": eager_fails,
+                "inherited": attribution.inherited(
+                    before_backend=outcome.before_backend,
+                    eager_fails=eager_fails,
+                    computed_by=outcome.computed_by,
+                ),
+            }
             if self.as_expected:  # the record says which entry expected it, as an xpass's does
                 assert self.expected is not None
                 notes = (f"Expected to fail: {self.expected.text()}", self.eager_note)
                 note = "\n\n".join(n for n in notes if n)
-                return Decision("xfailed", run=outcome, note=note, eager_fails=inherited)
+                return Decision("xfailed", run=outcome, note=note, **whose)
             unexpected = (  # an entry expected another failure: the record says which
                 f"Not the failure expected: {self.expected.text()}"
                 if self.expected is not None and self.expected.expects_failure
@@ -475,7 +491,7 @@ class ScenarioItem(pytest.Item):
             )
             notes = (unexpected, self.standalone_line(), self.eager_note)
             note = "\n\n".join(n for n in notes if n)
-            return Decision("failed", run=outcome, note=note, eager_fails=inherited)
+            return Decision("failed", run=outcome, note=note, **whose)
         if report.failed:  # teardown
             return _harness_decision("tearing the item down", call)
         return None

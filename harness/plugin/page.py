@@ -28,4 +28,8 @@ def pytest_gemmconf_run_finished(
 ) -> str | None:
     from gemmconf.report.page import page_for_run
 
-    return page_for_run(results_path, options.get(config, "conformance_html"))
+    return page_for_run(
+        results_path,
+        options.get(config, "conformance_html"),
+        count_inherited=bool(options.get(config, "count_inherited")),
+    )

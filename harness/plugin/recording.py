@@ -31,6 +31,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where to write the results records (default: reports/results.json); runs that "
         "go at the same time need one each",
     )
+    group.addoption(
+        "--count-inherited",
+        action="store_true",
+        default=False,
+        help="count failures inherited from eager or torch.compile among the backend's own in "
+        "the summary and on the conformance page (by default they are counted apart; pytest's "
+        "outcome and the exit status count them as failed either way)",
+    )
 
 
 class Results:
@@ -288,6 +296,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         config.stash[facts.MACHINE].capability,
         specs=selection.specs,
         seed=selection.seed,
+        count_inherited=bool(options.get(config, "count_inherited")),
     ):
         terminalreporter.write_line(line)
     for line in leak_warnings(records) + eager_warnings(records):

@@ -20,6 +20,7 @@ class Decision:
     note: str | None = None  # a paragraph the record's details end with (eager fails it too)
     xpass: str | None = None  # an xpassed item's expectation: "strict" (fails) or "non-strict"
     eager_fails: bool = False  # a failed or xfailed item eager's expectations fail here too
+    inherited: str | None = None  # whose failure it is, where not the backend's (attribution)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,10 @@ class Record:
     # failed and xfailed records of an item eager is expected to fail too on this hardware
     # (suites/expectations/eager.yaml): a backend that leaves the op to aten inherits it
     eager_fails: bool = False
+    # who computed the GEMM during the backend's call, and whose failure a failure is where not
+    # the backend's own (gemmconf.attribution)
+    computed_by: str | None = None
+    inherited: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON record: fields without a value are left out (as they always were)."""
@@ -86,6 +91,8 @@ def build_record(
         suite_error=run is not None and run.suite_error,
         xpass=decision.xpass,
         eager_fails=decision.eager_fails,
+        computed_by=run.computed_by if run is not None and decision.outcome != "error" else None,
+        inherited=decision.inherited,
     )
     return record.as_dict()
 

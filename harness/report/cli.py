@@ -58,8 +58,9 @@ CSV_HELP = """\
 Write RESULTS.json as CSV, one row per record: id, backend, device, outcome, kind, reason, the
 scenario's fields (suite, scenario, op, dtype, shape, markers and axes, both `;`-joined), the
 metrics (err_ratio, max_abs_err, max_rel_err, recompiles, time_ms, tflops, vs_cublas),
-duration_s, source and nodeid, then max_ratio (the bar err_ratio was held to), draws and
-draws_failed (columns added later go last). A killed run's .partial file is read too."""
+duration_s, source and nodeid, then max_ratio (the bar err_ratio was held to), draws,
+draws_failed, computed_by and inherited (columns added later go last). A killed run's .partial
+file is read too."""
 
 CSV_METRICS = (
     "err_ratio",
@@ -91,6 +92,8 @@ CSV_COLUMNS = (
     "source",
     "nodeid",
     *CSV_LATER_METRICS,
+    "computed_by",  # who computed the GEMM, and whose failure it is (gemmconf.attribution)
+    "inherited",
 )
 
 
@@ -146,6 +149,12 @@ def _add_html(actions: Any) -> None:
         metavar="OLD.json",
         default=None,
         help="an earlier results file: the page lists the regressions against it",
+    )
+    html.add_argument(
+        "--count-inherited",
+        action="store_true",
+        help="count failures inherited from eager or torch.compile among the backends' own "
+        "(by default they are counted apart)",
     )
 
 
@@ -219,7 +228,12 @@ def run(args: argparse.Namespace) -> int:
         if args.report_command == "html":
             from gemmconf.report import page  # jinja2: only when a page is asked for
 
-            out = page.write_page(args.results, args.output, baseline=args.baseline)
+            out = page.write_page(
+                args.results,
+                args.output,
+                baseline=args.baseline,
+                count_inherited=args.count_inherited,
+            )
             print(f"gemmconf: wrote {out}")
             return OK
         if args.report_command == "csv":

@@ -2,7 +2,8 @@
 conformance page open with (a trial's 1,105 failures were 10 causes, from 617 items down to 2).
 
 Failures share a group when they are of one backend, one failure kind, one attribution (the
-backend's own, or inherited from eager), and one reason signature: the first line of the reason
+backend's own, or inherited from eager or torch.compile: gemmconf.attribution), and one reason
+signature: the first line of the reason
 with what differs between items of one cause taken out (numbers, shapes, the dtype row of the
 tolerance). A group says what its items have in common beyond that: their ops, and each scenario
 axis whose failing values are only some of the values the run had for those scenarios
@@ -21,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gemmconf import attribution
 from gemmconf.ids import standalone_command
 from gemmconf.report.results import is_failing
 
@@ -45,7 +47,7 @@ class FailureGroup:
 
     backend: str
     kind: str
-    inherited: bool  # eager is expected to fail these items too (aten's own gaps)
+    inherited: str | None  # "eager" or "torch.compile" (gemmconf.attribution); None: its own
     signature: str
     ids: tuple[str, ...]  # every failing item's record id, in id order
     representative: Mapping[str, Any]  # the group's smallest record
@@ -64,7 +66,7 @@ class FailureGroup:
     def title(self) -> str:
         """`18 failures (wrong values): Tensor-likes are not close! ...`."""
         noun = "failure" if self.size == 1 else "failures"
-        inherited = ", inherited from eager" if self.inherited else ""
+        inherited = f", inherited from {self.inherited}" if self.inherited else ""
         return f"{self.size} {noun} ({self.kind}{inherited}): {self.cause}"
 
     def repro_command(self, spec: str | None = None, seed: int | None = None) -> str:
@@ -89,14 +91,14 @@ def signature(reason: str | None) -> str:
 def group_failures(records: Sequence[Mapping[str, Any]]) -> list[FailureGroup]:
     """The failing records (`results.is_failing`) grouped by cause: the backend's own groups
     first, largest first, then the inherited ones; ties in id order."""
-    clusters: dict[tuple[str, str, bool, str], list[Mapping[str, Any]]] = {}
+    clusters: dict[tuple[str, str, str | None, str], list[Mapping[str, Any]]] = {}
     for record in records:
         if not is_failing(record):
             continue
         key = (
             str(record.get("backend")),
             str(record.get("kind") or record.get("outcome")),
-            bool(record.get("eager_fails")),
+            record.get("inherited") if attribution.is_inherited(record) else None,
             signature(record.get("reason")),
         )
         clusters.setdefault(key, []).append(record)
@@ -112,7 +114,7 @@ def group_failures(records: Sequence[Mapping[str, Any]]) -> list[FailureGroup]:
         )
         for (backend, kind, inherited, sign), members in clusters.items()
     ]
-    return sorted(groups, key=lambda g: (g.inherited, -g.size, g.backend, g.ids[0]))
+    return sorted(groups, key=lambda g: (g.inherited is not None, -g.size, g.backend, g.ids[0]))
 
 
 def _smallness(record: Mapping[str, Any]) -> tuple[float, str]:

@@ -137,7 +137,7 @@ def merge(
         "environment": documents[0].get("environment") if len(environments) == 1 else None,
         "suite_version": versions[0] if len(versions) == 1 and versions[0] != UNKNOWN else None,
         "merged_from": [_provenance(name, doc) for name, doc in inputs],
-        "counts": results.count(records),
+        **results.document_counts(records),
         "records": records,
     }
     out["never_ran"] = never_ran(records)

@@ -27,7 +27,7 @@ from typing import Any
 
 import jinja2
 
-from gemmconf import ids
+from gemmconf import attribution, ids
 from gemmconf.report import diff, results
 from gemmconf.report.groups import group_failures, page_groups
 from gemmconf.report.merge import device_of, load
@@ -60,6 +60,8 @@ FIELDS = (
     "flaky",  # true: failed on some runs of --confirm-failures and passed on others
     "fails",  # false on a record that does not fail its run though its outcome can (a
     # non-strict expectation's xpass: results.is_failing); absent otherwise
+    "computed_by",  # who computed the GEMM during the backend's call (gemmconf.attribution)
+    "inherited",  # a failure inherited from eager or torch.compile
 )
 EXCERPT_CHARS = 2000
 EXCERPT_BUDGET = 1_500_000
@@ -237,6 +239,8 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
                 if record.get("outcome") in results.FAILING and not results.is_failing(record)
                 else None
             ),
+            "computed_by": strings.ref(record.get("computed_by")),
+            "inherited": strings.ref(record.get("inherited")),
         }
         row = [values[f] for f in FIELDS]
         while row and row[-1] is None:  # trailing empties cost bytes at 8,000 records
@@ -339,13 +343,25 @@ def against_baseline(
 
 
 def render(
-    document: dict[str, Any], *, name: str = "", baseline: dict[str, Any] | None = None
+    document: dict[str, Any],
+    *,
+    name: str = "",
+    baseline: dict[str, Any] | None = None,
+    count_inherited: bool = False,
 ) -> str:
-    """The whole page as one string; `baseline` (from `against_baseline`) adds its section."""
+    """The whole page as one string; `baseline` (from `against_baseline`) adds its section.
+    Failures inherited from eager or torch.compile are counted apart from the backends' own
+    (gemmconf.attribution), unless `count_inherited`."""
     data = page_data(document, name=name)
     run = data["run"]
-    counts = results.count(document["records"])
-    kind_counts = results.count_kinds(document["records"])
+    records = document["records"]
+    counts = results.count(records)
+    inherited = attribution.inherited_failures(records)
+    own = [r for r in records if count_inherited or not _inherited_failure(r)]
+    if not count_inherited:
+        counts["failed"] -= sum(inherited.values())
+    kind_counts = results.count_kinds(own)
+    passes = _passes_by_backend(records)
     environment = document.get("environment") or {}
     devices = sorted({device_of(r, document) for r in document["records"]} - {""})
     groups = page_groups(
@@ -360,6 +376,10 @@ def render(
         run=run,
         counts=counts,
         kind_counts=kind_counts,
+        inherited=inherited,
+        inherited_text=attribution.INHERITED_TEXT,
+        count_inherited=count_inherited,
+        passes=passes,
         outcomes=results.OUTCOMES,
         failing=results.FAILING,
         total=len(document["records"]),
@@ -373,7 +393,24 @@ def render(
     )
 
 
-def page_for_run(results_path: Path | None, target: str | None) -> str | None:
+def _passes_by_backend(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(backend, "72 passed (72 computed by PyTorch)") for each backend whose records say who
+    computed their passes (files written before `computed_by` say nothing)."""
+    found = []
+    for backend in sorted({str(r.get("backend")) for r in records}):
+        counts = attribution.passes_by_computer(r for r in records if r.get("backend") == backend)
+        if any(key in attribution.COMPUTED_BY for key in counts):
+            found.append((backend, attribution.passes_text(counts)))
+    return found
+
+
+def _inherited_failure(record: dict[str, Any]) -> bool:
+    return record.get("outcome") == "failed" and attribution.is_inherited(record)
+
+
+def page_for_run(
+    results_path: Path | None, target: str | None, *, count_inherited: bool = False
+) -> str | None:
     """For the plugin at the end of a run: write the page (beside the results unless `target`
     names a path; "none" skips it) and say where in one line. Never raises: a page that cannot
     be written must not fail the run."""
@@ -382,7 +419,8 @@ def page_for_run(results_path: Path | None, target: str | None) -> str | None:
     out = Path(target) if target else Path(results_path).with_name("conformance.html")
     replaced = _page_of_another_run(out, Path(results_path).name)
     try:
-        line = f"gemmconf: conformance page in {write_page(results_path, out)}"
+        written = write_page(results_path, out, count_inherited=count_inherited)
+        line = f"gemmconf: conformance page in {written}"
     except (results.ResultsError, OSError, jinja2.TemplateError) as exc:
         return f"gemmconf: no conformance page: {exc}"
     if replaced is not None:  # runs with their own --results in one folder share the default
@@ -405,7 +443,11 @@ def _page_of_another_run(out: Path, name: str) -> str | None:
 
 
 def write_page(
-    results_path: str | Path, out: str | Path, *, baseline: str | Path | None = None
+    results_path: str | Path,
+    out: str | Path,
+    *,
+    baseline: str | Path | None = None,
+    count_inherited: bool = False,
 ) -> Path:
     """Load a results file (errors name it) and write its page atomically; with `baseline`
     (an earlier results file) the page lists the regressions against it."""
@@ -413,7 +455,9 @@ def write_page(
     against = None
     if baseline is not None:
         against = against_baseline(load(baseline), document, baseline_name=Path(baseline).name)
-    html = render(document, name=Path(results_path).name, baseline=against)
+    html = render(
+        document, name=Path(results_path).name, baseline=against, count_inherited=count_inherited
+    )
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")

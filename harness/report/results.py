@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gemmconf import kinds
+from gemmconf import attribution, kinds
 
 try:
     import fcntl
@@ -93,7 +93,7 @@ class ResultsWriter:
             "exit_status": exit_status,
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             **self.run,
-            "counts": count(self.records),
+            **document_counts(self.records),
             "kind_counts": count_kinds(self.records),
             "records": sorted(self.records, key=lambda r: (r["id"], r["backend"])),
         }
@@ -174,6 +174,12 @@ def count(records: list[dict[str, Any]]) -> dict[str, int]:
     for record in records:
         totals[record["outcome"]] = totals.get(record["outcome"], 0) + 1
     return totals
+
+
+def document_counts(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """A results document's counts: records by outcome (`counts`), and per backend its passes
+    by who computed them and its failures inherited by whom from (`attribution`)."""
+    return {"counts": count(records), "attribution": attribution.by_backend(records)}
 
 
 def is_failing(record: Mapping[str, Any]) -> bool:
@@ -298,7 +304,7 @@ def _read_partial(path: Path, text: str) -> dict[str, Any]:
         "finished": None,
         "from_partial": True,
         "dropped_lines": dropped,
-        "counts": count([r for r in records if isinstance(r, dict) and "outcome" in r]),
+        **document_counts([r for r in records if isinstance(r, dict) and "outcome" in r]),
         "records": sorted(records, key=_order),
     }
 

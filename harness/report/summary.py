@@ -9,14 +9,21 @@ item fold into one line (their counts still shown); if the failing rows alone ar
 become (backend, op). Then the failing (and expected-to-fail) items of each backend by failure
 kind, so that "unsupported" and "wrong values" are never one number; the hardware skips by the
 class they need; and the first few failing items with their kind and reason, one line each.
+
+Who computed each pass and whose failure each failure is (gemmconf.attribution): the passes a
+backend's own code computed are counted apart from those PyTorch computed for it, and failures
+inherited from eager or torch.compile apart from the backend's own (a column of their own;
+`count_inherited` counts them in), listed after them.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from gemmconf import attribution
 from gemmconf.report.groups import group_failures, summary_lines
 from gemmconf.report.quoting import terminal
 from gemmconf.report.results import FAILING, count_kinds, is_failing
@@ -26,11 +33,13 @@ COLUMNS = (
     ("failed", "FAIL"),
     ("error", "ERROR"),
     ("xpassed", "XPASS"),
+    ("inherited", "inherited"),  # failed, inherited from eager or torch.compile (attribution)
     ("passed", "pass"),
     ("xfailed", "xfail"),
     ("skipped", "skip"),
 )
 SHORT = dict(COLUMNS)
+SHOWN_FIRST = (*FAILING, "inherited")  # rows with these are shown, the others may fold
 MAX_ROWS = 40
 MAX_FAILURES = 5
 WIDTH = 120
@@ -46,10 +55,13 @@ def render_terminal_summary(
     max_failures: int = MAX_FAILURES,
     specs: Mapping[str, str] | None = None,
     seed: int | None = None,
+    count_inherited: bool = False,
 ) -> list[str]:
     """The summary's lines; `specs` (label -> the --backend text that named it) and `seed` make
-    the repro commands of the failure groups."""
-    total = Counter(r["outcome"] for r in records)
+    the repro commands of the failure groups; `count_inherited` counts inherited failures
+    among the backends' own (FAIL), where by default they have a column of their own."""
+    column = functools.partial(_column, count_inherited=count_inherited)
+    total = Counter(column(r) for r in records)
     lines = [
         "",
         f"gemmconf summary: {len(records)} items on {capability.name} "
@@ -57,7 +69,7 @@ def render_terminal_summary(
     ]
     groups = summary_lines(group_failures(records), specs=specs, seed=seed, width=WIDTH)
     lines += [terminal(line) for line in groups]  # their reasons are a backend's text
-    shown, folded, by_dtype = _rows(records, max_rows)
+    shown, folded, by_dtype = _rows(records, max_rows, column)
     columns = [(key, title) for key, title in COLUMNS if total[key]]
 
     table = [["backend", "op", "dtype" if by_dtype else "dtypes", *(title for _, title in columns)]]
@@ -82,7 +94,8 @@ def render_terminal_summary(
         numbers = "  ".join(c.rjust(w) for c, w in zip(row[3:], widths[3:], strict=True))
         lines.append(f"  {text}  {numbers}".rstrip())
 
-    lines += _kind_lines(records)
+    lines += _kind_lines(records, count_inherited)
+    lines += _computed_lines(records)
     hardware_skips = Counter(
         r["skip_class"] for r in records if r["outcome"] == "skipped" and r.get("skip_class")
     )
@@ -91,16 +104,25 @@ def render_terminal_summary(
         line = f"  skipped for hardware: {sum(hardware_skips.values())} ({classes});"
         hint = "--require-hardware CLASS turns these into failures"
         lines += [f"{line} {hint}"] if len(line) + len(hint) < WIDTH else [line, f"    {hint}"]
-    # the backend's own failures first, then those eager is expected to fail too
+    return lines + _failure_lines(records, max_failures)
+
+
+def _failure_lines(records: list[dict[str, Any]], max_failures: int) -> list[str]:
+    """The first failing items, one line each: the backends' own failures first, then those
+    eager is expected to fail too, then the inherited ones; then the non-strict xpasses."""
     failing = sorted(
-        (r for r in records if is_failing(r)), key=lambda r: bool(r.get("eager_fails"))
+        (r for r in records if is_failing(r)),
+        key=lambda r: (attribution.is_inherited(r), bool(r.get("eager_fails"))),
     )
     # then the xpasses of non-strict expectations: no failure, but worth a line each
     listed = failing + [r for r in records if r["outcome"] == "xpassed" and not is_failing(r)]
+    lines = []
     for record in listed[:max_failures]:
         head = f"  {SHORT[record['outcome']]} {record.get('id')}@{record.get('backend')}"
         if record.get("kind"):
             head += f" ({record['kind']})"
+        if attribution.is_inherited(record):
+            head += f" [inherited from {record['inherited']}]"
         reason = " ".join(str(record.get("reason") or "").split())
         room = max(WIDTH - len(head) - 3, 40)  # like pytest's short summary: one line each
         if len(reason) > room:
@@ -116,41 +138,88 @@ def render_terminal_summary(
     return lines
 
 
-def _kind_lines(records: list[dict[str, Any]]) -> list[str]:
-    """Per backend, its failing items by kind, then its expected failures by kind."""
-    lines = []
-    titled: tuple[tuple[str, tuple[str, ...] | None], ...] = (
-        ("failing", None),
-        ("expected to fail", ("xfailed",)),
-    )
-    for title, outcomes in titled:
-        parts = []
-        for backend in sorted({str(r.get("backend")) for r in records}):
-            counts = count_kinds([r for r in records if r.get("backend") == backend], outcomes)
-            if counts:
-                parts.append(f"{backend}: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
-        if parts:
-            line = f"  {title} by kind: " + "; ".join(parts)
-            lines += (
-                [line]
-                if len(line) <= WIDTH
-                else [f"  {title} by kind:"] + [f"    {part}" for part in parts]
-            )
-    inherited = []
+def _column(record: dict[str, Any], *, count_inherited: bool) -> str:
+    """The table column a record counts in: its outcome, or "inherited" for a failure inherited
+    from eager or torch.compile (unless those count among the backend's own)."""
+    outcome = str(record["outcome"])
+    if outcome == "failed" and not count_inherited and attribution.is_inherited(record):
+        return "inherited"
+    return outcome
+
+
+def _lines(title: str, parts: list[str]) -> list[str]:
+    """`title` and its parts on one line where it fits, else one part a line under it."""
+    line = f"  {title} " + "; ".join(parts)
+    if len(line) <= WIDTH:
+        return [line]
+    return [f"  {title}"] + [f"    {part}" for part in parts]
+
+
+def _by_kind(records: list[dict[str, Any]], outcomes: tuple[str, ...] | None = None) -> list[str]:
+    """Per backend, "backend: kind n, kind n" of its records of `outcomes` (count_kinds)."""
+    parts = []
+    for backend in sorted({str(r.get("backend")) for r in records}):
+        counts = count_kinds([r for r in records if r.get("backend") == backend], outcomes)
+        if counts:
+            parts.append(f"{backend}: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
+    return parts
+
+
+def _kind_lines(records: list[dict[str, Any]], count_inherited: bool) -> list[str]:
+    """Per backend, its failing items by kind (its own, unless `count_inherited`), its
+    inherited failures by whom from, its expected failures by kind, and the failures eager is
+    expected to share that are the backend's own all the same."""
+    counted = [r for r in records if count_inherited or not _inherited_failure(r)]
+    lines = _lines("failing by kind:", parts) if (parts := _by_kind(counted)) else []
+    parts = []
+    for backend in sorted({str(r.get("backend")) for r in records}):
+        found = attribution.inherited_failures(r for r in records if r.get("backend") == backend)
+        if found:
+            whom = "; ".join(f"{attribution.INHERITED_TEXT[k]}: {n}" for k, n in found.items())
+            parts.append(f"{backend} {sum(found.values())} ({whom})")
+    if parts:
+        counted_in = (
+            "counted above, --count-inherited"
+            if count_inherited
+            else "not counted above; --count-inherited counts them in"
+        )
+        lines += _lines(f"inherited failures ({counted_in}):", parts)
+    if parts := _by_kind(records, ("xfailed",)):
+        lines += _lines("expected to fail by kind:", parts)
+    shared = []
     for backend in sorted({str(r.get("backend")) for r in records}):
         failing = [r for r in records if r.get("backend") == backend and is_failing(r)]
-        shared = sum(1 for r in failing if r.get("eager_fails"))
-        if shared:
-            inherited.append(f"{backend} {shared} of its {len(failing)}")
-    if inherited:  # a backend that leaves the op to aten fails where eager does
+        own = sum(1 for r in failing if r.get("eager_fails") and not attribution.is_inherited(r))
+        if own:
+            shared.append(f"{backend} {own} of its {len(failing)}")
+    if shared:  # eager fails them too, but PyTorch did not compute them for the backend
         lines.append(
-            "  failing where eager is expected to fail too (aten's own gaps, inherited): "
-            + "; ".join(inherited)
+            "  failing where eager is expected to fail too, not inherited (computed by the "
+            "backend, or not observed): " + "; ".join(shared)
         )
     return lines
 
 
-def _rows(records: list[dict[str, Any]], max_rows: int) -> tuple[list[Row], list[Row], bool]:
+def _inherited_failure(record: dict[str, Any]) -> bool:
+    return record.get("outcome") == "failed" and attribution.is_inherited(record)
+
+
+def _computed_lines(records: list[dict[str, Any]]) -> list[str]:
+    """Per backend, its passes by who computed them: `2,261 passed (7 computed by the backend,
+    2,254 by PyTorch)`. Nothing for records without `computed_by` alone (older files)."""
+    if not any(r.get("computed_by") for r in records):
+        return []
+    parts = []
+    for backend in sorted({str(r.get("backend")) for r in records}):
+        counts = attribution.passes_by_computer(r for r in records if r.get("backend") == backend)
+        if counts:
+            parts.append(f"{backend} {attribution.passes_text(counts)}")
+    return _lines("who computed the passes:", parts) if parts else []
+
+
+def _rows(
+    records: list[dict[str, Any]], max_rows: int, column: Callable[[dict[str, Any]], str]
+) -> tuple[list[Row], list[Row], bool]:
     """The rows to show, the rows folded away, and whether rows are per dtype: every row when
     they fit, else the failing ones (the rest folded into one line); when nothing fails, rows
     per op where per dtype they do not fit, rather than a table of the fold line alone."""
@@ -158,14 +227,15 @@ def _rows(records: list[dict[str, Any]], max_rows: int) -> tuple[list[Row], list
         rows: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
         for record in records:
             dtype = str(record.get("dtype")) if by_dtype else "(all)"
-            rows[(str(record.get("backend")), str(record.get("op")), dtype)][record["outcome"]] += 1
+            rows[(str(record.get("backend")), str(record.get("op")), dtype)][column(record)] += 1
         shown = sorted(rows.items())
         if len(shown) <= max_rows:
             return shown, [], by_dtype
-        failing = [(k, c) for k, c in shown if any(c[o] for o in FAILING)]
+        failing = [(k, c) for k, c in shown if any(c[o] for o in SHOWN_FIRST)]
         if failing and len(failing) <= max_rows:
-            return failing, [(k, c) for k, c in shown if not any(c[o] for o in FAILING)], by_dtype
-    return failing, [(k, c) for k, c in shown if not any(c[o] for o in FAILING)], False
+            rest = [(k, c) for k, c in shown if not any(c[o] for o in SHOWN_FIRST)]
+            return failing, rest, by_dtype
+    return failing, [(k, c) for k, c in shown if not any(c[o] for o in SHOWN_FIRST)], False
 
 
 def _cell(value: int) -> str:

@@ -60,6 +60,11 @@
     return v === undefined ? null : v;
   }
   function str(i) { return i === null ? null : S[i]; }
+  // gemmconf.attribution's words
+  const COMPUTED = { backend: "the backend's own code", pytorch: "PyTorch's aten kernels",
+                     mixed: "partly PyTorch's aten kernels, partly the backend" };
+  const INHERITED = { eager: "from eager: eager fails this item here too, and PyTorch computed it for the backend",
+                      "torch.compile": "from torch.compile: it failed before the backend got the graph" };
   const devices = new Set();
   DATA.rows.forEach(function (row) { devices.add(str(field(row, "device"))); });
   const MULTI_DEVICE = devices.size > 1;
@@ -79,6 +84,7 @@
       excerpt: field(row, "excerpt") === null ? null : DATA.excerpts[field(row, "excerpt")],
       skipClass: str(field(row, "skip_class")), seed: field(row, "seed"),
       targetArch: str(field(row, "target_arch")), flaky: field(row, "flaky") === true,
+      computedBy: str(field(row, "computed_by")), inherited: str(field(row, "inherited")),
     };
     // failing: an outcome that can fail a run, unless the record says it does not (the xpass
     // of a non-strict expectation)
@@ -288,7 +294,9 @@
           const chip = el("button", { type: "button", class: "chip o-" + r.outcome,
                                       "data-index": String(r.index),
                                       title: r.outcome + (r.kind ? " (" + r.kind + ")" : "") +
-                                             (r.flaky ? " (flaky)" : "") + (r.reason ? ": " + r.reason : ""),
+                                             (r.flaky ? " (flaky)" : "") +
+                                             (r.inherited ? " (inherited from " + r.inherited + ")" : "") +
+                                             (r.reason ? ": " + r.reason : ""),
                                       text: SHORT[r.outcome] + (r.flaky ? " flaky" : "") +
                                             (ratio !== null ? " " + fmt(ratio) : "") });
           chip.addEventListener("click", function (e) { e.stopPropagation(); openDetail(r); });
@@ -370,6 +378,17 @@
     if (r.kind) {
       detailBody.appendChild(el("h4", { text: "kind" }));
       detailBody.appendChild(el("p", { class: "kind", text: r.kind }));
+    }
+    if (r.inherited) {
+      detailBody.appendChild(el("h4", { text: "inherited" }));
+      detailBody.appendChild(el("p", { class: "inherited", text: INHERITED[r.inherited] || r.inherited }));
+    }
+    if (r.computedBy) {
+      const kernels = Object.keys(r.metrics.aten_gemm_kernels || {});
+      detailBody.appendChild(el("h4", { text: "computed by" }));
+      detailBody.appendChild(el("p", { class: "computed-by",
+                                       text: (COMPUTED[r.computedBy] || r.computedBy) +
+                                             (kernels.length ? " (aten kernels: " + kernels.join(", ") + ")" : "") }));
     }
     if (r.reason) {
       detailBody.appendChild(el("h4", { text: "reason" }));

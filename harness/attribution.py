@@ -1,0 +1,113 @@
+"""Who a record's result belongs to, in words reports count: who computed the GEMM during the
+backend's call (`computed_by`), and whether a failure is inherited from PyTorch (`inherited`).
+
+A record's `computed_by` (gemmconf.checks.computed_by observes it):
+- "backend": no aten GEMM kernel of PyTorch's own ran during the backend's call: its own code
+  (generated kernels, a kernel library's overrides of aten ops) computed the product;
+- "pytorch": aten's own GEMM kernels computed every product eager computes (the backend handed
+  the op to aten: a graph given back to dynamo, inductor's extern ATEN choice, an override that
+  falls back to aten);
+- "mixed": aten's own kernels computed some of them, the backend the rest;
+absent where the call was not observed (an error scenario, a run before the field existed, a
+run under another profiler).
+
+A failed (or xfailed) record's `inherited`:
+- "eager": eager is expected to fail the item on this hardware (suites/expectations/eager.yaml)
+  and PyTorch computed it for the backend: the backend left the op to aten and inherits aten's
+  gap;
+- "torch.compile": torch.compile failed before the backend got the graph (dynamo captured no
+  graph, or raised while tracing the program: a meta function, dynamo itself);
+absent for the backend's own failures.
+
+Inherited failures are counted apart from the backend's own in the terminal summary and on the
+page (--count-inherited counts them in); pytest's outcome of the item stays failed. This module
+imports nothing, so reports (which may not import torch) can read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+BACKEND = "backend"
+PYTORCH = "pytorch"
+MIXED = "mixed"
+COMPUTED_BY = (BACKEND, PYTORCH, MIXED)
+
+EAGER = "eager"
+TORCH_COMPILE = "torch.compile"
+INHERITED = (EAGER, TORCH_COMPILE)
+
+# how a summary line says each
+COMPUTED_TEXT = {BACKEND: "by the backend", PYTORCH: "by PyTorch", MIXED: "partly by PyTorch"}
+INHERITED_TEXT = {
+    EAGER: "eager fails them too and PyTorch computed them",
+    TORCH_COMPILE: "torch.compile failed before the backend got the graph",
+}
+
+
+def inherited(*, before_backend: bool, eager_fails: bool, computed_by: str | None) -> str | None:
+    """Whose failure a failed item is, where not the backend's: torch.compile's when it failed
+    before the backend got the graph; eager's when eager is expected to fail the item here and
+    PyTorch computed it for the backend (a "mixed" call is the backend's own: part of it ran
+    its kernels)."""
+    if before_backend:
+        return TORCH_COMPILE
+    if eager_fails and computed_by == PYTORCH:
+        return EAGER
+    return None
+
+
+def is_inherited(record: Mapping[str, Any]) -> bool:
+    """A failed or xfailed record inherited from eager or torch.compile."""
+    return record.get("inherited") in INHERITED
+
+
+def passes_by_computer(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Passed records by who computed them (COMPUTED_BY order, then "unobserved" for records
+    without the field); only the keys that occur."""
+    found: dict[str, int] = {}
+    for record in records:
+        if record.get("outcome") == "passed":
+            who = record.get("computed_by")
+            key = who if who in COMPUTED_BY else "unobserved"
+            found[key] = found.get(key, 0) + 1
+    order = (*COMPUTED_BY, "unobserved")
+    return {k: found[k] for k in order if k in found}
+
+
+def inherited_failures(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Failed records inherited, by whom from (INHERITED order); only the keys that occur."""
+    found: dict[str, int] = {}
+    for record in records:
+        if record.get("outcome") == "failed" and is_inherited(record):
+            found[record["inherited"]] = found.get(record["inherited"], 0) + 1
+    return {k: found[k] for k in INHERITED if k in found}
+
+
+def by_backend(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """results.json's `attribution`: per backend label, its passes by who computed them and its
+    failures inherited by whom from (each left out where empty)."""
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for record in records:
+        grouped.setdefault(str(record.get("backend")), []).append(record)
+    found = {}
+    for backend, own in sorted(grouped.items()):
+        entry = {"passed": passes_by_computer(own), "inherited": inherited_failures(own)}
+        entry = {k: v for k, v in entry.items() if v}
+        if entry:
+            found[backend] = entry
+    return found
+
+
+def passes_text(counts: Mapping[str, int]) -> str:
+    """ "2,261 passed (7 computed by the backend, 2,254 by PyTorch)": the parenthesis names
+    every computer that occurs."""
+    total = sum(counts.values())
+    parts = []
+    for key, n in counts.items():
+        words = "not observed" if key == "unobserved" else COMPUTED_TEXT[key]
+        parts.append(f"{n:,} {words}")
+    if parts:
+        parts[0] = parts[0].replace(" by ", " computed by ", 1)
+    return f"{total:,} passed" + (f" ({', '.join(parts)})" if parts else "")

@@ -1,0 +1,246 @@
+"""Who computed the GEMM during the backend's call: its own code, or PyTorch's aten kernels
+(`ItemRun.computed_by`, the record's `computed_by`: gemmconf.attribution).
+
+A backend can pass without computing anything: a torch.compile backend that hands a graph back
+to dynamo, inductor's extern ATEN choice, a kernel library whose override falls back to aten.
+A pass is then PyTorch's, and says nothing of the backend's kernels.
+
+How it is seen, on the first call of shape set 0 only (the call guard `ComputedBy`):
+- PyTorch's profiler (the autograd one: no Kineto start-up, no GPU tracing) records every aten
+  op the call dispatches; a GEMM op (`pristine.GEMM_ATEN`) that dispatches no further GEMM is a
+  GEMM kernel, and a composite one (linear, matmul) is looked through. The compile inside a
+  first call of a torch.compile backend (tracing on fake tensors, lowering, autotuning) runs
+  under dynamo's `dynamo_timed` events: those subtrees are left out.
+- "aten::mm ran" is not "aten's kernel ran": a kernel library registers its own kernel for
+  aten::mm at the CPU or CUDA key while its call runs (README, "A backend that overrides aten
+  ops"). So during the observed call, a kernel registered for a GEMM op through
+  `torch.library.Library.impl` runs inside a profiler mark, and a GEMM op whose kernel is so
+  marked is the backend's; what the kernel dispatches itself (a fallback to aten::mm.out) is
+  looked at as any other op. A kernel registered for the whole process is no concern here:
+  the harness refuses to judge such a process (gemmconf.pristine).
+
+The check `ComputedBy` then compares the count with eager's (the same program on the same
+inputs, profiled; its GEMM kernels are the ones a backend may leave to aten): none of aten's
+ran, "backend"; as many as eager's, "pytorch"; fewer, "mixed". Where the backend's call raised,
+the item ends before the check: aten's kernels seen make it "pytorch", with no comparison.
+
+The observation changes nothing of the call's result (the profiler and the mark only record),
+and a failure of its own is no failure of the backend: the call is then "not observed".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from gemmconf import attribution
+from gemmconf.checks.base import NOTHING, Findings
+from gemmconf.item import ItemRun
+from gemmconf.outcome import Problem
+from gemmconf.pristine import GEMM_ATEN
+
+GEMM_EVENTS = frozenset(f"aten::{op}" for op in GEMM_ATEN)
+# the profiler mark around a kernel registered for a GEMM op during the observed call
+OVERRIDE_MARK = "gemmconf: kernel registered for "
+COMPILE_MARK = " (dynamo_timed)"  # dynamo's events around its compile steps (torch 2.11-2.13)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What ran during one call: aten's own GEMM kernels, and GEMM ops that kernels registered
+    during the call served, by op (`aten::mm`)."""
+
+    aten: dict[str, int]
+    overridden: dict[str, int]
+
+    @property
+    def aten_count(self) -> int:
+        return sum(self.aten.values())
+
+
+class ComputedBy:
+    """Observes the first call of shape set 0 (its compile included, left out of the count)."""
+
+    name = "who computed"
+
+    def watch(self, item: ItemRun, tensors: Sequence[Any], like: Any) -> _Watch:
+        first = item.shape_index == 0 and ComputedBy not in item.stash
+        return _Watch(item, observe=first)
+
+
+class _Watch:
+    def __init__(self, item: ItemRun, *, observe: bool):
+        self.item = item
+        self.observe = observe
+        self.stack = contextlib.ExitStack()
+        self.profile: Any = None
+
+    def __enter__(self) -> _Watch:
+        if not self.observe:
+            return self
+        self.item.stash[ComputedBy] = None  # looked at once, even where nothing came of it
+        if _profiling():  # someone else's: never disturbed
+            return self
+        try:
+            self.stack.enter_context(_marked_overrides())
+            self.profile = self.stack.enter_context(torch.autograd.profiler.profile())
+        except Exception:  # a profiler this torch lacks: not observed, never the backend's fault
+            self.stack.close()
+            self.profile = None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.profile is None:
+            return
+        # a profiler the backend started itself ended ours: what it recorded is not all
+        intact = _profiling()
+        try:
+            self.stack.close()
+            if intact:
+                observed = kernels_of(self.profile.function_events)
+                self.item.stash[ComputedBy] = observed
+                self.item.computed_by = _without_eager(observed)
+                self.item.metrics.update(_metrics(observed))
+        except Exception:  # the harness's own fault: the call stays not observed
+            self.item.stash[ComputedBy] = None
+            self.item.computed_by = None
+
+    def problems(self, actual: Any) -> list[Problem]:
+        return []
+
+
+class EagerComparison:
+    """Where aten's own GEMM kernels ran during the observed call, whether they computed all of
+    what eager computes ("pytorch") or part of it ("mixed"): eager's own run of the program
+    on shape set 0's inputs, profiled the same way (one more eager call, only then)."""
+
+    name = "who computed, against eager"
+
+    def applies(self, item: ItemRun) -> bool:
+        observed = item.stash.get(ComputedBy)
+        return isinstance(observed, Observed) and observed.aten_count > 0
+
+    def run(self, item: ItemRun) -> Findings:
+        observed: Observed = item.stash[ComputedBy]
+        item.stage = "profiling eager's GEMM kernels"
+        eager = _eager_kernels(item)
+        if eager is None:
+            return NOTHING
+        item.computed_by = (
+            attribution.PYTORCH if observed.aten_count >= eager else attribution.MIXED
+        )
+        return Findings(metrics={"eager_gemm_kernels": eager})
+
+
+def _profiling() -> bool:
+    """Whether a profiler of PyTorch's records now (ours, or anyone's)."""
+    return bool(torch._C._autograd._profiler_enabled())
+
+
+def _without_eager(observed: Observed) -> str:
+    """Who computed, before eager's count is known: aten's kernels seen make it PyTorch's."""
+    return attribution.PYTORCH if observed.aten_count else attribution.BACKEND
+
+
+def _metrics(observed: Observed) -> dict[str, Any]:
+    found: dict[str, Any] = {"aten_gemm_kernels": dict(sorted(observed.aten.items()))}
+    if observed.overridden:
+        found["overridden_gemm_ops"] = dict(sorted(observed.overridden.items()))
+    return found
+
+
+def _eager_kernels(item: ItemRun) -> int | None:
+    """How many aten GEMM kernels eager's program runs on shape set 0's inputs (an op eager has
+    no kernel for here still counts: it raises inside the kernel's dispatch); None where eager
+    cannot be profiled (another profiler is on)."""
+    if _profiling():
+        return None
+    draw = item.draws[0][0]
+    writes = item.instance.spec.writes
+    tensors = [  # eager's own out= targets stay as they were: they may be its judged result
+        t.clone() if name in writes and isinstance(t, torch.Tensor) else t
+        for name, t in zip(item.names(), draw.inputs.tensors, strict=True)
+    ]
+    with torch.autograd.profiler.profile() as profile, contextlib.suppress(Exception):
+        item.fn(*tensors)
+    return kernels_of(profile.function_events).aten_count
+
+
+def kernels_of(events: Sequence[Any]) -> Observed:
+    """The GEMM kernels among a profile's events (autograd profiler `FunctionEvent`s)."""
+    aten: Counter[str] = Counter()
+    overridden: Counter[str] = Counter()
+    dispatches_gemm: dict[int, bool] = {}
+
+    def has_gemm(event: Any) -> bool:
+        key = id(event)
+        if key not in dispatches_gemm:
+            dispatches_gemm[key] = event.name in GEMM_EVENTS or any(
+                has_gemm(c) for c in event.cpu_children
+            )
+        return dispatches_gemm[key]
+
+    def walk(event: Any) -> None:
+        name = event.name
+        if name.endswith(COMPILE_MARK):  # compile time: fake tensors, autotuning
+            return
+        children = event.cpu_children
+        if name in GEMM_EVENTS:
+            if any(c.name.startswith(OVERRIDE_MARK) for c in children):
+                overridden[name] += 1
+            elif not any(has_gemm(c) for c in children):
+                aten[name] += 1  # a kernel: nothing below it dispatches a GEMM
+                return
+        for child in children:
+            walk(child)
+
+    for event in events:
+        if event.cpu_parent is None:
+            walk(event)
+    return Observed(dict(aten), dict(overridden))
+
+
+@contextlib.contextmanager
+def _marked_overrides():
+    """While open, a kernel registered for an aten GEMM op through torch.library runs inside a
+    profiler mark (it is called as it was, with what it was given)."""
+    library = torch.library.Library
+    original = library.impl
+
+    @functools.wraps(original)
+    def impl(self: Any, op_name: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return original(self, op_name, _marked(self, op_name, fn), *args, **kwargs)
+
+    library.impl = impl  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        library.impl = original  # type: ignore[method-assign]
+
+
+def _marked(library: Any, op_name: Any, fn: Any) -> Any:
+    if getattr(library, "ns", None) != "aten" or not callable(fn):
+        return fn
+    if fn is getattr(torch.library, "fallthrough_kernel", None):
+        return fn
+    name = op_name if isinstance(op_name, str) else getattr(op_name, "__name__", str(op_name))
+    op = name.split("::")[-1].split(".")[0]
+    if op not in GEMM_ATEN:
+        return fn
+    mark = f"{OVERRIDE_MARK}aten::{op}"
+
+    @functools.wraps(fn)
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        with torch.autograd.profiler.record_function(mark):
+            return fn(*args, **kwargs)
+
+    return kernel
+
+
+__all__ = ["ComputedBy", "EagerComparison", "Observed", "kernels_of"]

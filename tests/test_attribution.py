@@ -1,0 +1,316 @@
+"""Who computed each result (gemmconf.checks.computed_by) and whose failure each is
+(gemmconf.attribution): eager's passes are all PyTorch's, the reference backend's all its own; a
+torch.compile backend that hands single-node graphs back to PyTorch passes on aten's kernels;
+inductor's extern ATEN choice is PyTorch's kernel; a kernel library's override is the backend's
+own, its fallback to aten PyTorch's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import planted_backends
+import pytest
+import torch
+
+from gemmconf import attribution, capability, pristine
+from gemmconf.backends import resolve
+from gemmconf.backends.eager import EagerBackend
+from gemmconf.checks import computed_by
+from gemmconf.outcome import Crash, HarnessFault, ItemOutcome, Raised, WrongError
+from gemmconf.runner import run_item
+from gemmconf.scenario import load_suite
+
+SUITES = Path(__file__).resolve().parents[1] / "suites"
+DEVICE = capability.detect().device
+INSTANCES = {
+    i.id: i
+    for path in ("dense/first.yaml", "epilogue/epilogue.yaml", "seeds/max_autotune.yaml")
+    for i in load_suite(SUITES / path)
+}
+MM = "first/mm[fp32-64x64x64-nn]"
+SINGLE_GEMMS = (
+    MM,
+    "first/addmm[fp32-bias_N-plain]",
+    "first/bmm[fp32-2b17x9x65]",
+    "first/mm_dynamic",
+)
+MM_RELU = "epilogue/unary[mm-relu-fp32]"
+
+
+def run(ident: str, backend) -> ItemOutcome:
+    return run_item(INSTANCES[ident], backend, seed=0, device=DEVICE, target=None)
+
+
+@pytest.fixture
+def quiet_overrides():
+    with warnings.catch_warnings():  # torch warns at each override of a registered kernel
+        warnings.filterwarnings("ignore", ".*Overriding a previously registered kernel")
+        yield
+
+
+@pytest.mark.parametrize("ident", SINGLE_GEMMS)
+def test_eager_s_passes_are_pytorch_s(ident):
+    outcome = run(ident, EagerBackend())
+    assert outcome.passed and outcome.computed_by == "pytorch"
+    assert outcome.metrics["aten_gemm_kernels"] == {f"aten::{INSTANCES[ident].op}": 1}
+    assert outcome.metrics["eager_gemm_kernels"] == 1
+
+
+@pytest.mark.parametrize("ident", SINGLE_GEMMS)
+def test_the_reference_backend_computes_its_own(ident):
+    """Its Triton kernels (in the interpreter on a CPU) run no aten GEMM kernel."""
+    outcome = run(ident, resolve("reference"))
+    assert outcome.passed and outcome.computed_by == "backend"
+    assert outcome.metrics["aten_gemm_kernels"] == {}
+    assert "eager_gemm_kernels" not in outcome.metrics  # eager is profiled only when needed
+
+
+def test_a_backend_that_hands_single_nodes_back_passes_on_pytorch_s_kernels():
+    """The outside trial's backend: a bare mm is dynamo's graph of one node, handed back to
+    PyTorch; with an epilogue the graph has two nodes and the backend computes it."""
+    backend = planted_backends.hands_back_single_nodes
+    handed_back, own = run(MM, backend), run(MM_RELU, backend)
+    assert handed_back.passed and own.passed
+    assert handed_back.computed_by == "pytorch"
+    assert handed_back.metrics["aten_gemm_kernels"] == {"aten::mm": 1}
+    assert own.computed_by == "backend" and own.metrics["aten_gemm_kernels"] == {}
+
+
+def test_inductor_s_extern_mm_is_pytorch_s_kernel():
+    """Default inductor calls aten's mm (extern_kernels.mm) on the CPU and, for these shapes,
+    on a GPU. Its compile inside the first call traced the program on fake tensors (aten::mm
+    events under dynamo's compile events): those are not counted."""
+    outcome = run(MM, resolve("inductor"))
+    assert outcome.passed and outcome.computed_by == "pytorch"
+    assert outcome.metrics["aten_gemm_kernels"] == {"aten::mm": 1}
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="inductor's Triton GEMM templates need a GPU")
+def test_inductor_s_triton_template_is_its_own():
+    outcome = run(MM, resolve("inductor-max-autotune:TRITON"))
+    assert outcome.passed and outcome.computed_by == "backend"
+
+
+def test_an_override_is_the_backend_s_kernel_and_its_fallback_to_aten_pytorch_s(
+    quiet_overrides,
+):
+    """aten::addmm ran in both, and only one ran aten's own kernel: the library whose addmm
+    computes the product itself is "backend"; the one whose addmm calls torch.mm (aten's mm)
+    is "pytorch". torch.library is left as it was."""
+    impl = torch.library.Library.impl
+    addmm = "first/addmm[fp32-bias_MN-plain]"
+    own = run(addmm, planted_backends.own_kernels_override)
+    handed = run(addmm, planted_backends.aten_override_per_call)
+    assert own.passed and own.computed_by == "backend"
+    assert own.metrics["aten_gemm_kernels"] == {}
+    assert own.metrics["overridden_gemm_ops"] == {"aten::addmm": 1}
+    assert handed.passed and handed.computed_by == "pytorch"
+    assert handed.metrics["aten_gemm_kernels"] == {"aten::mm": 1}
+    assert handed.metrics["overridden_gemm_ops"] == {"aten::addmm": 1}
+    assert torch.library.Library.impl is impl and pristine.altered() == ()
+
+
+def test_a_program_partly_left_to_aten_is_mixed():
+    """Two GEMMs (seed cat_addmm: addmm twice), the first computed by the backend."""
+    outcome = run("seed_max_autotune/cat_addmm", planted_backends.own_first_gemm)
+    assert outcome.passed and outcome.computed_by == "mixed"
+    assert outcome.metrics["aten_gemm_kernels"] == {"aten::addmm": 1}
+    assert outcome.metrics["eager_gemm_kernels"] == 2
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="eager has no MX kernel on the CPU only")
+def test_a_call_that_raised_inside_aten_s_kernel_is_pytorch_s():
+    """Eager's own gap: aten::_scaled_mm_v2 raises on the CPU (no swizzled MX kernel). The item
+    ends at the raise, before eager could be compared: aten's kernel ran, so PyTorch's."""
+    instance = next(
+        i
+        for i in load_suite(SUITES / "blockscaled/scaled_mm_v2.yaml")
+        if i.id.startswith("fscaled/mx[")
+    )
+    outcome = run_item(
+        instance, planted_backends.hands_back_single_nodes, seed=0, device=DEVICE, target=None
+    )
+    assert outcome.kind == "crash" and outcome.computed_by == "pytorch"
+    assert outcome.metrics["aten_gemm_kernels"] == {"aten::_scaled_mm_v2": 1}
+
+
+@pytest.mark.parametrize("backend", [EagerBackend(), planted_backends.hands_back_single_nodes])
+def test_the_observation_changes_no_result(backend, monkeypatch):
+    """The same item with the observing guard and without it: the same verdict, bit for bit."""
+    seen = run(MM, backend)
+    import gemmconf.runner as runner
+
+    guards = tuple(g for g in runner.CALL_GUARDS if not isinstance(g, computed_by.ComputedBy))
+    assert len(guards) == len(runner.CALL_GUARDS) - 1
+    monkeypatch.setattr(runner, "CALL_GUARDS", guards)
+    unseen = run(MM, backend)
+    assert seen.passed and unseen.passed and unseen.computed_by is None
+    for metric in ("err_ratio", "max_abs_err", "max_rel_err"):
+        assert seen.metrics[metric] == unseen.metrics[metric]
+
+
+def test_another_profiler_is_left_alone_and_the_call_not_observed():
+    with torch.autograd.profiler.profile() as theirs:
+        outcome = run(MM, EagerBackend())
+    assert outcome.passed and outcome.computed_by is None
+    assert "aten_gemm_kernels" not in outcome.metrics
+    assert any(e.name == "aten::mm" for e in theirs.function_events)  # theirs saw the call
+
+
+class _ProfilesItself:
+    name = "profiles-itself"
+
+    def availability(self):
+        return None
+
+    def compile(self, fn, example_inputs, *, dynamic):
+        class Compiled:
+            def __call__(self, *args):
+                with torch.autograd.profiler.profile():  # ends any profiler that was on
+                    return fn(*args)
+
+            def artifacts(self):
+                return {}
+
+            def compiles(self):
+                return 1
+
+        return Compiled()
+
+
+def test_a_backend_that_profiles_itself_is_not_observed_and_still_passes():
+    outcome = run(MM, _ProfilesItself())
+    assert outcome.passed and outcome.computed_by is None
+
+
+def test_a_fault_of_the_observation_is_not_the_backend_s(monkeypatch):
+    def broken(events):
+        raise RuntimeError("the harness's own bug")
+
+    monkeypatch.setattr(computed_by, "kernels_of", broken)
+    outcome = run(MM, EagerBackend())
+    assert outcome.passed and outcome.computed_by is None
+
+
+def test_torch_compile_failing_before_the_backend_is_inherited():
+    """Dynamo runs an out= call with a non-contiguous target eagerly: "not compiled", for every
+    backend built on torch.compile."""
+    instance = next(
+        i for i in load_suite(SUITES / "out/out.yaml") if i.id == "out/targets[mm-strided]"
+    )
+    outcome = run_item(
+        instance, planted_backends.hands_back_single_nodes, seed=0, device=DEVICE, target=None
+    )
+    assert outcome.kind == "not compiled" and outcome.before_backend
+    inherited = attribution.inherited(
+        before_backend=outcome.before_backend, eager_fails=False, computed_by=outcome.computed_by
+    )
+    assert inherited == "torch.compile"
+
+
+def _raised(*wrappers: str) -> Raised:
+    return Raised("RuntimeError", "no", "", wrappers=wrappers)
+
+
+def test_an_error_raised_while_dynamo_traced_is_before_the_backend():
+    tracing = _raised("torch._dynamo.exc.TorchRuntimeError")
+    compiling = _raised("torch._dynamo.exc.BackendCompilerFailed")
+    assert ItemOutcome(problems=(Crash("call", tracing),)).before_backend
+    assert not ItemOutcome(problems=(Crash("call", compiling),)).before_backend
+    assert not ItemOutcome(problems=(Crash("call", _raised()),)).before_backend
+    wrong = WrongError(_raised(), None, tracing)  # a meta function's class, not eager's
+    assert ItemOutcome(problems=(wrong,)).before_backend
+    harness = HarnessFault("judging", tracing)
+    assert not ItemOutcome(problems=(harness, Crash("call", tracing))).before_backend
+    assert not ItemOutcome().before_backend
+
+
+@pytest.mark.parametrize(
+    ("eager_fails", "who", "expected"),
+    [
+        (True, "pytorch", "eager"),
+        (True, "mixed", None),  # part of it ran the backend's kernels: its own
+        (True, "backend", None),
+        (True, None, None),  # not observed: never hidden among the inherited
+        (False, "pytorch", None),
+    ],
+)
+def test_inherited_from_eager_needs_pytorch_to_have_computed_it(eager_fails, who, expected):
+    found = attribution.inherited(before_backend=False, eager_fails=eager_fails, computed_by=who)
+    assert found == expected
+
+
+NODES = (
+    "dense/first.yaml::mm[fp32-64x64x64-nn@hands-back-single-nodes]",
+    "epilogue/epilogue.yaml::unary[mm-relu-fp32@hands-back-single-nodes]",
+    "blockscaled/scaled_mm_v2.yaml::mx[e4m3fn-128x128x128-bf16@hands-back-single-nodes]",
+)
+
+
+def gemmconf_run(folder: Path, *extra: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", "import sys; from gemmconf.cli import main; sys.exit(main())"]
+    command += ["run", *NODES, "--backend", "planted_backends:hands_back_single_nodes"]
+    command += ["-p", "no:xdist", "--no-isolate", "--results", str(folder / "results.json")]
+    command += ["--conformance-html", str(folder / "page.html"), *extra]
+    tests = str(Path(__file__).resolve().parent)  # planted_backends
+    environment = {**os.environ, "PYTHONPATH": tests}
+    return subprocess.run(
+        command, cwd=folder, capture_output=True, text=True, timeout=900, env=environment
+    )
+
+
+def header_of(summary: str) -> list[str]:
+    """The summary table's column titles."""
+    return next(line.split() for line in summary.splitlines() if line.startswith("  backend "))
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="eager's MX gap is the CPU's")
+def test_a_run_counts_own_passes_and_inherited_failures_apart(tmp_path):
+    """The whole suite path: the mm pass is PyTorch's, the mm + relu pass the backend's, and the
+    MX item (eager has no such kernel on the CPU, and the backend handed it to aten) fails as
+    inherited from eager: counted apart in the summary and on the page, and still a failure for
+    pytest (exit status 1). --count-inherited counts it in."""
+    done = gemmconf_run(tmp_path)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    records = {r["id"]: r for r in json.loads((tmp_path / "results.json").read_text())["records"]}
+    document = json.loads((tmp_path / "results.json").read_text())
+    mx = records["fscaled/mx[e4m3fn-128x128x128-bf16]"]
+    assert mx["outcome"] == "failed" and mx["eager_fails"] is True
+    assert mx["inherited"] == "eager" and mx["computed_by"] == "pytorch"
+    assert records["first/mm[fp32-64x64x64-nn]"]["computed_by"] == "pytorch"
+    assert records["epilogue/unary[mm-relu-fp32]"]["computed_by"] == "backend"
+    assert "inherited" not in records["first/mm[fp32-64x64x64-nn]"]
+    assert document["attribution"] == {
+        "hands-back-single-nodes": {
+            "passed": {"backend": 1, "pytorch": 1},
+            "inherited": {"eager": 1},
+        }
+    }
+    out = done.stdout
+    table = out[out.index("gemmconf summary") :]
+    assert "1 failure (crash, inherited from eager): " in table  # its group says so too
+    assert header_of(table) == ["backend", "op", "dtype", "inherited", "pass"]
+    assert (
+        "who computed the passes: hands-back-single-nodes 2 passed (1 computed by the backend, "
+        "1 by PyTorch)" in table
+    )
+    assert "inherited failures (not counted above; --count-inherited counts them in):" in table
+    assert "FAIL fscaled/mx[e4m3fn-128x128x128-bf16]@hands-back-single-nodes (crash) " in table
+    assert "[inherited from eager]" in table
+    assert "1 failed, 2 passed" in out  # pytest's own count: a failure all the same
+    page = (tmp_path / "page.html").read_text()
+    assert "1 inherited</span>" in page and "0 failed</span>" in page
+    assert "who computed the passes:" in page
+
+    counted = gemmconf_run(tmp_path, "--count-inherited")
+    assert counted.returncode == 1
+    table = counted.stdout[counted.stdout.index("gemmconf summary") :]
+    assert header_of(table) == ["backend", "op", "dtype", "FAIL", "pass"]
+    assert "inherited failures (counted above, --count-inherited):" in table
+    page = (tmp_path / "page.html").read_text()
+    assert "1 failed</span>" in page and "1 inherited</span>" not in page
