@@ -5,8 +5,10 @@ pytest's one `FAILED <node id>` line per failure; each failure's whole diagnosis
 results file and the conformance page (and to JUnit XML, which keeps every report's text), not
 to pytest's FAILURES section, which printed tens of lines per item (30,814 lines for one trial's
 1,105 failures). pytest's own flags bring the sections back: any `--tb` style other than the
-default, `-v`, or `-rA` / `-ra`. Runs with failures that are not gemmconf items (a project's own
-tests beside the suite, a collection error) keep pytest's sections for everything.
+default, `-v`, or `-rA` / `-ra`. This holds on CI machines too (pytest prints whole messages in
+its short summary where `CI` is set; the quiet summary keeps them to one line). Runs with
+failures that are not gemmconf items (a project's own tests beside the suite, a collection
+error) keep pytest's sections for everything.
 """
 
 from __future__ import annotations
@@ -43,13 +45,15 @@ def failing_reports(terminalreporter: Any) -> list[Any]:
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Any:
     failing = failing_reports(terminalreporter)
     quiet = bool(failing) and not details_asked(config) and all(map(_gemmconf_report, failing))
-    saved = config.option.tbstyle
+    saved = config.option.tbstyle, getattr(config.option, "force_short_summary", False)
     if quiet:
         config.option.tbstyle = "no"  # pytest's FAILURES and ERRORS sections: nothing to print
+        # one line per FAILED entry on CI too, where pytest otherwise prints whole messages
+        config.option.force_short_summary = True
     try:
         return (yield)
     finally:
-        config.option.tbstyle = saved
+        config.option.tbstyle, config.option.force_short_summary = saved
         if quiet:
             terminalreporter.write_line(
                 f"gemmconf: {len(failing)} failure(s), one line each above; their details are "
