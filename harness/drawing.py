@@ -1,18 +1,55 @@
-"""How many independent input draws one judgment takes, and when a failure is put to a vote.
+"""How many independent input draws one judgment takes, and how a judgment near its bar is
+decided: by further rounds of fresh draws, a sequential test with stated error rates, and a cap.
 
-Numeric verdicts are stable across `--seed`: each shape set is judged over enough independent
+Numeric verdicts are stable across `--seed`. Each shape set is judged over enough independent
 input draws that small outputs (a few elements, where eager's own error is a matter of luck) are
-judged over at least `DRAW_ELEMENTS` elements, and a failing judgment is confirmed on
-`CONFIRM_ROUNDS` further rounds of fresh draws: the shape set fails when most rounds fail. The
-second draw of the first shape set is also the check that fresh values give a fresh answer. Only
-marginal failures are put to the vote (`CONFIRM_BELOW`): a grossly wrong result fails at once.
+judged over at least `DRAW_ELEMENTS` elements: one judgment, one *round*. The second draw of the
+first shape set is also the check that fresh values give a fresh answer.
+
+One round decides alone when it is far from its bar: a pass below `NEAR_BAR` times the bar (most
+items: a correct backend's err_ratio is about eager's, a third of the bar of 3), and a failure
+that is gross (err_ratio above `CONFIRM_BELOW` times the bar, NaN/Inf positions, attributes:
+a bug, whatever other draws do). A round between the two is *near the bar*, and further rounds of
+fresh draws decide, one at a time, by a sequential test on the rounds' log(err_ratio / bar)
+(`decision`): from `MIN_ROUNDS` rounds on, their mean over its standard error (the rounds'
+spread, at least `SPREAD_FLOOR`) is compared with Student's t quantiles:
+
+- *failed* when the rounds are above the bar at one-sided error rate `FAIL_RATE` over all the
+  looks (Bonferroni: `FAIL_RATE / looks` at each). A backend whose rounds' median err_ratio is
+  at or below the bar is failed with a chance of at most 0.1%, whatever their spread
+  (log-normal rounds; simulated over 10,000 shape sets: none at spreads of 0-0.4 in
+  log(err_ratio), 0.1% at 0.6);
+- *passed* when they are below the bar at one-sided `PASS_RATE` (5%) at a look: an early stop
+  that saves draws, no more (a borderline shape set passes too);
+- *borderline* when `MAX_ROUNDS` rounds leave it undecided: the backend's error sits at the bar,
+  within what these rounds resolve. A borderline shape set **passes**: a failure needs evidence
+  that the error is above the bar, and a coin flip is not evidence. The record says so:
+  `metrics.borderline` (shape sets left undecided), `metrics.rounds` and
+  `metrics.err_ratio_rounds` (each round's err_ratio), and the item's `err_ratio` is the rounds'
+  median; a note gives their range (shown where the item fails for another reason).
+
+A later round that is wrong in more than its values' size (NaN/Inf positions, attributes) fails
+the shape set; a later round's err_ratio, however large, is one more data point. So a backend
+whose rounds scatter over 0.8-1.2 times the bar gets the same verdict whatever `--seed` draws:
+passed, most often borderline (a failure at most 0.1% of the time at a median at the bar; at a
+median of 1.2 times it, none at spreads up to 0.1, 2% at 0.2). One steadily above about 1.35
+times the bar fails; the wider its rounds scatter, the further above the bar a failure must be
+(at a spread of 0.2, reliably from about twice the bar, 88% at 1.5 times; at 0.4, from about 3
+times; at 0.6, about 4). `SPREAD_FLOOR` is the resolution: rounds that agree better than to 20%
+(an err_ratio moves in steps of an output ulp) are taken to vary that much, so that identical
+rounds a few percent over the bar do not fail on their agreement alone. Cost: a round far from
+the bar costs nothing more; a near one 2-11 more rounds (a clean pass at 0.6 times the bar: 2),
+a borderline one 11.
 
 The checks (gemmconf.checks) draw by these rules and gemmconf.memory counts what the draws hold.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import statistics
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,10 +58,18 @@ if TYPE_CHECKING:
 
 DRAW_ELEMENTS = 64  # a judgment covers at least this many output elements (more draws if small)
 MAX_DRAWS = 64  # draws per judgment, for a one-element output
-CONFIRM_ROUNDS = 2  # further judgments over fresh draws when one fails; most decide
-# A failure is confirmed only when marginal (err_ratio up to this many times the allowed ratio,
-# NaN/Inf positions and attributes right): a grossly wrong result is a bug, whatever other draws do.
+# A passing judgment at or above this fraction of its bar is near it: further rounds decide.
+NEAR_BAR = 0.5
+# A failure is put to further rounds only when marginal (err_ratio up to this many times the
+# allowed ratio, NaN/Inf positions and attributes right): a grossly wrong result is a bug,
+# whatever other draws do.
 CONFIRM_BELOW = 10.0
+MIN_ROUNDS = 3  # rounds (the first included) before the sequential test may decide
+MAX_ROUNDS = 12  # rounds at most: undecided then, the shape set is borderline
+SPREAD_FLOOR = math.log(1.2)  # the least spread of log(err_ratio) assumed: the resolution
+FAIL_RATE = 0.001  # one-sided, over all looks: failing a backend whose median is at the bar
+PASS_RATE = 0.05  # one-sided, per look: stopping early as passed (saves draws only)
+PASSED, FAILED, BORDERLINE = "passed", "failed", "borderline"
 # The second draw of shape set 0 (fresh values: no result caching) is judged in full below this
 # many FLOPs; above it, only compared bit for bit with the first call's answer (a cache returns
 # that answer; a fresh computation on other values does not), so the largest items do not pay
@@ -55,14 +100,15 @@ def judgment_draws(instance: ScenarioInstance, index: int, dims: dict[str, int],
     return draws
 
 
-def undecided(rounds: list[Verdict]) -> bool:
-    """Whether more rounds are needed: the first failed, and neither side has a majority of
-    1 + CONFIRM_ROUNDS yet."""
-    if rounds[0].passed:
-        return False
-    total = 1 + CONFIRM_ROUNDS
-    failed = sum(1 for v in rounds if not v.passed)
-    return failed * 2 <= total and (len(rounds) - failed) * 2 <= total
+def ratio_to_bar(verdict: Verdict) -> float | None:
+    """A judgment's err_ratio as a multiple of its bar (the largest of its outputs'); None when
+    no output has one (exact, or judged against eager alone)."""
+    ratios = [
+        p.err_ratio / p.max_ratio
+        for p in (verdict.parts or (verdict,))
+        if p.err_ratio is not None and p.max_ratio
+    ]
+    return max(ratios) if ratios else None
 
 
 def marginal(verdict: Verdict) -> bool:
@@ -74,3 +120,82 @@ def marginal(verdict: Verdict) -> bool:
         p.err_ratio is not None and p.err_ratio <= CONFIRM_BELOW * (p.max_ratio or 1.0)
         for p in failed
     )
+
+
+def decision(rounds: Sequence[Verdict]) -> str | None:
+    """What the rounds of one shape set so far decide: PASSED, FAILED or BORDERLINE, or None
+    when another round is needed (module docstring)."""
+    if not rounds[0].passed and not marginal(rounds[0]):
+        return FAILED  # grossly wrong: no other draw makes it right
+    if any(not v.passed and not _values_only(v) for v in rounds):
+        return FAILED  # a later round wrong in more than its values' size (NaN/Inf, attributes)
+    return sequential([ratio_to_bar(v) for v in rounds])
+
+
+def _values_only(verdict: Verdict) -> bool:
+    """A failure of the values' size alone: an err_ratio over the bar, every other check right
+    (a later round's, however large, is one more data point of the test)."""
+    if any(not c.passed and c.name != "values" for c in verdict.checks):
+        return False
+    return all(p.err_ratio is not None for p in (verdict.parts or (verdict,)) if not p.passed)
+
+
+def sequential(ratios: Sequence[float | None]) -> str | None:
+    """The decision on rounds none of which failed grossly, from their err_ratios as multiples
+    of the bar (None: a passing round without one, which decides alone)."""
+    if len(ratios) == 1 and (ratios[0] is None or ratios[0] < NEAR_BAR):
+        return PASSED
+    logs = [math.log(max(r or 0.0, 1e-6)) for r in ratios]
+    n = len(logs)
+    if n >= MIN_ROUNDS:
+        spread = max(statistics.stdev(logs), SPREAD_FLOOR)
+        t = statistics.fmean(logs) / (spread / math.sqrt(n))
+        if t >= fail_threshold(n):
+            return FAILED
+        if t <= -pass_threshold(n):
+            return PASSED
+    return BORDERLINE if n >= MAX_ROUNDS else None
+
+
+@functools.cache
+def fail_threshold(rounds: int) -> float:
+    """The t statistic `rounds` rounds must reach to fail: FAIL_RATE shared by every look."""
+    looks = MAX_ROUNDS - MIN_ROUNDS + 1
+    return t_quantile(1.0 - FAIL_RATE / looks, rounds - 1)
+
+
+@functools.cache
+def pass_threshold(rounds: int) -> float:
+    """How far below zero the t statistic of `rounds` rounds must be to stop as passed."""
+    return t_quantile(1.0 - PASS_RATE, rounds - 1)
+
+
+def t_quantile(p: float, df: int) -> float:
+    """Student's t quantile for probability `p` (> 0.5) and integer `df`, by bisection."""
+    low, high = 0.0, 1e7
+    for _ in range(200):
+        middle = (low + high) / 2
+        if (1.0 + _t_central_mass(middle, df)) / 2 < p:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def _t_central_mass(t: float, df: int) -> float:
+    """P(|T| <= t) for Student's t with integer `df` (the finite series of Abramowitz and
+    Stegun 26.7.3 and 26.7.4, in cos(theta)^2, theta = atan(t / sqrt(df)))."""
+    theta = math.atan(t / math.sqrt(df))
+    c2 = math.cos(theta) ** 2
+    term = total = 1.0
+    if df % 2 == 0:
+        for k in range(2, df, 2):
+            term *= c2 * (k - 1) / k
+            total += term
+        return math.sin(theta) * total
+    if df == 1:
+        return 2.0 * theta / math.pi
+    for k in range(3, df, 2):
+        term *= c2 * (k - 1) / k
+        total += term
+    return 2.0 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)

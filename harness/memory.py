@@ -126,8 +126,9 @@ def estimate(
     # back to the allocator, and the output of the second call on fresh values of shape set 0.
     # InputGuard copies large inputs to the host; the fresh inputs of a large shape set take
     # the place of eager's, released first (checks.fresh_draw.FreshDrawBitwise); a smaller one's are
-    # the second draw counted above. Confirming a marginal failure (drawing.CONFIRM_ROUNDS)
-    # draws more, one batch at a time, and is not counted: such an item has failed already.
+    # the second draw counted above. A judgment near its bar is decided by further rounds
+    # (drawing.decision), one round's draws at a time, each released once judged: not counted
+    # (the results the overwritten-result guard keeps are the backend's outputs only).
     checks = 3 * biggest_out
     return Footprint(
         inputs + staged, outputs + biggest_out + checks, backend, reference, oracle, host + drawn

@@ -166,8 +166,9 @@ class NumericFailure:
     verdict: Verdict
     draws: int = 1
     draws_failed: int = 1
-    rounds: int = 1  # judgments over fresh draws (a failure is confirmed by further rounds)
+    rounds: int = 1  # judgments over fresh draws (near the bar, further rounds decide)
     rounds_failed: int = 1
+    ratios: tuple[float, ...] = ()  # each round's err_ratio (where it has one)
 
     @property
     def kind(self) -> str:
@@ -181,8 +182,16 @@ class NumericFailure:
             text += (
                 f"\nDraws: {self.draws_failed} of {self.draws} independent input draws "
                 f"failed on their own; {self.rounds_failed} of {self.rounds} judgments "
-                "over fresh draws failed (a failure counts when most of them fail)."
+                "over fresh draws failed"
             )
+            if len(self.ratios) > 1:
+                ratios = ", ".join(f"{r:.3g}" for r in self.ratios)
+                text += (
+                    f" (err_ratio {ratios}): near its bar, a failure is decided by a "
+                    "sequential test over further judgments (gemmconf.drawing)."
+                )
+            else:
+                text += "."
         return text
 
 

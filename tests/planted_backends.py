@@ -8,6 +8,9 @@ tests directory on sys.path.
 from __future__ import annotations
 
 import functools
+import math
+import random
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,6 +18,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from gemmconf import oracle
 from gemmconf.backends.dynamo import DynamoCompiled
 
 GEMMS = {
@@ -493,6 +497,37 @@ def _out_target_unwritten(func, args, kwargs):
     return out
 
 
+NEAR_BAR_SPREAD = 1.2  # a call's err_ratio lies within this factor of the bar, either way
+NEAR_BAR_GEMMS = (torch.mm, torch.bmm, torch.matmul)
+
+
+def _near_bar(func, args, kwargs, *, spread: float = NEAR_BAR_SPREAD):
+    """Not a planted bug, nor right: an fp32 GEMM whose error is eager's own (or the oracle's
+    floor, where larger) times a factor each call draws between bar / 1.2 and bar * 1.2
+    (log-uniform, seeded by the call's first input, so a run repeats): its err_ratio sits at
+    0.8-1.2 times the bar, each draw's on either side of it. Its verdicts must not depend on
+    the seed (gemmconf.drawing). 16-bit outputs are left alone: rounded to them, such an error
+    moves in whole ulps, and err_ratio with it."""
+    if func not in NEAR_BAR_GEMMS or kwargs or len(args) != 2:
+        return NotImplemented
+    a, b = args
+    if a.dtype != torch.float32 or b.dtype != torch.float32 or not a.numel() or not b.numel():
+        return NotImplemented
+    expected = func(a, b)
+    exact = func(a.double(), b.double())
+    error = expected.double() - exact
+    policy = oracle.policy_for(torch.float32)
+    floor = policy.floor_eps * math.sqrt(a.shape[-1]) * float(exact.pow(2).mean().sqrt())
+    largest = float(error.abs().max())
+    if largest == 0.0:
+        return NotImplemented
+    first = a.detach().contiguous().view(torch.uint8).cpu().numpy().tobytes()
+    step = math.log(spread)
+    factor = math.exp(random.Random(zlib.crc32(first)).uniform(-step, step))
+    scale = factor * policy.max_ratio * max(largest, floor) / largest
+    return (exact + scale * error).to(expected.dtype)
+
+
 def _scaled(rewrite):
     """A rewrite of `torch._scaled_mm` calls only."""
 
@@ -779,6 +814,9 @@ class _Unavailable(PlantedBackend):
 
 # not a planted bug: a correct backend that rounds twice (must pass)
 unfused_bias_add = PlantedBackend("unfused-bias-add", _unfused_bias_add)
+
+# not a planted bug, nor right: its error sits at the bar (its verdicts must not depend on the seed)
+near_bar = PlantedBackend("near-bar", _near_bar)
 
 # not a planted bug: a correct grouped GEMM beyond eager's limits (must pass where the scenario
 # allows a result, raises.or_correct); its wrong twin must fail there

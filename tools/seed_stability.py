@@ -11,6 +11,14 @@ Two checks, each printing what it compared and every difference; exit status 1 o
         Every planted backend of tests/planted_backends.py on the items tests/test_planted_bugs.py
         runs it on, once per seed (in this process, through `run_item`): which items fail, and
         with which kind.
+
+    python tools/seed_stability.py suite suites/dense/first.yaml --backend eager,reference
+        --seeds 1-5 [-k TEXT]
+        The items of suite files (those whose id contains TEXT) on each backend, once per seed,
+        in this process through `run_item` on this machine's device: the verdicts that differ,
+        and what the judgments cost (draws, rounds; items decided at the bar: borderline).
+        A backend is any --backend name, or `planted_backends:near_bar` (tests/ is on the
+        path): a backend whose error sits at the bar.
 """
 
 from __future__ import annotations
@@ -74,6 +82,55 @@ def planted(seeds: list[int]) -> int:
     return differing
 
 
+def suite(files: list[Path], backends: list[str], seeds: list[int], match: str) -> int:
+    sys.path.insert(0, str(ROOT / "tests"))  # planted_backends:<name>
+    from gemmconf import capability
+    from gemmconf.backends import resolve
+    from gemmconf.runner import run_item
+    from gemmconf.scenario import load_suite
+
+    here = capability.detect()
+    items = [
+        i
+        for path in files
+        for i in load_suite(path)
+        if match in i.id and capability.unmet(i.requires, here) is None
+    ]
+    differing = 0
+    for name in backends:
+        backend = resolve(name)
+        runs = {}
+        for seed in seeds:
+            start = time.perf_counter()
+            found = {
+                i.id: run_item(
+                    i,
+                    backend,
+                    seed=seed,
+                    device=capability.item_device(i.requires, here.device),
+                    target=None,
+                )
+                for i in items
+            }
+            runs[f"seed {seed}"] = {
+                (i, name): ("passed" if o.passed else "failed", o.kind) for i, o in found.items()
+            }
+            cost: Counter[str] = Counter()
+            for o in found.values():
+                cost["draws"] += int(o.metrics.get("draws") or 0)
+                cost["rounds"] += int(o.metrics.get("rounds") or 0)
+                cost["near"] += int((o.metrics.get("rounds") or 1) > 1)
+                cost["borderline"] += int(bool(o.metrics.get("borderline")))
+            print(
+                f"{name} seed {seed} ({time.perf_counter() - start:.0f} s): {len(found)} items, "
+                f"{sum(not o.passed for o in found.values())} failed; draws {cost['draws']:,}, "
+                f"rounds {cost['rounds']:,}, items with more than one round {cost['near']}, "
+                f"borderline {cost['borderline']}"
+            )
+        differing += compare(runs)
+    return differing
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -81,7 +138,15 @@ def main(argv: list[str] | None = None) -> int:
     results.add_argument("files", nargs="+", type=Path)
     planted_parser = sub.add_parser("planted", help="run the planted backends over seeds")
     planted_parser.add_argument("--seeds", default="1-5", help="a range (1-5) or a list (1,3)")
+    suite_parser = sub.add_parser("suite", help="run suite files' items over seeds, in-process")
+    suite_parser.add_argument("files", nargs="+", type=Path)
+    suite_parser.add_argument("--backend", default="eager", help="names, comma-separated")
+    suite_parser.add_argument("--seeds", default="1-5", help="a range (1-5) or a list (1,3)")
+    suite_parser.add_argument("-k", dest="match", default="", help="ids that contain this")
     args = parser.parse_args(argv)
+    if args.command == "suite":
+        backends = args.backend.split(",")
+        return 1 if suite(args.files, backends, seeds_of(args.seeds), args.match) else 0
     if args.command == "results":
         if len(args.files) < 2:
             parser.error("results: name at least two files")

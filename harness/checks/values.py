@@ -1,11 +1,13 @@
 """The values: each shape set's result judged against eager and the fp64 reference
-(gemmconf.oracle), over as many independent draws as gemmconf.drawing asks, a marginal failure
-put to a vote of further rounds. Output attributes, strides and NaN/Inf positions are part of
-each judgment."""
+(gemmconf.oracle), over as many independent draws as gemmconf.drawing asks, a judgment near its
+bar decided by further rounds of fresh draws (a sequential test; borderline when they leave it
+undecided). Output attributes, strides and NaN/Inf positions are part of each judgment."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import statistics
 from typing import Any
 
 import torch
@@ -24,27 +26,60 @@ class Values:
 
     def run(self, item: ItemRun) -> Findings:
         found: list[Problem] = []
-        counts = {"draws": 0, "draws_failed": 0}
+        tally = _Tally()
         verdicts = []
         metrics: dict[str, Any] = {}
         if item.judges_values:
             for index in range(len(item.draws)):
-                verdicts.append(_judge_shape_set(item, index, found, counts))
-            metrics.update(counts)
+                verdicts.append(_judge_shape_set(item, index, found, tally))
+            metrics.update(tally.metrics())
             sqnr = [d[0].sqnr for d in item.draws if d[0].sqnr is not None]
             if sqnr:
                 metrics["sqnr_db"] = min(sqnr)  # block-scaled results (gemmconf.emulation)
         metrics.update(verdict_metrics(verdicts))
         if item.stand_in is not None:
             metrics["eager_emulated"] = 1  # eager had no kernel: judged against fp64 alone
-        return Findings(problems=tuple(found), metrics=metrics, verdicts=tuple(verdicts))
+        return Findings(
+            problems=tuple(found), metrics=metrics, verdicts=tuple(verdicts), notes=tally.notes
+        )
+
+
+@dataclasses.dataclass
+class _Tally:
+    """What the item's judgments add up to, over its shape sets (metrics, borderline notes)."""
+
+    draws: int = 0
+    draws_failed: int = 0
+    rounds: int = 0  # the most rounds one shape set took
+    ratios: tuple[float, ...] = ()  # that shape set's err_ratio per round, where it took more
+    borderline: int = 0
+    notes: tuple[str, ...] = ()
+
+    def add(self, rounds: list[oracle.Verdict]) -> None:
+        if len(rounds) > self.rounds:
+            self.rounds = len(rounds)
+            ratios = [v.err_ratio for v in rounds]
+            self.ratios = tuple(r for r in ratios if r is not None) if len(rounds) > 1 else ()
+
+    def metrics(self) -> dict[str, Any]:
+        metrics: dict[str, Any] = {
+            "draws": self.draws,
+            "draws_failed": self.draws_failed,
+            "rounds": self.rounds,
+        }
+        if self.ratios:
+            metrics["err_ratio_rounds"] = [float(f"{r:.4g}") for r in self.ratios]
+        if self.borderline:
+            metrics["borderline"] = self.borderline
+        return metrics
 
 
 def _judge_shape_set(
-    item: ItemRun, index: int, found: list[Problem], counts: dict[str, int]
+    item: ItemRun, index: int, found: list[Problem], tally: _Tally
 ) -> oracle.Verdict:
-    """Shape set `index` judged over its draws (more drawn as the rules ask); a NumericFailure
-    in `found` when most rounds fail, with what further draws' calls found that is new."""
+    """Shape set `index` judged over its draws, and near its bar over further rounds of fresh
+    draws until the sequential test decides (gemmconf.drawing); a NumericFailure in `found` when
+    it fails, with what further draws' calls found that is new."""
     item.require_pristine(f"after the backend's calls, before judging shape set {index}", ours=True)
     drawn = item.draws[index]
     numel = sum(t.numel() for t in integrity.tensors_of(drawn[0].expected))
@@ -61,32 +96,64 @@ def _judge_shape_set(
     next_draw = [len(drawn)]
     while len(drawn) < per_judgment:
         drawn.append(more())
-    first = _judge(item, drawn)
-    rounds = [first]
-    while drawing.marginal(first) and drawing.undecided(rounds):
+    rounds = [_judge(item, drawn)]
+    draws, draws_failed = len(drawn), _failed(drawn)
+    decided = drawing.decision(rounds)
+    while decided is None:
         batch = [more() for _ in range(per_judgment)]
         rounds.append(_judge(item, batch))
-        drawn = [*drawn, *batch]
+        draws, draws_failed = draws + len(batch), draws_failed + _failed(batch)
+        del batch  # judged: its tensors are not needed again (one round's draws held at a time)
+        decided = drawing.decision(rounds)
+    tally.draws += draws
+    tally.draws_failed += draws_failed
+    tally.add(rounds)
     failed_rounds = [v for v in rounds if not v.passed]
-    draws_failed = sum(1 for d in drawn if d.verdict is not None and not d.verdict.passed)
-    counts["draws"] += len(drawn)
-    counts["draws_failed"] += draws_failed
-    if len(failed_rounds) * 2 > len(rounds):
-        deciding = failed_rounds[0]
+    ratios = [drawing.ratio_to_bar(v) for v in rounds]
+    if decided == drawing.FAILED:
+        gross = [v for v in failed_rounds if not drawing.marginal(v)]
+        deciding = (gross or failed_rounds)[0]
         found.append(
             NumericFailure(
                 index,
                 shape(drawn[0].inputs),
                 drawn[0].inputs.describe(),
                 deciding,
-                draws=len(drawn),
+                draws=draws,
                 draws_failed=draws_failed,
                 rounds=len(rounds),
                 rounds_failed=len(failed_rounds),
+                ratios=tuple(v.err_ratio for v in rounds if v.err_ratio is not None),
             )
         )
         return deciding
-    return first if first.passed else next(v for v in rounds if v.passed)
+    if decided == drawing.BORDERLINE:
+        tally.borderline += 1
+        tally.notes += (_borderline_note(index, shape(drawn[0].inputs), rounds),)
+        # the round at the median: where the error sits (it may be a little over the bar)
+        order = sorted(range(len(rounds)), key=lambda i: ratios[i] or 0.0)
+        return rounds[order[(len(order) - 1) // 2]]
+    return next((v for v in rounds if v.passed), rounds[0])
+
+
+def _failed(drawn: list[Draw]) -> int:
+    """Draws whose own judgment failed."""
+    return sum(1 for d in drawn if d.verdict is not None and not d.verdict.passed)
+
+
+def _borderline_note(index: int, shape_text: str, rounds: list[oracle.Verdict]) -> str:
+    """The words for a shape set left undecided: where its error sits against the bar."""
+    ratios = sorted(v.err_ratio for v in rounds if v.err_ratio is not None) or [math.nan]
+    bar = min((v.max_ratio for v in rounds if v.max_ratio is not None), default=math.nan)
+    over = sum(1 for v in rounds if not v.passed)
+    return (
+        f"Borderline: shape set {index} ({shape_text}) passes with its error at the bar: over "
+        f"{len(rounds)} judgments on fresh draws its err_ratio was {ratios[0]:.3g} to "
+        f"{ratios[-1]:.3g} (median {statistics.median(ratios):.3g}, {over} over the bar of "
+        f"{bar:.3g}), too close to the bar for these rounds to tell it above or below "
+        "(gemmconf.drawing: a failure needs evidence at a 0.1% error rate; metrics.borderline, "
+        "metrics.err_ratio_rounds)."
+    )
 
 
 def _judge(item: ItemRun, drawn: list[Draw]) -> oracle.Verdict:

@@ -1,0 +1,133 @@
+"""Verdicts decided at the bar (gemmconf.drawing): a judgment near its bar is decided by further
+rounds of fresh draws, a sequential test with stated error rates, and a backend whose error
+sits at the bar gets one verdict whatever `--seed` draws (borderline, passed)."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import planted_backends
+import pytest
+
+from gemmconf import drawing
+from gemmconf.backends.eager import EagerBackend
+from gemmconf.outcome import render
+from gemmconf.runner import run_item
+from gemmconf.scenario import load_suite
+
+SUITES = Path(__file__).resolve().parents[1] / "suites"
+# fp32 items of one and of two draws per round, one shape set each
+AT_THE_BAR = (
+    "first/mm[fp32-64x64x64-nt]",
+    "first/mm[fp32-127x65x33-nn]",
+    "first/bmm[fp32-3b32x32x32]",
+    "first/bmm[fp32-2b17x9x65]",
+)
+
+
+def _items(ids: tuple[str, ...]):
+    found = [i for i in load_suite(SUITES / "dense/first.yaml") if i.id in ids]
+    assert len(found) == len(ids)
+    return found
+
+
+def test_t_quantiles_are_students():
+    """The thresholds come from Student's t: published values."""
+    assert drawing.t_quantile(0.975, 10) == pytest.approx(2.2281, abs=1e-4)
+    assert drawing.t_quantile(0.95, 2) == pytest.approx(2.9200, abs=1e-4)
+    assert drawing.t_quantile(0.975, 1) == pytest.approx(12.7062, abs=1e-4)
+    assert drawing.t_quantile(0.995, 5) == pytest.approx(4.0321, abs=1e-4)
+
+
+def _decided(median: float, spread: float, rng: random.Random) -> tuple[str, int]:
+    """One shape set's decision over log-normal rounds (`median` as a multiple of the bar)."""
+    ratios: list[float] = []
+    while True:
+        ratios.append(median * math.exp(rng.gauss(0.0, spread)))
+        if ratios[0] > drawing.CONFIRM_BELOW:
+            return drawing.FAILED, 1  # a gross first round fails alone
+        decided = drawing.sequential(ratios)
+        if decided is not None:
+            return decided, len(ratios)
+
+
+@pytest.mark.parametrize("spread", [0.0, 0.1, 0.3, 0.6])
+def test_the_sequential_test_keeps_its_error_rates(spread):
+    """At the bar a shape set fails at the stated rate at most (0.1%: 2 of 2,000); an
+    error steadily well above the bar fails (twice it at a spread of 0.1, three times at 0.3);
+    one at 0.6 times the bar passes in about three rounds, one at 0.3 times it mostly in one."""
+    rng = random.Random(0)
+    at_bar = [_decided(1.0, spread, rng)[0] for _ in range(2000)]
+    assert at_bar.count(drawing.FAILED) <= 2000 * drawing.FAIL_RATE
+    assert at_bar.count(drawing.BORDERLINE) > 1000
+    above = {0.0: 2.0, 0.1: 2.0, 0.3: 3.0}.get(spread)
+    if above is not None:
+        assert all(_decided(above, spread, rng)[0] == drawing.FAILED for _ in range(200))
+        clean = [_decided(0.6, spread, rng) for _ in range(200)]
+        assert all(d == drawing.PASSED for d, _ in clean)
+        assert sum(n for _, n in clean) / len(clean) <= 3.5
+    far = [_decided(0.3, spread, rng) for _ in range(200)]
+    assert all(d == drawing.PASSED for d, _ in far)
+    if spread <= 0.3:  # a first round this far from the bar is rarely near it
+        assert sum(n for _, n in far) / len(far) < 1.5
+
+
+def test_a_round_far_from_the_bar_decides_alone():
+    assert drawing.sequential([0.49]) == drawing.PASSED
+    assert drawing.sequential([None]) == drawing.PASSED  # no err_ratio: exact, or vs eager
+    assert drawing.sequential([0.5]) is None  # near: more rounds
+    assert drawing.sequential([1.01]) is None
+
+
+def _verdicts(backend, seeds):
+    return {
+        item.id: {
+            seed: run_item(item, backend, seed=seed, device="cpu", target=None) for seed in seeds
+        }
+        for item in _items(AT_THE_BAR)
+    }
+
+
+def test_a_backend_at_its_bar_gets_one_verdict_whatever_the_seed(monkeypatch):
+    """planted_backends.near_bar's draws err at 0.8-1.2 times the bar. Over seeds 1-5 every item
+    gets one verdict (passed, borderline); decided by the majority of three rounds, as it was,
+    the same items' verdicts differed with the seed."""
+    found = _verdicts(planted_backends.near_bar, range(1, 6))
+    differ = {
+        i: {s: (o.passed, o.kind) for s, o in by_seed.items()}
+        for i, by_seed in found.items()
+        if len({(o.passed, o.kind) for o in by_seed.values()}) > 1
+    }
+    assert differ == {}
+    outcomes = [o for by_seed in found.values() for o in by_seed.values()]
+    assert all(o.passed for o in outcomes), [render(o).details for o in outcomes if not o.passed]
+    borderline = [o for o in outcomes if o.metrics.get("borderline")]
+    assert len(borderline) >= len(outcomes) // 2  # most are at the bar, not clearly below it
+    ratios = []
+    for outcome in borderline:
+        assert outcome.metrics["rounds"] == drawing.MAX_ROUNDS
+        ratios += outcome.metrics["err_ratio_rounds"]
+    over = sum(r > 3.0 for r in ratios)  # the rounds fall on both sides of the bar
+    assert len(ratios) * 0.2 < over < len(ratios) * 0.9, sorted(ratios)
+
+    def majority_of_three(rounds):
+        if rounds[0].passed or not drawing.marginal(rounds[0]):
+            return drawing.PASSED if rounds[0].passed else drawing.FAILED
+        failed = sum(not v.passed for v in rounds)
+        if failed >= 2 or len(rounds) - failed >= 2:
+            return drawing.FAILED if failed >= 2 else drawing.PASSED
+        return None
+
+    monkeypatch.setattr(drawing, "decision", majority_of_three)
+    voted = _verdicts(planted_backends.near_bar, range(1, 6))
+    assert any(len({o.passed for o in by_seed.values()}) > 1 for by_seed in voted.values())
+
+
+def test_items_far_from_the_bar_cost_nothing_more():
+    """Eager's own err_ratio is 1, a third of the bar: one round per shape set, as before."""
+    for item in _items(AT_THE_BAR):
+        outcome = run_item(item, EagerBackend(), seed=1, device="cpu", target=None)
+        assert outcome.passed and outcome.metrics["rounds"] == 1
+        assert "err_ratio_rounds" not in outcome.metrics and "borderline" not in outcome.metrics
