@@ -86,8 +86,12 @@ class Column:
             if self.hardware_class in HARDWARE_ORDER
             else len(HARDWARE_ORDER)
         )
-        base = next(
-            (i for i, name in enumerate(BASELINES) if self.backend.split(":")[0] == name),
+        base = next(  # inductor's configurations (inductor-max-autotune:TRITON) beside it
+            (
+                i
+                for i, name in enumerate(BASELINES)
+                if re.fullmatch(rf"{name}([-:].*)?", self.backend)
+            ),
             len(BASELINES),
         )
         return (klass, self.hardware_class, base, self.backend, self.device)
