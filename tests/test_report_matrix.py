@@ -198,6 +198,29 @@ def test_a_hardware_class_comes_from_older_files_capability_too():
     assert matrix.hardware_class_of({}) == "unknown"
 
 
+def test_an_environment_that_is_no_mapping_is_an_unknown_machine():
+    records = [
+        {"id": "a/b[1]", "backend": "x", "outcome": "passed", "environment": ["cuda", "9.0"]},
+        {"id": "a/b[2]", "backend": "x", "outcome": "failed", "environment": "H100"},
+    ]
+    doc = {**document(records, CPU), "environment": 7}
+    built = matrix.build([("odd.json", doc)])
+    assert [(c.hardware_class, c.device) for c in built.columns] == [("unknown", "unknown device")]
+    assert "unknown device" in matrix.render(built)
+
+
+def test_past_its_budget_a_cell_counts_the_items_it_does_not_list(monkeypatch):
+    monkeypatch.setattr(matrix, "ITEMS_PER_CELL", 2)
+    records = [
+        rec(f"first/mm[{i}]", "mylib", "failed", "own_failed", kind="crash", reason="r")
+        for i in range(5)
+    ]
+    built = matrix.build(without_expect([("many.json", document(records, H100))]))
+    (cell,) = built.cells.values()
+    assert cell.counts["own_failed"] == 5 and len(cell.items) == 2 and cell.unlisted == 3
+    assert "and 3 more, not listed" in matrix.render(built)
+
+
 def test_the_cli_writes_the_page(tmp_path, capsys):
     paths = write_runs(tmp_path, sample_runs())
     out = tmp_path / "out" / "matrix.html"

@@ -203,8 +203,16 @@ def category_of(record: Mapping[str, Any]) -> str:
 
 
 def environment_of(record: Mapping[str, Any], document: Mapping[str, Any]) -> dict[str, Any]:
-    found = record.get("environment") or document.get("environment") or {}
-    return found if isinstance(found, dict) else {}
+    """A record's environment, else its run's (a mapping, whatever the file holds there)."""
+    for found in (record.get("environment"), document.get("environment")):
+        if isinstance(found, dict) and found:
+            return found
+    return {}
+
+
+def device_of(environment: Mapping[str, Any]) -> str:
+    """The device name, as `merge.device_of` reads it."""
+    return str(environment.get("device_name") or environment.get("device") or "unknown device")
 
 
 def hardware_class_of(environment: Mapping[str, Any]) -> str:
@@ -226,7 +234,7 @@ def column_of(record: Mapping[str, Any], document: Mapping[str, Any]) -> Column:
     return Column(
         hardware_class=hardware_class_of(environment),
         backend=str(record["backend"]),
-        device=merge.device_of(dict(record), dict(document)) or "unknown device",
+        device=device_of(environment),
     )
 
 
@@ -376,22 +384,18 @@ class _Builder:
 
 def _run_of(number: int, path: str, document: Mapping[str, Any]) -> Run:
     records = document["records"]
-    environments: list[dict[str, Any]] = []
-    for record in records:
+    distinct: dict[str, dict[str, Any]] = {}  # a run's environments, once each
+    for record in records or [{}]:
         environment = environment_of(record, document)
-        if environment not in environments:
-            environments.append(environment)
-    versions: list[tuple[str, str]] = []
-    for environment in environments or [dict(document.get("environment") or {})]:
-        for entry in _versions(environment):
-            if entry not in versions:
-                versions.append(entry)
-    commit = document.get("commit") or (document.get("environment") or {}).get("commit")
+        distinct.setdefault(json.dumps(environment, sort_keys=True, default=str), environment)
+    environments = list(distinct.values())
+    versions = list(dict.fromkeys(entry for e in environments for entry in _versions(e)))
+    commit = document.get("commit") or environment_of({}, document).get("commit")
     return Run(
         number=number,
         path=path,
         backends=tuple(sorted({str(r["backend"]) for r in records})),
-        devices=tuple(sorted({merge.device_of(r, dict(document)) or "unknown" for r in records})),
+        devices=tuple(sorted({device_of(e) for e in environments})),
         hardware_classes=tuple(sorted({hardware_class_of(e) for e in environments})),
         versions=tuple(versions),
         finished=_text(document["finished"]) if document.get("finished") else None,
@@ -415,12 +419,11 @@ def build(inputs: Sequence[tuple[str, Mapping[str, Any]]], *, later_wins: bool =
         builder.add(path, document, number)
         runs.append(_run_of(number, path, document))
     column_runs: dict[Column, set[int]] = {}
-    column_versions: dict[Column, list[str]] = {}
+    column_versions: dict[Column, dict[str, None]] = {}  # insertion-ordered sets
     for (column, _), (record, document, _, run) in builder.records.items():
         column_runs.setdefault(column, set()).add(run)
         versions = ", ".join(f"{n} {v}" for n, v in _versions(environment_of(record, document)))
-        if versions and versions not in column_versions.setdefault(column, []):
-            column_versions[column].append(versions)
+        column_versions.setdefault(column, {})[versions] = None
     cells = builder.cells()
     families = sorted({family for family, _ in cells}, key=lambda f: (folder_of(f), f))
     columns = sorted(column_runs, key=Column.sort_key)
@@ -435,7 +438,7 @@ def build(inputs: Sequence[tuple[str, Mapping[str, Any]]], *, later_wins: bool =
         families=tuple(families),
         cells=cells,
         column_runs={c: tuple(sorted(column_runs[c])) for c in columns},
-        column_versions={c: tuple(column_versions.get(c, ())) for c in columns},
+        column_versions={c: tuple(v for v in column_versions[c] if v) for c in columns},
     )
 
 
