@@ -1,4 +1,4 @@
-"""`gemmconf report merge|html|diff|csv`: join, render, compare and export results files.
+"""`gemmconf report merge|html|matrix|diff|csv`: join, render, compare and export results files.
 
 Exit codes: 0 done; 1 `diff` found outcome regressions; 2 bad input (a file that is not a
 gemmconf results file, truncated, not UTF-8, of another version, or inputs that cannot be
@@ -108,6 +108,7 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
 
     _add_merge(actions)
     _add_html(actions)
+    _add_matrix(actions)
     _add_csv(actions)
     _add_diff(actions)
     return report
@@ -156,6 +157,41 @@ def _add_html(actions: Any) -> None:
         help="count failures inherited from eager or torch.compile among the backends' own "
         "(by default they are counted apart)",
     )
+
+
+MATRIX_HELP = """\
+Render many results files (backends, machines, days) as one self-contained HTML page: one row per
+suite family (the suite file, e.g. dense/first), one column per backend on a machine, grouped by
+hardware class (cpu, sm80, ..., sm120). Each cell counts the backend's own passes, passes PyTorch
+computed for it, passes whose computer the file does not record, its own failures, failures
+inherited from eager or torch.compile, expected failures, harness errors and skips; its failures
+link to their items, each with its reason and repro commands. The header lists each file's
+backends, machine, versions (torch, triton, CUDA and any other the run recorded), date, commit
+and suite version. Shards of one run add up in one column; the same item twice in one column
+(two runs of one backend on one machine) is an error unless --later-wins."""
+
+
+def _add_matrix(actions: Any) -> None:
+    """`report matrix`: families x (backend, hardware class) over many results files."""
+    matrix = actions.add_parser(
+        "matrix",
+        help="one page of many runs: suite families x backends x hardware classes",
+        description=MATRIX_HELP,
+    )
+    matrix.add_argument("inputs", nargs="+", metavar="RESULTS.json")
+    matrix.add_argument(
+        "-o",
+        "--output",
+        default="reports/matrix.html",
+        metavar="PAGE.html",
+        help="where to write the page (default: reports/matrix.html)",
+    )
+    matrix.add_argument(
+        "--later-wins",
+        action="store_true",
+        help="an item in several files of one column: keep the record of the file named last",
+    )
+    matrix.add_argument("--title", default="", help="the page's title (default: gemmconf matrix)")
 
 
 def _add_csv(actions: Any) -> None:
@@ -235,6 +271,17 @@ def run(args: argparse.Namespace) -> int:
                 count_inherited=args.count_inherited,
             )
             print(f"gemmconf: wrote {out}")
+            return OK
+        if args.report_command == "matrix":
+            from gemmconf.report import matrix  # jinja2: only when a page is asked for
+
+            out, built = matrix.write_page(
+                args.inputs, args.output, later_wins=args.later_wins, title=args.title
+            )
+            print(
+                f"gemmconf: wrote {out}: {len(built.families)} families x "
+                f"{len(built.columns)} columns from {len(built.runs)} results files"
+            )
             return OK
         if args.report_command == "csv":
             return _csv(args)
