@@ -637,6 +637,27 @@ OPS: dict[str, OpSpec] = {
             marker="mm",
             doc="reshape, slice, contiguous and as_strided views of a before a @ b (M even)",
         ),
+        OpSpec(
+            "sin_mm",
+            aten="mm",
+            operands=(_A, _B),
+            call="torch.mm(torch.sin(a), b)",
+            row_sliceable=False,
+            composite=True,
+            marker="mm",
+            row_major=True,
+            doc="sin(a) @ b: a pointwise prologue on a",
+        ),
+        OpSpec(
+            "sin_mm_cos",
+            aten="mm",
+            operands=(_A, _B),
+            call="torch.cos(torch.mm(torch.sin(a), b))",
+            row_sliceable=False,
+            composite=True,
+            marker="mm",
+            doc="cos(sin(a) @ b): the GEMM between two pointwise ops, only the last returned",
+        ),
     )
 }
 
