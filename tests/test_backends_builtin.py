@@ -385,3 +385,34 @@ def test_gemmconf_backends_lists_the_inductor_template_families_with_availabilit
         assert line.rstrip().endswith(expected)
     if not torch.cuda.is_available():
         assert any("TRITON GEMM templates need a GPU" in x for x in lines)
+
+
+def test_the_counters_artifact_lists_the_inductor_counters_an_item_moved() -> None:
+    """The seeds' counter assertions (test_cutlass_backend.py's epilogue-fusion tests expect
+    inductor's CUTLASS epilogue-fusion counter to stay 0) read the `counters` artifact: what
+    moved during this Compiled's calls, nothing from before it."""
+    from gemmconf import codecheck
+
+    counters = importlib.import_module("torch._dynamo.utils").counters["inductor"]
+    before = counters["cutlass_epilogue_fusion_counter"]
+    counters["cutlass_epilogue_fusion_counter"] += 5  # moved before the item: not its own
+    try:
+        compiled = make_inductor().compile(torch.mm, [], dynamic=False)
+        _run_shapes(compiled, _mm, [5])
+        artifact = compiled.artifacts()["counters"]
+        # the CPU mm is an extern call
+        assert "extern_calls 1\n" in artifact.splitlines(keepends=True)
+        no_fusion = codecheck.CheckBlock(
+            "counters", "CHECK-NOT: {{cuda|cutlass}}_epilogue_fusion_counter\n", "test:1"
+        )
+        assert codecheck.run_filecheck(no_fusion, artifact).passed
+
+        # A fusion the item's own compile made is listed, and the seed's check catches it.
+        counted: dict[str, int] = {}
+        with inductor_module.counting_inductor(counted):
+            counters["cutlass_epilogue_fusion_counter"] += 1
+        fused = inductor_module.counters_artifact(counted)
+        assert "cutlass_epilogue_fusion_counter 1" in fused.splitlines()
+        assert not codecheck.run_filecheck(no_fusion, fused).passed
+    finally:
+        counters["cutlass_epilogue_fusion_counter"] = before

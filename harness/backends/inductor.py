@@ -18,7 +18,10 @@ How it works, per `compile()`:
 - Artifacts. While inductor compiles one of this `Compiled`'s graphs, a hook on
   `GraphLowering.save_output_code` (the one `torch._inductor.utils.run_and_get_code` uses; it
   also fires on FX-graph-cache hits) collects the output module. Compilation is lazy, so modules
-  accumulate across calls, in compile order.
+  accumulate across calls, in compile order. The `counters` artifact lists how inductor's own
+  counters (`torch._dynamo.utils.counters["inductor"]`: epilogue fusions, precompiles, cache
+  hits) moved during this `Compiled`'s calls, for the seeds' counter assertions (a graph
+  from the FX graph cache replays the counts of the compile that made it).
 - Scope. Inductor and dynamo config patches are applied around `torch.compile` and each call
   only (and passed to `compile_fx`, which keeps them for later backward compiles); nothing
   outlives the call.
@@ -84,6 +87,32 @@ CUTLASS_CONFIGS_ENV = "GEMMCONF_CUTLASS_MAX_CONFIGS"
 CUTLASS_COMPILE_S = 600.0
 AUTOTUNE_COMPILE_S = 180.0
 DEFAULT_CUTLASS_CONFIGS = "4"
+
+
+@contextlib.contextmanager
+def counting_inductor(sink: dict[str, int]) -> Iterator[None]:
+    """Add to `sink` how much each of inductor's counters moved inside the block (compiles run
+    lazily inside calls, backward compiles inside the call that differentiates)."""
+    utils = importlib.import_module("torch._dynamo.utils")
+    before = dict(utils.counters["inductor"])
+    try:
+        yield
+    finally:
+        # looked up again: dynamo may have cleared the counters (a new group object) meanwhile
+        for name, value in utils.counters["inductor"].items():
+            moved = value - before.get(name, 0)
+            moved = value if moved < 0 else moved  # cleared meanwhile: all of it is new
+            if moved:
+                sink[name] = sink.get(name, 0) + moved
+
+
+def counters_artifact(counted: dict[str, int]) -> str:
+    """One `name value` line per counter that moved, sorted; a counter that did not move has no
+    line (a seed's `counter == 0` is a CHECK-NOT). The header keeps the text from being empty.
+    A graph served by inductor's FX graph cache replays the counts its compile made."""
+    lines = ["# inductor counters moved by this item's compiles and calls"]
+    lines += [f"{name} {value}" for name, value in sorted(counted.items())]
+    return "\n".join(lines) + "\n"
 
 
 def _cutlass_section() -> str:
@@ -303,6 +332,7 @@ class InductorCompiled:
         self._inductor_patches = dict(inductor_patches)
         self._compiles = 0
         self._modules: list[str] = []
+        self._counted: dict[str, int] = {}
         with self._scope():
             self._compiled = torch.compile(
                 isolated_entry(fn), backend=self._compile_graph, dynamic=dynamic
@@ -325,7 +355,7 @@ class InductorCompiled:
             return compile_fx(gm, example_inputs, config_patches=dict(self._inductor_patches))
 
     def __call__(self, *args: Any) -> Any:
-        with self._scope(), self._breaks.watching():
+        with self._scope(), self._breaks.watching(), counting_inductor(self._counted):
             return self._compiled(*args)
 
     def uncaptured(self, *, broke: bool = False) -> str | None:
@@ -333,8 +363,10 @@ class InductorCompiled:
         return self._breaks.uncaptured(self._compiles, broke=broke)
 
     def artifacts(self) -> dict[str, str]:
-        """`python`: every output module in compile order; `triton`/`cpp`/`cuda`: kernel sources."""
-        return artifacts_of(self._modules)
+        """`python`: every output module in compile order; `triton`/`cpp`/`cuda`: kernel sources;
+        `counters`: inductor's counters this `Compiled` moved (`counters_artifact`)."""
+        found = artifacts_of(self._modules)
+        return {**found, "counters": counters_artifact(self._counted)} if found else found
 
     def compiles(self) -> int:
         return self._compiles

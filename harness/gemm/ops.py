@@ -637,6 +637,68 @@ OPS: dict[str, OpSpec] = {
             marker="mm",
             doc="reshape, slice, contiguous and as_strided views of a before a @ b (M even)",
         ),
+        OpSpec(
+            "sin_mm",
+            aten="mm",
+            operands=(_A, _B),
+            call="torch.mm(torch.sin(a), b)",
+            row_sliceable=False,
+            composite=True,
+            marker="mm",
+            row_major=True,
+            doc="sin(a) @ b: a pointwise prologue on a",
+        ),
+        OpSpec(
+            "sin_mm_cos",
+            aten="mm",
+            operands=(_A, _B),
+            call="torch.cos(torch.mm(torch.sin(a), b))",
+            row_sliceable=False,
+            composite=True,
+            marker="mm",
+            doc="cos(sin(a) @ b): the GEMM between two pointwise ops, only the last returned",
+        ),
+        OpSpec(
+            "cat_self_mm",
+            aten="mm",
+            operands=(_A, OperandSpec("b", "input", ("M", "K"))),
+            call=(
+                "torch.mm((d := 1 + torch.cat([2 * a, 2 * b], dim=-1)), d)[:, : a.shape[1]] + 2 * a"
+            ),
+            b_layout="nk",  # b is cut along K as a is: its last dim is a's
+            row_sliceable=False,
+            composite=True,
+            marker="mm",
+            doc="d @ d of d = 1 + cat([2a, 2b], -1) (square), its first columns plus 2a",
+        ),
+        OpSpec(
+            "act_mm_plus_mm",
+            aten="mm",
+            operands=(_A, _B),
+            call="torch.sigmoid(torch.relu(torch.mm(torch.sin(a), torch.cos(b)))) + torch.mm(a, b)",
+            row_sliceable=False,
+            composite=True,
+            marker="mm",
+            doc="sigmoid(relu(sin(a) @ cos(b))) + a @ b: two GEMMs of the same operands",
+        ),
+        OpSpec(
+            "linear_offset_addend",
+            aten="mm",
+            operands=(
+                OperandSpec("c", "input", ("M", "N")),
+                OperandSpec("a", "input", ("M", "K")),
+                OperandSpec("b", "input", ("N", "K")),
+            ),
+            call="c + F.linear(a, b[: c.shape[1]]) + b[b.shape[0] - c.shape[0] :]",
+            b_layout="nk",
+            row_sliceable=False,
+            composite=True,
+            marker="linear",
+            doc=(
+                "c + F.linear(a, w[:N]) + w[-M:]: the weight and an addend are views of one w "
+                "(the addend at a storage offset)"
+            ),
+        ),
     )
 }
 
