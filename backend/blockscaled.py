@@ -162,11 +162,7 @@ class BlockScaledCall(KernelCall):
         ]
         for record in self.launches.values() if launches else ():
             p = record.problem
-            flags = ", ".join(f"{k}={v}" for k, v in record.plan.constexprs)
-            lines.append(
-                f"  launch {record.plan.kernel}[grid={record.plan.grid}] M={p.m} N={p.n} "
-                f"K={p.k}: {flags}"
-            )
+            lines.append(record.plan.describe(f"M={p.m} N={p.n} K={p.k}"))
         return "\n".join(lines)
 
     def __call__(

@@ -124,11 +124,7 @@ class GroupedCall(KernelCall):
         lines = [f"{self.name} <- aten._{self.op} {self.node}: -> {_short(self.out_dtype)}"]
         for record in self.launches.values() if launches else ():
             p = record.problem
-            flags = ", ".join(f"{k}={v}" for k, v in record.plan.constexprs)
-            lines.append(
-                f"  launch {record.plan.kernel}[grid={record.plan.grid}] G={p.groups} M={p.m} "
-                f"N={p.n} K={p.k}: {flags}"
-            )
+            lines.append(record.plan.describe(f"G={p.groups} M={p.m} N={p.n} K={p.k}"))
         return "\n".join(lines)
 
     def __call__(

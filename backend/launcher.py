@@ -177,6 +177,12 @@ class LaunchPlan:
     def flags(self) -> dict[str, Any]:
         return dict(self.constexprs)
 
+    def describe(self, sizes: str) -> str:
+        """This launch's line in a call's plan text: kernel, grid, the problem's `sizes`, and
+        the constexprs."""
+        flags = ", ".join(f"{k}={v}" for k, v in self.constexprs)
+        return f"  launch {self.kernel}[grid={self.grid}] {sizes}: {flags}"
+
     @property
     def tma(self) -> bool:
         """Whether the kernel makes tensor descriptors in-kernel (Triton's allocator then)."""
@@ -739,13 +745,12 @@ class GemmCall(KernelCall):
         if spec.dtype == torch.float32:
             lines.append(f"  fp32 input precision: {spec.input_precision}")
         for record in self.launches.values() if launches else ():
-            flags = ", ".join(f"{k}={v}" for k, v in record.plan.constexprs)
-            p = record.problem
+            p, config = record.problem, record.plan.config
             lines.append(
-                f"  launch {record.plan.kernel}[grid={record.plan.grid}] "
-                f"B={p.batch} M={p.m} N={p.n} K={p.k} "
-                f"warps={record.plan.config.num_warps} "
-                f"stages={record.plan.config.num_stages}: {flags}"
+                record.plan.describe(
+                    f"B={p.batch} M={p.m} N={p.n} K={p.k} "
+                    f"warps={config.num_warps} stages={config.num_stages}"
+                )
             )
         return "\n".join(lines)
 

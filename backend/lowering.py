@@ -113,16 +113,24 @@ def _static_scaling(scale_a: Any, scale_b: Any, m: Any, n: Any, k: Any) -> str |
     return recipe.name if recipe is not None else None
 
 
+def _why_eager(node: fx.Node, out: Any) -> str | None:
+    """Why a GEMM node whose result is `out` (its meta value) stays eager whatever its op: no
+    shape information, or CPU tensors where kernels are compiled for the GPU."""
+    if out is None:
+        return f"{node.name}: no shape information"
+    if out.device.type == "cpu" and not compat.interpreting():
+        return f"{node.name}: CPU tensors, and kernels are compiled for the GPU here"
+    return None
+
+
 def gemm_spec_start(node: fx.Node) -> tuple[str, FusedChain, dict[str, Any]] | str:
     """The op kind, its own epilogue and operands; or why the node stays eager."""
     op = GEMM_OPS[node.target]
     spec = OPS[op]
     args = bind(node)
     out = meta_val(node)
-    if out is None:
-        return f"{node.name}: no shape information"
-    if out.device.type == "cpu" and not compat.interpreting():
-        return f"{node.name}: CPU tensors, and kernels are compiled for the GPU here"
+    if (why := _why_eager(node, out)) is not None:
+        return why
     first, second = args[spec.param("a")], args[spec.param("b")]
     a, b = meta_val(first), meta_val(second)
     if spec.operand_kind == "float":
@@ -262,10 +270,8 @@ def _lower_own_call(node: fx.Node, runtime: Runtime, name: str) -> KernelCall | 
     """Replace a grouped or `_scaled_mm_v2` node by its call; or say why it stays eager."""
     args = bind(node)
     out = meta_val(node)
-    if out is None:
-        return f"{node.name}: no shape information"
-    if out.device.type == "cpu" and not compat.interpreting():
-        return f"{node.name}: CPU tensors, and kernels are compiled for the GPU here"
+    if (why := _why_eager(node, out)) is not None:
+        return why
     call: KernelCall
     if node.target in GROUPED_OPS:
         op = GROUPED_OPS[node.target]

@@ -31,13 +31,9 @@ step() {
 }
 
 start=$(date +%s)
-# gemmconf must be installed (its pytest plugin is an entry point): editable, else into /tmp/site
-python3 -c "import gemmconf, gemmconf_reference" 2>/dev/null ||
-  python3 -m pip install -q --no-deps --no-build-isolation -e . >>"$log" 2>&1 ||
-  { python3 -m pip install -q --no-deps --no-build-isolation --target /tmp/site . >>"$log" 2>&1 &&
-    export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"; } ||
-  { echo "cannot install gemmconf here" | tee -a "$log"; exit 1; }
-python3 -c "import gemmconf.plugin" || { echo "gemmconf does not import" | tee -a "$log"; exit 1; }
+# shellcheck source=tools/gpu_install.sh
+. "$(dirname "$0")/gpu_install.sh"
+install_gemmconf "$log"
 step nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
 step python3 -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.version.cuda)"
 step git log --oneline -1

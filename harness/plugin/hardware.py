@@ -104,13 +104,7 @@ def large_draw_threads(cpus: int, workers: int) -> int:
 def parse_workers_per_gpu(text: str | None) -> int | None:
     if text is None:
         return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise pytest.UsageError(f"--workers-per-gpu: expected a number >= 1, got {text!r}")
-    return value
+    return options.number("--workers-per-gpu", text, int, lambda v: v >= 1, "a number >= 1")
 
 
 def auto_workers(

@@ -106,27 +106,20 @@ def parse_budget(text: str | None) -> int | None:
     """--gpu-memory-budget GB as bytes (None: not given)."""
     if text is None:
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise pytest.UsageError(
-            f"--gpu-memory-budget: expected a positive number of GB (e.g. 24), got {text!r}"
-        )
-    return int(value * 1e9)
+    gb = options.number(
+        "--gpu-memory-budget",
+        text,
+        float,
+        lambda v: math.isfinite(v) and v > 0,
+        "a positive number of GB (e.g. 24)",
+    )
+    return int(gb * 1e9)
 
 
 def parse_confirm(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise pytest.UsageError(
-            f"--confirm-failures: expected a number of reruns >= 0, got {text!r}"
-        )
-    return value
+    return options.number(
+        "--confirm-failures", text, int, lambda v: v >= 0, "a number of reruns >= 0"
+    )
 
 
 class Isolation:

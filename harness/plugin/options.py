@@ -16,6 +16,7 @@ import argparse
 import os
 import shlex
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,24 @@ def group(parser: pytest.Parser) -> OptionGroup:
 
 def get(config: pytest.Config, name: str) -> Any:
     return config.getoption(dest_of(name))
+
+
+def number(
+    option: str,
+    text: str,
+    convert: Callable[[str], Any],
+    valid: Callable[[Any], bool],
+    expected: str,
+) -> Any:
+    """An option's number: `text` read by `convert` (int, float) where `valid` holds it; else a
+    usage error, `--option: expected <expected>, got 'text'`."""
+    try:
+        value = convert(text)
+    except ValueError:
+        value = None
+    if value is None or not valid(value):
+        raise pytest.UsageError(f"{option}: expected {expected}, got {text!r}")
+    return value
 
 
 def add_short_names(parser: pytest.Parser) -> list[str]:

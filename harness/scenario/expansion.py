@@ -108,7 +108,6 @@ def _expand(
     if not isinstance(axes, Mapping):
         raise where.error(scenario, "axes", "expected a mapping of axis name to a list of values")
     axis_values = _axis_values(axes, where)
-
     product = math.prod(len(values) for _, values, _ in axis_values)
     if product > max_instances:
         raise where.error(
@@ -117,10 +116,42 @@ def _expand(
             f"the axes expand to {product:,} instances, past the limit of {max_instances:,} "
             "per scenario: split the scenario, or raise the limit (--max-items)",
         )
+    excludes = _excludes(scenario, [a for a, _, _ in axis_values], where)
+
+    # each value's id and each rule's accepted ids once, not once per combination
+    rule_ids = [{a: as_ids(v, a) for a, v in rule.items()} for rule in excludes]
+    used_rules: set[int] = set()
+    for combo in itertools.product(*(range(len(values)) for _, values, _ in axis_values)):
+        chosen = {axis: values[i] for (axis, values, _), i in zip(axis_values, combo, strict=True)}
+        chosen_ids = {axis: ids[i] for (axis, _, ids), i in zip(axis_values, combo, strict=True)}
+        matched = {
+            index
+            for index, rule in enumerate(rule_ids)
+            if all(chosen_ids[a] in accepted for a, accepted in rule.items())
+        }
+        used_rules |= matched
+        if matched:
+            continue
+        axes_ids = tuple(chosen_ids.items())
+        suffix = "-".join(i for _, i in axes_ids)
+        instance_id = f"{suite}/{scenario['name']}" + (f"[{suffix}]" if suffix else "")
+        raw = _merged(defaults, scenario, axes, chosen)
+        yield build(suite, instance_id, axes_ids, raw, scenario, where, max_elements)
+    for index, rule in enumerate(excludes):
+        if index not in used_rules:
+            raise where.error(
+                rule,
+                next(iter(rule)),
+                "this exclude rule matches no combination of the axes (a typo in a value?)",
+                "exclude",
+            )
+
+
+def _excludes(scenario: Node, axis_names: list[str], where: Where) -> list:
+    """The scenario's exclude rules, each a mapping naming axes it has."""
     excludes = scenario.get("exclude", [])
     if not isinstance(excludes, list):
         raise where.error(scenario, "exclude", "expected a list of {axis: value} mappings")
-    axis_names = [a for a, _, _ in axis_values]
     for rule in excludes:
         if not isinstance(rule, Mapping) or not rule:
             raise where.error(scenario, "exclude", "each rule is a mapping of axis to value(s)")
@@ -133,46 +164,27 @@ def _expand(
                     f"have; axes: {', '.join(axis_names) or 'none'}",
                     "exclude",
                 )
+    return excludes
 
-    # each value's id and each rule's accepted ids once, not once per combination
-    rule_ids = [{a: as_ids(v, a) for a, v in rule.items()} for rule in excludes]
-    used_rules: set[int] = set()
-    for combo in itertools.product(*(range(len(values)) for _, values, _ in axis_values)):
-        chosen = {axis: values[i] for (axis, values, _), i in zip(axis_values, combo, strict=True)}
-        chosen_ids = {axis: ids[i] for (axis, _, ids), i in zip(axis_values, combo, strict=True)}
-        excluded = False
-        for index, rule in enumerate(rule_ids):
-            if all(chosen_ids[a] in accepted for a, accepted in rule.items()):
-                used_rules.add(index)
-                excluded = True
-        if excluded:
-            continue
-        fields: dict[str, Any] = {}
-        nodes: dict[str, Any] = {}
-        for key, value in defaults.items():
-            fields[key], nodes[key] = value, defaults
-        for key, value in scenario.items():
-            if key not in ("axes", "exclude"):
-                fields[key], nodes[key] = value, scenario
-        for axis, value in chosen.items():
-            if axis in AXIS_FIELDS:
-                fields[axis], nodes[axis] = value, axes
-            else:
-                for key, sub in value.items():
-                    if key != "id":
-                        fields[key], nodes[key] = sub, value
-        axes_ids = tuple(chosen_ids.items())
-        suffix = "-".join(i for _, i in axes_ids)
-        instance_id = f"{suite}/{scenario['name']}" + (f"[{suffix}]" if suffix else "")
-        yield build(suite, instance_id, axes_ids, Raw(fields, nodes), scenario, where, max_elements)
-    for index, rule in enumerate(excludes):
-        if index not in used_rules:
-            raise where.error(
-                rule,
-                next(iter(rule)),
-                "this exclude rule matches no combination of the axes (a typo in a value?)",
-                "exclude",
-            )
+
+def _merged(defaults: Mapping, scenario: Node, axes: Mapping, chosen: Mapping[str, Any]) -> Raw:
+    """One combination's fields, each with the node it came from: the file's defaults, then the
+    scenario's own fields, then the axis values (a named case axis's value sets several)."""
+    fields: dict[str, Any] = {}
+    nodes: dict[str, Any] = {}
+    for key, value in defaults.items():
+        fields[key], nodes[key] = value, defaults
+    for key, value in scenario.items():
+        if key not in ("axes", "exclude"):
+            fields[key], nodes[key] = value, scenario
+    for axis, value in chosen.items():
+        if axis in AXIS_FIELDS:
+            fields[axis], nodes[axis] = value, axes
+        else:
+            for key, sub in value.items():
+                if key != "id":
+                    fields[key], nodes[key] = sub, value
+    return Raw(fields, nodes)
 
 
 def _axis_values(axes: Mapping, where: Where) -> list[tuple[str, list[Any], list[str]]]:

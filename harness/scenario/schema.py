@@ -116,10 +116,10 @@ class Raw:
 def reject_unknown(node: Mapping, allowed: Sequence[str], where: Where, what: str) -> None:
     for key in node:
         if key not in allowed:
-            close = closest(str(key), allowed)
-            hint = f" (did you mean {close!r}?)" if close else ""
             raise where.error(
-                node, key, f"unknown key in {what}{hint}; known: {', '.join(allowed)}"
+                node,
+                key,
+                f"unknown key in {what}{_did_you_mean(key, allowed)}; known: {', '.join(allowed)}",
             )
 
 
@@ -128,6 +128,72 @@ def closest(word: str, options: Sequence[str]) -> str | None:
 
     match = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     return match[0] if match else None
+
+
+def _did_you_mean(word: Any, options: Sequence[str]) -> str:
+    """` (did you mean 'x'?)` where one of `options` is close to `word`, else nothing."""
+    close = closest(str(word), options)
+    return f" (did you mean {close!r}?)" if close else ""
+
+
+def _known_keys(
+    value: Mapping, known: Sequence[str], fail, field: str, prefix: str = "", suggest: bool = False
+) -> None:
+    """`fail(field, ...)` at the first key of `value` not in `known` (naming the closest known
+    one where `suggest`)."""
+    for key in value:
+        if key not in known:
+            hint = _did_you_mean(key, known) if suggest else ""
+            raise fail(field, f"{prefix}unknown key {key!r}{hint}; known: {', '.join(known)}")
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """One instance's fields as `build` reads them: an error names the file:line of the field
+    (of the scenario where the field is absent) and the instance."""
+
+    raw: Raw
+    scenario: Node
+    where: Where
+    instance_id: str
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.raw.fields.get(key, default)
+
+    def fail(self, key: str, message: str) -> ScenarioError:
+        node = self.raw.nodes.get(key, self.scenario)
+        return ScenarioError(
+            self.where.at(node, key if key in node else None),
+            key,
+            f"{message} (in {self.instance_id})",
+        )
+
+    def pick(self, key: str, options: Sequence[str], default: Any = None) -> Any:
+        """The field's value, one of `options` (or None where absent and no default)."""
+        value = self.get(key, default)
+        if value is not None and value not in options:
+            raise self.fail(
+                key, f"{value!r} is not one of {', '.join(options)}{_did_you_mean(value, options)}"
+            )
+        return value
+
+    def number(self, key: str, default: float) -> float:
+        value = self.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(key, f"expected a number, got {value!r}")
+        return float(value)
+
+    def flag(self, key: str) -> bool:
+        value = self.get(key, False)
+        if not isinstance(value, bool):
+            raise self.fail(key, f"expected true or false, got {value!r}")
+        return value
+
+    def text(self, key: str) -> str | None:
+        value = self.get(key)
+        if key in self.raw.fields and not isinstance(value, str):
+            raise self.fail(key, f"expected text, got {value!r}")
+        return value
 
 
 def build(
@@ -139,132 +205,40 @@ def build(
     where: Where,
     max_elements: int = MAX_ELEMENTS,
 ) -> ScenarioInstance:
-    f = raw.fields
-
-    def fail(key: str, message: str) -> ScenarioError:
-        node = raw.nodes.get(key, scenario)
-        return ScenarioError(
-            where.at(node, key if key in node else None), key, f"{message} (in {instance_id})"
-        )
-
-    def pick(key: str, options: Sequence[str], default: Any = None) -> Any:
-        value = f.get(key, default)
-        if value is not None and value not in options:
-            close = closest(str(value), options)
-            hint = f" (did you mean {close!r}?)" if close else ""
-            raise fail(key, f"{value!r} is not one of {', '.join(options)}{hint}")
-        return value
-
-    def number(key: str, default: float) -> float:
-        value = f.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise fail(key, f"expected a number, got {value!r}")
-        return float(value)
-
-    op = pick("op", OPS)
+    """One combination of a scenario's axes, validated into an instance: the fields are read in
+    a fixed order, so a scenario with several faults is always told the same first one."""
+    fields = _Fields(raw, scenario, where, instance_id)
+    f, fail = raw.fields, fields.fail
+    op = fields.pick("op", OPS)
     if op is None:
         raise fail("op", f"every scenario needs an op ({', '.join(OPS)})")
     spec = OP_SPECS[op]
-    dtype = pick("dtype", INPUT_DTYPES, spec.default_dtype)
-
+    dtype = fields.pick("dtype", INPUT_DTYPES, spec.default_dtype)
     shape_sets = _shape_sets(f, fail)
     operands = _operands(spec, dtype, f, fail)
-    dims_used = set().union(*(expr_names(e) for o in operands for e in o.shape))
-
     bias = _bias(f.get("bias"), spec, fail)
-    dims_used |= set().union(*(expr_names(e) for e in bias or ()))
-    for key in ("alpha", "beta"):
-        if key in f and op not in ALPHA_BETA_OPS:
-            raise fail(key, f"{op} has no {key} (ops with one: {', '.join(ALPHA_BETA_OPS)})")
-    alpha, beta = number("alpha", 1.0), number("beta", 1.0)
-
-    scaling = pick("scaling", SCALINGS)
-    if spec.scaled and scaling is None:
-        raise fail("scaling", f"{op} needs a scaling recipe ({', '.join(SCALINGS)})")
-    if not spec.scaled and scaling is not None:
-        raise fail("scaling", _only(SCALED_OPS, "a scaling recipe"))
-    use_fast_accum = f.get("use_fast_accum", False)
-    if not isinstance(use_fast_accum, bool):
-        raise fail("use_fast_accum", f"expected true or false, got {use_fast_accum!r}")
-    if use_fast_accum and not spec.fast_accum:
-        raise fail("use_fast_accum", _only(FAST_ACCUM_OPS, "use_fast_accum"))
-    out_dtype = pick("out_dtype", OUT_DTYPES)
-    if out_dtype is not None and spec.out_dtype is None and not spec.out_dtype_optional:
-        raise fail("out_dtype", _only(OUT_DTYPE_OPS, "out_dtype (use a cast epilogue elsewhere)"))
-    if out_dtype is None:
-        out_dtype = spec.out_dtype
-    if scaling is not None:
-        recipe = RECIPES[scaling]
-        if op not in recipe.ops:
-            takes = ", ".join(name for name, r in RECIPES.items() if op in r.ops)
-            raise fail("scaling", f"{op} does not take {scaling} scaling (takes: {takes})")
-        wanted = recipe.element
-        for operand in operands:
-            if wanted is not None and operand.dtype != wanted:
-                raise fail(
-                    "dtype", f"{scaling} scaling makes {wanted} operands, not {operand.dtype}"
-                )
-            if wanted is None and dtypes.DTYPES[operand.dtype].kind != "fp8":
-                raise fail("dtype", f"{scaling} scaling quantizes to fp8, not {operand.dtype}")
-    swizzle = pick("swizzle", SWIZZLES)
-    if swizzle is not None and spec.scale_layout is not scaled_mm_v2_scale_layout:
-        raise fail("swizzle", "only scaled_mm_v2 (F.scaled_mm) takes swizzle")
-    if swizzle is None and op == "scaled_mm_v2" and scaling is not None:
-        swizzle = RECIPES[scaling].swizzle
-    backward = f.get("backward", False)
-    if not isinstance(backward, bool):
-        raise fail("backward", f"expected true or false, got {backward!r}")
+    alpha, beta = _alpha_beta(spec, fields)
+    scaling, use_fast_accum, out_dtype = _scaling(spec, operands, fields)
+    swizzle = _swizzle(spec, scaling, fields)
+    backward = fields.flag("backward")
     if backward and not spec.differentiable:
         raise fail("backward", _only(DIFFERENTIABLE_OPS, "backward: true"))
     group_sizes = _group_sizes(f.get("group_sizes"), spec, fail)
-    if group_sizes is not None:
-        dims_used |= set().union(*(expr_names(e) for e in group_sizes))
-    bias_dtype = pick("bias_dtype", INPUT_DTYPES)
-
+    bias_dtype = fields.pick("bias_dtype", INPUT_DTYPES)
     epilogue = _epilogue(f.get("epilogue", []), fail)
     compile_spec = _compile(f.get("compile", "static"), shape_sets, fail)
+    dims_used = _dims_used(operands, bias, group_sizes)
     for dim in compile_spec.dims:
         if dim not in dims_used:
             raise fail("compile", f"mark_dynamic names dim {dim!r}, which no operand uses")
-    values = pick("values", VALUE_KINDS, "default")
-    if values == "nan_in_c" and bias is None:
-        raise fail("values", "nan_in_c needs a bias/C operand")
-    if values == "tf32_exact" and dtype != "tf32":
-        raise fail("values", f"tf32_exact is for dtype tf32, not {dtype}")
-    checks = _checks(f.get("checks", {}), raw.nodes.get("checks", scenario), where, fail)
-    if checks.raises_or_correct and (spec.exact or backward):
-        raise fail(
-            "checks",
-            "raises.or_correct judges a returned result against fp64, which "
-            f"{'an integer op' if spec.exact else 'a backward scenario'} does not have",
-        )
-    if checks.batch_invariant and "M" not in [str(e) for e in operands[0].shape]:
-        raise fail("checks", "batch_invariant slices rows of a: a needs a dim that is M")
+    values = _values(fields, bias, dtype)
+    checks = _scenario_checks(fields, spec, operands, backward)
     requires = _requires(f.get("requires", {}), fail)
-    markers = f.get("markers", [])
-    if not isinstance(markers, list) or not all(isinstance(m, str) for m in markers):
-        raise fail("markers", f"expected a list of marker names, got {markers!r}")
-    for marker in markers:
-        if marker not in MARKERS:
-            raise fail("markers", f"unknown marker {marker!r}; known: {', '.join(MARKERS)}")
-    for key in ("doc", "seed"):
-        if key in f and not isinstance(f[key], str):
-            raise fail(key, f"expected text, got {f[key]!r}")
-
-    for index, shape_set in enumerate(shape_sets):
-        known = dict(shape_set)
-        missing = sorted(dims_used - set(known))
-        if missing:
-            raise fail(
-                "shape" if len(shape_sets) == 1 else "shapes",
-                f"shape set {index} does not set {', '.join(missing)}",
-            )
-        # a scenario that may return a result must describe one the fp64 reference can compute
-        computable = checks.raises is None or checks.raises_or_correct
-        if computable:
-            _check_consistent(spec, operands, bias, known, scaling, fail, checks.raises_or_correct)
-        if spec.grouped:
-            _check_groups(operands, group_sizes, known, fail, strict=computable)
+    markers = _markers(fields)
+    doc, seed = fields.text("doc"), fields.text("seed")
+    _check_shape_sets(
+        spec, operands, bias, group_sizes, scaling, checks, shape_sets, dims_used, fail
+    )
     _check_sizes(spec, operands, bias, epilogue, shape_sets, max_elements, fail)
 
     instance = ScenarioInstance(
@@ -289,14 +263,132 @@ def build(
         values=values,
         checks=checks,
         requires=requires,
-        markers=tuple(markers),
-        seed_test=f.get("seed"),
-        doc=f.get("doc"),
+        markers=markers,
+        seed_test=seed,
+        doc=doc,
         swizzle=swizzle,
         group_sizes=group_sizes,
         backward=backward,
     )
     return replace(instance, requires=implied_requirements(instance))
+
+
+def _dims_used(operands: Sequence[Operand], bias: tuple | None, group_sizes: tuple | None) -> set:
+    """The dims the operands', bias's and group sizes' expressions name (each already parsed:
+    naming them raises nothing)."""
+    exprs = [e for o in operands for e in o.shape] + list(bias or ()) + list(group_sizes or ())
+    return set().union(*(expr_names(e) for e in exprs))
+
+
+def _alpha_beta(spec: OpSpec, fields: _Fields) -> tuple[float, float]:
+    for key in ("alpha", "beta"):
+        if key in fields.raw.fields and spec.name not in ALPHA_BETA_OPS:
+            raise fields.fail(
+                key, f"{spec.name} has no {key} (ops with one: {', '.join(ALPHA_BETA_OPS)})"
+            )
+    return fields.number("alpha", 1.0), fields.number("beta", 1.0)
+
+
+def _scaling(
+    spec: OpSpec, operands: Sequence[Operand], fields: _Fields
+) -> tuple[str | None, bool, str | None]:
+    """The scaling recipe, use_fast_accum and the out dtype, each one the op takes, and the
+    recipe one the operands' dtypes suit."""
+    op, fail = spec.name, fields.fail
+    scaling = fields.pick("scaling", SCALINGS)
+    if spec.scaled and scaling is None:
+        raise fail("scaling", f"{op} needs a scaling recipe ({', '.join(SCALINGS)})")
+    if not spec.scaled and scaling is not None:
+        raise fail("scaling", _only(SCALED_OPS, "a scaling recipe"))
+    use_fast_accum = fields.flag("use_fast_accum")
+    if use_fast_accum and not spec.fast_accum:
+        raise fail("use_fast_accum", _only(FAST_ACCUM_OPS, "use_fast_accum"))
+    out_dtype = fields.pick("out_dtype", OUT_DTYPES)
+    if out_dtype is not None and spec.out_dtype is None and not spec.out_dtype_optional:
+        raise fail("out_dtype", _only(OUT_DTYPE_OPS, "out_dtype (use a cast epilogue elsewhere)"))
+    if out_dtype is None:
+        out_dtype = spec.out_dtype
+    if scaling is not None:
+        _check_recipe(op, scaling, operands, fail)
+    return scaling, use_fast_accum, out_dtype
+
+
+def _check_recipe(op: str, scaling: str, operands: Sequence[Operand], fail) -> None:
+    recipe = RECIPES[scaling]
+    if op not in recipe.ops:
+        takes = ", ".join(name for name, r in RECIPES.items() if op in r.ops)
+        raise fail("scaling", f"{op} does not take {scaling} scaling (takes: {takes})")
+    wanted = recipe.element
+    for operand in operands:
+        if wanted is not None and operand.dtype != wanted:
+            raise fail("dtype", f"{scaling} scaling makes {wanted} operands, not {operand.dtype}")
+        if wanted is None and dtypes.DTYPES[operand.dtype].kind != "fp8":
+            raise fail("dtype", f"{scaling} scaling quantizes to fp8, not {operand.dtype}")
+
+
+def _swizzle(spec: OpSpec, scaling: str | None, fields: _Fields) -> str | None:
+    """F.scaled_mm's scale layout: the field, else the recipe's."""
+    swizzle = fields.pick("swizzle", SWIZZLES)
+    if swizzle is not None and spec.scale_layout is not scaled_mm_v2_scale_layout:
+        raise fields.fail("swizzle", "only scaled_mm_v2 (F.scaled_mm) takes swizzle")
+    if swizzle is None and spec.name == "scaled_mm_v2" and scaling is not None:
+        swizzle = RECIPES[scaling].swizzle
+    return swizzle
+
+
+def _values(fields: _Fields, bias: tuple | None, dtype: str) -> str:
+    values = fields.pick("values", VALUE_KINDS, "default")
+    if values == "nan_in_c" and bias is None:
+        raise fields.fail("values", "nan_in_c needs a bias/C operand")
+    if values == "tf32_exact" and dtype != "tf32":
+        raise fields.fail("values", f"tf32_exact is for dtype tf32, not {dtype}")
+    return values
+
+
+def _scenario_checks(
+    fields: _Fields, spec: OpSpec, operands: Sequence[Operand], backward: bool
+) -> Checks:
+    """The checks field, and the checks the op and the operands allow."""
+    checks = _checks(fields.get("checks", {}), fields.where, fields.fail)
+    if checks.raises_or_correct and (spec.exact or backward):
+        raise fields.fail(
+            "checks",
+            "raises.or_correct judges a returned result against fp64, which "
+            f"{'an integer op' if spec.exact else 'a backward scenario'} does not have",
+        )
+    if checks.batch_invariant and "M" not in [str(e) for e in operands[0].shape]:
+        raise fields.fail("checks", "batch_invariant slices rows of a: a needs a dim that is M")
+    return checks
+
+
+def _markers(fields: _Fields) -> tuple[str, ...]:
+    markers = fields.get("markers", [])
+    if not isinstance(markers, list) or not all(isinstance(m, str) for m in markers):
+        raise fields.fail("markers", f"expected a list of marker names, got {markers!r}")
+    for marker in markers:
+        if marker not in MARKERS:
+            raise fields.fail("markers", f"unknown marker {marker!r}; known: {', '.join(MARKERS)}")
+    return tuple(markers)
+
+
+def _check_shape_sets(
+    spec: OpSpec, operands, bias, group_sizes, scaling, checks: Checks, shape_sets, dims_used, fail
+) -> None:
+    """Each shape set against the scenario: it sets every dim used; a scenario that may return a
+    result must describe one the fp64 reference can compute; a grouped op's groups must fit."""
+    for index, shape_set in enumerate(shape_sets):
+        known = dict(shape_set)
+        missing = sorted(dims_used - set(known))
+        if missing:
+            raise fail(
+                "shape" if len(shape_sets) == 1 else "shapes",
+                f"shape set {index} does not set {', '.join(missing)}",
+            )
+        computable = checks.raises is None or checks.raises_or_correct
+        if computable:
+            _check_consistent(spec, operands, bias, known, scaling, fail, checks.raises_or_correct)
+        if spec.grouped:
+            _check_groups(operands, group_sizes, known, fail, strict=computable)
 
 
 def _bias(bias: Any, spec: OpSpec, fail) -> tuple | None:
@@ -416,12 +508,7 @@ def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
             raise fail("operands", f"{op.name} has operands {', '.join(names)}; not {name!r}")
         if not isinstance(spec, Mapping):
             raise fail("operands", f"operand {name!r}: expected a mapping")
-        for key in spec:
-            if key not in OPERAND_FIELDS:
-                raise fail(
-                    "operands",
-                    f"operand {name!r}: unknown key {key!r}; known: {', '.join(OPERAND_FIELDS)}",
-                )
+        _known_keys(spec, OPERAND_FIELDS, fail, "operands", prefix=f"operand {name!r}: ")
     layouts = _layouts(f.get("layout", "row"), names, fail)
     batched = "B" in (f.get("shape") or {}) or any(
         "B" in s for s in (f.get("shapes") or []) if isinstance(s, Mapping)
@@ -547,9 +634,7 @@ def _compile(value: Any, shape_sets, fail) -> CompileSpec:
         value = {"mode": value}
     if not isinstance(value, Mapping):
         raise fail("compile", f"expected a mode ({', '.join(COMPILE_MODES)}) or a mapping")
-    for key in value:
-        if key not in COMPILE_FIELDS:
-            raise fail("compile", f"unknown key {key!r}; known: {', '.join(COMPILE_FIELDS)}")
+    _known_keys(value, COMPILE_FIELDS, fail, "compile")
     mode = value.get("mode", "static")
     if mode not in COMPILE_MODES:
         raise fail("compile", f"mode {mode!r} is not one of {', '.join(COMPILE_MODES)}")
@@ -570,16 +655,10 @@ def _compile(value: Any, shape_sets, fail) -> CompileSpec:
     return CompileSpec(mode, tuple(dims), max_compiles)
 
 
-def _checks(value: Any, node: Any, where: Where, fail) -> Checks:
-    from gemmconf.codecheck import validate_block
-
+def _checks(value: Any, where: Where, fail) -> Checks:
     if not isinstance(value, Mapping):
         raise fail("checks", f"expected a mapping ({', '.join(CHECK_FIELDS)})")
-    for key in value:
-        if key not in CHECK_FIELDS:
-            close = closest(str(key), CHECK_FIELDS)
-            hint = f" (did you mean {close!r}?)" if close else ""
-            raise fail("checks", f"unknown key {key!r}{hint}; known: {', '.join(CHECK_FIELDS)}")
+    _known_keys(value, CHECK_FIELDS, fail, "checks", suggest=True)
     numeric = value.get("numeric", "auto")
     if numeric not in NUMERIC_POLICIES:
         raise fail("checks", f"numeric {numeric!r} is not one of {', '.join(NUMERIC_POLICIES)}")
@@ -597,60 +676,7 @@ def _checks(value: Any, node: Any, where: Where, fail) -> Checks:
     blocks = value.get("filecheck", [])
     if not isinstance(blocks, list):
         raise fail("checks", "filecheck is a list of {artifact, check, target?, backends?, when?}")
-    specs = []
-    for block in blocks:
-        if not isinstance(block, Mapping):
-            raise fail("checks", "each filecheck entry is a mapping")
-        for key in block:
-            if key not in FILECHECK_FIELDS:
-                raise ScenarioError(
-                    where.at(block, key),
-                    "checks.filecheck",
-                    f"unknown key {key!r}; known: {', '.join(FILECHECK_FIELDS)}",
-                )
-        if not isinstance(block.get("artifact"), str) or not isinstance(block.get("check"), str):
-            raise ScenarioError(
-                where.at(block),
-                "checks.filecheck",
-                "needs 'artifact' (e.g. ttgir) and 'check' (FileCheck text)",
-            )
-        target = block.get("target")
-        if target is not None and target not in HARDWARE:
-            raise ScenarioError(
-                where.at(block, "target"),
-                "checks.filecheck.target",
-                f"{target!r} is not one of {', '.join(HARDWARE)}",
-            )
-        text_line = line_of(block, "check@text") or line_of(block, "check")
-        text_col = block.key_lines.get("check@col", 1) if isinstance(block, Node) else 1
-        source = f"{where.path}:{text_line}:{text_col}"
-        problem = validate_block(block["check"], source=source, artifact=block["artifact"])
-        if problem:
-            raise ScenarioError(problem.where, "checks.filecheck.check", problem.message)
-        backends = block.get("backends", [])
-        if not isinstance(backends, list):
-            raise ScenarioError(
-                where.at(block, "backends"),
-                "checks.filecheck.backends",
-                "expected a list of backend names",
-            )
-        when = block.get("when", {})
-        if not isinstance(when, Mapping):
-            raise ScenarioError(
-                where.at(block, "when"),
-                "checks.filecheck.when",
-                "expected a mapping of axis to value id(s)",
-            )
-        specs.append(
-            FileCheckSpec(
-                artifact=block["artifact"],
-                text=block["check"],
-                source=source,
-                target=target,
-                backends=tuple(backends),
-                when=tuple((axis, tuple(sorted(as_ids(v, axis)))) for axis, v in when.items()),
-            )
-        )
+    specs = tuple(_filecheck(block, where, fail) for block in blocks)
     if raises and specs:
         raise fail("checks", "an error scenario (raises) has no generated code to check")
     if raises and (flags["deterministic"] or flags["batch_invariant"]):
@@ -665,10 +691,67 @@ def _checks(value: Any, node: Any, where: Where, fail) -> Checks:
         numeric,
         raises,
         None if max_ratio is None else float(max_ratio),
-        tuple(specs),
+        specs,
         raises_match,
         **flags,
         raises_or_correct=or_correct,
+    )
+
+
+def _filecheck(block: Any, where: Where, fail) -> FileCheckSpec:
+    """One `checks.filecheck` entry; its errors name the entry's own line (its check text's,
+    for the FileCheck text)."""
+    from gemmconf.codecheck import validate_block
+
+    if not isinstance(block, Mapping):
+        raise fail("checks", "each filecheck entry is a mapping")
+    for key in block:
+        if key not in FILECHECK_FIELDS:
+            raise ScenarioError(
+                where.at(block, key),
+                "checks.filecheck",
+                f"unknown key {key!r}; known: {', '.join(FILECHECK_FIELDS)}",
+            )
+    if not isinstance(block.get("artifact"), str) or not isinstance(block.get("check"), str):
+        raise ScenarioError(
+            where.at(block),
+            "checks.filecheck",
+            "needs 'artifact' (e.g. ttgir) and 'check' (FileCheck text)",
+        )
+    target = block.get("target")
+    if target is not None and target not in HARDWARE:
+        raise ScenarioError(
+            where.at(block, "target"),
+            "checks.filecheck.target",
+            f"{target!r} is not one of {', '.join(HARDWARE)}",
+        )
+    text_line = line_of(block, "check@text") or line_of(block, "check")
+    text_col = block.key_lines.get("check@col", 1) if isinstance(block, Node) else 1
+    source = f"{where.path}:{text_line}:{text_col}"
+    problem = validate_block(block["check"], source=source, artifact=block["artifact"])
+    if problem:
+        raise ScenarioError(problem.where, "checks.filecheck.check", problem.message)
+    backends = block.get("backends", [])
+    if not isinstance(backends, list):
+        raise ScenarioError(
+            where.at(block, "backends"),
+            "checks.filecheck.backends",
+            "expected a list of backend names",
+        )
+    when = block.get("when", {})
+    if not isinstance(when, Mapping):
+        raise ScenarioError(
+            where.at(block, "when"),
+            "checks.filecheck.when",
+            "expected a mapping of axis to value id(s)",
+        )
+    return FileCheckSpec(
+        artifact=block["artifact"],
+        text=block["check"],
+        source=source,
+        target=target,
+        backends=tuple(backends),
+        when=tuple((axis, tuple(sorted(as_ids(v, axis)))) for axis, v in when.items()),
     )
 
 
@@ -683,11 +766,7 @@ def _raises(value: Any, fail) -> tuple[str | None, str | None, bool]:
         or_correct = value.get("or_correct", False)
         if not isinstance(or_correct, bool):
             raise fail("checks", f"raises.or_correct must be true or false, got {or_correct!r}")
-        for key in value:
-            if key not in RAISES_FIELDS:
-                raise fail(
-                    "checks", f"raises: unknown key {key!r}; known: {', '.join(RAISES_FIELDS)}"
-                )
+        _known_keys(value, RAISES_FIELDS, fail, "checks", prefix="raises: ")
         match = value.get("match")
         if match is not None:
             if not isinstance(match, str) or not match:
@@ -716,9 +795,7 @@ def _raises(value: Any, fail) -> tuple[str | None, str | None, bool]:
 def _requires(value: Any, fail) -> Requirements:
     if not isinstance(value, Mapping):
         raise fail("requires", f"expected a mapping ({', '.join(REQUIRES_FIELDS)})")
-    for key in value:
-        if key not in REQUIRES_FIELDS:
-            raise fail("requires", f"unknown key {key!r}; known: {', '.join(REQUIRES_FIELDS)}")
+    _known_keys(value, REQUIRES_FIELDS, fail, "requires")
     device = value.get("device", "any")
     if device not in ("any", "cpu", "gpu"):
         raise fail("requires", f"device {device!r} is not one of any, cpu, gpu")
