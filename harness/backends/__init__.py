@@ -42,7 +42,7 @@ BUILTINS: dict[str, tuple[str, bool]] = {
     "eager": ("gemmconf.backends.eager:EagerBackend", False),
     "inductor": ("gemmconf.backends.inductor:make_inductor", False),
     "inductor-max-autotune": ("gemmconf.backends.inductor:make_inductor_max_autotune", True),
-    # any torch.compile backend by its registered name: dynamo:aot_eager, dynamo:onnxrt, ...
+    # any torch.compile backend by its registered name: dynamo:aot_eager, dynamo:openvino, ...
     "dynamo": ("gemmconf.backends.dynamo:make_dynamo", True),
 }
 
