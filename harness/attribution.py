@@ -21,13 +21,14 @@ absent for the backend's own failures.
 
 Inherited failures are counted apart from the backend's own in the terminal summary and on the
 page (--count-inherited counts them in); pytest's outcome of the item stays failed. This module
-imports nothing, so reports (which may not import torch) can read it.
+imports only gemmconf.record, so reports (which may not import torch) can read it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+from gemmconf.record import Record
 
 BACKEND = "backend"
 PYTORCH = "pytorch"
@@ -58,39 +59,39 @@ def inherited(*, before_backend: bool, eager_fails: bool, computed_by: str | Non
     return None
 
 
-def is_inherited(record: Mapping[str, Any]) -> bool:
+def is_inherited(record: Record) -> bool:
     """A failed or xfailed record inherited from eager or torch.compile."""
-    return record.get("inherited") in INHERITED
+    return record.inherited in INHERITED
 
 
-def passes_by_computer(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+def passes_by_computer(records: Iterable[Record]) -> dict[str, int]:
     """Passed records by who computed them (COMPUTED_BY order, then "unobserved" for records
     without the field); only the keys that occur."""
     found: dict[str, int] = {}
     for record in records:
-        if record.get("outcome") == "passed":
-            who = record.get("computed_by")
+        if record.outcome == "passed":
+            who = record.computed_by
             key = who if who in COMPUTED_BY else "unobserved"
             found[key] = found.get(key, 0) + 1
     order = (*COMPUTED_BY, "unobserved")
     return {k: found[k] for k in order if k in found}
 
 
-def inherited_failures(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+def inherited_failures(records: Iterable[Record]) -> dict[str, int]:
     """Failed records inherited, by whom from (INHERITED order); only the keys that occur."""
     found: dict[str, int] = {}
     for record in records:
-        if record.get("outcome") == "failed" and is_inherited(record):
-            found[record["inherited"]] = found.get(record["inherited"], 0) + 1
+        if record.outcome == "failed" and record.inherited in INHERITED:
+            found[record.inherited] = found.get(record.inherited, 0) + 1
     return {k: found[k] for k in INHERITED if k in found}
 
 
-def by_backend(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+def by_backend(records: Iterable[Record]) -> dict[str, dict[str, dict[str, int]]]:
     """results.json's `attribution`: per backend label, its passes by who computed them and its
     failures inherited by whom from (each left out where empty)."""
-    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    grouped: dict[str, list[Record]] = {}
     for record in records:
-        grouped.setdefault(str(record.get("backend")), []).append(record)
+        grouped.setdefault(record.backend, []).append(record)
     found = {}
     for backend, own in sorted(grouped.items()):
         entry = {"passed": passes_by_computer(own), "inherited": inherited_failures(own)}

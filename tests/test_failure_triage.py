@@ -75,7 +75,7 @@ def test_three_planted_bugs_are_three_groups_largest_first_with_one_line_per_fai
         "scale a2_b-0.5, plain (of 3)",
     )
     assert groups[0].pattern == ("op mm", "dtype bf16, fp16 (of 3)")
-    assert groups[1].representative["id"].startswith("first/addmm[")
+    assert groups[1].representative.id.startswith("first/addmm[")
 
     lines = result.outlines
     text = "\n".join(lines)

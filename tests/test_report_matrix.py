@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import test_browser
 
+from gemmconf.record import Record
 from gemmconf.report import matrix
 from gemmconf.report.cli import main
 
@@ -189,7 +190,8 @@ def test_failing_items_are_listed_own_first_with_their_commands():
     ],
 )
 def test_a_family_is_the_suite_file_under_the_suite_folder(source, suite, family):
-    assert matrix.family_of({"source": source, "suite": suite}) == family
+    record = Record(id="x", backend="b", outcome="passed", source=source, suite=suite)
+    assert matrix.family_of(record) == family
 
 
 def test_a_hardware_class_comes_from_older_files_capability_too():
@@ -198,15 +200,25 @@ def test_a_hardware_class_comes_from_older_files_capability_too():
     assert matrix.hardware_class_of({}) == "unknown"
 
 
-def test_an_environment_that_is_no_mapping_is_an_unknown_machine():
+def test_an_environment_that_is_no_mapping_is_an_unknown_machine_or_refused(tmp_path, capsys):
+    """A run's environment that is no mapping is an unknown machine; a record's is refused, as
+    every report refuses it (gemmconf.record), naming the file, the record and the field."""
     records = [
-        {"id": "a/b[1]", "backend": "x", "outcome": "passed", "environment": ["cuda", "9.0"]},
-        {"id": "a/b[2]", "backend": "x", "outcome": "failed", "environment": "H100"},
+        {"id": "a/b[1]", "backend": "x", "outcome": "passed", "environment": None},
+        {"id": "a/b[2]", "backend": "x", "outcome": "failed", "environment": None},
     ]
     doc = {**document(records, CPU), "environment": 7}
     built = matrix.build([("odd.json", doc)])
     assert [(c.hardware_class, c.device) for c in built.columns] == [("unknown", "unknown device")]
     assert "unknown device" in matrix.render(built)
+    records[0]["environment"] = ["cuda", "9.0"]
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(doc))
+    assert main(["matrix", str(odd), "-o", str(tmp_path / "m.html")]) == 2
+    assert (
+        "odd.json: record 0 ('a/b[1]' on 'x') has environment ['cuda', '9.0']: expected an "
+        "object or null" in capsys.readouterr().err
+    )
 
 
 def test_past_its_budget_a_cell_counts_the_items_it_does_not_list(monkeypatch):

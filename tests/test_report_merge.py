@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from test_report_page import ENV, document, record, sample_document
 
+from gemmconf.record import typed
 from gemmconf.report import merge, results
 from gemmconf.report.cli import main
 
@@ -41,7 +42,7 @@ def test_two_shards_merge_into_their_union(tmp_path: Path) -> None:
     assert json.dumps(sorted(merged["records"], key=key), sort_keys=True) == json.dumps(
         expected, sort_keys=True
     )
-    assert merged["counts"] == results.count(expected)
+    assert merged["counts"] == results.count(typed(expected))
     assert merged["suite_version"] == "abc123" and merged["seed"] == 7
     assert merged["complete"] is True and merged["exit_status"] == 1
     assert merged["finished"] == "2026-01-02T04:00:00+0000"
@@ -124,7 +125,7 @@ def test_different_seeds_stay_with_their_records() -> None:
     second["seed"] = 99
     merged = merge.merge([("a", first), ("b", second)])
     assert merged["seed"] is None
-    seeds = {r["id"] + r["backend"]: r["seed"] for r in merged["records"]}
+    seeds = {r.id + r.backend: r.seed for r in merged["records"]}  # typed: merge.write writes
     assert {r["id"] + r["backend"]: 99 for r in second["records"]}.items() <= seeds.items()
     assert {r["id"] + r["backend"]: 7 for r in first["records"]}.items() <= seeds.items()
 

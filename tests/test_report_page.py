@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gemmconf.record import typed
 from gemmconf.report import page, results
 
 ENV = {
@@ -87,7 +88,7 @@ def document(records: list[dict[str, Any]], **top: Any) -> dict[str, Any]:
         "records": records,
     }
     doc.update(top)
-    doc["counts"] = results.count(doc["records"])
+    doc["counts"] = results.count(typed(doc["records"]))
     return doc
 
 
@@ -306,7 +307,7 @@ def test_a_non_strict_xpass_is_marked_as_failing_nothing() -> None:
         backend = data["strings"][row[page.FIELDS.index("backend")]]
         marks[backend] = row[column] if len(row) > column else None
     assert marks == {"non-strict": False, "strict": None}  # None: as its outcome says (failing)
-    assert data["kind_counts"] == results.count_kinds(doc["records"])
+    assert data["kind_counts"] == results.count_kinds(typed(doc["records"]))
     assert "xpass" in data["kind_counts"]  # the strict one
 
 

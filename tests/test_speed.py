@@ -14,15 +14,17 @@ pytest_plugins = ["pytester"]
 
 
 def test_kernel_summary_counts_distinct_signatures_and_compiles():
-    def record(backend, signatures, compiles):
-        metrics = {"kernel_signatures": signatures, "kernel_compiles": compiles}
-        return {"backend": backend, "metrics": metrics}
+    def record(backend, metrics):
+        return {"id": "tiny/mm", "backend": backend, "outcome": "passed", "metrics": metrics}
+
+    def kernels(signatures, compiles):
+        return {"kernel_signatures": signatures, "kernel_compiles": compiles}
 
     records = [
-        record("reference", ["k1"], 1),
-        record("reference", ["k1"], 0),  # the same kernel: no compile
-        record("reference", ["k1", "k2"], 1),
-        {"backend": "eager", "metrics": {"err_ratio": 1.0}},
+        record("reference", kernels(["k1"], 1)),
+        record("reference", kernels(["k1"], 0)),  # the same kernel: no compile
+        record("reference", kernels(["k1", "k2"], 1)),
+        record("eager", {"err_ratio": 1.0}),
     ]
     (line,) = perf.kernel_summary(records)
     assert "reference: 3 items launched 4 kernel signatures, 2 distinct; 2 compiled" in line

@@ -19,7 +19,8 @@ import pytest
 @pytest.hookspec
 def pytest_gemmconf_record(record: dict[str, Any], config: pytest.Config) -> None:
     """Called in the controlling process once per finished item, with its final results record
-    (the dict written to results.json). Do not modify it."""
+    (the dict written to results.json; `gemmconf.record.Record.from_json(record)` reads it
+    typed). Do not modify it."""
 
 
 @pytest.hookspec

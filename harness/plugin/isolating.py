@@ -8,6 +8,7 @@ import math
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from gemmconf.isolation.timeouts import (
     parse_first_result,
 )
 from gemmconf.plugin import facts, options
+from gemmconf.record import Record, typed
 
 # What each xdist worker on a GPU keeps for itself, outside any item: its isolation worker's CUDA
 # context, cuBLAS workspaces, compiled kernels and the allocator's cache between items.
@@ -323,9 +325,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(line, yellow=True)
 
 
-def reliability_lines(records: list[dict[str, Any]], *, shown: int = 10) -> list[str]:
+def reliability_lines(
+    records: Sequence[Record | Mapping[str, Any]], *, shown: int = 10
+) -> list[str]:
     """Flaky items, timeouts not charged, and items that took more memory than estimated."""
     lines: list[str] = []
+    read = typed(records)
 
     def listed(title: str, rows: list[str]) -> None:
         if rows:
@@ -333,24 +338,21 @@ def reliability_lines(records: list[dict[str, Any]], *, shown: int = 10) -> list
             lines.append(f"gemmconf: {title}{more}:")
             lines.extend(f"  {row}" for row in rows[:shown])
 
-    def metrics(record: dict[str, Any]) -> dict[str, Any]:
-        return record.get("metrics") or {}
-
     listed(
         "flaky items (failed on some runs with the same seed, passed on others)",
         [
-            f"{r['id']}@{r['backend']}: failed {1 + metrics(r)['confirm_failed']} of "
-            f"{1 + metrics(r)['confirm_runs']} runs"
-            for r in records
-            if metrics(r).get("flaky")
+            f"{r.id}@{r.backend}: failed {1 + r.metric.confirm_failed} of "
+            f"{1 + r.metric.confirm_runs} runs"
+            for r in read
+            if r.metric.flaky
         ],
     )
     listed(
         "timeouts not charged (rerun alone, the item finished in time)",
         [
-            f"{r['id']}@{r['backend']}: {metrics(r)['timeout_unconfirmed'].get('first', '')}"
-            for r in records
-            if isinstance(metrics(r).get("timeout_unconfirmed"), dict)
+            f"{r.id}@{r.backend}: {r.metric.timeout_unconfirmed.get('first', '')}"
+            for r in read
+            if r.metric.timeout_unconfirmed is not None
         ],
     )
     # what the estimate models: the item's tensors at their peak (what the allocator reserved
@@ -358,16 +360,17 @@ def reliability_lines(records: list[dict[str, Any]], *, shown: int = 10) -> list
     listed(
         "items that took more GPU memory than estimated (see metrics.memory_*)",
         [
-            f"{r['id']}@{r['backend']}: "
-            f"{memory.size(metrics(r)['memory_peak_allocated_bytes'])} in tensors > "
-            f"{memory.size(metrics(r)['memory_estimate_bytes'])}"
-            for r in records
-            if metrics(r).get("memory_peak_allocated_bytes", 0)
-            > metrics(r).get("memory_estimate_bytes", 1e30)
+            f"{r.id}@{r.backend}: "
+            f"{memory.size(r.metric.memory_peak_allocated_bytes)} in tensors > "
+            f"{memory.size(r.metric.memory_estimate_bytes)}"
+            for r in read
+            if r.metric.memory_peak_allocated_bytes is not None
+            and r.metric.memory_estimate_bytes is not None
+            and r.metric.memory_peak_allocated_bytes > r.metric.memory_estimate_bytes
         ],
     )
-    alone = sum(bool(metrics(r).get("memory_alone")) for r in records)
-    waited = [metrics(r)["memory_wait_s"] for r in records if metrics(r).get("memory_wait_s")]
+    alone = sum(bool(r.metric.memory_alone) for r in read)
+    waited = [r.metric.memory_wait_s for r in read if r.metric.memory_wait_s]
     if alone or waited:
         lines.append(
             f"gemmconf: {len(waited)} item(s) waited for memory ({sum(waited):.0f} s in all); "

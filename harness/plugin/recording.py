@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from gemmconf.plugin import facts, options
+from gemmconf.record import Record, typed
 from gemmconf.report.results import ResultsWriter, writable, writer_of
 from gemmconf.scenario import SUITE_SUFFIXES
 
@@ -287,19 +288,20 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         _kept_summary(terminalreporter, config)
     if results.writer is None or not results.writer.records:
         return
-    records = results.writer.records
+    records = results.writer.records  # as JSON: what the hooks are given
     from gemmconf.report.summary import render_terminal_summary
 
     selection = config.stash[facts.SELECTION]
+    read = typed(records)
     for line in render_terminal_summary(
-        records,
+        read,
         config.stash[facts.MACHINE].capability,
         specs=selection.specs,
         seed=selection.seed,
         count_inherited=bool(options.get(config, "count_inherited")),
     ):
         terminalreporter.write_line(line)
-    for line in leak_warnings(records) + eager_warnings(records):
+    for line in leak_warnings(read) + eager_warnings(read):
         terminalreporter.write_line(line, yellow=True)
     for lines in config.hook.pytest_gemmconf_summary_lines(records=records, config=config):
         for line in lines:
@@ -364,13 +366,13 @@ def suite_files_outside(config: pytest.Config, suites: Path) -> list[str]:
     return found
 
 
-def leak_warnings(records: list[dict[str, Any]]) -> list[str]:
+def leak_warnings(records: list[Record]) -> list[str]:
     """One line per backend whose items left GPU memory allocated (metrics.leaked_bytes)."""
     leaks: dict[str, list[int]] = {}
     for record in records:
-        leaked = (record.get("metrics") or {}).get("leaked_bytes")
+        leaked = record.metric.leaked_bytes
         if leaked:
-            leaks.setdefault(record["backend"], []).append(leaked)
+            leaks.setdefault(record.backend, []).append(leaked)
     return [
         f"  warning: backend {backend} left GPU memory allocated after {len(sizes)} item(s) "
         f"(up to {max(sizes) / 2**20:.1f} MiB, {sum(sizes) / 2**20:.1f} MiB in all); see "
@@ -379,12 +381,10 @@ def leak_warnings(records: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def eager_warnings(records: list[dict[str, Any]]) -> list[str]:
+def eager_warnings(records: list[Record]) -> list[str]:
     """One line naming the items where the fp64 reference proved eager wrong (metrics.eager_wrong):
     findings about PyTorch itself, whatever the backend under test did."""
-    ids = sorted(
-        {record["id"] for record in records if (record.get("metrics") or {}).get("eager_wrong")}
-    )
+    ids = sorted({record.id for record in records if record.metric.eager_wrong})
     if not ids:
         return []
     shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")

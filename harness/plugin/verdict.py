@@ -1,12 +1,14 @@
 """An item's verdict: the outcome its reports decide (`Decision`, made by the items feature where
-the item ran) and the one results record built from it, which the recording feature writes."""
+the item ran) and the one results record built from it (a `gemmconf.record.Record`, as JSON),
+which the recording feature writes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from gemmconf.outcome import ItemOutcome, render
+from gemmconf.record import Metrics, Record
 
 
 @dataclass(frozen=True)
@@ -21,48 +23,6 @@ class Decision:
     xpass: str | None = None  # an xpassed item's expectation: "strict" (fails) or "non-strict"
     eager_fails: bool = False  # a failed or xfailed item eager's expectations fail here too
     inherited: str | None = None  # whose failure it is, where not the backend's (attribution)
-
-
-@dataclass(frozen=True)
-class Record:
-    """One results.json record: the item's fields, built once (`build_record`), then a dict."""
-
-    id: str
-    suite: str
-    backend: str
-    scenario: str
-    op: str
-    dtype: str
-    shape: str
-    dims: dict[str, int]
-    axes: dict[str, str]
-    markers: list[str]
-    source: str
-    nodeid: str
-    outcome: str
-    duration_s: float
-    environment: dict[str, Any]
-    phase_s: dict[str, float] | None = None
-    kind: str | None = None
-    reason: str | None = None
-    details: str | None = None
-    metrics: dict[str, Any] | None = None
-    code_excerpt: str | None = None
-    skip_class: str | None = None
-    suite_error: bool = False
-    xpass: str | None = None  # on xpassed records: "strict" (a failure) or "non-strict" (not)
-    # failed and xfailed records of an item eager is expected to fail too on this hardware
-    # (suites/expectations/eager.yaml): a backend that leaves the op to aten inherits it
-    eager_fails: bool = False
-    # who computed the GEMM during the backend's call, and whose failure a failure is where not
-    # the backend's own (gemmconf.attribution)
-    computed_by: str | None = None
-    inherited: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON record: fields without a value are left out (as they always were)."""
-        record = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {k: v for k, v in record.items() if v is not None and v is not False}
 
 
 def build_record(
@@ -86,7 +46,7 @@ def build_record(
         kind=decision.kind or (run.kind if run is not None else None),
         reason=reason,
         details=details,
-        metrics=dict(run.metrics) if run is not None and run.metrics else None,
+        metrics=Metrics(dict(run.metrics)) if run is not None and run.metrics else None,
         code_excerpt=None if run is None else run.code_excerpt,
         suite_error=run is not None and run.suite_error,
         xpass=decision.xpass,
@@ -94,7 +54,7 @@ def build_record(
         computed_by=run.computed_by if run is not None and decision.outcome != "error" else None,
         inherited=decision.inherited,
     )
-    return record.as_dict()
+    return record.to_json()
 
 
 STATIC_FIELDS = (

@@ -18,6 +18,7 @@ import shutil
 import sys
 from typing import Any
 
+from gemmconf.record import Record
 from gemmconf.report import diff as diff_mod
 from gemmconf.report import merge as merge_mod
 from gemmconf.report import perf
@@ -354,13 +355,14 @@ def _csv(args: argparse.Namespace) -> int:
     return OK
 
 
-def csv_row(record: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
-    metrics = record.get("metrics") or {}
-    row = {column: record.get(column, "") for column in CSV_COLUMNS}
+def csv_row(record: Record, document: dict[str, Any]) -> dict[str, Any]:
+    """One CSV row: the record's fields by column name (its JSON), the device and the metrics."""
+    fields = record.to_json()
+    row = {column: fields.get(column, "") for column in CSV_COLUMNS}
     row["device"] = merge_mod.device_of(record, document)
-    row["markers"] = ";".join(record.get("markers") or [])
-    row["axes"] = ";".join(f"{k}={v}" for k, v in (record.get("axes") or {}).items())
-    row.update({name: metrics.get(name, "") for name in (*CSV_METRICS, *CSV_LATER_METRICS)})
+    row["markers"] = ";".join(record.markers or [])
+    row["axes"] = ";".join(f"{k}={v}" for k, v in (record.axes or {}).items())
+    row.update({name: record.metric.get(name, "") for name in (*CSV_METRICS, *CSV_LATER_METRICS)})
     return {k: "" if v is None else csv_cell(v) for k, v in row.items()}
 
 

@@ -36,9 +36,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from gemmconf.record import Record, typed
 from gemmconf.report import perf
 from gemmconf.report.merge import device_of, seeds, suite_versions
 from gemmconf.report.results import FAILING, is_failing
@@ -55,7 +56,7 @@ class NoCommonBackend(ValueError):
 
 
 def backends_of(document: dict[str, Any]) -> list[str]:
-    return sorted({str(r.get("backend")) for r in document["records"]})
+    return sorted({r.backend for r in typed(document["records"])})
 
 
 def relabeled(document: dict[str, Any], name: str, *, file: str = "the run") -> dict[str, Any]:
@@ -67,7 +68,7 @@ def relabeled(document: dict[str, Any], name: str, *, file: str = "the run") -> 
             f"--as {name}: {file} holds several backends ({', '.join(labels)}); --as compares "
             "runs of one backend each"
         )
-    records = [{**r, "backend": name} for r in document["records"]]
+    records = [replace(r, backend=name) for r in typed(document["records"])]
     return {**document, "records": records}
 
 
@@ -161,17 +162,17 @@ def _by_device(documents: Iterable[dict[str, Any]]) -> bool:
     for document in documents:
         seen: set[tuple[str, str]] = set()
         for record in document["records"]:
-            pair = (str(record.get("id")), str(record.get("backend")))
+            pair = (record.id, record.backend)
             if pair in seen:
                 return True
             seen.add(pair)
     return False
 
 
-def _index(document: dict[str, Any], by_device: bool) -> dict[Key, dict[str, Any]]:
-    index: dict[Key, dict[str, Any]] = {}
+def _index(document: dict[str, Any], by_device: bool) -> dict[Key, Record]:
+    index: dict[Key, Record] = {}
     for record in document["records"]:
-        key: Key = (str(record.get("id")), str(record.get("backend")))
+        key: Key = (record.id, record.backend)
         if by_device:
             key = (*key, device_of(record, document))
         index[key] = record
@@ -213,6 +214,8 @@ def diff(
 ) -> Diff:
     if metric not in perf.COMPARED:
         raise ValueError(f"unknown benchmark metric {metric!r}; known: {', '.join(perf.COMPARED)}")
+    old = {**old, "records": typed(old["records"])}
+    new = {**new, "records": typed(new["records"])}
     old_labels, new_labels = backends_of(old), backends_of(new)
     if old_labels and new_labels and not set(old_labels) & set(new_labels):
         raise NoCommonBackend(
@@ -235,16 +238,16 @@ def diff(
 def _compare_item(
     result: Diff,
     key: Key,
-    was: dict[str, Any] | None,
-    now: dict[str, Any] | None,
+    was: Record | None,
+    now: Record | None,
     *,
     k: float,
     min_change: float,
 ) -> None:
     """Compare one item's records (None: absent from that run) into `result`."""
     by_device = result.by_device
-    old_outcome = was.get("outcome") if was else None
-    new_outcome = now.get("outcome") if now else None
+    old_outcome = was.outcome if was else None
+    new_outcome = now.outcome if now else None
     if was is not None and now is not None and old_outcome == new_outcome == "passed":
         _compare_timing(result, key, was, now, by_device, k=k, min_change=min_change)
         _note_closeness(result, key, was, now, by_device)
@@ -262,7 +265,7 @@ def _compare_item(
         else:
             result.unchanged += 1
         return
-    source = now or was or {}
+    source = now or was
     change = Change(
         kind=kind,
         id=key[0],
@@ -270,8 +273,8 @@ def _compare_item(
         device=key[2] if by_device else None,
         old=old_outcome,
         new=new_outcome,
-        reason=str((now or {}).get("reason") or (was or {}).get("reason") or ""),
-        nodeid=source.get("nodeid"),
+        reason=(now.reason if now else None) or (was.reason if was else None) or "",
+        nodeid=source.nodeid if source else None,
     )
     {
         "regression": result.regressions,
@@ -284,8 +287,8 @@ def _note_runs(
     result: Diff,
     old: dict[str, Any],
     new: dict[str, Any],
-    before: dict[Key, dict[str, Any]],
-    after: dict[Key, dict[str, Any]],
+    before: dict[Key, Record],
+    after: dict[Key, Record],
 ) -> None:
     """Notes on the runs as wholes: suite versions, clocks, seeds, removed items, incomplete."""
     old_name, new_name = result.old_name, result.new_name
@@ -322,14 +325,14 @@ def _note_runs(
 def _compare_timing(
     result: Diff,
     key: Key,
-    was: dict[str, Any],
-    now: dict[str, Any],
+    was: Record,
+    now: Record,
     by_device: bool,
     *,
     k: float,
     min_change: float,
 ) -> None:
-    old_metrics, new_metrics = was.get("metrics") or {}, now.get("metrics") or {}
+    old_metrics, new_metrics = was.metric, now.metric
     if result.metric not in old_metrics or result.metric not in new_metrics:
         return
     result.timed += 1
@@ -351,11 +354,8 @@ def _compare_timing(
     (result.slower if kind == "slower" else result.faster).append(entry)
 
 
-def _note_closeness(
-    result: Diff, key: Key, was: dict[str, Any], now: dict[str, Any], by_device: bool
-) -> None:
-    old_metrics, new_metrics = was.get("metrics") or {}, now.get("metrics") or {}
-    old_ratio, new_ratio = old_metrics.get("err_ratio"), new_metrics.get("err_ratio")
+def _note_closeness(result: Diff, key: Key, was: Record, now: Record, by_device: bool) -> None:
+    old_ratio, new_ratio = was.metric.err_ratio, now.metric.err_ratio
     if old_ratio is None or new_ratio is None:
         return
     result.judged += 1
@@ -368,19 +368,17 @@ def _note_closeness(
             device=key[2] if by_device else None,
             old=float(old_ratio),
             new=float(new_ratio),
-            max_ratio=new_metrics.get("max_ratio") or old_metrics.get("max_ratio"),
+            max_ratio=now.metric.max_ratio or was.metric.max_ratio,
         )
     )
 
 
-def _clock_notes(before: dict[Key, dict[str, Any]], after: dict[Key, dict[str, Any]]) -> list[str]:
+def _clock_notes(before: dict[Key, Record], after: dict[Key, Record]) -> list[str]:
     """A note when the two runs' GPUs ran at clearly different SM clocks (median over items)."""
 
-    def median_clock(index: dict[Key, dict[str, Any]]) -> float | None:
+    def median_clock(index: dict[Key, Record]) -> float | None:
         clocks = sorted(
-            float(m["gpu_sm_clock_mhz"])
-            for r in index.values()
-            if (m := r.get("metrics") or {}).get("gpu_sm_clock_mhz")
+            float(r.metric.gpu_sm_clock_mhz) for r in index.values() if r.metric.gpu_sm_clock_mhz
         )
         return clocks[len(clocks) // 2] if clocks else None
 

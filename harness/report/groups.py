@@ -24,6 +24,7 @@ from typing import Any
 
 from gemmconf import attribution
 from gemmconf.ids import standalone_command
+from gemmconf.record import Record, typed
 from gemmconf.report.results import is_failing
 
 # What varies between the items of one cause, in the order it is taken out of a reason
@@ -50,7 +51,7 @@ class FailureGroup:
     inherited: str | None  # "eager" or "torch.compile" (gemmconf.attribution); None: its own
     signature: str
     ids: tuple[str, ...]  # every failing item's record id, in id order
-    representative: Mapping[str, Any]  # the group's smallest record
+    representative: Record  # the group's smallest record
     pattern: tuple[str, ...]  # what the items have in common: "op addmm", "bias M1, N (of 4)"
 
     @property
@@ -60,7 +61,7 @@ class FailureGroup:
     @property
     def cause(self) -> str:
         """The representative's reason, first line: the group's cause in the backend's words."""
-        reason = str(self.representative.get("reason") or self.kind or "failed")
+        reason = self.representative.reason or self.kind or "failed"
         return " ".join(reason.splitlines()[0].split()) if reason.strip() else self.kind
 
     def title(self) -> str:
@@ -71,12 +72,11 @@ class FailureGroup:
 
     def repro_command(self, spec: str | None = None, seed: int | None = None) -> str:
         """`gemmconf repro ID --backend SPEC`: the representative's standalone repro."""
-        arch = self.representative.get("target_arch")
         return standalone_command(
-            str(self.representative.get("id")),
+            self.representative.id,
             spec or self.backend,
             seed=seed,
-            target_arch=str(arch) if arch else None,
+            target_arch=self.representative.target_arch or None,
         )
 
 
@@ -88,18 +88,19 @@ def signature(reason: str | None) -> str:
     return text.strip()[:SIGNATURE_CHARS]
 
 
-def group_failures(records: Sequence[Mapping[str, Any]]) -> list[FailureGroup]:
+def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[FailureGroup]:
     """The failing records (`results.is_failing`) grouped by cause: the backend's own groups
     first, largest first, then the inherited ones; ties in id order."""
-    clusters: dict[tuple[str, str, str | None, str], list[Mapping[str, Any]]] = {}
+    records = typed(records)
+    clusters: dict[tuple[str, str, str | None, str], list[Record]] = {}
     for record in records:
         if not is_failing(record):
             continue
         key = (
-            str(record.get("backend")),
-            str(record.get("kind") or record.get("outcome")),
-            record.get("inherited") if attribution.is_inherited(record) else None,
-            signature(record.get("reason")),
+            record.backend,
+            record.kind or record.outcome,
+            record.inherited if attribution.is_inherited(record) else None,
+            signature(record.reason),
         )
         clusters.setdefault(key, []).append(record)
     groups = [
@@ -108,7 +109,7 @@ def group_failures(records: Sequence[Mapping[str, Any]]) -> list[FailureGroup]:
             kind=kind,
             inherited=inherited,
             signature=sign,
-            ids=tuple(sorted(str(r.get("id")) for r in members)),
+            ids=tuple(sorted(r.id for r in members)),
             representative=min(members, key=_smallness),
             pattern=pattern(members, records),
         )
@@ -117,30 +118,25 @@ def group_failures(records: Sequence[Mapping[str, Any]]) -> list[FailureGroup]:
     return sorted(groups, key=lambda g: (g.inherited is not None, -g.size, g.backend, g.ids[0]))
 
 
-def _smallness(record: Mapping[str, Any]) -> tuple[float, str]:
-    dims = record.get("dims") or {}
-    sizes = [v for v in dims.values() if isinstance(v, int | float)]
-    return (math.prod(sizes) if sizes else math.inf, str(record.get("id")))
+def _smallness(record: Record) -> tuple[float, str]:
+    sizes = [v for v in (record.dims or {}).values() if isinstance(v, int | float)]
+    return (math.prod(sizes) if sizes else math.inf, record.id)
 
 
-def pattern(
-    members: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]]
-) -> tuple[str, ...]:
+def pattern(members: Sequence[Record], records: Sequence[Record]) -> tuple[str, ...]:
     """What `members` have in common, beyond their cause: their ops, and each axis whose values
     among them are only some of those the run had for the same scenarios and backend."""
-    scenarios = {(r.get("suite"), r.get("scenario"), r.get("backend")) for r in members}
-    population = [
-        r for r in records if (r.get("suite"), r.get("scenario"), r.get("backend")) in scenarios
-    ]
-    found = [f"op {_listed(sorted({str(r.get('op')) for r in members}))}"]
-    axes = sorted({"dtype"} | {axis for r in members for axis in (r.get("axes") or {})})
+    scenarios = {(r.suite, r.scenario, r.backend) for r in members}
+    population = [r for r in records if (r.suite, r.scenario, r.backend) in scenarios]
+    found = [f"op {_listed(sorted({str(r.op) for r in members}))}"]
+    axes = sorted({"dtype"} | {axis for r in members for axis in (r.axes or {})})
     for axis in axes:
         failing = _values(members, axis)
         every = _values(population, axis)
         if failing != every and len(failing) <= PATTERN_VALUES:
             found.append(f"{axis} {_listed(sorted(failing))} (of {len(every)})")
     if len(found) == 1:
-        names = sorted({f"{r.get('suite')}/{r.get('scenario')}" for r in members})
+        names = sorted({f"{r.suite}/{r.scenario}" for r in members})
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         share = (
             "every item"
@@ -158,12 +154,12 @@ def _listed(values: Sequence[str]) -> str:
     )
 
 
-def _values(records: Sequence[Mapping[str, Any]], axis: str) -> set[str]:
+def _values(records: Sequence[Record], axis: str) -> set[str]:
     """The values of `axis` among `records`; the dtype of every record (a scenario that fixes it
     has no such axis), of other axes those of the records that have the axis."""
     if axis == "dtype":
-        return {str(r.get("dtype")) for r in records}
-    return {str(r["axes"][axis]) for r in records if axis in (r.get("axes") or {})}
+        return {str(r.dtype) for r in records}
+    return {str(r.axes[axis]) for r in records if r.axes and axis in r.axes}
 
 
 def summary_lines(
@@ -215,7 +211,7 @@ def page_groups(
             "title": g.title(),
             "cause": g.cause,
             "pattern": list(g.pattern),
-            "representative": str(g.representative.get("id")),
+            "representative": g.representative.id,
             "repro": g.repro_command((specs or {}).get(g.backend), seed),
             "ids": list(g.ids),
         }

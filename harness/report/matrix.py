@@ -38,6 +38,7 @@ from typing import Any
 import jinja2
 
 from gemmconf import attribution, ids
+from gemmconf.record import Record, typed
 from gemmconf.report import merge, results
 from gemmconf.report.page import _script_json, backend_specs, shown_command
 from gemmconf.report.quoting import terminal
@@ -165,12 +166,12 @@ class Matrix:
         return found
 
 
-def family_of(record: Mapping[str, Any]) -> str:
+def family_of(record: Record) -> str:
     """`dense/first` for a record of suites/dense/first.yaml: the suite file, relative to the
     suite folder (a checkout's run records `suites/dense/first.yaml:3`, `gemmconf run`'s
     `dense/first.yaml:3`), without its suffix; the suite's name where no source is recorded."""
-    source = record.get("source")
-    if isinstance(source, str) and source:
+    source = record.source
+    if source:
         path = source.rsplit(":", 1)[0] if re.search(r":\d+$", source) else source
         parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
         if "suites" in parts[:-1]:
@@ -178,16 +179,16 @@ def family_of(record: Mapping[str, Any]) -> str:
         if parts:
             parts[-1] = re.sub(r"\.ya?ml$", "", parts[-1])
             return "/".join(parts)
-    return str(record.get("suite") or "(no suite)")
+    return record.suite or "(no suite)"
 
 
 def folder_of(family: str) -> str:
     return family.split("/", 1)[0] if "/" in family else ""
 
 
-def category_of(record: Mapping[str, Any]) -> str:
+def category_of(record: Record) -> str:
     """Which of `CATEGORIES` a record counts in."""
-    outcome = record.get("outcome")
+    outcome = record.outcome
     if outcome == "skipped":
         return "skipped"
     if outcome == "error":
@@ -196,15 +197,15 @@ def category_of(record: Mapping[str, Any]) -> str:
         if attribution.is_inherited(record):
             return "inherited"
         return "xfailed" if outcome == "xfailed" else "own_failed"
-    who = record.get("computed_by")  # a pass, or a non-strict xpass (fails nothing)
+    who = record.computed_by  # a pass, or a non-strict xpass (fails nothing)
     if who in (attribution.BACKEND, attribution.MIXED):
         return "own_passed"
     return "pytorch_passed" if who == attribution.PYTORCH else "unobserved_passed"
 
 
-def environment_of(record: Mapping[str, Any], document: Mapping[str, Any]) -> dict[str, Any]:
+def environment_of(record: Record | None, document: Mapping[str, Any]) -> dict[str, Any]:
     """A record's environment, else its run's (a mapping, whatever the file holds there)."""
-    for found in (record.get("environment"), document.get("environment")):
+    for found in (record and record.environment, document.get("environment")):
         if isinstance(found, dict) and found:
             return found
     return {}
@@ -229,11 +230,11 @@ def hardware_class_of(environment: Mapping[str, Any]) -> str:
     return "unknown"
 
 
-def column_of(record: Mapping[str, Any], document: Mapping[str, Any]) -> Column:
+def column_of(record: Record, document: Mapping[str, Any]) -> Column:
     environment = environment_of(record, document)
     return Column(
         hardware_class=hardware_class_of(environment),
-        backend=str(record["backend"]),
+        backend=record.backend,
         device=device_of(environment),
     )
 
@@ -296,40 +297,38 @@ def standalone_command(item_id: str, spec: str, seed: int, target_arch: str | No
     return " ".join(["gemmconf", "repro", shell_word(item_id), *options])
 
 
-def _seed_of(record: Mapping[str, Any], document: Mapping[str, Any]) -> int:
-    for value in (record.get("seed"), document.get("seed")):
+def _seed_of(record: Record, document: Mapping[str, Any]) -> int:
+    for value in (record.seed, document.get("seed")):
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     return 0
 
 
 def _item(
-    record: Mapping[str, Any],
+    record: Record,
     document: Mapping[str, Any],
     specs: Mapping[str, str],
     category: str,
     run: int,
 ) -> Item:
-    label = str(record["backend"])
+    label = record.backend
     spec = specs.get(label, label)
     seed = _seed_of(record, document)
-    target = record.get("target_arch") or document.get("target_arch")
-    nodeid = record.get("nodeid") or ids.node_id(
-        str(record.get("source") or ""), str(record["id"]), label
-    )
-    reason = str(record.get("reason") or "").strip()
+    target = record.target_arch or document.get("target_arch")
+    nodeid = record.nodeid or ids.node_id(record.source or "", record.id, label)
+    reason = (record.reason or "").strip()
     first = reason.splitlines()[0] if reason else ""
     if len(first) > REASON_CHARS:
         first = first[:REASON_CHARS] + " ..."
     return Item(
-        id=str(record["id"]),
+        id=record.id,
         category=category,
-        outcome=str(record["outcome"]),
-        kind=str(record.get("kind") or record["outcome"]),
-        inherited=record.get("inherited") if category == "inherited" else None,
+        outcome=record.outcome,
+        kind=record.kind or record.outcome,
+        inherited=record.inherited if category == "inherited" else None,
         reason=terminal(first),
-        rerun=rerun_command(str(nodeid), spec, seed, target),
-        standalone=standalone_command(str(record["id"]), spec, seed, target),
+        rerun=rerun_command(nodeid, spec, seed, target),
+        standalone=standalone_command(record.id, spec, seed, target),
         run=run,
     )
 
@@ -343,17 +342,17 @@ class _Builder:
     def __init__(self, later_wins: bool) -> None:
         self.later_wins = later_wins
         self.placed: dict[tuple[Column, str], tuple[str, str, int]] = {}  # -> family, file, run
-        self.records: dict[tuple[Column, str], tuple[Mapping, Mapping, Mapping, int]] = {}
+        self.records: dict[tuple[Column, str], tuple[Record, Mapping, Mapping, int]] = {}
 
     def add(self, path: str, document: Mapping[str, Any], run: int) -> None:
         specs = backend_specs(dict(document))
-        for record in document["records"]:
+        for record in typed(document["records"]):
             column = column_of(record, document)
-            key = (column, str(record["id"]))
+            key = (column, record.id)
             if key in self.placed and not self.later_wins:
                 earlier = self.placed[key][1]
                 raise results.ResultsError(
-                    f"{path}: {record['id']} on {column.backend} ({column.device}) is also in "
+                    f"{path}: {record.id} on {column.backend} ({column.device}) is also in "
                     f"{earlier}: give each backend's run on a machine once (shards of one run "
                     "add up; two runs of one item do not), or pass --later-wins to keep the "
                     "file named later"
@@ -383,18 +382,18 @@ class _Builder:
 
 
 def _run_of(number: int, path: str, document: Mapping[str, Any]) -> Run:
-    records = document["records"]
+    records = typed(document["records"])
     distinct: dict[str, dict[str, Any]] = {}  # a run's environments, once each
-    for record in records or [{}]:
+    for record in records or [None]:
         environment = environment_of(record, document)
         distinct.setdefault(json.dumps(environment, sort_keys=True, default=str), environment)
     environments = list(distinct.values())
     versions = list(dict.fromkeys(entry for e in environments for entry in _versions(e)))
-    commit = document.get("commit") or environment_of({}, document).get("commit")
+    commit = document.get("commit") or environment_of(None, document).get("commit")
     return Run(
         number=number,
         path=path,
-        backends=tuple(sorted({str(r["backend"]) for r in records})),
+        backends=tuple(sorted({r.backend for r in records})),
         devices=tuple(sorted({device_of(e) for e in environments})),
         hardware_classes=tuple(sorted({hardware_class_of(e) for e in environments})),
         versions=tuple(versions),

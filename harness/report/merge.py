@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gemmconf.record import Record, RecordError, typed
 from gemmconf.report import results
 
 UNKNOWN = "unknown"
@@ -42,9 +43,9 @@ class MergeError(ValueError):
     """The inputs cannot be merged as asked (mixed suite versions, duplicate records)."""
 
 
-def device_of(record: dict[str, Any], document: dict[str, Any] | None = None) -> str:
+def device_of(record: Record, document: dict[str, Any] | None = None) -> str:
     """The device name a record ran on: its own environment, else its file's."""
-    environment = record.get("environment") or (document or {}).get("environment") or {}
+    environment = record.environment or (document or {}).get("environment") or {}
     return str(environment.get("device_name") or environment.get("device") or "")
 
 
@@ -62,7 +63,8 @@ def seeds(document: dict[str, Any]) -> set[str]:
     with different seeds each record's own (`merge` keeps them there)."""
     seed = document.get("seed")
     if seed is None:
-        found = {str(r["seed"]) for r in document.get("records", []) if r.get("seed") is not None}
+        records = typed(document.get("records", []))
+        found = {str(r.seed) for r in records if r.seed is not None}
         return found or {UNKNOWN}
     return {str(seed)}
 
@@ -99,9 +101,11 @@ def merge(
     command: str | None = None,
     warnings: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Merge (name, document) pairs, in order, into one results document."""
+    """Merge (name, document) pairs, in order, into one results document (its records typed:
+    `write` writes them as JSON)."""
     if not inputs:
         raise MergeError("nothing to merge: give at least one results file")
+    inputs = [(name, {**doc, "records": typed(doc["records"])}) for name, doc in inputs]
     warnings = [] if warnings is None else warnings
     _check_suite_versions(inputs, allow_mixed, warnings)
     _check_shards(inputs, warnings)
@@ -154,22 +158,21 @@ def _merged_records(
     *,
     stamp_seed: bool,
     stamp_target: bool,
-) -> list[dict[str, Any]]:
+) -> list[Record]:
     """The inputs' records, one per (id, backend, device), sorted so; a MergeError where a key
     repeats (in one file: damaged; across files: unless `later_wins`). `stamp_seed` and
     `stamp_target`: the inputs disagree on it, so that each record carries its file's own."""
-    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+    merged: dict[tuple[str, str, str], Record] = {}
     origin: dict[tuple[str, str, str], str] = {}
     duplicates: list[str] = []
     for name, document in inputs:
         seen_here: set[tuple[str, str, str]] = set()
-        for raw in document["records"]:
-            record = dict(raw)
+        for record in document["records"]:
             if stamp_seed:
-                record.setdefault("seed", document.get("seed"))
+                record = record.stamped("seed", document.get("seed"))
             if stamp_target:
-                record.setdefault("target_arch", document.get("target_arch"))
-            key = (str(record.get("id")), str(record.get("backend")), device_of(record, document))
+                record = record.stamped("target_arch", document.get("target_arch"))
+            key = (record.id, record.backend, device_of(record, document))
             if key in seen_here:
                 raise MergeError(
                     f"{name}: holds two records for {key[0]} on {key[1]} "
@@ -190,27 +193,23 @@ def _merged_records(
             "given twice; pass --later-wins to let the file named later replace "
             "the earlier records"
         )
-    return sorted(
-        merged.values(), key=lambda r: (str(r.get("id")), str(r.get("backend")), device_of(r))
-    )
+    return sorted(merged.values(), key=lambda r: (r.id, r.backend, r.device))
 
 
-def never_ran(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def never_ran(records: Sequence[Record]) -> list[dict[str, Any]]:
     """The items skipped in every one of their records, each with where and why: ``{"id",
     "backend", "skipped_on": [{"device", "reason"}, ...]}``, sorted by id and backend."""
-    by_item: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    by_item: dict[tuple[str, str], list[Record]] = {}
     for record in records:
-        by_item.setdefault((str(record.get("id")), str(record.get("backend"))), []).append(record)
+        by_item.setdefault((record.id, record.backend), []).append(record)
     found = []
     for (item_id, backend), group in sorted(by_item.items()):
-        if all(r.get("outcome") == "skipped" for r in group):
+        if all(r.outcome == "skipped" for r in group):
             found.append(
                 {
                     "id": item_id,
                     "backend": backend,
-                    "skipped_on": [
-                        {"device": device_of(r) or None, "reason": r.get("reason")} for r in group
-                    ],
+                    "skipped_on": [{"device": r.device or None, "reason": r.reason} for r in group],
                 }
             )
     return found
@@ -261,25 +260,14 @@ def _provenance(name: str, document: dict[str, Any]) -> dict[str, Any]:
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    """`results.read`, plus a check of each record's identity and outcome; errors name the file
-    and the record."""
+    """`results.read`, its records read as `Record`s (each checked: identity, outcome, the type
+    of every field it has), and the run's fields checked; errors name the file, the record and
+    the field."""
     document = results.read(path)
-    for index, record in enumerate(document["records"]):
-        if not isinstance(record, dict):
-            raise results.ResultsError(f"{path}: record {index} is not an object")
-        missing = [k for k in ("id", "backend", "outcome") if not isinstance(record.get(k), str)]
-        if missing:
-            raise results.ResultsError(f"{path}: record {index} has no {', '.join(missing)}")
-        if record["outcome"] not in results.OUTCOMES:
-            raise results.ResultsError(
-                f"{path}: record {index} ({record['id']} on {record['backend']}) has outcome "
-                f"{record['outcome']!r}; expected one of {', '.join(results.OUTCOMES)}"
-            )
-        problem = _mistyped(record, RECORD_TYPES)
-        if problem:
-            raise results.ResultsError(
-                f"{path}: record {index} ({record['id']!r} on {record['backend']!r}) {problem}"
-            )
+    try:
+        records = typed(document["records"])
+    except RecordError as exc:
+        raise results.ResultsError(f"{path}: {exc}") from None
     problem = _mistyped(document, DOCUMENT_TYPES)
     if problem:
         raise results.ResultsError(f"{path}: the run's {problem}")
@@ -291,13 +279,13 @@ def load(path: str | Path) -> dict[str, Any]:
     backends = document.get("backends") or []
     if not isinstance(backends, list) or not all(isinstance(b, str) for b in backends):
         raise results.ResultsError(f"{path}: 'backends' is not a list of names")
-    return document
+    return {**document, "records": records}
 
 
-# The fields a results file's reader puts in printed commands (the page's reproduce command),
-# with the types a run writes: a seed is an integer everywhere (a seed of "0; touch /tmp/x #"
-# made the page's reproduce command run the attacker's command when pasted).
-RECORD_TYPES = {"seed": int, "nodeid": str, "source": str, "target_arch": str}
+# The run's fields a results file's reader puts in printed commands (the page's reproduce
+# command), with the types a run writes: a seed is an integer everywhere (a seed of
+# "0; touch /tmp/x #" made the page's reproduce command run the attacker's command when
+# pasted). A record's fields are checked by `Record.from_json`.
 DOCUMENT_TYPES = {"seed": int, "target_arch": str, "command": str}
 
 
@@ -325,7 +313,9 @@ def write(document: dict[str, Any], path: str | Path) -> Path:
     """Write a results document atomically, in the format `results.read` accepts."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    records = [r.to_json() if isinstance(r, Record) else r for r in document["records"]]
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    text = json.dumps({**document, "records": records}, indent=1, sort_keys=True)
+    tmp.write_text(text + "\n")
     os.replace(tmp, path)
     return path

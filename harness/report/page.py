@@ -28,6 +28,7 @@ from typing import Any
 import jinja2
 
 from gemmconf import attribution, ids
+from gemmconf.record import Record, typed
 from gemmconf.report import diff, results
 from gemmconf.report.groups import group_failures, page_groups
 from gemmconf.report.merge import device_of, load
@@ -133,7 +134,7 @@ def backend_specs(document: dict[str, Any]) -> dict[str, str]:
     """
     explicit = dict(document.get("backend_specs") or {})
     specs = [str(s) for s in document.get("backends") or []]
-    labels = sorted({str(r.get("backend")) for r in document["records"]})
+    labels = sorted({r.backend for r in typed(document["records"])})
     found: dict[str, str] = {}
     for label in labels:
         if label in explicit:
@@ -156,11 +157,9 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def _derived_nodeid(record: dict[str, Any]) -> str:
+def _derived_nodeid(record: Record) -> str:
     """What conformance.js rebuilds when a record's nodeid is left out (gemmconf.ids.node_id)."""
-    return ids.node_id(
-        str(record.get("source") or ""), str(record.get("id") or ""), str(record.get("backend"))
-    )
+    return ids.node_id(record.source or "", record.id, record.backend)
 
 
 @dataclass
@@ -186,6 +185,7 @@ class _Budget:
 
 def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
     """The JSON blob the page's script reads: run metadata and the compact records."""
+    document = {**document, "records": typed(document["records"])}
     strings, axes, markers, excerpts, dims = _Table(), _Table(), _Table(), _Table(), _Table()
     excerpt_budget = _Budget(
         EXCERPT_CHARS,
@@ -201,46 +201,47 @@ def page_data(document: dict[str, Any], *, name: str = "") -> dict[str, Any]:
     )
     rows = []
     for record in document["records"]:
-        excerpt = record.get("code_excerpt")
-        excerpt = excerpt_budget.fit(str(excerpt)) if excerpt else None
-        reason = record.get("reason")
-        if reason is not None and len(str(reason)) > REASON_CHARS:
-            reason = str(reason)[:REASON_CHARS] + " ..."
-        details = record.get("details")
-        details = None if details is None else details_budget.fit(str(details))
-        nodeid = record.get("nodeid")
+        excerpt = record.code_excerpt
+        excerpt = excerpt_budget.fit(excerpt) if excerpt else None
+        reason = record.reason
+        if reason is not None and len(reason) > REASON_CHARS:
+            reason = reason[:REASON_CHARS] + " ..."
+        details = None if record.details is None else details_budget.fit(record.details)
+        metrics = None if record.metrics is None else record.metrics.to_json()
         values = {
-            "id": strings.ref(record.get("id")),
-            "backend": strings.ref(record.get("backend")),
+            "id": strings.ref(record.id),
+            "backend": strings.ref(record.backend),
             "device": strings.ref(device_of(record, document)),
-            "suite": strings.ref(record.get("suite")),
-            "scenario": strings.ref(record.get("scenario")),
-            "op": strings.ref(record.get("op")),
-            "dtype": strings.ref(record.get("dtype")),
-            "shape": strings.ref(record.get("shape")),
-            "dims": dims.ref(_finite(record.get("dims"))),
-            "axes": axes.ref(_finite(record.get("axes"))),
-            "markers": markers.ref(list(record.get("markers") or [])),
-            "source": strings.ref(record.get("source")),
-            "nodeid": None if nodeid == _derived_nodeid(record) else strings.ref(nodeid),
-            "outcome": _outcome_index(record.get("outcome")),
+            "suite": strings.ref(record.suite),
+            "scenario": strings.ref(record.scenario),
+            "op": strings.ref(record.op),
+            "dtype": strings.ref(record.dtype),
+            "shape": strings.ref(record.shape),
+            "dims": dims.ref(_finite(record.dims)),
+            "axes": axes.ref(_finite(record.axes)),
+            "markers": markers.ref(list(record.markers or [])),
+            "source": strings.ref(record.source),
+            "nodeid": (
+                None if record.nodeid == _derived_nodeid(record) else strings.ref(record.nodeid)
+            ),
+            "outcome": results.OUTCOMES.index(record.outcome),
             "reason": strings.ref(reason),
-            "metrics": _finite(record.get("metrics")) or None,
-            "duration_s": _finite(record.get("duration_s")),
+            "metrics": _finite(metrics) or None,
+            "duration_s": _finite(record.duration_s),
             "excerpt": excerpts.ref(excerpt or None),
-            "skip_class": strings.ref(record.get("skip_class")),
-            "seed": _seed(record.get("seed")),
-            "target_arch": strings.ref(record.get("target_arch")),
+            "skip_class": strings.ref(record.skip_class),
+            "seed": _seed(record.seed),
+            "target_arch": strings.ref(record.target_arch),
             "details": strings.ref(details),
-            "kind": strings.ref(record.get("kind")),
-            "flaky": True if (record.get("metrics") or {}).get("flaky") is True else None,
+            "kind": strings.ref(record.kind),
+            "flaky": True if record.metric.flaky is True else None,
             "fails": (
                 False
-                if record.get("outcome") in results.FAILING and not results.is_failing(record)
+                if record.outcome in results.FAILING and not results.is_failing(record)
                 else None
             ),
-            "computed_by": strings.ref(record.get("computed_by")),
-            "inherited": strings.ref(record.get("inherited")),
+            "computed_by": strings.ref(record.computed_by),
+            "inherited": strings.ref(record.inherited),
         }
         row = [values[f] for f in FIELDS]
         while row and row[-1] is None:  # trailing empties cost bytes at 8,000 records
@@ -266,10 +267,7 @@ def _run_metadata(document: dict[str, Any]) -> dict[str, Any]:
     """The page's `run` entry: how the results were made, and the environments (the run's
     and each record's own, once each)."""
     environments = _Table()
-    for environment in [
-        document.get("environment"),
-        *(r.get("environment") for r in document["records"]),
-    ]:
+    for environment in [document.get("environment"), *(r.environment for r in document["records"])]:
         environments.ref(environment or None)
     return {
         "command": shown_command(document.get("command")),
@@ -285,13 +283,6 @@ def _run_metadata(document: dict[str, Any]) -> dict[str, Any]:
         "environments": _finite(environments.values),
         "merged_from": document.get("merged_from"),
     }
-
-
-def _outcome_index(outcome: Any) -> int:
-    try:
-        return results.OUTCOMES.index(outcome)
-    except ValueError:
-        raise results.ResultsError(f"record has an unknown outcome {outcome!r}") from None
 
 
 def _script_json(value: Any) -> str:
@@ -352,6 +343,7 @@ def render(
     """The whole page as one string; `baseline` (from `against_baseline`) adds its section.
     Failures inherited from eager or torch.compile are counted apart from the backends' own
     (gemmconf.attribution), unless `count_inherited`."""
+    document = {**document, "records": typed(document["records"])}
     data = page_data(document, name=name)
     run = data["run"]
     records = document["records"]
@@ -393,19 +385,19 @@ def render(
     )
 
 
-def _passes_by_backend(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def _passes_by_backend(records: list[Record]) -> list[tuple[str, str]]:
     """(backend, "72 passed (72 computed by PyTorch)") for each backend whose records say who
     computed their passes (files written before `computed_by` say nothing)."""
     found = []
-    for backend in sorted({str(r.get("backend")) for r in records}):
-        counts = attribution.passes_by_computer(r for r in records if r.get("backend") == backend)
+    for backend in sorted({r.backend for r in records}):
+        counts = attribution.passes_by_computer(r for r in records if r.backend == backend)
         if any(key in attribution.COMPUTED_BY for key in counts):
             found.append((backend, attribution.passes_text(counts)))
     return found
 
 
-def _inherited_failure(record: dict[str, Any]) -> bool:
-    return record.get("outcome") == "failed" and attribution.is_inherited(record)
+def _inherited_failure(record: Record) -> bool:
+    return record.outcome == "failed" and attribution.is_inherited(record)
 
 
 def page_for_run(

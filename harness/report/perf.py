@@ -24,9 +24,11 @@ must also exceed `k` times the larger of the two runs' relative spreads of one r
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from gemmconf.record import Metrics, Record, typed
 
 FAST_P = (0.8, 1.0, 1.2)
 SKINNY = 128  # min(M, N) at most this: a decode-like family of its own
@@ -63,28 +65,25 @@ class FamilySummary:
         }
 
 
-def family_of(record: dict[str, Any]) -> str:
+def family_of(record: Record) -> str:
     """The dtype, and " skinny" when min(M, N) <= SKINNY (decode-like shapes)."""
-    dims = record.get("dims") or {}
+    dims = record.dims or {}
     skinny = min(dims.get("M", SKINNY + 1), dims.get("N", SKINNY + 1)) <= SKINNY
-    return f"{record.get('dtype')}{' skinny' if skinny else ''}"
+    return f"{record.dtype}{' skinny' if skinny else ''}"
 
 
-def families(records: Sequence[dict[str, Any]]) -> list[FamilySummary]:
+def families(records: Sequence[Record | Mapping[str, Any]]) -> list[FamilySummary]:
     """Per (backend, family) of a benchmark run: geomean vs cuBLAS and fast_p (FAST_P)."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for record in records:
-        if record.get("outcome") == "skipped":
+    groups: dict[tuple[str, str], list[Record]] = {}
+    for record in typed(records):
+        if record.outcome == "skipped":
             continue
-        groups.setdefault((str(record.get("backend")), family_of(record)), []).append(record)
+        groups.setdefault((record.backend, family_of(record)), []).append(record)
     summaries = []
     for (backend, family), members in sorted(groups.items()):
         # only a correct answer counts as fast: a failed item's speed is 0
         ratios = [
-            float((r.get("metrics") or {}).get("vs_cublas") or 0.0)
-            if r.get("outcome") == "passed"
-            else 0.0
-            for r in members
+            float(r.metric.vs_cublas or 0.0) if r.outcome == "passed" else 0.0 for r in members
         ]
         timed = [x for x in ratios if x > 0]
         summaries.append(
@@ -100,24 +99,25 @@ def families(records: Sequence[dict[str, Any]]) -> list[FamilySummary]:
     return summaries
 
 
-def table(records: Sequence[dict[str, Any]]) -> list[str]:
+def table(records: Sequence[Record | Mapping[str, Any]]) -> list[str]:
     """The benchmark figures of a run: one line per benchmarked record, then the families."""
-    rows = [r for r in records if "tflops" in (r.get("metrics") or {})]
+    records = typed(records)
+    rows = [r for r in records if "tflops" in r.metric]
     if not rows:
         return []
-    width = max(len(r["id"]) for r in rows)
+    width = max(len(r.id) for r in rows)
     lines = [
         f"  {'item':<{width}}  {'backend':<12} {'ms':>9} {'±':>6} {'host us':>8} "
         f"{'TFLOP/s':>9} {'cuBLAS':>9} {'vs cuBLAS':>9}"
     ]
-    for r in sorted(rows, key=lambda r: (r["id"], r["backend"])):
-        m = r["metrics"]
-        host = m.get("host_ms")
+    for r in sorted(rows, key=lambda r: (r.id, r.backend)):
+        m = r.metric
+        host = m.host_ms
         lines.append(
-            f"  {r['id']:<{width}}  {r['backend']:<12} {m['time_ms']:>9.4f} "
-            f"{_pct(m.get('time_spread_ms'), m['time_ms']):>6} "
+            f"  {r.id:<{width}}  {r.backend:<12} {m.time_ms:>9.4f} "
+            f"{_pct(m.time_spread_ms, m.time_ms):>6} "
             f"{'' if host is None else f'{host * 1e3:.1f}':>8} "
-            f"{m['tflops']:>9.1f} {m['cublas_tflops']:>9.1f} {m['vs_cublas']:>8.2f}x"
+            f"{m.tflops:>9.1f} {m.cublas_tflops:>9.1f} {m.vs_cublas:>8.2f}x"
         )
     summary = [s for s in families(records) if s.timed or s.items]
     name_width = max(len(f"{s.backend} {s.family}") for s in summary) if summary else 6
@@ -154,16 +154,16 @@ class PerfChange:
         return asdict(self)
 
 
-def standard_error(metrics: dict[str, Any], spread_name: str) -> float:
+def standard_error(metrics: Metrics, spread_name: str) -> float:
     """Standard error of a recorded median (0 when the record has no spread)."""
     spread = metrics.get(spread_name)
-    reps = metrics.get("bench_reps")
+    reps = metrics.bench_reps
     if not spread or not reps:
         return 0.0
     return MEDIAN_SE * float(spread) / math.sqrt(float(reps))
 
 
-def relative_spread(metrics: dict[str, Any], metric: str) -> float:
+def relative_spread(metrics: Metrics, metric: str) -> float:
     """The spread of one repetition as a fraction of the recorded median (0 when none)."""
     spread, value = metrics.get(COMPARED[metric][0]), metrics.get(metric)
     if not spread or not value or float(value) <= 0:
@@ -172,8 +172,8 @@ def relative_spread(metrics: dict[str, Any], metric: str) -> float:
 
 
 def compare(
-    old: dict[str, Any] | None,
-    new: dict[str, Any] | None,
+    old: Metrics | None,
+    new: Metrics | None,
     metric: str,
     *,
     k: float = NOISE_K,
@@ -181,10 +181,10 @@ def compare(
 ) -> tuple[str, float, float, float, float] | None:
     """("slower" | "faster", old value, new value, relative change, noise) when `metric` moved
     beyond the noise model between two records' metrics; None otherwise or when not timed."""
-    if not old or not new or metric not in old or metric not in new:
+    if old is None or new is None or metric not in old or metric not in new:
         return None
     spread_name, higher_better = COMPARED[metric]
-    before, after = float(old[metric]), float(new[metric])
+    before, after = float(old.get(metric)), float(new.get(metric))
     if not (before > 0 and after > 0 and math.isfinite(before) and math.isfinite(after)):
         return None
     noise = k * max(
@@ -198,19 +198,18 @@ def compare(
     return ("slower" if worse else "faster", before, after, delta / before, noise)
 
 
-def kernel_summary(records: Sequence[dict[str, Any]]) -> list[str]:
+def kernel_summary(records: Sequence[Record | Mapping[str, Any]]) -> list[str]:
     """One line per backend that reports its kernels (metrics `kernel_signatures`, a list of
     ids, and `kernel_compiles`): launches, distinct signatures, and what compiled."""
-    by_backend: dict[str, list[dict[str, Any]]] = {}
-    for record in records:
-        metrics = record.get("metrics") or {}
-        if isinstance(metrics.get("kernel_signatures"), list):
-            by_backend.setdefault(str(record.get("backend")), []).append(metrics)
+    by_backend: dict[str, list[Metrics]] = {}
+    for record in typed(records):
+        if record.metric.kernel_signatures is not None:
+            by_backend.setdefault(record.backend, []).append(record.metric)
     lines = []
     for backend, items in sorted(by_backend.items()):
-        launched = [s for m in items for s in m["kernel_signatures"]]
-        compiles = sum(int(m.get("kernel_compiles") or 0) for m in items)
-        seconds = sum(float(m.get("kernel_compile_s") or 0.0) for m in items)
+        launched = [s for m in items for s in m.kernel_signatures]
+        compiles = sum(int(m.kernel_compiles or 0) for m in items)
+        seconds = sum(float(m.kernel_compile_s or 0.0) for m in items)
         took = f" in {seconds:.1f} s of first launches" if compiles else ""
         lines.append(
             f"gemmconf kernels: {backend}: {len(items)} items launched {len(launched)} kernel "

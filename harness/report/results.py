@@ -21,11 +21,12 @@ import os
 import tempfile
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from gemmconf import attribution, kinds
+from gemmconf.record import OUTCOMES, Record, typed
 
 try:
     import fcntl
@@ -34,7 +35,6 @@ except ImportError:  # Windows: no lock, and no check that another run writes th
 
 FORMAT = "gemmconf-results"
 VERSION = 1
-OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "skipped", "error")
 FAILING = ("failed", "xpassed", "error")  # outcomes that can fail a run (see `is_failing`)
 PARTIAL_HEADER = "gemmconf_partial_run"  # the key of a .partial file's first line
 
@@ -86,6 +86,7 @@ class ResultsWriter:
             self._stream.close()
             self._stream = None
         self._finished = True
+        read = typed(self.records)
         document = {
             "format": FORMAT,
             "version": VERSION,
@@ -93,8 +94,8 @@ class ResultsWriter:
             "exit_status": exit_status,
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             **self.run,
-            **document_counts(self.records),
-            "kind_counts": count_kinds(self.records),
+            **document_counts(read),
+            "kind_counts": count_kinds(read),
             "records": sorted(self.records, key=lambda r: (r["id"], r["backend"])),
         }
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -169,45 +170,41 @@ def writable(path: Path, *, creatable: Path | None = None) -> str | None:
     return None
 
 
-def count(records: list[dict[str, Any]]) -> dict[str, int]:
+def count(records: Iterable[Record]) -> dict[str, int]:
     totals = dict.fromkeys(OUTCOMES, 0)
     for record in records:
-        totals[record["outcome"]] = totals.get(record["outcome"], 0) + 1
+        totals[record.outcome] = totals.get(record.outcome, 0) + 1
     return totals
 
 
-def document_counts(records: list[dict[str, Any]]) -> dict[str, Any]:
+def document_counts(records: Sequence[Record]) -> dict[str, Any]:
     """A results document's counts: records by outcome (`counts`), and per backend its passes
     by who computed them and its failures inherited by whom from (`attribution`)."""
     return {"counts": count(records), "attribution": attribution.by_backend(records)}
 
 
-def is_failing(record: Mapping[str, Any]) -> bool:
+def is_failing(record: Record) -> bool:
     """Whether the record fails its run: failed, error, or an xpass of a strict expectation. A
     non-strict expectation's xpass (`strict: false`: a bug that shows only on some runs or
     hosts) is reported and fails nothing. Records of files written before the `xpass` field
     are told apart by their reason, which starts "[XPASS(strict)]" or "[XPASS]"."""
-    outcome = record.get("outcome")
-    if outcome != "xpassed":
-        return outcome in FAILING
-    xpass = record.get("xpass")
-    if xpass is None:
-        return not str(record.get("reason") or "").startswith("[XPASS] ")
-    return xpass != "non-strict"
+    if record.outcome != "xpassed":
+        return record.outcome in FAILING
+    if record.xpass is None:
+        return not (record.reason or "").startswith("[XPASS] ")
+    return record.xpass != "non-strict"
 
 
 def count_kinds(
-    records: list[dict[str, Any]], outcomes: tuple[str, ...] | None = None
+    records: Iterable[Record], outcomes: tuple[str, ...] | None = None
 ) -> dict[str, int]:
     """Records of the given outcomes (default: the failing records, `is_failing`) by failure
     kind, in `kinds.KINDS` order ("unsupported" and "wrong values" are counted apart, never
     together); records without a kind (an xpass) count as "(no kind)"."""
     found: dict[str, int] = {}
     for record in records:
-        if is_failing(record) if outcomes is None else record["outcome"] in outcomes:
-            kind = record.get("kind") or (
-                "xpass" if record["outcome"] == "xpassed" else "(no kind)"
-            )
+        if is_failing(record) if outcomes is None else record.outcome in outcomes:
+            kind = record.kind or ("xpass" if record.outcome == "xpassed" else "(no kind)")
             found[kind] = found.get(kind, 0) + 1
     order = {kind: i for i, kind in enumerate(kinds.KINDS)}
     return dict(sorted(found.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
@@ -304,9 +301,20 @@ def _read_partial(path: Path, text: str) -> dict[str, Any]:
         "finished": None,
         "from_partial": True,
         "dropped_lines": dropped,
-        **document_counts([r for r in records if isinstance(r, dict) and "outcome" in r]),
+        **document_counts(_countable(records)),
         "records": sorted(records, key=_order),
     }
+
+
+def _countable(rows: list[Any]) -> list[Record]:
+    """The rows of a partial file that read as records (`merge.load` names the others)."""
+    found = []
+    for row in rows:
+        try:
+            found.append(Record.from_json(row))
+        except ValueError:
+            continue
+    return found
 
 
 def _order(record: Any) -> tuple[str, str]:

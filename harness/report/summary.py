@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import functools
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from gemmconf import attribution
+from gemmconf.record import Record, typed
 from gemmconf.report.groups import group_failures, summary_lines
 from gemmconf.report.quoting import terminal
 from gemmconf.report.results import FAILING, count_kinds, is_failing
@@ -48,7 +49,7 @@ Row = tuple[tuple[str, str, str], Counter]
 
 
 def render_terminal_summary(
-    records: list[dict[str, Any]],
+    records: Iterable[Record | Mapping[str, Any]],
     capability: Any,
     *,
     max_rows: int = MAX_ROWS,
@@ -60,6 +61,7 @@ def render_terminal_summary(
     """The summary's lines; `specs` (label -> the --backend text that named it) and `seed` make
     the repro commands of the failure groups; `count_inherited` counts inherited failures
     among the backends' own (FAIL), where by default they have a column of their own."""
+    records = typed(records)
     column = functools.partial(_column, count_inherited=count_inherited)
     total = Counter(column(r) for r in records)
     lines = [
@@ -97,7 +99,7 @@ def render_terminal_summary(
     lines += _kind_lines(records, count_inherited)
     lines += _computed_lines(records)
     hardware_skips = Counter(
-        r["skip_class"] for r in records if r["outcome"] == "skipped" and r.get("skip_class")
+        r.skip_class for r in records if r.outcome == "skipped" and r.skip_class
     )
     if hardware_skips:
         classes = ", ".join(f"{n} need {c}" for c, n in sorted(hardware_skips.items()))
@@ -107,23 +109,23 @@ def render_terminal_summary(
     return lines + _failure_lines(records, max_failures)
 
 
-def _failure_lines(records: list[dict[str, Any]], max_failures: int) -> list[str]:
+def _failure_lines(records: list[Record], max_failures: int) -> list[str]:
     """The first failing items, one line each: the backends' own failures first, then those
     eager is expected to fail too, then the inherited ones; then the non-strict xpasses."""
     failing = sorted(
         (r for r in records if is_failing(r)),
-        key=lambda r: (attribution.is_inherited(r), bool(r.get("eager_fails"))),
+        key=lambda r: (attribution.is_inherited(r), r.eager_fails),
     )
     # then the xpasses of non-strict expectations: no failure, but worth a line each
-    listed = failing + [r for r in records if r["outcome"] == "xpassed" and not is_failing(r)]
+    listed = failing + [r for r in records if r.outcome == "xpassed" and not is_failing(r)]
     lines = []
     for record in listed[:max_failures]:
-        head = f"  {SHORT[record['outcome']]} {record.get('id')}@{record.get('backend')}"
-        if record.get("kind"):
-            head += f" ({record['kind']})"
+        head = f"  {SHORT[record.outcome]} {record.id}@{record.backend}"
+        if record.kind:
+            head += f" ({record.kind})"
         if attribution.is_inherited(record):
-            head += f" [inherited from {record['inherited']}]"
-        reason = " ".join(str(record.get("reason") or "").split())
+            head += f" [inherited from {record.inherited}]"
+        reason = " ".join((record.reason or "").split())
         room = max(WIDTH - len(head) - 3, 40)  # like pytest's short summary: one line each
         if len(reason) > room:
             reason = reason[: room - 3] + "..."
@@ -138,13 +140,12 @@ def _failure_lines(records: list[dict[str, Any]], max_failures: int) -> list[str
     return lines
 
 
-def _column(record: dict[str, Any], *, count_inherited: bool) -> str:
+def _column(record: Record, *, count_inherited: bool) -> str:
     """The table column a record counts in: its outcome, or "inherited" for a failure inherited
     from eager or torch.compile (unless those count among the backend's own)."""
-    outcome = str(record["outcome"])
-    if outcome == "failed" and not count_inherited and attribution.is_inherited(record):
+    if record.outcome == "failed" and not count_inherited and attribution.is_inherited(record):
         return "inherited"
-    return outcome
+    return record.outcome
 
 
 def _lines(title: str, parts: list[str]) -> list[str]:
@@ -155,25 +156,25 @@ def _lines(title: str, parts: list[str]) -> list[str]:
     return [f"  {title}"] + [f"    {part}" for part in parts]
 
 
-def _by_kind(records: list[dict[str, Any]], outcomes: tuple[str, ...] | None = None) -> list[str]:
+def _by_kind(records: list[Record], outcomes: tuple[str, ...] | None = None) -> list[str]:
     """Per backend, "backend: kind n, kind n" of its records of `outcomes` (count_kinds)."""
     parts = []
-    for backend in sorted({str(r.get("backend")) for r in records}):
-        counts = count_kinds([r for r in records if r.get("backend") == backend], outcomes)
+    for backend in sorted({r.backend for r in records}):
+        counts = count_kinds([r for r in records if r.backend == backend], outcomes)
         if counts:
             parts.append(f"{backend}: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
     return parts
 
 
-def _kind_lines(records: list[dict[str, Any]], count_inherited: bool) -> list[str]:
+def _kind_lines(records: list[Record], count_inherited: bool) -> list[str]:
     """Per backend, its failing items by kind (its own, unless `count_inherited`), its
     inherited failures by whom from, its expected failures by kind, and the failures eager is
     expected to share that are the backend's own all the same."""
     counted = [r for r in records if count_inherited or not _inherited_failure(r)]
     lines = _lines("failing by kind:", parts) if (parts := _by_kind(counted)) else []
     parts = []
-    for backend in sorted({str(r.get("backend")) for r in records}):
-        found = attribution.inherited_failures(r for r in records if r.get("backend") == backend)
+    for backend in sorted({r.backend for r in records}):
+        found = attribution.inherited_failures(r for r in records if r.backend == backend)
         if found:
             whom = "; ".join(f"{attribution.INHERITED_TEXT[k]}: {n}" for k, n in found.items())
             parts.append(f"{backend} {sum(found.values())} ({whom})")
@@ -187,9 +188,9 @@ def _kind_lines(records: list[dict[str, Any]], count_inherited: bool) -> list[st
     if parts := _by_kind(records, ("xfailed",)):
         lines += _lines("expected to fail by kind:", parts)
     shared = []
-    for backend in sorted({str(r.get("backend")) for r in records}):
-        failing = [r for r in records if r.get("backend") == backend and is_failing(r)]
-        own = sum(1 for r in failing if r.get("eager_fails") and not attribution.is_inherited(r))
+    for backend in sorted({r.backend for r in records}):
+        failing = [r for r in records if r.backend == backend and is_failing(r)]
+        own = sum(1 for r in failing if r.eager_fails and not attribution.is_inherited(r))
         if own:
             shared.append(f"{backend} {own} of its {len(failing)}")
     if shared:  # eager fails them too, but PyTorch did not compute them for the backend
@@ -200,25 +201,25 @@ def _kind_lines(records: list[dict[str, Any]], count_inherited: bool) -> list[st
     return lines
 
 
-def _inherited_failure(record: dict[str, Any]) -> bool:
-    return record.get("outcome") == "failed" and attribution.is_inherited(record)
+def _inherited_failure(record: Record) -> bool:
+    return record.outcome == "failed" and attribution.is_inherited(record)
 
 
-def _computed_lines(records: list[dict[str, Any]]) -> list[str]:
+def _computed_lines(records: list[Record]) -> list[str]:
     """Per backend, its passes by who computed them: `2,261 passed (7 computed by the backend,
     2,254 by PyTorch)`. Nothing for records without `computed_by` alone (older files)."""
-    if not any(r.get("computed_by") for r in records):
+    if not any(r.computed_by for r in records):
         return []
     parts = []
-    for backend in sorted({str(r.get("backend")) for r in records}):
-        counts = attribution.passes_by_computer(r for r in records if r.get("backend") == backend)
+    for backend in sorted({r.backend for r in records}):
+        counts = attribution.passes_by_computer(r for r in records if r.backend == backend)
         if counts:
             parts.append(f"{backend} {attribution.passes_text(counts)}")
     return _lines("who computed the passes:", parts) if parts else []
 
 
 def _rows(
-    records: list[dict[str, Any]], max_rows: int, column: Callable[[dict[str, Any]], str]
+    records: list[Record], max_rows: int, column: Callable[[Record], str]
 ) -> tuple[list[Row], list[Row], bool]:
     """The rows to show, the rows folded away, and whether rows are per dtype: every row when
     they fit, else the failing ones (the rest folded into one line); when nothing fails, rows
@@ -226,8 +227,8 @@ def _rows(
     for by_dtype in (True, False):
         rows: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
         for record in records:
-            dtype = str(record.get("dtype")) if by_dtype else "(all)"
-            rows[(str(record.get("backend")), str(record.get("op")), dtype)][column(record)] += 1
+            dtype = str(record.dtype) if by_dtype else "(all)"
+            rows[(record.backend, str(record.op), dtype)][column(record)] += 1
         shown = sorted(rows.items())
         if len(shown) <= max_rows:
             return shown, [], by_dtype
