@@ -66,6 +66,7 @@ class Selection(Protocol):
     backend_specs: list[str]  # --backend's names, as given
     backends: dict[str, Backend]  # label -> backend; empty until `resolve_backends`
     specs: dict[str, str]  # label -> the --backend name it came from; filled with `backends`
+    packages: dict[str, dict[str, str]]  # label -> {distribution: version} of its code; likewise
 
     def resolve_backends(self) -> None:
         """Make the backends (once): at start-up where --backend named them, else at

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from gemmconf import provenance
 from gemmconf.plugin import facts, options
 from gemmconf.record import Record, typed
 from gemmconf.report.results import ResultsWriter, writable, writer_of
@@ -97,6 +98,8 @@ def _writer(config: pytest.Config) -> ResultsWriter:
             "suite_version": suite_version(selection.suites_dir),
             # the same dict the selection fills as it resolves the backends, at collection
             "backend_specs": selection.specs,
+            "backend_packages": selection.packages,  # filled likewise
+            "gemmconf": provenance.gemmconf_source(),
             "shard": None if shard is None else str(shard),
             "isolated": execution.isolate,
             "item_timeout": execution.timeouts.describe(),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmconf import bundled_suites, codecheck, isolation, pristine
+from gemmconf import bundled_suites, codecheck, isolation, pristine, provenance
 from gemmconf.backends import (
     Backend,
     UnknownBackendError,
@@ -85,6 +85,7 @@ class RunSelection:
             )
         self.backends: dict[str, Backend] = {}
         self.specs: dict[str, str] = {}  # label -> the --backend text that named it
+        self.packages: dict[str, dict[str, str]] = {}  # label -> {distribution: version}
         self.allow_unavailable = bool(options.get(config, "allow_unavailable"))
         if named is not None:
             self.resolve_backends()  # a bad --backend fails at start, whatever is collected
@@ -104,6 +105,7 @@ class RunSelection:
             label = record_name(spec, backend)
             self.backends[label] = backend
             self.specs[label] = spec
+            self.packages[label] = provenance.backend_packages(backend)
 
     def check_available(self) -> None:
         """A backend named on the command line that cannot run here is a usage error (a CI

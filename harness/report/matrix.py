@@ -251,6 +251,16 @@ def _versions(environment: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(str(n), _text(environment[n])) for n in names]
 
 
+def _package_versions(document: Mapping[str, Any], backend: str) -> list[tuple[str, str]]:
+    """(distribution, version) of the packages the run recorded for a backend's code
+    (`backend_packages`), where it recorded them."""
+    packages = document.get("backend_packages")
+    named = packages.get(backend) if isinstance(packages, Mapping) else None
+    if not isinstance(named, Mapping):
+        return []
+    return [(str(n), _text(v)) for n, v in named.items()]
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
@@ -389,7 +399,14 @@ def _run_of(number: int, path: str, document: Mapping[str, Any]) -> Run:
         distinct.setdefault(json.dumps(environment, sort_keys=True, default=str), environment)
     environments = list(distinct.values())
     versions = list(dict.fromkeys(entry for e in environments for entry in _versions(e)))
-    commit = document.get("commit") or environment_of(None, document).get("commit")
+    for backend in sorted({r.backend for r in records}):
+        versions += [v for v in _package_versions(document, backend) if v not in versions]
+    source = document.get("gemmconf")
+    commit = (
+        document.get("commit")
+        or (source.get("commit") if isinstance(source, Mapping) else None)
+        or environment_of(None, document).get("commit")
+    )
     return Run(
         number=number,
         path=path,
@@ -421,7 +438,9 @@ def build(inputs: Sequence[tuple[str, Mapping[str, Any]]], *, later_wins: bool =
     column_versions: dict[Column, dict[str, None]] = {}  # insertion-ordered sets
     for (column, _), (record, document, _, run) in builder.records.items():
         column_runs.setdefault(column, set()).add(run)
-        versions = ", ".join(f"{n} {v}" for n, v in _versions(environment_of(record, document)))
+        entries = _versions(environment_of(record, document))
+        entries += _package_versions(document, record.backend)
+        versions = ", ".join(f"{n} {v}" for n, v in entries)
         column_versions.setdefault(column, {})[versions] = None
     cells = builder.cells()
     families = sorted({family for family, _ in cells}, key=lambda f: (folder_of(f), f))

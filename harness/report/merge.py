@@ -126,8 +126,11 @@ def merge(
             if spec not in backends:
                 backends.append(spec)
     label_specs: dict[str, str] = {}
+    packages: dict[str, Any] = {}
     for document in documents:
         label_specs.update(document.get("backend_specs") or {})
+        packages.update(_mapping(document.get("backend_packages")))
+    sources = {json.dumps(doc.get("gemmconf"), sort_keys=True) for doc in documents}
     out: dict[str, Any] = {
         "format": results.FORMAT,
         "version": results.VERSION,
@@ -147,6 +150,10 @@ def merge(
     out["never_ran"] = never_ran(records)
     if label_specs:
         out["backend_specs"] = label_specs
+    if packages:
+        out["backend_packages"] = packages
+    if len(sources) == 1 and documents[0].get("gemmconf"):
+        out["gemmconf"] = documents[0]["gemmconf"]  # else each file's is in merged_from
     if len(versions) > 1:
         out["suite_versions"] = versions
     return out
@@ -255,8 +262,13 @@ def _provenance(name: str, document: dict[str, Any]) -> dict[str, Any]:
         "complete": document.get("complete"),
         "exit_status": document.get("exit_status"),
         "device_name": environment.get("device_name"),
+        "gemmconf": document.get("gemmconf"),
         "records": len(document["records"]),
     }
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
 
 
 def load(path: str | Path) -> dict[str, Any]:

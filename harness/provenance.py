@@ -1,0 +1,102 @@
+"""Where a run's code came from, for the results file: gemmconf's own version (and its commit,
+when it runs from a git checkout), and the distribution and version of each package a backend's
+code lives in (`openvino 2026.4.1` for `dynamo:openvino`, `torch 2.13.0` for `inductor`).
+
+A failure report names versions so that a reader can reproduce it and an upstream issue can cite
+them; a results file that says only "dynamo:openvino" does not say which OpenVINO.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+GIT_TIMEOUT_S = 5.0
+
+
+def gemmconf_source() -> dict[str, str]:
+    """{"version": ..., "commit": ...}: the installed distribution's version, and where the
+    package is a file git tracks in a checkout, that checkout's commit (`+dirty` when tracked
+    files differ from it). An installed copy has no commit: a checkout around the virtualenv it
+    sits in is not where its code came from."""
+    import gemmconf
+
+    source: dict[str, str] = {}
+    version = _version("gemmconf")
+    if version:
+        source["version"] = version
+    commit = _commit_of(Path(gemmconf.__file__))
+    if commit:
+        source["commit"] = commit
+    return source
+
+
+def _commit_of(path: Path) -> str | None:
+    folder = str(path.parent)
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", folder, *args],
+                capture_output=True,
+                text=True,
+                timeout=GIT_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    if git("ls-files", "--error-unmatch", path.name) is None:
+        return None  # not a checkout's file: an installed copy
+    commit = git("rev-parse", "--short=12", "HEAD")
+    if commit is None:
+        return None
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return f"{commit}+dirty" if dirty else commit
+
+
+def backend_packages(backend: Any) -> dict[str, str]:
+    """{distribution: version} of the packages that define `backend`: its class's (or
+    function's) module, and for a torch.compile backend named by its registered name, the
+    module of the function registered under that name."""
+    modules = {getattr(backend, "__module__", None), type(backend).__module__}
+    compiler = getattr(backend, "compiler", None)
+    if isinstance(compiler, str):
+        modules.add(_registered_module(compiler))
+    elif compiler is not None:
+        modules.add(getattr(compiler, "__module__", None))
+    found: dict[str, str] = {}
+    for module in sorted(m for m in modules if m and m != "builtins"):
+        for dist in _distributions().get(module.partition(".")[0], ()):
+            version = _version(dist)
+            if version:
+                found[dist] = version
+    return dict(sorted(found.items()))
+
+
+def _registered_module(name: str) -> str | None:
+    if "torch" not in sys.modules:
+        return None
+    try:
+        from torch._dynamo import lookup_backend
+
+        return getattr(lookup_backend(name), "__module__", None)
+    except Exception:  # an unknown name is availability's to report
+        return None
+
+
+@functools.cache
+def _distributions() -> dict[str, list[str]]:
+    return importlib.metadata.packages_distributions()
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
