@@ -6,17 +6,19 @@ never went through dynamo, is the backend's own."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import textwrap
 from pathlib import Path
 
 import pytest
+import suite_files
 
 from gemmconf import capability, expectations
 from gemmconf.backends import resolve
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.runner import run_item
-from gemmconf.scenario import ScenarioError, load_suite
+from gemmconf.scenario import ScenarioError, discover, load_suite
 
 pytest_plugins = ["pytester"]
 
@@ -127,8 +129,6 @@ def test_the_layer_holds_only_on_the_hardware_it_names(make_suite):
     ],
 )
 def test_a_layer_entry_says_how_and_where_the_pass_through_fails(tmp_path, entry, field):
-    import suite_files
-
     suites = suite_files.lay_out(tmp_path, ini=False)
     (suites / "expectations").mkdir()
     (suites / "expectations" / expectations.LAYER_FILE).write_text(
@@ -149,3 +149,52 @@ def test_dynamo_traced_is_observed_per_item():
     assert not run_item(instance, EagerBackend(), **kwargs).through_dynamo
     own = run_item(instance, compile_layer_backends.off_by_one_own, **kwargs)
     assert own.kind == "wrong values" and not own.through_dynamo
+
+
+def test_the_suite_s_layer_loads_and_every_entry_matches_an_item():
+    instances = [i for path in discover([SUITES], SUITES.parent) for i in load_suite(path)]
+    table = expectations.load_layer(SUITES / "expectations", instances, SUITES.parent)
+    assert table is not None and table.entries
+    assert all(e.kind and e.message and e.hardware for e in table.entries)
+
+
+def _layer_tool():
+    spec = importlib.util.spec_from_file_location(
+        "torch_compile_layer", SUITES.parent / "tools" / "torch_compile_layer.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_layer_tool_finds_failures_the_layer_lacks_and_entries_a_run_contradicts(tmp_path):
+    """tools/torch_compile_layer.py over a pass-through's records: a failure the layer has
+    agrees, one it lacks is drafted as an entry, eager's own is left out, an entry whose item
+    passed is named."""
+    tool = _layer_tool()
+    suites = suite_files.lay_out(tmp_path, ini=False)
+    (suites / "expectations").mkdir()
+    (suites / "expectations" / expectations.LAYER_FILE).write_text(LAYER)
+    instances = load_suite(suites / "tiny.yaml", root=tmp_path)
+    table = expectations.load_layer(suites / "expectations", instances, tmp_path)
+    environment = {"device": "cpu", "torch": "2.13.0+cpu"}
+
+    def record(ident, outcome, kind=None, reason=None, **more):
+        scenario = ident.split("/")[1].split("[")[0]
+        fields = {"id": ident, "suite": "tiny", "scenario": scenario, "outcome": outcome}
+        fields |= {"kind": kind, "reason": reason, "environment": environment, **more}
+        return fields
+
+    records = [
+        record("tiny/mm[fp32-8x8x8]", "failed", "wrong values", "Tensor-likes are not close!"),
+        record("tiny/mm[fp16-8x8x8]", "failed", "crash", "RuntimeError: no fp16 (M=8)"),
+        record("tiny/mm[fp16-17x9x33]", "failed", "crash", "no kernel", inherited="eager"),
+        record("tiny/addmm", "passed"),
+    ]
+    missing, contradicted = tool.compare(records, table)
+    assert [r["id"] for r in missing] == ["tiny/mm[fp16-8x8x8]"]
+    assert [(r["id"], e.kind) for r, e in contradicted] == [("tiny/addmm", "crash")]
+    (entry,) = tool.draft(missing, [r for r in records if r["outcome"] in tool.RAN])
+    assert entry["match"] == "tiny/mm[fp16-8x8x8]" and entry["kind"] == "crash"
+    assert entry["hardware"] == "cpu" and entry["torch"] == "==2.13.*"
+    assert entry["message"] == "no fp"  # cut before the first number: a draft to edit
