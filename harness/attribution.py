@@ -16,7 +16,10 @@ A failed (or xfailed) record's `inherited`:
   and PyTorch computed it for the backend: the backend left the op to aten and inherits aten's
   gap;
 - "torch.compile": torch.compile failed before the backend got the graph (dynamo captured no
-  graph, or raised while tracing the program: a meta function, dynamo itself);
+  graph, or raised while tracing the program: a meta function, dynamo itself), or the backend
+  went through dynamo and failed the item as torch.compile does with a backend that does
+  nothing of its own (the torch.compile layer, suites/expectations/torch_compile.yaml: same
+  kind, a reason its pattern matches, on that hardware);
 absent for the backend's own failures.
 
 Inherited failures are counted apart from the backend's own in the terminal summary and on the
@@ -49,9 +52,10 @@ INHERITED_TEXT = {
 
 def inherited(*, before_backend: bool, eager_fails: bool, computed_by: str | None) -> str | None:
     """Whose failure a failed item is, where not the backend's: torch.compile's when it failed
-    before the backend got the graph; eager's when eager is expected to fail the item here and
-    PyTorch computed it for the backend (a "mixed" call is the backend's own: part of it ran
-    its kernels)."""
+    before the backend got the graph (or as the torch.compile layer says it fails with a
+    pass-through backend); eager's when eager is expected to fail the item here and PyTorch
+    computed it for the backend (a "mixed" call is the backend's own: part of it ran its
+    kernels)."""
     if before_backend:
         return TORCH_COMPILE
     if eager_fails and computed_by == PYTORCH:

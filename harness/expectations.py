@@ -504,6 +504,57 @@ def validate(file: ExpectationFile, facts: Sequence[Facts]) -> None:
             )
 
 
+LAYER_BACKEND = "torch.compile"  # the torch.compile layer's `backend:` (and its attribution)
+LAYER_FILE = "torch_compile.yaml"  # in the suite's expectations folder
+
+
+def load_layer(
+    directory: Path, instances: Iterable[ScenarioInstance | str], root: Path | None = None
+) -> ExpectationTable | None:
+    """The torch.compile layer of `directory` (LAYER_FILE), validated against `instances`; None
+    where the suite has none. Its entries say how torch.compile fails an item with a backend
+    that does nothing of its own (a pass-through such as dynamo:aot_eager): each is an xfail
+    with the failure's `kind`, `message` and the `hardware` it was seen on, so that a backend
+    inherits only a failure of the same kind whose reason matches, on that hardware
+    (gemmconf.attribution)."""
+    path = directory / LAYER_FILE
+    if not path.exists():
+        return None
+    file = read(path, root)
+    if file.backend != LAYER_BACKEND:
+        raise ScenarioError(
+            file.shown, "backend", f"the torch.compile layer's backend is {LAYER_BACKEND!r}"
+        )
+    for entry in file.entries:
+        missing = next(
+            (
+                key
+                for key, value in (
+                    ("status", entry.status == "xfail"),
+                    ("kind", entry.kind),
+                    ("message", entry.message),
+                    ("hardware", entry.hardware),
+                )
+                if not value
+            ),
+            None,
+        )
+        if missing is not None:
+            raise ScenarioError(
+                entry.source,
+                missing,
+                "a torch.compile layer entry says how the pass-through fails the item and "
+                "where it was seen: status xfail, its kind, a message pattern of its reason, "
+                "and the hardware",
+            )
+    facts = [Facts.of(i) for i in instances]
+    validate(file, facts)
+    by_id: dict[str, Facts] = {}
+    for f in facts:
+        by_id.setdefault(f.id, f)
+    return ExpectationTable(LAYER_BACKEND, file.entries, by_id)
+
+
 def load(
     directory: Path,
     backend: str,

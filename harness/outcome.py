@@ -613,6 +613,9 @@ class ItemOutcome:
     # who computed the GEMM during the backend's call: "backend", "pytorch" or "mixed"
     # (gemmconf.attribution); None where it was not observed
     computed_by: str | None = None
+    # dynamo processed a frame during the backend's compile or calls: the backend is built on
+    # torch.compile, so the torch.compile layer of expectations applies to its failures
+    through_dynamo: bool = False
 
     @property
     def passed(self) -> bool:

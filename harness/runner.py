@@ -98,7 +98,10 @@ def run_item(
         else:
             outcome = ItemOutcome.harness(item.stage, exc)
     return dataclasses.replace(
-        outcome, duration_s=time.perf_counter() - start, computed_by=item.computed_by
+        outcome,
+        duration_s=time.perf_counter() - start,
+        computed_by=item.computed_by,
+        through_dynamo=item.frames.frames > 0,
     )
 
 
@@ -228,10 +231,11 @@ def _error_case(
     progress.report("compile")
     item.backend_started = True
     try:
-        compiled = item.backend.compile(
-            item.fn, backend_inputs.tensors, dynamic=item.instance.compile.dynamic
-        )
-        value = compiled(*backend_inputs.tensors)
+        with item.frames.watching():  # whether dynamo traced it (the torch.compile layer)
+            compiled = item.backend.compile(
+                item.fn, backend_inputs.tensors, dynamic=item.instance.compile.dynamic
+            )
+            value = compiled(*backend_inputs.tensors)
     except Exception as exc:
         got = Raised.of(exc)
         item.metrics["raised"] = got.type_name

@@ -77,6 +77,9 @@ class Collection:
         self.tables: dict[str, expectations.ExpectationTable] = {}
         # eager's table, whether or not eager runs: what PyTorch itself is known to get wrong
         self.eager_table: expectations.ExpectationTable | None = None
+        # the torch.compile layer: how torch.compile fails items with a pass-through backend,
+        # which every backend built on it inherits
+        self.layer_table: expectations.ExpectationTable | None = None
 
     def load(self, path: Path) -> list[ScenarioInstance]:
         path = path.resolve()
@@ -121,6 +124,7 @@ class Collection:
             self.eager_table = self.tables[EAGER]
         elif expectations.path_for(directory, EAGER).exists():
             self.eager_table = expectations.load(directory, EAGER, instances, root=self.root)
+        self.layer_table = expectations.load_layer(directory, instances, root=self.root)
 
     def eager_fails(
         self,
@@ -136,6 +140,15 @@ class Collection:
             return None
         entry = self.eager_table.lookup(instance_id, hardware, torch_version)
         return entry if entry is not None and entry.status == "xfail" else None
+
+    def torch_compile_fails(
+        self, instance_id: str, hardware: str | None = None, torch_version: str | None = None
+    ) -> expectations.Expectation | None:
+        """How torch.compile fails this item with a pass-through backend on this class of
+        hardware and torch version (the torch.compile layer), or None."""
+        if self.layer_table is None:
+            return None
+        return self.layer_table.lookup(instance_id, hardware, torch_version)
 
 
 COLLECTION = pytest.StashKey[Collection]()
@@ -311,6 +324,10 @@ class ScenarioItem(pytest.Item):
             else "Eager PyTorch is expected to fail this item too: "
             f"{known.text()}. A backend that leaves this op to aten inherits that."
         )
+        # how torch.compile itself fails the item here; the run decides whether this backend's
+        # failure is that one (runtest)
+        self.layer_entry = collection.torch_compile_fails(instance.id, hardware, torch_version)
+        self.layer_note: str | None = None  # said where the failure is the layer's (runtest)
         self.outcome: ItemOutcome | None = None  # what the run found (runtest)
         self.as_expected = False  # the run failed as its expectation entry expects (runtest)
         self.skip_reason: str | None = None  # why setup skipped it
@@ -387,6 +404,9 @@ class ScenarioItem(pytest.Item):
         text += f"\n{self.standalone_line()}"
         if self.eager_note:
             text += f"\n\n{self.eager_note}"
+        self.layer_note = layer_note(self.layer_entry, outcome, message.reason)
+        if self.layer_note:
+            text += f"\n\n{self.layer_note}"
         expected = self.expected
         if expected is None or not expected.expects_failure:
             raise ConformanceFailure(text)
@@ -474,14 +494,18 @@ class ScenarioItem(pytest.Item):
             whose = {
                 "eager_fails": eager_fails,
                 "inherited": attribution.inherited(
-                    before_backend=outcome.before_backend,
+                    before_backend=outcome.before_backend or self.layer_note is not None,
                     eager_fails=eager_fails,
                     computed_by=outcome.computed_by,
                 ),
             }
             if self.as_expected:  # the record says which entry expected it, as an xpass's does
                 assert self.expected is not None
-                notes = (f"Expected to fail: {self.expected.text()}", self.eager_note)
+                notes = (
+                    f"Expected to fail: {self.expected.text()}",
+                    self.eager_note,
+                    self.layer_note,
+                )
                 note = "\n\n".join(n for n in notes if n)
                 return Decision("xfailed", run=outcome, note=note, **whose)
             unexpected = (  # an entry expected another failure: the record says which
@@ -489,12 +513,27 @@ class ScenarioItem(pytest.Item):
                 if self.expected is not None and self.expected.expects_failure
                 else None
             )
-            notes = (unexpected, self.standalone_line(), self.eager_note)
+            notes = (unexpected, self.standalone_line(), self.eager_note, self.layer_note)
             note = "\n\n".join(n for n in notes if n)
             return Decision("failed", run=outcome, note=note, **whose)
         if report.failed:  # teardown
             return _harness_decision("tearing the item down", call)
         return None
+
+
+def layer_note(
+    entry: expectations.Expectation | None, outcome: ItemOutcome, reason: str
+) -> str | None:
+    """Where this failure is torch.compile's (the layer's `entry` expects this kind and reason,
+    and dynamo traced the backend's program), the paragraph that says so; else None: a failure
+    the pass-through does not share, or a backend that never went through dynamo, is its own."""
+    if entry is None or not outcome.through_dynamo or not entry.expects(outcome.kind, reason):
+        return None
+    return (
+        "torch.compile fails this item the same way with a backend that does nothing of its "
+        f"own: {entry.text()}. Inherited from torch.compile, not counted among this backend's "
+        "own failures (--count-inherited counts it)."
+    )
 
 
 def _harness_decision(stage: str, call: pytest.CallInfo) -> Decision:

@@ -1,0 +1,200 @@
+"""The torch.compile layer of expectations (suites/expectations/torch_compile.yaml): a failure of
+a backend built on torch.compile that torch.compile itself has with a pass-through backend (same
+kind, a reason the entry's pattern matches, on this hardware) is inherited from torch.compile
+and not counted among the backend's own; any other failure, and any failure of a backend that
+never went through dynamo, is the backend's own."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+import suite_files
+
+from gemmconf import capability, expectations
+from gemmconf.backends import resolve
+from gemmconf.backends.eager import EagerBackend
+from gemmconf.runner import run_item
+from gemmconf.scenario import ScenarioError, discover, load_suite
+
+pytest_plugins = ["pytester"]
+
+SUITES = Path(__file__).resolve().parents[1] / "suites"
+DEVICE = capability.detect().device
+THROUGH_DYNAMO = "compile_layer_backends:off_by_one_compiled"
+WITHOUT_DYNAMO = "compile_layer_backends:off_by_one_own"
+EVERYWHERE = "[cpu, sm80, sm89, sm90, sm100, sm120]"
+
+# tiny/mm[fp32-8x8x8]: the pass-through fails it so (inherited); tiny/mm[fp32-17x9x33]: with
+# another reason, tiny/addmm: another kind (both the backend's own); the fp16 items: no entry
+LAYER = textwrap.dedent(
+    f"""\
+    backend: torch.compile
+    expectations:
+      - match: "tiny/mm[fp32-8x8x8]"
+        hardware: {EVERYWHERE}
+        kind: wrong values
+        message: "Tensor-likes are not close"
+        reason: the pass-through adds one too (planted)
+      - match: "tiny/mm[fp32-17x9x33]"
+        hardware: {EVERYWHERE}
+        kind: wrong values
+        message: "a reason no failure gives"
+        reason: the pass-through fails it for another reason (planted)
+      - match: "tiny/addmm"
+        hardware: {EVERYWHERE}
+        kind: crash
+        message: "."
+        reason: the pass-through crashes on it (planted)
+    """
+)
+
+
+def records(pytester: pytest.Pytester) -> dict[str, dict]:
+    document = json.loads((pytester.path / "reports" / "results.json").read_text())
+    return {r["id"]: r for r in document["records"]}
+
+
+@pytest.fixture
+def layered(make_suite):
+    suite = make_suite()
+    (suite.path / "suites" / "expectations").mkdir()
+    (suite.path / "suites" / "expectations" / expectations.LAYER_FILE).write_text(LAYER)
+    return suite
+
+
+def test_a_failure_the_pass_through_shares_is_inherited_from_torch_compile(layered):
+    # items run in a worker process (the default): a second in-process run would import
+    # dynamo's lazily imported modules a second time
+    result = layered.runpytest("suites", "--backend", THROUGH_DYNAMO, "-rf")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # a failure for pytest all the same
+    found = records(layered)
+    shared = found["tiny/mm[fp32-8x8x8]"]
+    assert shared["outcome"] == "failed" and shared["kind"] == "wrong values"
+    assert shared["inherited"] == "torch.compile"
+    assert "torch.compile fails this item the same way" in shared["details"]
+    assert "the pass-through adds one too (planted)" in shared["details"]
+    for own in ("tiny/mm[fp32-17x9x33]", "tiny/addmm", "tiny/mm[fp16-8x8x8]"):
+        assert found[own]["outcome"] == "failed" and found[own]["kind"] == "wrong values", own
+        assert "inherited" not in found[own], own
+        assert "torch.compile fails this item" not in found[own]["details"], own
+    document = json.loads((layered.path / "reports" / "results.json").read_text())
+    assert document["attribution"]["off-by-one-compiled"]["inherited"] == {"torch.compile": 1}
+    out = result.stdout.str()
+    summary = out[out.index("gemmconf summary") :]
+    assert "inherited failures (not counted above; --count-inherited counts them in):" in summary
+    assert "torch.compile failed before the backend got the graph: 1" in summary
+    listed = [line for line in summary.splitlines() if line.strip().startswith("FAIL ")]
+    assert "[inherited from torch.compile]" in listed[-1]  # after the backend's own
+    assert not any("[inherited" in line for line in listed[:-1])
+
+    counted = layered.runpytest("suites", "--backend", THROUGH_DYNAMO, "--count-inherited")
+    summary = counted.stdout.str()[counted.stdout.str().index("gemmconf summary") :]
+    assert "inherited failures (counted above, --count-inherited):" in summary
+
+
+def test_a_backend_that_never_entered_dynamo_owns_the_same_failure(layered):
+    layered.runpytest("suites", "--backend", WITHOUT_DYNAMO, "--no-isolate")
+    found = records(layered)
+    same = found["tiny/mm[fp32-8x8x8]"]
+    assert same["outcome"] == "failed" and same["kind"] == "wrong values"
+    assert "inherited" not in same
+    assert "torch.compile fails this item" not in same["details"]
+
+
+def test_the_layer_holds_only_on_the_hardware_it_names(make_suite):
+    here = capability.detect()
+    # the tiny items run on the CPU wherever a GPU is absent; else on this GPU's class
+    current = "cpu" if here.device == "cpu" else here.hardware_class
+    elsewhere = "sm100" if current != "sm100" else "sm90"
+    suite = make_suite()
+    (suite.path / "suites" / "expectations").mkdir()
+    (suite.path / "suites" / "expectations" / expectations.LAYER_FILE).write_text(
+        LAYER.replace(EVERYWHERE, elsewhere, 1)
+    )
+    suite.runpytest("suites", "--backend", THROUGH_DYNAMO)
+    assert "inherited" not in records(suite)["tiny/mm[fp32-8x8x8]"]
+
+
+@pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        ("{match: 'tiny/addmm', hardware: cpu, message: x, reason: r}", "kind"),
+        ("{match: 'tiny/addmm', hardware: cpu, kind: crash, reason: r}", "message"),
+        ("{match: 'tiny/addmm', kind: crash, message: x, reason: r}", "hardware"),
+        ("{match: 'tiny/addmm', status: skip, hardware: cpu, reason: r}", "status"),
+    ],
+)
+def test_a_layer_entry_says_how_and_where_the_pass_through_fails(tmp_path, entry, field):
+    suites = suite_files.lay_out(tmp_path, ini=False)
+    (suites / "expectations").mkdir()
+    (suites / "expectations" / expectations.LAYER_FILE).write_text(
+        f"backend: torch.compile\nexpectations:\n  - {entry}\n"
+    )
+    instances = load_suite(suites / "tiny.yaml", root=tmp_path)
+    with pytest.raises(ScenarioError, match=field):
+        expectations.load_layer(suites / "expectations", instances, tmp_path)
+
+
+def test_dynamo_traced_is_observed_per_item():
+    """What the layer keys on: dynamo processed a frame during the backend's calls."""
+    import compile_layer_backends
+
+    instance = next(i for i in load_suite(SUITES / "dense/first.yaml") if i.op == "mm")
+    kwargs = {"seed": 0, "device": DEVICE, "target": None}
+    assert run_item(instance, resolve("dynamo:eager"), **kwargs).through_dynamo
+    assert not run_item(instance, EagerBackend(), **kwargs).through_dynamo
+    own = run_item(instance, compile_layer_backends.off_by_one_own, **kwargs)
+    assert own.kind == "wrong values" and not own.through_dynamo
+
+
+def test_the_suite_s_layer_loads_and_every_entry_matches_an_item():
+    instances = [i for path in discover([SUITES], SUITES.parent) for i in load_suite(path)]
+    table = expectations.load_layer(SUITES / "expectations", instances, SUITES.parent)
+    assert table is not None and table.entries
+    assert all(e.kind and e.message and e.hardware for e in table.entries)
+
+
+def _layer_tool():
+    spec = importlib.util.spec_from_file_location(
+        "torch_compile_layer", SUITES.parent / "tools" / "torch_compile_layer.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_layer_tool_finds_failures_the_layer_lacks_and_entries_a_run_contradicts(tmp_path):
+    """tools/torch_compile_layer.py over a pass-through's records: a failure the layer has
+    agrees, one it lacks is drafted as an entry, eager's own is left out, an entry whose item
+    passed is named."""
+    tool = _layer_tool()
+    suites = suite_files.lay_out(tmp_path, ini=False)
+    (suites / "expectations").mkdir()
+    (suites / "expectations" / expectations.LAYER_FILE).write_text(LAYER)
+    instances = load_suite(suites / "tiny.yaml", root=tmp_path)
+    table = expectations.load_layer(suites / "expectations", instances, tmp_path)
+    environment = {"device": "cpu", "torch": "2.13.0+cpu"}
+
+    def record(ident, outcome, kind=None, reason=None, **more):
+        scenario = ident.split("/")[1].split("[")[0]
+        fields = {"id": ident, "suite": "tiny", "scenario": scenario, "outcome": outcome}
+        fields |= {"kind": kind, "reason": reason, "environment": environment, **more}
+        return fields
+
+    records = [
+        record("tiny/mm[fp32-8x8x8]", "failed", "wrong values", "Tensor-likes are not close!"),
+        record("tiny/mm[fp16-8x8x8]", "failed", "crash", "RuntimeError: no fp16 (M=8)"),
+        record("tiny/mm[fp16-17x9x33]", "failed", "crash", "no kernel", inherited="eager"),
+        record("tiny/addmm", "passed"),
+    ]
+    missing, contradicted = tool.compare(records, table)
+    assert [r["id"] for r in missing] == ["tiny/mm[fp16-8x8x8]"]
+    assert [(r["id"], e.kind) for r, e in contradicted] == [("tiny/addmm", "crash")]
+    (entry,) = tool.draft(missing, [r for r in records if r["outcome"] in tool.RAN])
+    assert entry["match"] == "tiny/mm[fp16-8x8x8]" and entry["kind"] == "crash"
+    assert entry["hardware"] == "cpu" and entry["torch"] == "==2.13.*"
+    assert entry["message"] == "no fp"  # cut before the first number: a draft to edit
