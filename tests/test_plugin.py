@@ -461,7 +461,7 @@ def test_a_failure_eager_is_expected_to_share_says_so(suite):
     document = records(suite)
     failed = {r["id"]: r for r in document["records"] if r["outcome"] == "failed"}
     assert set(failed) == {"tiny/addmm[bias_N]"}
-    note = "Eager PyTorch is expected to fail this item too: this CPU eager drops the bias"
+    note = "Eager PyTorch is expected to fail this item the same way: this CPU eager drops the bias"
     assert note in failed["tiny/addmm[bias_N]"]["details"]
     assert failed["tiny/addmm[bias_N]"]["eager_fails"] is True
     # the planted backend computes through aten (torch.addmm): PyTorch computed the item
@@ -475,6 +475,26 @@ def test_a_failure_eager_is_expected_to_share_says_so(suite):
     assert not any(r.get("eager_fails") for r in document["records"] if r["outcome"] == "passed")
     assert "Eager PyTorch" not in json.dumps(
         [r for r in document["records"] if r["id"] != "tiny/addmm[bias_N]"]
+    )
+
+
+def test_a_failure_eager_is_expected_to_have_in_another_kind_is_the_backends_own(suite):
+    """Inherited from eager only when it is eager's failure: where eager's entry expects another
+    kind (it crashes; the backend's values are wrong), the failure is the backend's own."""
+    (suite.path / "suites" / "expectations").mkdir()
+    (suite.path / "suites" / "expectations" / "eager.yaml").write_text(
+        "backend: eager\nexpectations:\n"
+        '  - {match: "tiny/addmm[bias_N]", kind: crash, reason: "this CPU eager raises"}\n'
+    )
+    suite.runpytest("suites", "--backend", "planted_backends:bias_broadcast_dropped")
+    failed = {r["id"]: r for r in records(suite)["records"] if r["outcome"] == "failed"}
+    record = failed["tiny/addmm[bias_N]"]
+    assert record["kind"] == "wrong values" and record["computed_by"] == "pytorch"
+    assert record["eager_fails"] is True  # eager is expected to fail it, ...
+    assert "inherited" not in record  # ... but not this way
+    assert (
+        "expected to fail this item too, but not this way: crash: this CPU eager raises"
+        in (record["details"])
     )
 
 

@@ -317,13 +317,11 @@ class ScenarioItem(pytest.Item):
                     reason=expected.text(), strict=expected.strict, raises=ConformanceFailure
                 )
             )
-        known = collection.eager_fails(instance.id, label, hardware, torch_version)
-        self.eager_note = (  # said beside this backend's failure
-            None
-            if known is None
-            else "Eager PyTorch is expected to fail this item too: "
-            f"{known.text()}. A backend that leaves this op to aten inherits that."
-        )
+        # eager's expected failure of this item here; the run decides whether this backend's
+        # failure is that one (runtest), and eager_note says which it is
+        self.eager_entry = collection.eager_fails(instance.id, label, hardware, torch_version)
+        self.eager_note: str | None = None
+        self.eager_same = False  # this backend failed as eager is expected to (runtest)
         # how torch.compile itself fails the item here; the run decides whether this backend's
         # failure is that one (runtest)
         self.layer_entry = collection.torch_compile_fails(instance.id, hardware, torch_version)
@@ -402,6 +400,7 @@ class ScenarioItem(pytest.Item):
         if outcome.harness_error:
             raise HarnessError(text)
         text += f"\n{self.standalone_line()}"
+        self.eager_same, self.eager_note = eager_note(self.eager_entry, outcome, message.reason)
         if self.eager_note:
             text += f"\n\n{self.eager_note}"
         self.layer_note = layer_note(self.layer_entry, outcome, message.reason)
@@ -490,12 +489,11 @@ class ScenarioItem(pytest.Item):
                     xpass = "strict" if self.expected.strict else "non-strict"
                     return Decision("xpassed", run=outcome, reason=reason, xpass=xpass)
                 return Decision("passed", run=outcome)
-            eager_fails = self.eager_note is not None
             whose = {
-                "eager_fails": eager_fails,
+                "eager_fails": self.eager_entry is not None,
                 "inherited": attribution.inherited(
                     before_backend=outcome.before_backend or self.layer_note is not None,
-                    eager_fails=eager_fails,
+                    eager_fails=self.eager_same,
                     computed_by=outcome.computed_by,
                 ),
             }
@@ -519,6 +517,26 @@ class ScenarioItem(pytest.Item):
         if report.failed:  # teardown
             return _harness_decision("tearing the item down", call)
         return None
+
+
+def eager_note(
+    entry: expectations.Expectation | None, outcome: ItemOutcome, reason: str
+) -> tuple[bool, str | None]:
+    """Whether this failure is the one eager is expected to fail this item with here (the
+    `entry` expects its kind and reason), and the paragraph said beside it; (False, None) where
+    eager is not expected to fail the item. Only the same failure can be inherited from eager:
+    a crash where eager's rows merely differ in the last bits is the backend's own."""
+    if entry is None:
+        return False, None
+    if entry.expects(outcome.kind, reason):
+        return True, (
+            f"Eager PyTorch is expected to fail this item the same way: {entry.text()}. A "
+            "backend that leaves this op to aten inherits that."
+        )
+    return False, (
+        f"Eager PyTorch is expected to fail this item too, but not this way: {entry.text()}. "
+        "This failure is the backend's own."
+    )
 
 
 def layer_note(
