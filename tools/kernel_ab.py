@@ -13,9 +13,13 @@ outcomes. Run it once per tree, each tree on the path, then diff:
     PYTHONPATH=/tmp/site-new python tools/kernel_ab.py run --out new.json [-k TEXT] [FILES...]
     python tools/kernel_ab.py diff old.json new.json
 
-`diff` prints every difference and exits 1 when there is one. FILES default to every suite file
-but bench/, cutlass/ and seeds/ (other backends' or timing suites); items this machine cannot
-run are left out.
+`diff` prints every difference and exits 1 when there is one. `--every N` keeps every N-th item,
+`--shard i/n` one of n processes' share; a run stopped by SIGTERM (a time limit) writes what it
+did, marked incomplete, and `diff` then compares the items both runs did. On a CPU the code
+checks' items of each class run with `--target-arch` (and `--targets` hashes their IR); on a
+GPU every item runs compiled there. tools/kernel_ab_gpu.sh runs it on a GPU machine. FILES
+default to every suite file but bench/, cutlass/ and seeds/ (other backends' or timing suites);
+items this machine cannot run are left out.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sys
 import time
 from collections import Counter
@@ -187,12 +192,16 @@ def run(args: argparse.Namespace) -> int:
         if args.match in i.id and capability.unmet(i.requires, here, target_arch=arch) is None
         if arch is None or capability.unmet(i.requires, here) is not None  # that class's own
     ]
+    items = items[:: args.every]
+    if args.shard:
+        items = items[args.shard[0] :: args.shard[1]]
     records: dict[str, Any] = {}
     start = time.perf_counter()
-    left_out = 0
-    for n, instance in enumerate(items):
-        if args.shard and n % args.shard[1] != args.shard[0]:
-            continue
+    stopped = []  # SIGTERM (a time limit): write what was done, marked incomplete
+    signal.signal(signal.SIGTERM, lambda *_: stopped.append(True))
+    for instance in items:
+        if stopped:
+            break
         reference = resolve("reference")
         reference.configure(RunOptions(target_arch=arch, device=here.device))
         backend = HashingBackend(reference)
@@ -203,8 +212,6 @@ def run(args: argparse.Namespace) -> int:
             device=capability.item_device(instance.requires, here.device),
             target=arch,
         )
-        if outcome.kind == "timeout":
-            left_out += 1
         compilers = [c.compiler for c in backend.compiled if hasattr(c, "compiler")]
         records[instance.id] = {
             "outcome": "passed" if outcome.passed else f"failed {outcome.kind}",
@@ -226,25 +233,38 @@ def run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "targets": targets,
         "target_arch": arch,
+        "incomplete": bool(stopped),
         "items": records,
     }
     Path(args.out).write_text(json.dumps(document, indent=1, sort_keys=True))
     print(
-        f"{len(records)} items ({dict(outcomes)}), {calls} backend calls hashed, "
+        f"{len(records)} of {len(items)} items ({dict(outcomes)}), {calls} backend calls hashed, "
         f"{len(targets)} targets, {elapsed:.0f} s; wrote {args.out}"
     )
     return 0
 
 
+def load(paths: str) -> dict[str, Any]:
+    """One `run` file, or several (comma-separated: shards) as one."""
+    documents = [json.loads(Path(p).read_text()) for p in paths.split(",")]
+    merged = dict(documents[0], items={})
+    for document in documents:
+        merged["items"].update(document["items"])
+        merged["incomplete"] = merged.get("incomplete") or document.get("incomplete", False)
+    return merged
+
+
 def diff(args: argparse.Namespace) -> int:
-    old = json.loads(Path(args.old).read_text())
-    new = json.loads(Path(args.new).read_text())
+    old, new = load(args.old), load(args.new)
     a, b = old["items"], new["items"]
     differing = 0
+    cut_off = old.get("incomplete") or new.get("incomplete")
     for key in sorted(a.keys() ^ b.keys()):
         print(f"ONLY IN {'old' if key in a else 'new'}: {key}")
-        differing += 1
-    fields = Counter()
+        differing += 0 if cut_off else 1  # a run stopped by its time limit did fewer items
+    if cut_off:
+        print(f"{len(a.keys() ^ b.keys())} items in one run only: a run was cut off by its limit")
+    fields: Counter[str] = Counter()
     for key in sorted(a.keys() & b.keys()):
         for field in ("outcome", "calls", "plans", "code"):
             if a[key].get(field) != b[key].get(field):
@@ -255,7 +275,7 @@ def diff(args: argparse.Namespace) -> int:
                 print(f"  new: {json.dumps(b[key].get(field))[:400]}")
     common = a.keys() & b.keys()
     calls = sum(len(a[k]["calls"]) for k in common)
-    kernels = Counter()
+    kernels: Counter[str] = Counter()
     for k in common:
         for per_compiler in a[k]["code"]:
             for arch, found in per_compiler.items():
@@ -285,14 +305,15 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument(
         "--targets", default="", help="arches to cross-compile for, e.g. sm80,sm90,sm100,sm120"
     )
+    run_parser.add_argument("--every", type=int, default=1, help="every N-th item only")
     run_parser.add_argument(
         "--shard", type=lambda s: tuple(int(x) for x in s.split("/")), default=None,
-        help="i/n: every n-th item from the i-th",
+        help="i/n: of those, every n-th from the i-th (one of n processes)",
     )  # fmt: skip
     run_parser.add_argument("-v", "--verbose", action="store_true")
     diff_parser = sub.add_parser("diff", help="compare two files `run` wrote")
-    diff_parser.add_argument("old")
-    diff_parser.add_argument("new")
+    diff_parser.add_argument("old", help="a file, or shards' files comma-separated")
+    diff_parser.add_argument("new", help="a file, or shards' files comma-separated")
     args = parser.parse_args(argv)
     return run(args) if args.command == "run" else diff(args)
 
