@@ -103,7 +103,6 @@ def scale_tile(x, s, R: tl.constexpr, BK: tl.constexpr, NKB: tl.constexpr):
     return tl.reshape(tl.reshape(x, (R, NKB, BK // NKB)) * s[:, :, None], (R, BK))
 
 
-# long: the K loop's two ways of scaling in one body, then the global scale, bias and store
 @triton.jit
 def blockscaled_gemm_kernel(
     a_ptr, b_ptr, c_ptr, a_scale_ptr, b_scale_ptr, a_global_ptr, b_global_ptr, bias_ptr, M, N, K,

@@ -28,7 +28,6 @@ def group_extent(offs_ptr, g, start, M, N, K, GROUPED: tl.constexpr):
     return end, m, n, k
 
 
-# long: the walk over groups and their tiles in one body, each group's offsets a few lines
 @triton.jit
 def grouped_gemm_kernel(
     a_ptr, b_ptr, c_ptr, offs_ptr, a_scale_ptr, b_scale_ptr, G, M, N, K,

@@ -93,7 +93,6 @@ def load_operands(a, b, M, N, K, off_m, off_n, k0, BLOCK_M: tl.constexpr, BLOCK_
     return dot_operand(a, DOT_UPCAST, INPUT_PRECISION), dot_operand(b, DOT_UPCAST, INPUT_PRECISION)
 
 
-# long: the K loop's constexpr variants in one body, each a few lines
 @triton.jit
 def mainloop(a_operand, b_operand, scales, M, N, K, off_m, off_n,
              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
