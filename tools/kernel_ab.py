@@ -47,7 +47,9 @@ SKIPPED_FOLDERS = ("bench", "cutlass", "seeds", "expectations")
 IR_KINDS = ("ttir", "ttgir", "ptx")
 # source locations: MLIR's `loc(...)` attributes and #loc lines, PTX's .loc/.file and debug info
 _MLIR_LOC = re.compile(r"\s*loc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
-_LOC_LINE = re.compile(r"^\s*(#loc\d*\s*=|\.loc\s|\.file\s|//\s*begin inline asm|//\s*end inline)")
+_LOC_LINE = re.compile(
+    r"^\s*(#loc\d*\s*=|\.loc\s|\.file\s|//\s*begin inline asm|//\s*end inline|\$L__tmp\d+:$)"
+)
 
 
 def without_locations(text: str) -> str:
@@ -68,13 +70,25 @@ def without_locations(text: str) -> str:
 
 
 _SSA_NAME = re.compile(r"%[\w.$-]+")
+_CONSTANT = re.compile(r"^\s*(%[\w.$-]+) = (arith\.constant .*)$")
 
 
 def canonical_names(text: str) -> str:
-    """MLIR text with its value names numbered in order of appearance: Triton names values after
-    the Python variables they were assigned to, so a renamed local renames them."""
-    names: dict[str, str] = {}
-    return _SSA_NAME.sub(lambda m: names.setdefault(m.group(), f"%v{len(names)}"), text)
+    """MLIR text up to the names of its values and the order of its constants: Triton names
+    values after the Python variables they were assigned to, and hoists constants in the order
+    it met them, so a renamed local or a call passed through a tuple moves both. Constants are
+    listed sorted, named in that order; other values are numbered in order of appearance."""
+    constants = sorted(
+        (m.group(2), m.group(1)) for line in text.splitlines() if (m := _CONSTANT.match(line))
+    )
+    names = {name: f"%c{i}" for i, (_, name) in enumerate(constants)}
+    body = [line for line in text.splitlines() if not _CONSTANT.match(line)]
+
+    def rename(m: re.Match[str]) -> str:
+        return names.setdefault(m.group(), f"%v{len(names)}")
+
+    listed = [f"{names[name]} = {value}" for value, name in constants]
+    return "\n".join(listed + [_SSA_NAME.sub(rename, line) for line in body])
 
 
 def digest(text: str) -> str:
@@ -168,7 +182,7 @@ def _code(compiler: Any, targets: list[str]) -> dict[str, Any]:
             found[arch] = f"raised {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
             continue
         found[arch] = {kind: digest(without_locations(texts[kind])) for kind in sorted(texts)}
-        for kind in ("ttir", "ttgir"):  # the same, value names aside
+        for kind in ("ttir", "ttgir"):  # the same, value names and constants' order aside
             if kind in texts:
                 found[arch][f"{kind}~"] = digest(canonical_names(without_locations(texts[kind])))
         found[arch]["kernels"] = texts.get("ttgir", "").count("tt.func public")
