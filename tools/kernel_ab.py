@@ -100,7 +100,7 @@ def value_hash(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         t = value.detach()
         raw = t.cpu().contiguous().reshape(-1)
-        data = raw.view(torch.uint8) if raw.numel() and raw.element_size() > 0 else raw
+        data = raw.view(torch.uint8) if raw.numel() else torch.empty(0, dtype=torch.uint8)
         body = hashlib.sha256(data.numpy().tobytes()).hexdigest()[:16]
         return f"{str(t.dtype)[6:]}{list(t.shape)}{list(t.stride())}:{body}"
     if isinstance(value, (list, tuple)):
