@@ -74,6 +74,12 @@ def test_diff_counts_each_difference_and_forgives_a_cut_off_run(tmp_path: Path, 
     moved = write("moved.json", {"x": dict(item, calls=["b"]), "y": item})
     assert kernel_ab.main(["diff", old, moved]) == 1
     assert "DIFFERS x: calls" in capsys.readouterr().out
+    code = {"sm90": {"ttir": "1", "ttir~": "c", "ptx": "p"}}
+    coded = write("coded.json", {"x": dict(item, code=[code]), "y": item})
+    names_only = dict(item, code=[{"sm90": dict(code["sm90"], ttir="2")}])
+    assert kernel_ab.main(["diff", coded, write("names.json", {"x": names_only, "y": item})]) == 0
+    other_ptx = dict(item, code=[{"sm90": dict(code["sm90"], ptx="q")}])
+    assert kernel_ab.main(["diff", coded, write("ptx.json", {"x": other_ptx, "y": item})]) == 1
     shard = write("shard.json", {"x": item}, incomplete=True)
     assert kernel_ab.main(["diff", old, shard]) == 0  # y was not reached: not a difference
     assert kernel_ab.main(["diff", old, f"{shard},{write('rest.json', {'y': item})}"]) == 0

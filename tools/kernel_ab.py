@@ -268,6 +268,22 @@ def load(paths: str) -> dict[str, Any]:
     return merged
 
 
+def semantic(code: Any) -> Any:
+    """An item's code hashes as compared: PTX exactly, TTIR/TTGIR up to value names and the
+    order of constants (`canonical_names`)."""
+    if not isinstance(code, list):
+        return code
+    return [
+        {
+            arch: {k: v for k, v in found.items() if k not in IR_KINDS or k == "ptx"}
+            if isinstance(found, dict)
+            else found
+            for arch, found in per_compiler.items()
+        }
+        for per_compiler in code
+    ]
+
+
 def diff(args: argparse.Namespace) -> int:
     old, new = load(args.old), load(args.new)
     a, b = old["items"], new["items"]
@@ -279,8 +295,19 @@ def diff(args: argparse.Namespace) -> int:
     if cut_off:
         print(f"{len(a.keys() ^ b.keys())} items in one run only: a run was cut off by its limit")
     fields: Counter[str] = Counter()
+    reordered = 0
     for key in sorted(a.keys() & b.keys()):
+        if a[key].get("code") != b[key].get("code"):
+            reordered += semantic(a[key]["code"]) == semantic(b[key]["code"])
         for field in ("outcome", "calls", "plans", "code"):
+            if field == "code":
+                if semantic(a[key].get(field)) != semantic(b[key].get(field)):
+                    fields[field] += 1
+                    differing += 1
+                    print(f"DIFFERS {key}: code")
+                    print(f"  old: {json.dumps(a[key].get(field))[:400]}")
+                    print(f"  new: {json.dumps(b[key].get(field))[:400]}")
+                continue
             if a[key].get(field) != b[key].get(field):
                 fields[field] += 1
                 differing += 1
@@ -299,6 +326,11 @@ def diff(args: argparse.Namespace) -> int:
         + (f"; kernels compiled per target: {dict(kernels)}" if kernels else "")
         + f"), old {old['versions']} on {old['device']}, new {new['versions']} on {new['device']}"
     )
+    if reordered:
+        print(
+            f"{reordered} items' TTIR/TTGIR differ only in value names or the order of their "
+            "constants (their PTX is the same)"
+        )
     print(f"{differing} differences" + (f" ({dict(fields)})" if fields else ""))
     return 1 if differing else 0
 
