@@ -200,7 +200,7 @@ def _static(value: Any) -> bool:
 
 def triton_source(launches: list[LaunchRecord]) -> str:
     """The source text of the @triton.jit pieces, headed by the launches that used them."""
-    header = ["# Triton source of the reference GEMM kernels (backend/kernels.py)"]
+    header = ["# Triton source of the reference GEMM kernels (backend/kernels/)"]
     for record in launches:
         flags = ", ".join(f"{k}={v}" for k, v in record.plan.constexprs)
         header.append(f"# {record.gemm} launched {record.plan.kernel}: {flags}")

@@ -153,7 +153,7 @@ def test_the_c_launch_is_called_as_tritons_launcher_calls_it(monkeypatch):
 
     from gemmconf_reference import compat
 
-    assert compat._c_launch_form(CudaLauncher) is not None, "an unknown CudaLauncher form"
+    assert compat.launch._c_launch_form(CudaLauncher) is not None, "an unknown CudaLauncher form"
     calls = []
     run = object.__new__(CudaLauncher)  # its attributes as __init__ sets them for a kernel
     fields = {
@@ -364,20 +364,20 @@ def test_descriptor_scratch_is_kept_per_device_and_stream_but_not_in_a_graph(mon
         return torch.zeros(size, dtype=dtype)  # a CPU stand-in: only identity matters here
 
     capturing = [False]
-    monkeypatch.setattr(compat, "_SCRATCH", {})
+    monkeypatch.setattr(compat.launch, "_SCRATCH", {})
     monkeypatch.setattr(torch, "empty", empty)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: capturing[0])
-    first = compat._tma_scratch(256, 128, 7)
-    assert compat._tma_scratch(128, 128, 7) is first  # smaller: the same buffer
-    other_stream = compat._tma_scratch(128, 128, 8)
+    first = compat.launch._tma_scratch(256, 128, 7)
+    assert compat.launch._tma_scratch(128, 128, 7) is first  # smaller: the same buffer
+    other_stream = compat.launch._tma_scratch(128, 128, 8)
     assert other_stream is not first
-    grown = compat._tma_scratch(1024, 128, 7)
+    grown = compat.launch._tma_scratch(1024, 128, 7)
     assert grown is not first and grown.numel() == 1024
-    assert compat._tma_scratch(512, 128, 7) is grown
+    assert compat.launch._tma_scratch(512, 128, 7) is grown
     capturing[0] = True
-    in_graph = compat._tma_scratch(64, 128, 7)
-    assert in_graph is not grown and compat._SCRATCH[(0, 7)] is grown
+    in_graph = compat.launch._tma_scratch(64, 128, 7)
+    assert in_graph is not grown and compat.launch._SCRATCH[(0, 7)] is grown
     default_stream = compat.launch_scratch(64, 0, 0)  # no capture there, so none is asked
     assert compat.launch_scratch(32, 0, 0) is default_stream
     assert made == [256, 128, 1024, 64, 64]

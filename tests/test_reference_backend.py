@@ -9,6 +9,7 @@ cross-compile the launched kernels for sm80/sm90/sm100 and look for the ops each
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 import sys
@@ -919,14 +920,14 @@ def test_interpreter_scans_triton_language_once_and_restores_it(
     memoized = interpreter._patch_builtin
     assert getattr(memoized, "memoized", False)
     scans: list[object] = []
-    getmembers = compat.inspect.getmembers
+    getmembers = inspect.getmembers
 
     def counted(obj: object, *args: Any) -> Any:
         if obj in (tl, tl.tensor, tl.math):
             scans.append(obj)
         return getmembers(obj, *args)
 
-    monkeypatch.setattr(compat.inspect, "getmembers", counted)
+    monkeypatch.setattr(inspect, "getmembers", counted)
     builtins = {name: getattr(tl, name) for name in ("dot", "load", "store", "where")}
     fn = lambda x, y: torch.relu(x @ y)  # noqa: E731
     a, b = randn(33, 70), randn(70, 17)

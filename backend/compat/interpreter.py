@@ -1,37 +1,18 @@
-"""Everything that differs between the torch/triton versions the backend supports, in one place.
-
-Supported: torch 2.11-2.13+, triton 3.6-3.7+ (docs/design.md, "Versions to support"). The APIs used
-here exist in all of them; the guards below make a missing one fail with a clear message rather
-than deep inside a compile. Expected IR spellings (what a code check looks for) are not the
-backend's business: the suites name them `%{wgmma}` etc., from `gemmconf.codecheck.IR_SPELLINGS`.
+"""The Triton interpreter (TRITON_INTERPRET=1): whether it runs, and the speed-ups the reference
+backend applies to it (triton 3.6-3.7). Each changes nothing where the interpreter lacks what it
+patches, and leaves results as they were: it removes repeated work, never changes an answer.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import inspect
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import torch
-
 TRITON_INTERPRET_ENV = "TRITON_INTERPRET"
-
-# torch dtype -> the pointer element type Triton's launcher derives for it
-TRITON_POINTER_TYPES: dict[torch.dtype, str] = {
-    torch.float32: "fp32",
-    torch.float16: "fp16",
-    torch.bfloat16: "bf16",
-    torch.float8_e4m3fn: "fp8e4nv",
-    torch.float8_e5m2: "fp8e5",
-    torch.int8: "i8",
-    torch.uint8: "u8",
-    torch.int32: "i32",
-    torch.int64: "i64",
-}
 
 
 def interpreting() -> bool:
@@ -94,10 +75,11 @@ def skip_nested_interpreter_patching() -> bool:
     globals name, runs every program of the grid, and restores them. Each helper call inside
     (`InterpretedFunction.__call__`) first patches again, once per program: it lists the
     helper's globals for those modules and sets on them what the launch has already set, in a
-    scope it never restores. Where the helper's globals are the running kernel's own (our
-    kernels' helpers share their module), that finds the same modules and changes nothing, so
-    this calls the helper directly, as Triton does after patching, errors wrapped alike.
-    Helpers from other modules, and calls outside a launch, patch as before. A 4-draw
+    scope it never restores. Where the helper's globals name the same language modules as the
+    running kernel's (`triton.language` and `triton.language.core`, what Triton looks for: our
+    kernels' modules each import `triton.language as tl`), that changes nothing, so this calls
+    the helper directly, as Triton does after patching, errors wrapped alike. Helpers that see
+    other modules, and calls outside a launch, patch as before. A 4-draw
     `bmm` with 1,024-2,048 batch entries of 8x6x16 (one program each) took 16% less time (dev
     CPU, BENCHMARKS.md "2026-11-26, cb47966"). Returns False, changing nothing, where the
     interpreter lacks those classes or methods."""
@@ -108,24 +90,25 @@ def skip_nested_interpreter_patching() -> bool:
     executor = getattr(interpreter, "GridExecutor", None)
     function = getattr(interpreter, "InterpretedFunction", None)
     error = getattr(interpreter, "InterpreterError", None)
-    if executor is None or function is None or error is None:
+    if executor is None or function is None or error is None or not hasattr(interpreter, "tl"):
         return False
     launch, call = executor.__call__, function.__call__
     if getattr(call, "skips_nested_patching", False):
         return True
     if not hasattr(function, "rewrite") or "fn" not in inspect.signature(executor).parameters:
         return False
-    running: list[dict[str, Any]] = []  # the globals of the kernel whose launch patched
+    running: list[frozenset[int]] = []  # the language modules the running launch patched
+    languages = _language_modules(interpreter)
 
     def launch_patched(self: Any, *args: Any, **kwargs: Any) -> Any:
-        running.append(self.fn.__globals__)
+        running.append(languages(self.fn.__globals__))
         try:
             return launch(self, *args, **kwargs)
         finally:
             running.pop()
 
     def call_helper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if not running or self.fn.__globals__ is not running[-1]:
+        if not running or languages(self.fn.__globals__) != running[-1]:
             return call(self, *args, **kwargs)
         fn = self.rewrite()
         try:
@@ -139,6 +122,23 @@ def skip_nested_interpreter_patching() -> bool:
     executor.__call__ = launch_patched
     function.__call__ = call_helper
     return True
+
+
+def _language_modules(interpreter: Any) -> Callable[[dict[str, Any]], frozenset[int]]:
+    """The ids of the language modules a function's globals name, as the interpreter's patching
+    finds them (`_patch_lang`: those among `tl` and `tl.core`), kept per globals dict."""
+    tl = interpreter.tl
+    found: dict[int, frozenset[int]] = {}
+
+    def languages(scope: dict[str, Any]) -> frozenset[int]:
+        known = found.get(id(scope))
+        if known is None:
+            known = found[id(scope)] = frozenset(
+                id(value) for value in scope.values() if value is tl or value is tl.core
+            )
+        return known
+
+    return languages
 
 
 def memoize_interpreter_types() -> bool:
@@ -231,6 +231,8 @@ def _memoized_block_type(block_type: Any, pointer_type: Any) -> Callable[[Any, A
 
 
 TENSOR_FIELDS = frozenset({"handle", "shape", "numel", "type", "dtype"})  # tl.tensor's, 3.6-3.7
+
+
 _TEMPLATE = "_gemmconf_tensor_fields"  # where a type keeps the fields its first tensor got
 
 
@@ -292,175 +294,3 @@ def interpreted_as_compiled() -> Iterator[None]:
         yield
     finally:
         builder.options = options
-
-
-def triton_version() -> str:
-    import triton
-
-    return triton.__version__
-
-
-def gpu_target(capability: int) -> Any:
-    """The `GPUTarget` Triton compiles for, e.g. capability 90 -> cuda sm_90."""
-    from triton.backends.compiler import GPUTarget
-
-    return GPUTarget("cuda", capability, 32)
-
-
-def ast_source(
-    fn: Any,
-    signature: dict[str, str],
-    constexprs: dict[tuple[int, ...], Any],
-    attrs: dict[tuple[int, ...], list[list[Any]]],
-) -> Any:
-    """`triton.compiler.ASTSource` with constexprs and attrs keyed by argument-index paths
-    (Gluon's own source class for a `@gluon.jit` function)."""
-    if getattr(fn, "is_gluon", lambda: False)():
-        from triton.experimental.gluon._runtime import GluonASTSource
-
-        return GluonASTSource(fn, signature, constexprs, attrs)
-    from triton.compiler import ASTSource
-
-    return ASTSource(fn, signature, constexprs, attrs)
-
-
-def set_tma_allocator() -> None:
-    """In-kernel tensor descriptors need global scratch memory from a host allocator."""
-    import triton
-
-    set_allocator = getattr(triton, "set_allocator", None)
-    if set_allocator is None:
-        raise RuntimeError(f"triton {triton.__version__} has no set_allocator: no in-kernel TMA")
-    set_allocator(_tma_scratch)
-
-
-# in-kernel descriptors' scratch, by (device, stream): see launch_scratch
-_SCRATCH: dict[tuple[int, int], torch.Tensor] = {}
-
-
-def _tma_scratch(size: int, alignment: int, stream: Any) -> torch.Tensor:
-    """Triton's allocator (`set_tma_allocator`): `launch_scratch` on the current device."""
-    return launch_scratch(size, torch.cuda.current_device(), stream)
-
-
-def launch_scratch(size: int, device: int, stream: int) -> torch.Tensor:
-    """Scratch for one launch's in-kernel tensor descriptors, which Triton's kernels want on
-    every launch. One buffer per device and stream, grown when a launch needs more, is reused:
-    launches on a stream run in order, so none finds its scratch in use by another (a fresh
-    allocation took 12% of a decode GEMM's launch path on an H100 host). While a CUDA graph is
-    captured the buffer is allocated anew and not kept: it belongs to the graph's memory pool.
-    Nothing is captured on the legacy default stream (stream 0), which is not asked."""
-    if stream != 0 and torch.cuda.is_current_stream_capturing():
-        return torch.empty(size, dtype=torch.int8, device="cuda")
-    key = (device, stream)
-    buffer = _SCRATCH.get(key)
-    if buffer is None or buffer.numel() < size:
-        buffer = _SCRATCH[key] = torch.empty(size, dtype=torch.int8, device="cuda")
-    return buffer
-
-
-# The call Triton's CudaLauncher.__call__ makes to its C launch, in the versions whose form is
-# known (the source with whitespace removed): what `c_launch` calls the same way.
-_C_LAUNCH_CALLS = {
-    "self.launch(gridX,gridY,gridZ,stream,function,self.launch_cooperative_grid,"
-    "self.launch_pdl,global_scratch,profile_scratch,*args)": "3.6",
-    "self.launch(gridX,gridY,gridZ,stream,function,self.launch_cooperative_grid,"
-    "self.launch_pdl,kernel_metadata,launch_metadata,launch_enter_hook,launch_exit_hook,"
-    "global_scratch,profile_scratch,self.arg_annotations,self.kernel_signature,args)": "3.7",
-}
-# a C launch called directly: (grid x, y, z, stream, function, packed metadata, scratch, args)
-CLaunch = Any
-
-
-@functools.cache
-def _c_launch_form(launcher_type: type) -> str | None:
-    try:
-        source = inspect.getsource(launcher_type.__call__)
-    except (OSError, TypeError, AttributeError):
-        return None
-    text = "".join(source.split())
-    forms = [form for call, form in _C_LAUNCH_CALLS.items() if call in text]
-    return forms[0] if len(forms) == 1 else None
-
-
-def c_launch(run: Any) -> tuple[CLaunch, int] | None:
-    """Triton's C launch behind a compiled kernel's `run` (its CudaLauncher), to be called with
-    the scratch `launch_scratch` keeps, and the scratch bytes one program needs. Through `run`,
-    every launch builds a closure and asks Triton's allocator for scratch in Python: 2.6 of a
-    9.1 µs launch on an H100 host (triton 3.6, `tools/host_overhead.py`). The call passes what
-    `run` would pass, no launch hooks or metadata (the caller goes through `run` when a
-    profiler listens). None where `run` is not a form known here (another Triton or driver,
-    a profiler's own scratch): the caller then launches through `run`."""
-    form = _c_launch_form(type(run))
-    if form is None or getattr(run, "profile_scratch_size", None) != 0:
-        return None
-    raw, coop, pdl = run.launch, run.launch_cooperative_grid, run.launch_pdl
-    per_program = run.global_scratch_size * run.num_ctas
-
-    if form == "3.6":
-
-        def launch(g0, g1, g2, stream, function, packed, scratch, args):  # type: ignore[no-untyped-def]
-            raw(g0, g1, g2, stream, function, coop, pdl, scratch, None, packed, None, None, None,
-                *args)  # fmt: skip
-
-    else:
-        annotations, signature = run.arg_annotations, run.kernel_signature
-
-        def launch(g0, g1, g2, stream, function, packed, scratch, args):  # type: ignore[no-untyped-def]
-            raw(g0, g1, g2, stream, function, coop, pdl, packed, None, None, None, scratch, None,
-                annotations, signature, args)  # fmt: skip
-
-    return launch, per_program
-
-
-def tf32_allowed() -> bool:
-    """The harness's "tf32" mode: torch.backends.cuda.matmul.allow_tf32 at compile time."""
-    return bool(torch.backends.cuda.matmul.allow_tf32)
-
-
-def has_tensor_descriptors() -> bool:
-    import triton.language as tl
-
-    return hasattr(tl, "make_tensor_descriptor")
-
-
-@contextlib.contextmanager
-def ops_in_graph() -> Iterator[None]:
-    """Let dynamo put into its graph the ops the backend lowers that this torch's dynamo skips.
-
-    torch 2.11's dynamo does not know `torch._scaled_mm_v2` (the op of `F.scaled_mm`): it treats
-    it as a skipped builtin, graph-breaks, and runs every `F.scaled_mm` eagerly, so no backend
-    built on torch.compile receives one (seen on an H100, 2026-11-23). Inside this context the op
-    is allowed in the graph, as `torch.compiler.allow_in_graph` would do, for the calls the
-    reference backend compiles only: other backends in the same process keep dynamo's own rule.
-    Where dynamo already traces the op (torch 2.13), nothing changes."""
-    from torch._dynamo import trace_rules
-
-    allowed = getattr(trace_rules, "_allowed_callable_ids", None)
-    ops = [getattr(torch, name, None) for name in DYNAMO_SKIPPED_OPS]
-    added = [
-        op
-        for op in ops
-        if op is not None and allowed is not None and id(op) not in allowed
-        if _skipped_by_dynamo(op)
-    ]
-    for op in added:
-        allowed.add(id(op))
-    try:
-        yield
-    finally:
-        for op in added:
-            allowed.remove(id(op))
-
-
-DYNAMO_SKIPPED_OPS = ("_scaled_mm_v2",)  # torch functions some dynamo versions skip
-
-
-def _skipped_by_dynamo(op: Any) -> bool:
-    from torch._dynamo import trace_rules
-
-    try:
-        rule = trace_rules.lookup(op)
-    except Exception:  # an internal API that moved: change nothing
-        return False
-    return rule is not None and "Skip" in getattr(rule, "__name__", "")
