@@ -39,11 +39,9 @@ import jinja2
 
 from gemmconf import attribution, ids
 from gemmconf.record import Record, typed
-from gemmconf.report import merge, results
-from gemmconf.report.page import _script_json, backend_specs, shown_command
+from gemmconf.report import merge, results, templating
+from gemmconf.report.page import backend_specs, shown_command
 from gemmconf.report.quoting import terminal
-
-TEMPLATES = Path(__file__).with_name("templates")
 
 # A cell's counts, in the order the page shows them: (key, label, mark in a cell, meaning)
 CATEGORIES = (
@@ -501,24 +499,6 @@ def matrix_data(matrix: Matrix) -> dict[str, Any]:
     }
 
 
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-
-
-def _css() -> str:
-    text = (TEMPLATES / "matrix.css").read_text()
-    if "</style" in text.lower():
-        raise ValueError("matrix.css must not contain a closing </style> tag")
-    return text
-
-
 def render(matrix: Matrix, *, title: str = "") -> str:
     """The whole page as one string."""
     classes: list[tuple[str, int]] = []  # (hardware class, columns) for the header's first row
@@ -536,7 +516,7 @@ def render(matrix: Matrix, *, title: str = "") -> str:
         for fi, family in enumerate(matrix.families)
         if (cell := matrix.cells.get((family, column))) is not None and cell.failing
     ]
-    template = _environment().get_template("matrix.html.j2")
+    template = templating.environment().get_template("matrix.html.j2")
     return template.render(
         sections=sections,
         family_index={family: i for i, family in enumerate(matrix.families)},
@@ -549,8 +529,8 @@ def render(matrix: Matrix, *, title: str = "") -> str:
         listed=LISTED,
         inherited_text=attribution.INHERITED_TEXT,
         totals={c: matrix.totals(c) for c in matrix.columns},
-        css=jinja2.utils.markupsafe.Markup(_css()),
-        data=jinja2.utils.markupsafe.Markup(_script_json(matrix_data(matrix))),
+        css=jinja2.utils.markupsafe.Markup(templating.asset("matrix.css")),
+        data=jinja2.utils.markupsafe.Markup(templating.script_json(matrix_data(matrix))),
         items_per_cell=ITEMS_PER_CELL,
     )
 

@@ -29,11 +29,10 @@ import jinja2
 
 from gemmconf import attribution, ids
 from gemmconf.record import Record, typed
-from gemmconf.report import diff, results
+from gemmconf.report import diff, results, templating
 from gemmconf.report.groups import group_failures, page_groups
 from gemmconf.report.merge import device_of, load
 
-TEMPLATES = Path(__file__).with_name("templates")
 FIELDS = (
     "id",
     "backend",
@@ -285,30 +284,6 @@ def _run_metadata(document: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _script_json(value: Any) -> str:
-    """JSON that cannot end the <script> element it sits in nor open a comment."""
-    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-
-
-def _asset(name: str) -> str:
-    text = (TEMPLATES / name).read_text()
-    if "</script" in text.lower() or "</style" in text.lower():
-        raise ValueError(f"{name} must not contain a closing </script> or </style> tag")
-    return text
-
-
 BASELINE_ROWS = 50  # regressions listed per kind against a baseline (the diff has them all)
 GROUP_IDS = 50  # item ids listed per failure group (the matrix and the results have them all)
 
@@ -359,7 +334,7 @@ def render(
     groups = page_groups(
         group_failures(document["records"]), specs=run["backend_specs"], seed=document.get("seed")
     )
-    template = _environment().get_template("conformance.html.j2")
+    template = templating.environment().get_template("conformance.html.j2")
     return template.render(
         groups=groups,
         group_ids=GROUP_IDS,
@@ -379,9 +354,9 @@ def render(
         environment=environment,
         labels=sorted(run["backend_specs"]),
         baseline=baseline,
-        css=jinja2.utils.markupsafe.Markup(_asset("conformance.css")),
-        script=jinja2.utils.markupsafe.Markup(_asset("conformance.js")),
-        data=jinja2.utils.markupsafe.Markup(_script_json(data)),
+        css=jinja2.utils.markupsafe.Markup(templating.asset("conformance.css")),
+        script=jinja2.utils.markupsafe.Markup(templating.asset("conformance.js")),
+        data=jinja2.utils.markupsafe.Markup(templating.script_json(data)),
     )
 
 
