@@ -23,6 +23,7 @@ from gemmconf.backends import RunOptions
 from gemmconf.isolation import timeouts
 from gemmconf.outcome import ItemOutcome, render
 from gemmconf.plugin.recording import leak_warnings
+from gemmconf.record import typed
 from gemmconf.scenario import load_suite
 
 pytest_plugins = ["pytester"]
@@ -405,7 +406,7 @@ def test_leak_warnings_name_the_backend():
         {"backend": "b", "metrics": {"max_abs_err": 0.0}},
         {"backend": "c"},
     ]
-    lines = leak_warnings(records)
+    lines = leak_warnings(typed({"id": "s/x", "outcome": "passed", **r} for r in records))
     assert len(lines) == 1 and "backend a left GPU memory allocated after 2 item(s)" in lines[0]
     assert "up to 3.0 MiB, 4.0 MiB in all" in lines[0]
 
