@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from gemmconf import api
+from gemmconf.backends import resolve
 from gemmconf.outcome import render
 from gemmconf.repro import repro_source
 from gemmconf.runner import run_item
@@ -51,17 +52,19 @@ def test_a_crash_s_repro_gives_the_run_s_verdict_then_the_traceback(item, capsys
     assert lines[-1].startswith("RuntimeError: planted: no kernel for ")
 
 
+def _raising_compiler(gm, example_inputs):
+    raise ValueError("planted: this compiler takes no graph")
+
+
+RAISING_COMPILER = "gemmconf_test_raising_compiler"
+
+
 def test_a_dynamo_backend_s_compile_error_is_named_inside_torch_compile_s_wrapper(capsys):
     """A registered torch.compile backend whose compiler raises: torch.compile wraps it
     (BackendCompilerFailed); the run and the repro both name the error inside."""
-
-    @torch._dynamo.register_backend(name="gemmconf_test_raising_compiler")
-    def raising_compiler(gm, example_inputs):
-        raise ValueError("planted: this compiler takes no graph")
-
-    item, spec = "first/mm[fp32-64x64x64-nn]", "dynamo:gemmconf_test_raising_compiler"
-    from gemmconf.backends import resolve
-
+    if RAISING_COMPILER not in torch._dynamo.list_backends(exclude_tags=()):
+        torch._dynamo.register_backend(_raising_compiler, name=RAISING_COMPILER)
+    item, spec = "first/mm[fp32-64x64x64-nn]", f"dynamo:{RAISING_COMPILER}"
     reason = run_reason(item, resolve(spec))
     assert reason.endswith("ValueError: planted: this compiler takes no graph")
     status, lines = repro(item, spec, capsys)
