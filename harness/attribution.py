@@ -8,6 +8,9 @@ A record's `computed_by` (gemmconf.checks.computed_by observes it):
   the op to aten: a graph given back to dynamo, inductor's extern ATEN choice, an override that
   falls back to aten);
 - "mixed": aten's own kernels computed some of them, the backend the rest;
+- "none": the call raised before any GEMM kernel ran (aten's, or one registered over an aten
+  GEMM op): dynamo's tracing, the backend's compile or its own checks raised, and nothing
+  computed the product (a crash; never a pass);
 absent where the call was not observed (an error scenario, a run before the field existed, a
 run under another profiler).
 
@@ -36,14 +39,20 @@ from gemmconf.record import Record
 BACKEND = "backend"
 PYTORCH = "pytorch"
 MIXED = "mixed"
-COMPUTED_BY = (BACKEND, PYTORCH, MIXED)
+NONE = "none"  # the call raised before any GEMM kernel ran
+COMPUTED_BY = (BACKEND, PYTORCH, MIXED, NONE)
 
 EAGER = "eager"
 TORCH_COMPILE = "torch.compile"
 INHERITED = (EAGER, TORCH_COMPILE)
 
 # how a summary line says each
-COMPUTED_TEXT = {BACKEND: "by the backend", PYTORCH: "by PyTorch", MIXED: "partly by PyTorch"}
+COMPUTED_TEXT = {
+    BACKEND: "by the backend",
+    PYTORCH: "by PyTorch",
+    MIXED: "partly by PyTorch",
+    NONE: "by no GEMM kernel",
+}
 INHERITED_TEXT = {
     EAGER: "eager fails them too and PyTorch computed them",
     TORCH_COMPILE: "torch.compile failed before the backend got the graph",

@@ -8,7 +8,11 @@ values gemmconf judged), the backend's call, and the comparison: eager and the b
 same values, both against the program run in fp64 on them, with the item's tolerance (the
 `oracle` module's rule: the backend's error over max(eager's error, a floor growing with
 sqrt(K)), each element allowed one output ulp and the rounding of intermediate results beside).
-It exits 1 when the backend fails, 0 when it passes.
+It exits 1 when the backend fails, 0 when it passes, and says what is wrong in the run's words:
+a backend that raised gets the run's one-line verdict ("Backend raised during the call on shape
+set 0 (...): Type: message") and a FAILED line naming the exception, its traceback after them;
+an out= target the call left holding its NaN fill where eager wrote it is an unwritten target
+(gemmconf.checks.guards' words), before the numbers that follow from it.
 
 What the repro does not redo: confirming a marginal numeric failure on further rounds of draws
 (it judges the first round), refuting an eager NaN with a magnitude bound, code checks,
@@ -149,8 +153,9 @@ def _header(instance: ScenarioInstance, spec: str, seed: int, device: str, versi
         "backend's largest error against fp64 may be at most max_ratio times the larger of "
         "eager's own error and a floor that grows with sqrt(K) (each element also allowed one "
         "output ulp and the rounding of intermediate results). Shape set 0 is also called on "
-        "fresh values: the answer must be fresh, and the first answer must not change. Exits 1 "
-        "when the backend fails, 0 when it passes.",
+        "fresh values: the answer must be fresh, and the first answer must not change; an out= "
+        "target must be written. Exits 1 when the backend fails (a backend that raises: the "
+        "one-line verdict, then its traceback), 0 when it passes.",
     ]
     wrapped = "\n\n".join(textwrap.fill(p, 96, break_on_hyphens=False) for p in paragraphs)
     return (
@@ -170,7 +175,7 @@ def _extra_needs(spec: str) -> str:
 
 
 def _imports(instance: ScenarioInstance, spec: str) -> str:
-    lines = ["import hashlib", "import math", "import re", "import sys", ""]
+    lines = ["import hashlib", "import math", "import re", "import sys", "import traceback", ""]
     lines += ["import torch", "import torch.nn.functional as F"]
     used = [name for name in HELPERS if _uses(instance, name)]
     for name in used:  # the helpers the op's templates call, as plain torch code
@@ -227,6 +232,9 @@ def _constants(instance: ScenarioInstance, spec: str, seed: int, device: str, dr
         lines.append(f"GROUP_SIZES = {draws.group_sizes!r}  # a grouped op's group sizes")
     if any(r is not None for r in draws.result_shapes):
         lines.append(f"RESULT_SHAPES = {draws.result_shapes!r}")
+    names = instance.input_names
+    targets = [(names.index(n), n) for n in instance.spec.writes if n in names]
+    lines.append(f"TARGETS = {targets!r}  # out= targets (argument, name): NaN until written")
     lines += [
         f"RAISES = {instance.checks.raises!r}  # the exception eager raises (error scenarios)",
         f"RAISES_MATCH = {instance.checks.raises_match!r}",

@@ -14,6 +14,7 @@ import hashlib
 import math
 import re
 import sys
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,7 @@ DIMS: list[dict[str, int]] = []
 SHAPES: list[dict[str, list[int]]] = []
 KS: list[int] = []
 LARGE: list[bool] = []
+TARGETS: list[tuple[int, str]] = []
 POLICY: dict[str, tuple[float, float, bool, float]] = {}
 program: Callable[..., Any] = print
 reference: Callable[..., Any] | None = None
@@ -234,9 +236,10 @@ def outputs(value):
     return list(value) if isinstance(value, (tuple, list)) else [value]
 
 
-def unwrapped(error):
-    """The error inside torch.compile's wrappers (BackendCompilerFailed and kin)."""
-    seen = set()
+def unwrap(error):
+    """The error inside torch.compile's wrappers (BackendCompilerFailed and kin), and the
+    wrappers' class names, outermost first."""
+    seen, wrappers = set(), []
     while (
         type(error).__module__.startswith(("torch._dynamo", "torch._inductor"))
         and id(error) not in seen
@@ -245,8 +248,53 @@ def unwrapped(error):
         inner = getattr(error, "inner_exception", None) or error.__cause__ or error.__context__
         if not isinstance(inner, BaseException):
             break
+        wrappers.append(type(error).__name__)
         error = inner
-    return error
+    return error, wrappers
+
+
+def unwrapped(error):
+    """The error inside torch.compile's wrappers."""
+    return unwrap(error)[0]
+
+
+class BackendRaised(Exception):
+    """The backend raised during `stage` (its compile, or a call): the item's crash."""
+
+    def __init__(self, stage, error):
+        super().__init__(stage)
+        self.stage, self.error = stage, error
+
+
+def type_name(cls):
+    """`RuntimeError` for builtins, else the qualified name, as gemmconf names a class."""
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def raised_line(stage, error):
+    """The one-line verdict gemmconf gives a call that raised: whose code raised, during what,
+    and `Type: first line` of the error inside torch.compile's wrappers."""
+    inner, wrappers = unwrap(error)
+    text = str(inner).strip()
+    if text:
+        what = f"{type_name(type(inner))}: {text.splitlines()[0][:300]}"
+    else:
+        frames = traceback.extract_tb(inner.__traceback__)
+        where = f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+        what = f"{type_name(type(inner))} (no message) at {where or 'an unknown place'}"
+    unsupported = type_name(type(inner)) == "NotImplementedError"
+    # dynamo's wrappers of an error raised while it traced, before the backend got the graph
+    if any(w in ("TorchRuntimeError", "InternalTorchDynamoError") for w in wrappers):
+        head = (
+            "torch.compile raised while dynamo traced the program, before the backend was "
+            f"handed its graph ({stage})"
+        )
+        return f"Unsupported: {head}: {what}" if unsupported else f"{head}: {what}"
+    if unsupported:
+        return f"Unsupported: the backend raised {what} during {stage}"
+    return f"Backend raised during {stage}: {what}"
 
 
 def graphs():
@@ -274,7 +322,7 @@ def error_case(backend):
     try:
         value = backend(args)(*args)
     except Exception as raised:
-        error = unwrapped(raised)
+        error = unwrapped(raised.error if isinstance(raised, BackendRaised) else raised)
         matches = RAISES_MATCH is None or re.search(RAISES_MATCH, str(error))
         if type(error).__name__ == RAISES and matches:
             print(f"PASSED: the backend raised {first_line(error)}, as eager does")
@@ -285,14 +333,64 @@ def error_case(backend):
     return 1
 
 
+def dims_text(index):
+    return " ".join(f"{name}={size}" for name, size in DIMS[index].items())
+
+
+def same_bits(a, b):
+    """Per element: whether `a` and `b` hold the same bits (NaN's included)."""
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+    return a.detach().contiguous().view(width) == b.detach().contiguous().view(width)
+
+
+def unwritten_targets(targets, eager, index):
+    """The out= targets the call left as `draw` filled them (NaN), where eager wrote another
+    value: never written, in gemmconf's words."""
+    problems = []
+    for name, target, before in targets:
+        if target.shape != before.shape or target.dtype != before.dtype:
+            continue  # resized by the call: nothing of it is left as allocated
+        left = same_bits(target, before)
+        like = isinstance(eager, torch.Tensor) and eager.shape == before.shape
+        if like and eager.dtype == before.dtype:
+            left &= ~same_bits(eager.to(before.device), before)  # eager wrote another value
+        count = int(left.sum())
+        if count:
+            first = tuple(int(i) for i in left.nonzero()[0])
+            fill = float(before[first].float()) if before.dim() else float(before.float())
+            held = "NaN" if math.isnan(fill) else repr(fill)
+            every = "all" if count == target.numel() else f"{count} of"
+            problems.append(
+                f"Unwritten out= target: {every} {target.numel()} elements of {name} on shape "
+                f"set {index} still hold the {held} the harness filled the target with before "
+                f"the call (first at index {first}); the call never wrote them, where eager "
+                f"writes its result into {name}."
+            )
+    return problems
+
+
 class Draw:
     """One draw of a shape set: eager's outputs, the backend's, and what they are judged against
-    (the fp64 outputs and the rounding bounds; None where not judged)."""
+    (the fp64 outputs and the rounding bounds; None where not judged). What the backend raises
+    is a BackendRaised naming the call; `problems` are its out= targets left unwritten."""
 
     def __init__(self, backend, index, number, drawn=None, judged=True):
         args, reference_args = drawn or draw(index, number)
-        self.expected = outputs(program(*draw(index, number)[0]))  # eager, on a copy
-        self.actual = outputs(backend(args)(*args))
+        eager = program(*draw(index, number)[0])  # on a copy
+        self.expected = outputs(eager)
+        compiled = backend(args)
+        fresh = f"draw {number}: fresh values, " if number else ""
+        stage = f"the call on shape set {index} ({fresh}{dims_text(index)})"
+        targets = [
+            (name, args[i], args[i].detach().clone())
+            for i, name in TARGETS
+            if isinstance(args[i], torch.Tensor) and args[i].numel()
+        ]
+        try:
+            self.actual = outputs(compiled(*args))
+        except Exception as error:
+            raise BackendRaised(stage, error) from error
+        self.problems = unwritten_targets(targets, eager, index)
         self.reference = self.intermediate = self.rounding = None
         if judged and reference is not None and NUMERIC:
             upcast = [t.to(torch.float64) if t.is_floating_point() else t for t in reference_args]
@@ -341,7 +439,7 @@ def judged_problems(index, draws):
     if len(first.actual) != len(first.expected):
         return [f"shape set {index}: {len(first.actual)} outputs, eager's {len(first.expected)}"]
     numel = sum(t.numel() for t in first.expected if isinstance(t, torch.Tensor))
-    dims = " ".join(f"{name}={size}" for name, size in DIMS[index].items())
+    dims = dims_text(index)
     problems = []
     for i in range(len(first.expected)):
         where = f"shape set {index} ({dims})" + (f", output {i}" if len(first.expected) > 1 else "")
@@ -378,11 +476,36 @@ def main():
 
     def backend(example_inputs):
         if not made:
-            made.append(compile_backend(program, example_inputs))
+            try:
+                made.append(compile_backend(program, example_inputs))
+            except Exception as error:
+                raise BackendRaised("compile", error) from error
         return made[0]
 
     if RAISES:
         return error_case(backend)
+    try:
+        problems = called_problems(backend, made)
+    except BackendRaised as raised:  # the item ends there, as gemmconf's does
+        inner = unwrapped(raised.error)
+        print(f"  {raised_line(raised.stage, raised.error)}")
+        print(
+            f"FAILED: {ITEM} on {BACKEND}: the backend raised {type_name(type(inner))} (its "
+            "traceback follows)"
+        )
+        sys.stdout.flush()
+        error = raised.error
+        traceback.print_exception(type(error), error, error.__traceback__, file=sys.stdout)
+        return 1
+    for problem in dict.fromkeys(problems):
+        print(f"  {problem}")
+    print(f"{'FAILED' if problems else 'PASSED'}: {ITEM} on {BACKEND}")
+    return 1 if problems else 0
+
+
+def called_problems(backend, made):
+    """Every shape set called and judged, and the compiles counted (`made`: the compiled
+    callable, once made): what is wrong, in order."""
     graphs_before = graphs()
     problems = []
     first_draws = [draw(index) for index in range(len(SHAPES))]
@@ -390,6 +513,7 @@ def main():
         mark_dynamic(first_draws[0][0])
     for index, drawn in enumerate(first_draws):
         draws = [Draw(backend, index, 0, drawn)]
+        problems += draws[0].problems
         snapshot = [
             t.detach().clone() if isinstance(t, torch.Tensor) else t for t in draws[0].actual
         ]
@@ -397,6 +521,7 @@ def main():
         for number in range(1, draws_for(numel, index)):
             # past gemmconf's size limit, further draws are compared bit for bit only
             draws.append(Draw(backend, index, number, judged=not LARGE[index]))
+            problems += draws[-1].problems
             if index == 0 and number == 1:
                 problems += fresh_answer_problems(draws[0], snapshot, draws[1])
         problems += judged_problems(index, draws)
@@ -413,7 +538,4 @@ def main():
             f"recompiled: {compiles} compiles over {len(SHAPES)} shape set(s); "
             f"{COMPILE_BUDGET} allowed"
         )
-    for problem in dict.fromkeys(problems):
-        print(f"  {problem}")
-    print(f"{'FAILED' if problems else 'PASSED'}: {ITEM} on {BACKEND}")
-    return 1 if problems else 0
+    return problems

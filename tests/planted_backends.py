@@ -187,6 +187,12 @@ def _raise_own_runtime_error(func, args, kwargs):
         raise RuntimeError(f"gemm backend: invalid arguments to {func.__name__}") from None
 
 
+def _raise_on_gemm(func, args, kwargs):
+    """Every GEMM raises before any kernel runs (a library whose launch fails on every shape):
+    a crash in which nothing computed the product."""
+    raise RuntimeError(f"planted: no kernel for {func.__name__}")
+
+
 class _ResultCache:
     """Results served from a cache keyed by the input shapes (a memo that forgot the values)."""
 
@@ -780,6 +786,7 @@ crashes_on_zero_size = PlantedBackend("crashes-on-zero-size", _crash_on_zero_siz
 not_implemented_everywhere = RefusingBackend("not-implemented-everywhere", _untouched)
 refuses_unusual_inputs = PlantedBackend("refuses-unusual-inputs", _refuse_unusual)
 raises_its_own_runtime_error = PlantedBackend("own-runtime-error", _raise_own_runtime_error)
+raises_on_gemm = PlantedBackend("raises-on-gemm", _raise_on_gemm)
 caches_results = PlantedBackend("caches-results", _ResultCache())
 shares_output_buffer = PlantedBackend("shares-output-buffer", _SharedOutput())
 writes_into_bias = PlantedBackend("writes-into-bias", _bias_in_place)

@@ -139,6 +139,50 @@ def test_a_call_that_raised_inside_aten_s_kernel_is_pytorch_s():
     assert outcome.metrics["aten_gemm_kernels"] == {"aten::_scaled_mm_v2": 1}
 
 
+def test_a_call_that_raised_before_any_gemm_kernel_is_no_one_s():
+    """The backend raised before any GEMM kernel ran: nothing computed the item, and its record
+    must not say the backend did (the OpenVINO trial's crashes said "backend")."""
+    outcome = run(MM, planted_backends.raises_on_gemm)
+    assert outcome.kind == "crash" and outcome.computed_by == attribution.NONE
+    assert outcome.metrics["aten_gemm_kernels"] == {}
+    assert (
+        attribution.inherited(
+            before_backend=False, eager_fails=True, computed_by=outcome.computed_by
+        )
+        is None
+    )  # no one's computing: never eager's gap
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="eager runs fp16 grouped_mm on the CPU only")
+def test_a_crash_while_dynamo_traced_is_no_one_s_and_torch_compile_s():
+    """grouped/not_bf16 under a torch.compile backend: the meta function raises while dynamo
+    traces, before the backend gets a graph and before any kernel runs."""
+    instance = next(
+        i
+        for i in load_suite(SUITES / "grouped/grouped_mm.yaml")
+        if i.id.startswith("grouped/not_bf16[")
+    )
+    outcome = run_item(
+        instance, planted_backends.hands_back_single_nodes, seed=0, device=DEVICE, target=None
+    )
+    assert outcome.kind == "crash" and outcome.before_backend
+    assert outcome.computed_by == attribution.NONE
+
+
+def test_no_one_s_crashes_are_no_pass_of_anyone_s():
+    """A "none" record is a failure: the counts of passes by computer leave it out."""
+    from gemmconf.record import Record
+
+    def record(outcome: str, who: str) -> Record:
+        return Record.from_json(
+            {"id": f"s/x[{outcome}]", "backend": "lib", "outcome": outcome, "computed_by": who}
+        )
+
+    records = [record("passed", "backend"), record("failed", attribution.NONE)]
+    assert attribution.passes_by_computer(records) == {"backend": 1}
+    assert attribution.by_backend(records) == {"lib": {"passed": {"backend": 1}}}
+
+
 @pytest.mark.parametrize("backend", [EagerBackend(), planted_backends.hands_back_single_nodes])
 def test_the_observation_changes_no_result(backend, monkeypatch):
     """The same item with the observing guard and without it: the same verdict, bit for bit."""

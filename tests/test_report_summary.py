@@ -196,3 +196,22 @@ def test_records_of_older_files_say_nothing_of_who_computed_them() -> None:
     lines = render_terminal_summary(sample_document()["records"], CPU)
     text = "\n".join(lines)
     assert "who computed" not in text and "inherited" not in text
+
+
+def test_a_crash_no_one_computed_is_the_backend_s_own_failure_and_no_pass() -> None:
+    """computed_by "none" (the call raised before any GEMM kernel ran): an own failure, left
+    out of who computed the passes; the page and the matrix count it so too."""
+    from gemmconf.record import Record
+    from gemmconf.report import matrix
+
+    crashed = record(
+        "s", "raised", "mm", "fp16", {"M": 9}, "lib", "failed", kind="crash", computed_by="none"
+    )
+    records = [*attributed_records(), crashed]
+    text = "\n".join(render_terminal_summary(records, CPU, max_failures=9))
+    assert (
+        "who computed the passes: lib 4 passed (1 computed by the backend, 2 by PyTorch, 1 partly "
+        "by PyTorch)" in text
+    )
+    assert "failing by kind: lib: wrong values 1, crash 1" in text
+    assert matrix.category_of(Record.from_json(crashed)) == "own_failed"

@@ -22,7 +22,10 @@ How it is seen, on the first call of shape set 0 only (the call guard `ComputedB
 The check `ComputedBy` then compares the count with eager's (the same program on the same
 inputs, profiled; its GEMM kernels are the ones a backend may leave to aten): none of aten's
 ran, "backend"; as many as eager's, "pytorch"; fewer, "mixed". Where the backend's call raised,
-the item ends before the check: aten's kernels seen make it "pytorch", with no comparison.
+the item ends before the check: aten's kernels seen make it "pytorch", with no comparison, a
+kernel registered over a GEMM op "backend", and none of either "none" (the call raised before
+any GEMM kernel ran: dynamo's tracing, the backend's compile, a check of its own; nothing
+computed it, so it is not the backend's computing).
 
 The observation changes nothing of the call's result (the profiler and the mark only record),
 and a failure of its own is no failure of the backend: the call is then "not observed".
@@ -105,7 +108,7 @@ class _Watch:
             if intact:
                 observed = kernels_of(self.profile.function_events)
                 self.item.stash[ComputedBy] = observed
-                self.item.computed_by = _without_eager(observed)
+                self.item.computed_by = _without_eager(observed, raised=exc[0] is not None)
                 self.item.metrics.update(_metrics(observed))
         except Exception:  # the harness's own fault: the call stays not observed
             self.item.stash[ComputedBy] = None
@@ -143,9 +146,14 @@ def _profiling() -> bool:
     return bool(torch._C._autograd._profiler_enabled())
 
 
-def _without_eager(observed: Observed) -> str:
-    """Who computed, before eager's count is known: aten's kernels seen make it PyTorch's."""
-    return attribution.PYTORCH if observed.aten_count else attribution.BACKEND
+def _without_eager(observed: Observed, *, raised: bool) -> str:
+    """Who computed, before eager's count is known: aten's kernels seen make it PyTorch's; a
+    call that raised with no GEMM kernel seen (aten's or an override's), no one's."""
+    if observed.aten_count:
+        return attribution.PYTORCH
+    if raised and not observed.overridden:
+        return attribution.NONE
+    return attribution.BACKEND
 
 
 def _metrics(observed: Observed) -> dict[str, Any]:

@@ -62,7 +62,8 @@
   function str(i) { return i === null ? null : S[i]; }
   // gemmconf.attribution's words
   const COMPUTED = { backend: "the backend's own code", pytorch: "PyTorch's aten kernels",
-                     mixed: "partly PyTorch's aten kernels, partly the backend" };
+                     mixed: "partly PyTorch's aten kernels, partly the backend",
+                     none: "nothing: the call raised before any GEMM kernel ran" };
   const INHERITED = { eager: "from eager: eager fails this item here too, and PyTorch computed it for the backend",
                       "torch.compile": "from torch.compile: it failed before the backend got the graph" };
   const devices = new Set();
