@@ -18,12 +18,9 @@ shift 2
 OUT=${OUT:-reports/compare}
 SHARDS=${SHARDS:-4}
 mkdir -p "$OUT" /tmp/cmp-base /tmp/cmp-parts
-tar xzf "$base_archive" -C /tmp/cmp-base
-for tree in base new; do
-  src=$([ $tree = base ] && echo /tmp/cmp-base || echo "$PWD")
-  python3 -m pip install -q --no-deps --no-build-isolation --target "/tmp/site-$tree" "$src" \
-    >"/tmp/cmp-parts/$tree-install.log" 2>&1 || { cat "/tmp/cmp-parts/$tree-install.log"; exit 1; }
-done
+# shellcheck source=tools/gpu_install.sh
+. "$(dirname "$0")/gpu_install.sh"
+install_trees "$base_archive" /tmp/cmp-base /tmp/site /tmp/cmp-parts base
 gemmconf() { PYTHONPATH="/tmp/site-$1${PYTHONPATH:+:$PYTHONPATH}" python3 -c 'import sys; from gemmconf.cli import main; sys.exit(main(sys.argv[1:]))' "${@:2}"; }
 shard() {
   local tree=$1 src=$2 i=$3

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Sourced by tools/gpu_perf.sh and tools/gpu_families.sh, from the project root.
+# Sourced by tools/gpu_perf.sh, gpu_families.sh, compare_trees.sh and kernel_ab_gpu.sh, from
+# the project root.
 # install_gemmconf LOG: gemmconf must be installed (its pytest plugin is an entry point):
 # editable, else into /tmp/site (added to PYTHONPATH); the calling script exits where it cannot.
 install_gemmconf() {
@@ -10,4 +11,18 @@ install_gemmconf() {
       export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"; } ||
     { echo "cannot install gemmconf here" | tee -a "$log"; exit 1; }
   python3 -c "import gemmconf.plugin" || { echo "gemmconf does not import" | tee -a "$log"; exit 1; }
+}
+
+# install_trees ARCHIVE UNPACKED SITE PARTS OLD: two trees side by side, each installed apart
+# (pip --target): ARCHIVE's (`git archive` of the commit compared against), unpacked into
+# UNPACKED, into SITE-OLD, and this checkout into SITE-new; install logs PARTS/<tree>-install.log.
+# The calling script exits, printing the log, where a tree cannot be installed.
+install_trees() {
+  local archive=$1 unpacked=$2 site=$3 parts=$4 old=$5 tree src
+  tar xzf "$archive" -C "$unpacked"
+  for tree in "$old" new; do
+    src=$([ "$tree" = "$old" ] && echo "$unpacked" || echo "$PWD")
+    python3 -m pip install -q --no-deps --no-build-isolation --target "$site-$tree" "$src" \
+      >"$parts/$tree-install.log" 2>&1 || { cat "$parts/$tree-install.log"; exit 1; }
+  done
 }

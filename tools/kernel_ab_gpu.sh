@@ -38,12 +38,9 @@ start=$(date +%s)
 say() { echo "$*" | tee -a "$log"; }
 elapsed() { echo $(($(date +%s) - start)); }
 
-tar xzf "$base_archive" -C /tmp/kab-base
-for tree in old new; do
-  src=$([ $tree = old ] && echo /tmp/kab-base || echo "$PWD")
-  python3 -m pip install -q --no-deps --no-build-isolation --target "/tmp/kab-site-$tree" "$src" \
-    >"/tmp/kab-parts/$tree-install.log" 2>&1 || { cat "/tmp/kab-parts/$tree-install.log"; exit 1; }
-done
+# shellcheck source=tools/gpu_install.sh
+. "$(dirname "$0")/gpu_install.sh"
+install_trees "$base_archive" /tmp/kab-base /tmp/kab-site /tmp/kab-parts old
 on() { local tree=$1; shift; PYTHONPATH="/tmp/kab-site-$tree${PYTHONPATH:+:$PYTHONPATH}" "$@"; }
 say "+ installed both trees ($(elapsed) s); $(nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader)"
 say "$(python3 -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)')"
