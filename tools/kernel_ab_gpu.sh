@@ -58,9 +58,9 @@ for tree in old new; do
 done
 wait
 for tree in old new; do
-  files=$(ls /tmp/kab-parts/hash-$tree-*.json 2>/dev/null | paste -sd,)
+  shard_files=$(ls /tmp/kab-parts/hash-$tree-*.json 2>/dev/null | paste -sd,)
   tail -qn 1 /tmp/kab-parts/hash-$tree-*.log | sed "s/^/$tree: /" | tee -a "$log"
-  [ -n "$files" ] && python3 - "$files" "$OUT/hash-$tree.json" <<'PY'
+  [ -n "$shard_files" ] && python3 - "$shard_files" "$OUT/hash-$tree.json" <<'PY'
 import json, sys
 sys.path.insert(0, "tools")
 from kernel_ab import load
