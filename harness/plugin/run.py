@@ -86,6 +86,8 @@ class RunSelection:
         self.backends: dict[str, Backend] = {}
         self.specs: dict[str, str] = {}  # label -> the --backend text that named it
         self.packages: dict[str, dict[str, str]] = {}  # label -> {distribution: version}
+        # the results file's run fields: where it is written, not in each xdist worker
+        self.names_packages = not hasattr(config, "workerinput")
         self.allow_unavailable = bool(options.get(config, "allow_unavailable"))
         if named is not None:
             self.resolve_backends()  # a bad --backend fails at start, whatever is collected
@@ -105,7 +107,8 @@ class RunSelection:
             label = record_name(spec, backend)
             self.backends[label] = backend
             self.specs[label] = spec
-            self.packages[label] = provenance.backend_packages(backend)
+            if self.names_packages:
+                self.packages[label] = provenance.backend_packages(backend)
 
     def check_available(self) -> None:
         """A backend named on the command line that cannot run here is a usage error (a CI
