@@ -15,9 +15,9 @@ absent where the call was not observed (an error scenario, a run before the fiel
 run under another profiler).
 
 A failed (or xfailed) record's `inherited`:
-- "eager": eager is expected to fail the item on this hardware (suites/expectations/eager.yaml)
-  and PyTorch computed it for the backend: the backend left the op to aten and inherits aten's
-  gap;
+- "eager": eager is expected to fail the item on this hardware the same way (its entry in
+  suites/expectations/eager.yaml expects this failure's kind and reason) and PyTorch computed
+  it for the backend: the backend left the op to aten and inherits aten's gap;
 - "torch.compile": torch.compile failed before the backend got the graph (dynamo captured no
   graph, or raised while tracing the program: a meta function, dynamo itself), or the backend
   went through dynamo and failed the item as torch.compile does with a backend that does
@@ -62,9 +62,9 @@ INHERITED_TEXT = {
 def inherited(*, before_backend: bool, eager_fails: bool, computed_by: str | None) -> str | None:
     """Whose failure a failed item is, where not the backend's: torch.compile's when it failed
     before the backend got the graph (or as the torch.compile layer says it fails with a
-    pass-through backend); eager's when eager is expected to fail the item here and PyTorch
-    computed it for the backend (a "mixed" call is the backend's own: part of it ran its
-    kernels)."""
+    pass-through backend); eager's when eager is expected to fail the item here the same way
+    (`eager_fails`: its entry expects this kind and reason) and PyTorch computed it for the
+    backend (a "mixed" call is the backend's own: part of it ran its kernels)."""
     if before_backend:
         return TORCH_COMPILE
     if eager_fails and computed_by == PYTORCH:
