@@ -224,8 +224,13 @@ class Record:
     @property
     def device(self) -> str:
         """The device name the record's own environment gives ("" where none)."""
-        environment = self.environment or {}
-        return str(environment.get("device_name") or environment.get("device") or "")
+        return device_name(self.environment or {})
+
+
+def device_name(environment: Mapping[str, Any]) -> str:
+    """The device name an environment gives: its `device_name` (a GPU's), else its `device`
+    ("cpu"); "" where it gives neither."""
+    return str(environment.get("device_name") or environment.get("device") or "")
 
 
 _NO_METRICS = Metrics()

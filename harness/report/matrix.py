@@ -38,7 +38,7 @@ from typing import Any
 import jinja2
 
 from gemmconf import attribution, ids
-from gemmconf.record import Record, typed
+from gemmconf.record import Record, device_name, typed
 from gemmconf.report import merge, results, templating
 from gemmconf.report.page import backend_specs, shown_command
 from gemmconf.report.quoting import terminal
@@ -210,8 +210,8 @@ def environment_of(record: Record | None, document: Mapping[str, Any]) -> dict[s
 
 
 def device_of(environment: Mapping[str, Any]) -> str:
-    """The device name, as `merge.device_of` reads it."""
-    return str(environment.get("device_name") or environment.get("device") or "unknown device")
+    """The device name (`record.device_name`), "unknown device" where the run gives none."""
+    return device_name(environment) or "unknown device"
 
 
 def hardware_class_of(environment: Mapping[str, Any]) -> str:

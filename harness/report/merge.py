@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gemmconf.record import Record, RecordError, typed
+from gemmconf.record import Record, RecordError, device_name, typed
 from gemmconf.report import results
 
 UNKNOWN = "unknown"
@@ -45,8 +45,7 @@ class MergeError(ValueError):
 
 def device_of(record: Record, document: dict[str, Any] | None = None) -> str:
     """The device name a record ran on: its own environment, else its file's."""
-    environment = record.environment or (document or {}).get("environment") or {}
-    return str(environment.get("device_name") or environment.get("device") or "")
+    return device_name(record.environment or (document or {}).get("environment") or {})
 
 
 def suite_versions(document: dict[str, Any]) -> set[str]:
