@@ -570,10 +570,15 @@ def _fast_accum_always(a, b, scale_a, scale_b, **kwargs):
     False."""
     bias, out_dtype = kwargs.get("bias"), kwargs.get("out_dtype") or torch.bfloat16
     deq_a, deq_b = a.float() * _per_element(scale_a, a), b.float() * _per_element(scale_b, b)
-    acc = torch.zeros(a.shape[0], b.shape[1], device=a.device)
-    for start in range(0, a.shape[1], 32):
-        acc = acc + deq_a[:, start : start + 32] @ deq_b[start : start + 32]
-        acc = _keep_mantissa(acc, 10)
+    # each run of 32 products summed in one batched product (K zero-padded to a multiple of 32:
+    # zeros add nothing), then the running sum rounded after each run, in order
+    (m, k), n = deq_a.shape, deq_b.shape[1]
+    runs = -(-k // 32)
+    deq_a = torch.nn.functional.pad(deq_a, (0, runs * 32 - k)).view(m, runs, 32).transpose(0, 1)
+    deq_b = torch.nn.functional.pad(deq_b, (0, 0, 0, runs * 32 - k)).view(runs, 32, n)
+    acc = torch.zeros(m, n, device=a.device)
+    for partial in torch.bmm(deq_a, deq_b):
+        acc = _keep_mantissa(acc + partial, 10)
     if bias is not None:
         acc = acc + bias.float()
     return acc.to(out_dtype)
