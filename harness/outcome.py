@@ -22,6 +22,7 @@ from typing import Any, Protocol, Union
 
 from gemmconf import kinds
 from gemmconf.codecheck import CodeCheckResult
+from gemmconf.integrity import Difference
 from gemmconf.oracle import Verdict
 from gemmconf.progress import PHASES
 
@@ -289,19 +290,16 @@ class Nondeterministic:
     """`deterministic: true`: two calls on the same inputs were not bitwise equal."""
 
     shape: str
-    count: int
-    numel: int
-    first_index: tuple[int, ...]
-    first: float
-    second: float
+    difference: Difference  # the second call's result against the first's
     kind = kinds.NONDETERMINISTIC
 
     def describe(self) -> str:
         """This problem's paragraph; its first line stands alone."""
+        d = self.difference
         return (
             f"Nondeterministic: two calls on the same inputs ({self.shape}) differ at "
-            f"{self.count} of {self.numel} elements (first at index {self.first_index}: "
-            f"{self.first!r} then {self.second!r}); the scenario asks for bitwise-equal "
+            f"{d.count} of {d.numel} elements (first at index {d.first_index}: "
+            f"{d.first!r} then {d.second!r}); the scenario asks for bitwise-equal "
             "results (checks.deterministic)."
         )
 
@@ -312,21 +310,18 @@ class BatchVariant:
 
     m_full: int
     m_part: int
-    count: int
-    numel: int
-    first_index: tuple[int, ...]
-    full: float
-    part: float
+    difference: Difference  # the call with M = m_part against the full call's first rows
     kind = kinds.BATCH_VARIANT
 
     def describe(self) -> str:
         """This problem's paragraph; its first line stands alone."""
+        d, full, part = self.difference, self.m_full, self.m_part
         return (
-            f"Not batch-invariant: the first {self.m_part} row(s) of a call with M="
-            f"{self.m_part} differ from the same rows of the call with M={self.m_full} at "
-            f"{self.count} of {self.numel} elements (first at index {self.first_index}: "
-            f"{self.full!r} with M={self.m_full}, {self.part!r} with M={self.m_part}); "
-            "the scenario asks for rows that do not depend on M (checks.batch_invariant)."
+            f"Not batch-invariant: the first {part} row(s) of a call with M={part} differ from "
+            f"the same rows of the call with M={full} at {d.count} of {d.numel} elements "
+            f"(first at index {d.first_index}: {d.first!r} with M={full}, {d.second!r} with "
+            f"M={part}); the scenario asks for rows that do not depend on M "
+            "(checks.batch_invariant)."
         )
 
 

@@ -34,7 +34,7 @@ class BatchInvariant:
                 first.actual, result, view=lambda t, part=part: t[..., :part, :]
             )
             if d is not None:
-                problem = BatchVariant(m, part, d.count, d.numel, d.first_index, d.first, d.second)
+                problem = BatchVariant(m, part, d)
                 return Findings(problems=(problem,))
         return NOTHING
 

@@ -24,5 +24,5 @@ class Deterministic:
         if d is None:
             return NOTHING
         where = shape(backend_inputs)
-        problem = Nondeterministic(where, d.count, d.numel, d.first_index, d.first, d.second)
+        problem = Nondeterministic(where, d)
         return Findings(problems=(problem,))
