@@ -19,7 +19,7 @@ class BatchInvariant:
         return item.instance.checks.batch_invariant
 
     def run(self, item: ItemRun) -> Findings:
-        backend_inputs, first = item.backend_inputs[0], item.draws[0][0]
+        backend_inputs, first = item.backend_inputs[0], item.first_draw
         m = backend_inputs.dims.get("M", 0)
         compiled = item.compiled
         for part in sorted({1, m // 2} - {0, m}):
