@@ -76,6 +76,10 @@ class BlockScaledProblem:
     has_bias: bool
 
     @property
+    def sizes(self) -> str:
+        return f"M={self.m} N={self.n} K={self.k}"
+
+    @property
     def scale_fmt(self) -> str:
         return SCALE_FORMATS.get(self.recipe, "fp32")
 
@@ -155,15 +159,11 @@ class BlockScaledCall(KernelCall):
         self.out_dtype = out_dtype
         self.node = node
 
-    def describe(self, *, launches: bool = True) -> str:
-        lines = [
+    def what(self) -> list[str]:
+        return [
             f"{self.name} <- aten._scaled_mm_v2 {self.node}: {self.recipe} scaling"
             f"{' (swizzled scales)' if self.swizzled else ''} -> {_short(self.out_dtype)}"
         ]
-        for record in self.launches.values() if launches else ():
-            p = record.problem
-            lines.append(record.plan.describe(f"M={p.m} N={p.n} K={p.k}"))
-        return "\n".join(lines)
 
     def __call__(
         self,

@@ -53,6 +53,10 @@ class GroupedProblem:
     fast_accum: bool
     index_64: bool
 
+    @property
+    def sizes(self) -> str:
+        return f"G={self.groups} M={self.m} N={self.n} K={self.k}"
+
     def plan(self, target: Target, options: BackendOptions) -> LaunchPlan:
         del options  # no options apply: fp8 without fast accumulation promotes every K tile
         config = configs.lookup(
@@ -120,12 +124,8 @@ class GroupedCall(KernelCall):
         self.use_fast_accum = use_fast_accum
         self.node = node
 
-    def describe(self, *, launches: bool = True) -> str:
-        lines = [f"{self.name} <- aten._{self.op} {self.node}: -> {_short(self.out_dtype)}"]
-        for record in self.launches.values() if launches else ():
-            p = record.problem
-            lines.append(record.plan.describe(f"G={p.groups} M={p.m} N={p.n} K={p.k}"))
-        return "\n".join(lines)
+    def what(self) -> list[str]:
+        return [f"{self.name} <- aten._{self.op} {self.node}: -> {_short(self.out_dtype)}"]
 
     def __call__(
         self,

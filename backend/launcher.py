@@ -166,6 +166,10 @@ class Problem:
     index_64: bool
     out_dtype: torch.dtype | None = None  # the output's element type; None: not known
 
+    @property
+    def sizes(self) -> str:
+        return f"B={self.batch} M={self.m} N={self.n} K={self.k}"
+
 
 @dataclass(frozen=True)
 class LaunchPlan:
@@ -682,6 +686,21 @@ class KernelCall:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name})"
 
+    def describe(self, *, launches: bool = True) -> str:
+        """The plan text: what this call computes (`what`), and the kernels it has launched,
+        each with its problem's sizes (`launch_sizes`)."""
+        lines = self.what()
+        for record in self.launches.values() if launches else ():
+            lines.append(record.plan.describe(self.launch_sizes(record)))
+        return "\n".join(lines)
+
+    def what(self) -> list[str]:
+        """The plan text's first lines: the GEMM this call computes, and what it fuses."""
+        raise NotImplementedError
+
+    def launch_sizes(self, record: LaunchRecord) -> str:
+        return record.problem.sizes
+
     def _launch(self, plan: LaunchPlan, args: dict[str, Any]) -> None:
         flags = plan.flags()
         if plan.tma and not self.runtime.target.interpreter:
@@ -730,8 +749,7 @@ class GemmCall(KernelCall):
         self.spec = spec
         self.plans: dict[tuple[Any, ...], CallPlan] = {}  # by signature_key: see the module doc
 
-    def describe(self, *, launches: bool = True) -> str:
-        """The plan text: what this call computes (and which kernels it has launched)."""
+    def what(self) -> list[str]:
         spec = self.spec
         inputs = ", ".join(spec.input_names)
         fused = ", ".join(spec.fused_nodes) or "nothing"
@@ -744,15 +762,11 @@ class GemmCall(KernelCall):
             lines.append(f"  EPI{i} = {step.describe(list(spec.operand_names))}")
         if spec.dtype == torch.float32:
             lines.append(f"  fp32 input precision: {spec.input_precision}")
-        for record in self.launches.values() if launches else ():
-            p, config = record.problem, record.plan.config
-            lines.append(
-                record.plan.describe(
-                    f"B={p.batch} M={p.m} N={p.n} K={p.k} "
-                    f"warps={config.num_warps} stages={config.num_stages}"
-                )
-            )
-        return "\n".join(lines)
+        return lines
+
+    def launch_sizes(self, record: LaunchRecord) -> str:
+        config = record.plan.config
+        return f"{record.problem.sizes} warps={config.num_warps} stages={config.num_stages}"
 
     def __call__(
         self,

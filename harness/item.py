@@ -161,9 +161,20 @@ class ItemRun:
         return self.instance.checks.numeric != "none"
 
     @property
+    def first_draw(self) -> Draw:
+        """The first call's draw (shape set 0's first): inputs, eager's result, the backend's."""
+        return self.draws[0][0]
+
+    @property
     def large_first(self) -> bool:
         """Shape set 0 is past FULL_STALE_CHECK_FLOPS (gemmconf.drawing)."""
-        return large(self.instance, self.draws[0][0].inputs.dims)
+        return large(self.instance, self.first_draw.inputs.dims)
+
+    def first_call(self) -> Callable[[], Any]:
+        """The backend's first call, to make again (`backend_call`): the compiled function on
+        the backend's own inputs of shape set 0."""
+        tensors, compiled = self.backend_inputs[0].tensors, self.compiled
+        return lambda: compiled(*tensors)
 
     def backend_raises(self, stage: str, call: Callable[[], Any]) -> Any:
         """`call()`, a use of the backend: what it raises ends the item (`BackendFailed`)."""

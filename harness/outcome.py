@@ -22,6 +22,7 @@ from typing import Any, Protocol, Union
 
 from gemmconf import kinds
 from gemmconf.codecheck import CodeCheckResult
+from gemmconf.integrity import Difference
 from gemmconf.oracle import Verdict
 from gemmconf.progress import PHASES
 
@@ -289,19 +290,16 @@ class Nondeterministic:
     """`deterministic: true`: two calls on the same inputs were not bitwise equal."""
 
     shape: str
-    count: int
-    numel: int
-    first_index: tuple[int, ...]
-    first: float
-    second: float
+    difference: Difference  # the second call's result against the first's
     kind = kinds.NONDETERMINISTIC
 
     def describe(self) -> str:
         """This problem's paragraph; its first line stands alone."""
+        d = self.difference
         return (
             f"Nondeterministic: two calls on the same inputs ({self.shape}) differ at "
-            f"{self.count} of {self.numel} elements (first at index {self.first_index}: "
-            f"{self.first!r} then {self.second!r}); the scenario asks for bitwise-equal "
+            f"{d.count} of {d.numel} elements (first at index {d.first_index}: "
+            f"{d.first!r} then {d.second!r}); the scenario asks for bitwise-equal "
             "results (checks.deterministic)."
         )
 
@@ -312,21 +310,18 @@ class BatchVariant:
 
     m_full: int
     m_part: int
-    count: int
-    numel: int
-    first_index: tuple[int, ...]
-    full: float
-    part: float
+    difference: Difference  # the call with M = m_part against the full call's first rows
     kind = kinds.BATCH_VARIANT
 
     def describe(self) -> str:
         """This problem's paragraph; its first line stands alone."""
+        d, full, part = self.difference, self.m_full, self.m_part
         return (
-            f"Not batch-invariant: the first {self.m_part} row(s) of a call with M="
-            f"{self.m_part} differ from the same rows of the call with M={self.m_full} at "
-            f"{self.count} of {self.numel} elements (first at index {self.first_index}: "
-            f"{self.full!r} with M={self.m_full}, {self.part!r} with M={self.m_part}); "
-            "the scenario asks for rows that do not depend on M (checks.batch_invariant)."
+            f"Not batch-invariant: the first {part} row(s) of a call with M={part} differ from "
+            f"the same rows of the call with M={full} at {d.count} of {d.numel} elements "
+            f"(first at index {d.first_index}: {d.first!r} with M={full}, {d.second!r} with "
+            f"M={part}); the scenario asks for rows that do not depend on M "
+            "(checks.batch_invariant)."
         )
 
 
@@ -346,7 +341,23 @@ class Crash:
 
     def describe(self) -> str:
         """This problem's paragraph; its first line stands alone."""
-        return _describe_crash(self)
+        if self.raised is not None:
+            cause = (
+                " The GPU's CUDA context is lost: the worker is replaced." * self.raised.cuda_fault
+            )
+            return (
+                f"{_who_raised(self.raised, self.stage)}: {self.raised.short()}{cause}\n"
+                f"{_raised_text(self.raised)}"
+            ).rstrip()
+        if self.returncode is not None:
+            summary, text = exit_text(self.returncode)
+            return (
+                f"{summary}: the worker process running this item {text}. The run goes on in a "
+                "fresh worker. What the worker printed (for a fatal signal, faulthandler's Python "
+                "stack) is in this item's captured stderr; --no-isolate runs the item in-process, "
+                "for a debugger."
+            )
+        return f"crashed during {self.stage}"
 
 
 @dataclass(frozen=True)
@@ -453,7 +464,30 @@ class WrongError:
 
     def describe(self) -> str:
         """This problem's paragraph; its first line stands alone."""
-        return _describe_wrong_error(self)
+        expected = self.expected
+        wanted = f"eager raises {expected.type_name} ({expected.first_line})"
+        if self.match:
+            wanted += f" matching {self.match!r}"
+        got = self.got
+        if got is None:
+            return f"No exception: {wanted}, the backend returned {self.returned}"
+        raiser = "the backend raised"
+        # dynamo's tracing (a meta function) raised it: not the backend's code
+        if got.while_tracing:
+            raiser = (
+                "torch.compile raised, while dynamo traced the program (before the backend was "
+                "handed its graph),"
+            )
+        if got.not_implemented:
+            head = (
+                f"Unsupported: {wanted}; {raiser} NotImplementedError: {got.first_line} "
+                "(not implementing the op is not the rejection eager makes)"
+            )
+        elif got.type_name == expected.type_name:
+            head = f"Wrong message: {wanted}; {raiser} {got.short()}"
+        else:
+            head = f"Wrong exception: {wanted}; {raiser} {got.short()}"
+        return f"{head}\n{_raised_text(got)}".rstrip()
 
 
 @dataclass(frozen=True)
@@ -517,7 +551,22 @@ class TimedOut:
 
     def describe(self) -> str:
         """This problem's paragraph; its first line stands alone."""
-        return _describe_timeout(self)
+        limit = self.timeout_s if self.timeout_s is not None else self.elapsed_s
+        head = f"timed out after {limit:g} s"
+        if self.fixed:
+            head += " (--item-timeout),"
+        if self.phase:
+            head += f" in phase {self.phase!r}: {PHASE_TEXT.get(self.phase, self.phase)}"
+        if self.confirmation:
+            head += f"; {self.confirmation}"
+        return (
+            f"{head}\nNo result came back, so the worker was stopped (SIGTERM, SIGKILL after "
+            f"{self.grace_s:g} s) and the run goes on in a fresh one. --item-timeout SECONDS sets "
+            "one limit for the whole item (0: none); by default each phase has its own budget, "
+            "scaled to the item, and --first-result-timeout SECONDS sets the time to first result "
+            "(compile, autotune, JIT; default 180 s, 600 s for a backend that declares "
+            "autotunes = True, plus its compile_timeout_s)."
+        )
 
 
 @dataclass(frozen=True)
@@ -757,25 +806,6 @@ def _describe(problem: Problem) -> str:
     return problem.describe()
 
 
-def _describe_timeout(problem: TimedOut) -> str:
-    limit = problem.timeout_s if problem.timeout_s is not None else problem.elapsed_s
-    head = f"timed out after {limit:g} s"
-    if problem.fixed:
-        head += " (--item-timeout),"
-    if problem.phase:
-        head += f" in phase {problem.phase!r}: {PHASE_TEXT.get(problem.phase, problem.phase)}"
-    if problem.confirmation:
-        head += f"; {problem.confirmation}"
-    return (
-        f"{head}\nNo result came back, so the worker was stopped (SIGTERM, SIGKILL after "
-        f"{problem.grace_s:g} s) and the run goes on in a fresh one. --item-timeout SECONDS sets "
-        "one limit for the whole item (0: none); by default each phase has its own budget, "
-        "scaled to the item, and --first-result-timeout SECONDS sets the time to first result "
-        "(compile, autotune, JIT; default 180 s, 600 s for a backend that declares "
-        "autotunes = True, plus its compile_timeout_s)."
-    )
-
-
 def _raised_text(raised: Raised) -> str:
     unwrapped = f"(raised inside {' > '.join(raised.wrappers)})\n" if raised.wrappers else ""
     return (unwrapped + raised.traceback).rstrip()
@@ -791,47 +821,3 @@ def _who_raised(raised: Raised, stage: str) -> str:
             f"handed its graph ({stage})"
         )
     return f"Backend raised during {stage}"
-
-
-def _describe_crash(crash: Crash) -> str:
-    if crash.raised is not None:
-        cause = " The GPU's CUDA context is lost: the worker is replaced." * crash.raised.cuda_fault
-        return (
-            f"{_who_raised(crash.raised, crash.stage)}: {crash.raised.short()}{cause}\n"
-            f"{_raised_text(crash.raised)}"
-        ).rstrip()
-    if crash.returncode is not None:
-        summary, text = exit_text(crash.returncode)
-        return (
-            f"{summary}: the worker process running this item {text}. The run goes on in a fresh "
-            "worker. What the worker printed (for a fatal signal, faulthandler's Python stack) "
-            "is in this item's captured stderr; --no-isolate runs the item in-process, for a "
-            "debugger."
-        )
-    return f"crashed during {crash.stage}"
-
-
-def _describe_wrong_error(problem: WrongError) -> str:
-    expected = problem.expected
-    wanted = f"eager raises {expected.type_name} ({expected.first_line})"
-    if problem.match:
-        wanted += f" matching {problem.match!r}"
-    got = problem.got
-    if got is None:
-        return f"No exception: {wanted}, the backend returned {problem.returned}"
-    raiser = "the backend raised"
-    if got.while_tracing:  # dynamo's tracing (a meta function) raised it: not the backend's code
-        raiser = (
-            "torch.compile raised, while dynamo traced the program (before the backend was "
-            "handed its graph),"
-        )
-    if got.not_implemented:
-        head = (
-            f"Unsupported: {wanted}; {raiser} NotImplementedError: {got.first_line} "
-            "(not implementing the op is not the rejection eager makes)"
-        )
-    elif got.type_name == expected.type_name:
-        head = f"Wrong message: {wanted}; {raiser} {got.short()}"
-    else:
-        head = f"Wrong exception: {wanted}; {raiser} {got.short()}"
-    return f"{head}\n{_raised_text(got)}".rstrip()

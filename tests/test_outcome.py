@@ -345,11 +345,11 @@ def test_a_failed_record_has_details_where_its_message_is_one_line():
     """README: failed and xfailed records carry `details`. A one-line failure ("No
     exception: ...") had none, its details being its reason."""
     from gemmconf.outcome import ItemOutcome, Raised, WrongError
-    from gemmconf.plugin.verdict import STATIC_FIELDS, Decision, build_record
+    from gemmconf.plugin.verdict import Decision, build_record
 
     expected = Raised("RuntimeError", "mat1 and mat2 shapes cannot be multiplied", "")
     run = ItemOutcome(problems=(WrongError(expected, None, None, "Tensor of shape (4, 7)"),))
-    static = dict.fromkeys(STATIC_FIELDS)
+    static = {"id": "tiny/mm[fp32]", "backend": "eager"}
     record = build_record(static, Decision("failed", run), duration_s=0.1, environment={})
     assert record["reason"].startswith("No exception: eager raises RuntimeError")
     assert record["details"] == record["reason"]

@@ -87,11 +87,10 @@ def skip_nested_interpreter_patching() -> bool:
         from triton.runtime import interpreter
     except ImportError:
         return False
-    executor = getattr(interpreter, "GridExecutor", None)
-    function = getattr(interpreter, "InterpretedFunction", None)
-    error = getattr(interpreter, "InterpreterError", None)
-    if executor is None or function is None or error is None or not hasattr(interpreter, "tl"):
+    found = _attributes(interpreter, "GridExecutor", "InterpretedFunction", "InterpreterError")
+    if found is None or not hasattr(interpreter, "tl"):
         return False
+    executor, function, error = found
     launch, call = executor.__call__, function.__call__
     if getattr(call, "skips_nested_patching", False):
         return True
@@ -122,6 +121,13 @@ def skip_nested_interpreter_patching() -> bool:
     executor.__call__ = launch_patched
     function.__call__ = call_helper
     return True
+
+
+def _attributes(module: Any, *names: str) -> tuple[Any, ...] | None:
+    """`module`'s attributes `names`, in order; None where it lacks one (a Triton version whose
+    interpreter is built otherwise, which a patch then leaves alone)."""
+    found = tuple(getattr(module, name, None) for name in names)
+    return None if any(value is None for value in found) else found
 
 
 def _language_modules(interpreter: Any) -> Callable[[dict[str, Any]], frozenset[int]]:
@@ -160,11 +166,12 @@ def memoize_interpreter_types() -> bool:
         from triton.runtime import interpreter
     except ImportError:
         return False
-    np_dtype = getattr(interpreter, "_get_np_dtype", None)
-    builder = getattr(interpreter, "InterpreterBuilder", None)
-    block_type = getattr(core, "block_type", None)
-    pointer_type = getattr(core, "pointer_type", None)
-    if None in (np_dtype, block_type, pointer_type) or not hasattr(builder, "get_block_ty"):
+    functions = _attributes(interpreter, "_get_np_dtype", "InterpreterBuilder")
+    types = _attributes(core, "block_type", "pointer_type")
+    if functions is None or types is None:
+        return False
+    (np_dtype, builder), (block_type, pointer_type) = functions, types
+    if not hasattr(builder, "get_block_ty"):
         return False
     if getattr(np_dtype, "memoized", False):
         return True

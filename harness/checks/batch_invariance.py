@@ -19,7 +19,7 @@ class BatchInvariant:
         return item.instance.checks.batch_invariant
 
     def run(self, item: ItemRun) -> Findings:
-        backend_inputs, first = item.backend_inputs[0], item.draws[0][0]
+        backend_inputs, first = item.backend_inputs[0], item.first_draw
         m = backend_inputs.dims.get("M", 0)
         compiled = item.compiled
         for part in sorted({1, m // 2} - {0, m}):
@@ -34,7 +34,7 @@ class BatchInvariant:
                 first.actual, result, view=lambda t, part=part: t[..., :part, :]
             )
             if d is not None:
-                problem = BatchVariant(m, part, d.count, d.numel, d.first_index, d.first, d.second)
+                problem = BatchVariant(m, part, d)
                 return Findings(problems=(problem,))
         return NOTHING
 

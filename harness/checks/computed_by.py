@@ -169,7 +169,7 @@ def _eager_kernels(item: ItemRun) -> int | None:
     cannot be profiled (another profiler is on)."""
     if _profiling():
         return None
-    draw = item.draws[0][0]
+    draw = item.first_draw
     writes = item.instance.spec.writes
     tensors = [  # eager's own out= targets stay as they were: they may be its judged result
         t.clone() if name in writes and isinstance(t, torch.Tensor) else t

@@ -16,13 +16,10 @@ class Deterministic:
         return item.instance.checks.deterministic
 
     def run(self, item: ItemRun) -> Findings:
-        backend_inputs, first = item.backend_inputs[0], item.draws[0][0]
-        tensors, compiled = backend_inputs.tensors, item.compiled
-        again = item.backend_call("the second call on the same inputs", lambda: compiled(*tensors))
+        again = item.backend_call("the second call on the same inputs", item.first_call())
         item.stage = "comparing two calls bit for bit"
-        d = integrity.first_difference(first.actual, again)
+        d = integrity.first_difference(item.first_draw.actual, again)
         if d is None:
             return NOTHING
-        where = shape(backend_inputs)
-        problem = Nondeterministic(where, d.count, d.numel, d.first_index, d.first, d.second)
+        problem = Nondeterministic(shape(item.backend_inputs[0]), d)
         return Findings(problems=(problem,))

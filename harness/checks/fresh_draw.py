@@ -10,7 +10,7 @@ import torch
 from gemmconf import inputs, integrity
 from gemmconf.checks.base import NOTHING, Findings
 from gemmconf.checks.guards import UnwrittenTarget
-from gemmconf.item import Draw, ItemRun, bitwise_equal, shape
+from gemmconf.item import ItemRun, bitwise_equal, shape
 from gemmconf.outcome import StaleResult, Unwritten
 
 
@@ -52,7 +52,7 @@ class FreshDrawBitwise:
         return item.judges_values and item.large_first
 
     def run(self, item: ItemRun) -> Findings:
-        first: Draw = item.draws[0][0]
+        first = item.first_draw
         item.stage = "building the inputs"
         probe = _probe(first.inputs.tensors)
         first.inputs = first.expected = first.judged = None  # type: ignore[assignment]

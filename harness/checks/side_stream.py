@@ -17,11 +17,9 @@ class SideStream:
 
     def run(self, item: ItemRun) -> Findings:
         item.stage = "calling on a side stream"
-        first = item.draws[0][0]
-        tensors, compiled = item.backend_inputs[0].tensors, item.compiled
+        first, call = item.first_draw, item.first_call()
         actual = item.backend_call(
-            "the call on a non-default CUDA stream",
-            lambda: integrity.side_stream_call(lambda: compiled(*tensors)),
+            "the call on a non-default CUDA stream", lambda: integrity.side_stream_call(call)
         )
         item.stage = "comparing the side stream's answer"
         if bitwise_equal(integrity.tensors_of(first.actual), integrity.tensors_of(actual)):

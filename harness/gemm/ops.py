@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 
@@ -295,14 +295,29 @@ def scaled_mm_v2_scale_layout(
 
 _A = OperandSpec("a", "input", ("M", "K"), param="self")
 _B = OperandSpec("b", "input", ("K", "N"), param="mat2")
+_B3 = OperandSpec("b", "input", ("B", "K", "N"), param="mat2")  # bmm's batch, grouped ops' groups
+_BIAS = OperandSpec("bias", "addend", param="bias", optional=True)
 # F.linear's operands: the input (a leading batch allowed), the weight stored [N, K], the bias
 _LINEAR_OPERANDS = (
     OperandSpec("a", "input", ("M", "K"), param="input", batch_prefix=True),
     OperandSpec("b", "input", ("N", "K"), param="weight"),
-    OperandSpec("bias", "addend", param="bias", optional=True),
+    _BIAS,
 )
 _C = OperandSpec("c", "addend", param="self")
 _OFFS = OperandSpec("offs", "offsets", param="offs", when="jagged")
+_SCALES = (
+    OperandSpec("scale_a", "scale", param="scale_a", of="a"),
+    OperandSpec("scale_b", "scale", param="scale_b", of="b"),
+)
+# the rules of the fp8 scaled ops: e4m3fn operands unless a scenario says otherwise, a bf16
+# result by default, `use_fast_accum`, and K a multiple of 16 (eager rejects any other)
+_FP8_SCALED: dict[str, Any] = {
+    "default_dtype": "e4m3fn",
+    "scaled": True,
+    "fast_accum": True,
+    "out_dtype": "bf16",
+    "k_multiple": 16,
+}
 # the operands of the ops that have an out= variant, in their parameter order
 OPERANDS_OF: dict[str, tuple[OperandSpec, ...]] = {
     "mm": (_A, _B),
@@ -322,6 +337,34 @@ OPERANDS_OF: dict[str, tuple[OperandSpec, ...]] = {
     ),
 }
 _MATMUL_MAGNITUDE = "{abs_alpha} * torch.matmul(a.abs(), b.abs())"
+
+
+def _seed_program(
+    name: str,
+    call: str,
+    doc: str,
+    *,
+    operands: tuple[OperandSpec, ...] = (_A, _B),
+    aten: str = "mm",
+    marker: str | None = None,
+    row_sliceable: bool = False,
+    **rules: Any,
+) -> OpSpec:
+    """A seed program (`composite`): a GEMM with what surrounds it in a PyTorch test. Marked as
+    its aten op unless `marker` says otherwise; its rows are not sliced off (what surrounds the
+    GEMM ties them) unless `row_sliceable`."""
+    return OpSpec(
+        name,
+        aten=aten,
+        operands=operands,
+        call=call,
+        marker=marker or aten,
+        doc=doc,
+        row_sliceable=row_sliceable,
+        composite=True,
+        **rules,
+    )
+
 
 OPS: dict[str, OpSpec] = {
     op.name: op
@@ -353,10 +396,7 @@ OPS: dict[str, OpSpec] = {
             "bmm",
             row_major=True,
             aten="bmm",
-            operands=(
-                OperandSpec("a", "input", ("B", "M", "K"), param="self"),
-                OperandSpec("b", "input", ("B", "K", "N"), param="mat2"),
-            ),
+            operands=(OperandSpec("a", "input", ("B", "M", "K"), param="self"), _B3),
             call="torch.bmm(a, b)",
             magnitude=_MATMUL_MAGNITUDE,
             same_batch=True,
@@ -411,24 +451,14 @@ OPS: dict[str, OpSpec] = {
             "scaled_mm",
             row_major=True,
             aten="_scaled_mm",
-            operands=(
-                _A,
-                _B,
-                OperandSpec("scale_a", "scale", param="scale_a", of="a"),
-                OperandSpec("scale_b", "scale", param="scale_b", of="b"),
-                OperandSpec("bias", "addend", param="bias", optional=True),
-            ),
+            operands=(_A, _B, *_SCALES, _BIAS),
             call=(
                 "torch._scaled_mm(a, b, scale_a, scale_b, bias={bias}, out_dtype={out_dtype}, "
                 "use_fast_accum={use_fast_accum})"
             ),
             # operands arrive dequantized with their scales folded in (`Recipe.quantize`)
             reference="a @ b{bias_term}",
-            default_dtype="e4m3fn",
-            scaled=True,
-            fast_accum=True,
-            out_dtype="bf16",
-            k_multiple=16,
+            **_FP8_SCALED,
             marker="scaled_mm",
             doc="fp8 (M, K) @ (K, N) with per-operand scales (`scaling:` names the recipe)",
         ),
@@ -447,12 +477,7 @@ OPS: dict[str, OpSpec] = {
         OpSpec(
             "grouped_mm",
             aten="_grouped_mm",
-            operands=(
-                OperandSpec("a", "input", ("M", "K"), param="self"),
-                OperandSpec("b", "input", ("B", "K", "N"), param="mat2"),
-                _OFFS,
-                OperandSpec("bias", "addend", param="bias", optional=True),
-            ),
+            operands=(_A, _B3, _OFFS, _BIAS),
             call="F.grouped_mm(a, b, offs={offs}, bias={bias}, out_dtype={out_dtype})",
             reference="per_group_mm(a, b, {offs}){bias_term}",
             default_dtype="bf16",
@@ -466,23 +491,13 @@ OPS: dict[str, OpSpec] = {
         OpSpec(
             "scaled_grouped_mm",
             aten="_scaled_grouped_mm",
-            operands=(
-                OperandSpec("a", "input", ("M", "K"), param="self"),
-                OperandSpec("b", "input", ("B", "K", "N"), param="mat2"),
-                OperandSpec("scale_a", "scale", param="scale_a", of="a"),
-                OperandSpec("scale_b", "scale", param="scale_b", of="b"),
-                _OFFS,
-            ),
+            operands=(_A, _B3, *_SCALES, _OFFS),
             call=(
                 "torch._scaled_grouped_mm(a, b, scale_a, scale_b, offs={offs}, "
                 "out_dtype={out_dtype}, use_fast_accum={use_fast_accum})"
             ),
             reference="per_group_mm(a, b, {offs})",
-            default_dtype="e4m3fn",
-            scaled=True,
-            fast_accum=True,
-            out_dtype="bf16",
-            k_multiple=16,
+            **_FP8_SCALED,
             grouped=True,
             scale_layout=grouped_scale_layout,
             emulated_where_missing=True,
@@ -496,11 +511,10 @@ OPS: dict[str, OpSpec] = {
             operands=(
                 _A,
                 _B,
-                OperandSpec("scale_a", "scale", param="scale_a", of="a"),
-                OperandSpec("scale_b", "scale", param="scale_b", of="b"),
+                *_SCALES,
                 OperandSpec("global_a", "scale", of="a", level=1, when="global_scale"),
                 OperandSpec("global_b", "scale", of="b", level=1, when="global_scale"),
-                OperandSpec("bias", "addend", param="bias", optional=True),
+                _BIAS,
             ),
             call=(
                 "F.scaled_mm(a, b, {scale_a_arg}, {recipe_a}, {scale_b_arg}, {recipe_b}, "
@@ -508,11 +522,7 @@ OPS: dict[str, OpSpec] = {
                 "use_fast_accum={use_fast_accum})"
             ),
             reference="a @ b{bias_term}",
-            default_dtype="e4m3fn",
-            scaled=True,
-            fast_accum=True,
-            out_dtype="bf16",
-            k_multiple=16,
+            **_FP8_SCALED,
             scale_layout=scaled_mm_v2_scale_layout,
             emulated_where_missing=True,
             row_sliceable=False,
@@ -548,156 +558,97 @@ OPS: dict[str, OpSpec] = {
             )
         ),
         # Seed programs: GEMMs with what surrounds them in a PyTorch test (test names in docs)
-        OpSpec(
+        _seed_program(
             "mm_plus_mm",
-            aten="mm",
+            "torch.mm(a, b) + torch.mm(c, d)",
+            "a @ b + c @ d (inductor's mm_plus_mm template)",
             operands=(
                 _A,
                 _B,
                 OperandSpec("c", "input", ("M", "K")),
                 OperandSpec("d", "input", ("K", "N")),
             ),
-            call="torch.mm(a, b) + torch.mm(c, d)",
-            row_sliceable=False,
-            composite=True,
-            marker="mm",
-            doc="a @ b + c @ d (inductor's mm_plus_mm template)",
         ),
-        OpSpec(
+        _seed_program(
             "cat_mm",
-            aten="mm",
+            "torch.cat([torch.mm(a, a), torch.cos(b)])",
+            "x @ x written into a cat with cos(y) (square x)",
             operands=(_A, OperandSpec("b", "input", ("M", "K"))),
-            call="torch.cat([torch.mm(a, a), torch.cos(b)])",
-            row_sliceable=False,
-            composite=True,
-            marker="mm",
-            doc="x @ x written into a cat with cos(y) (square x)",
         ),
-        OpSpec(
+        _seed_program(
             "cat_mm_pair",
-            aten="mm",
+            "(torch.cat([(x := torch.mm(a, a)), (y := torch.cos(b))]), torch.cat([y, x]), x + 1)",
+            "x @ x read by two cats and an add (square x)",
             operands=(_A, OperandSpec("b", "input", ("M", "K"))),
-            call=(
-                "(torch.cat([(x := torch.mm(a, a)), (y := torch.cos(b))]), torch.cat([y, x]), "
-                "x + 1)"
-            ),
-            row_sliceable=False,
-            composite=True,
-            marker="mm",
-            doc="x @ x read by two cats and an add (square x)",
         ),
-        OpSpec(
+        _seed_program(
             "cat_addmm",
-            aten="addmm",
+            "torch.cat([torch.addmm(c, a, b), torch.addmm(b, c, a)], 1)",
+            "two addmm of three square matrices, concatenated",
             operands=(_A, _B, OperandSpec("c", "input", ("M", "N"))),
-            call="torch.cat([torch.addmm(c, a, b), torch.addmm(b, c, a)], 1)",
-            row_sliceable=False,
-            composite=True,
-            marker="addmm",
-            doc="two addmm of three square matrices, concatenated",
+            aten="addmm",
         ),
-        OpSpec(
+        _seed_program(
             "linear_autocast",
-            aten="mm",
+            "autocast_linear(a, b, {bias})",
+            "F.linear under torch.autocast (bf16 on a CPU, fp16 on CUDA)",
             operands=_LINEAR_OPERANDS,
-            call="autocast_linear(a, b, {bias})",
             reference="F.linear(a, b, {bias})",
             b_layout="nk",
-            composite=True,
             marker="linear",
-            doc="F.linear under torch.autocast (bf16 on a CPU, fp16 on CUDA)",
+            row_sliceable=True,
         ),
-        OpSpec(
+        _seed_program(
             "mm_pair",
-            aten="mm",
+            "(torch.mm(a, b), torch.mm(a, c))",
+            "a @ b and a @ c: two GEMMs of one a (c may have another N)",
             operands=(_A, _B, OperandSpec("c", "input", ("K", "N"))),
-            call="(torch.mm(a, b), torch.mm(a, c))",
-            row_sliceable=False,
-            composite=True,
-            marker="mm",
-            doc="a @ b and a @ c: two GEMMs of one a (c may have another N)",
         ),
-        OpSpec(
+        _seed_program(
             "mixed_mm",
-            aten="mm",
-            operands=(_A, _B),
-            call="torch.mm(a, b.to(a.dtype))",
-            row_sliceable=False,
-            composite=True,
-            marker="mm",
-            doc="a @ b with b in another dtype (int8 weights), converted to a's first",
+            "torch.mm(a, b.to(a.dtype))",
+            "a @ b with b in another dtype (int8 weights), converted to a's first",
         ),
-        OpSpec(
+        _seed_program(
             "mm_prologue",
-            aten="mm",
-            operands=(_A, _B),
-            call="torch.mm(cexpr_prologue(a), b)",
-            row_sliceable=False,
-            composite=True,
-            marker="mm",
-            doc="reshape, slice, contiguous and as_strided views of a before a @ b (M even)",
+            "torch.mm(cexpr_prologue(a), b)",
+            "reshape, slice, contiguous and as_strided views of a before a @ b (M even)",
         ),
-        OpSpec(
+        _seed_program(
             "sin_mm",
-            aten="mm",
-            operands=(_A, _B),
-            call="torch.mm(torch.sin(a), b)",
-            row_sliceable=False,
-            composite=True,
-            marker="mm",
+            "torch.mm(torch.sin(a), b)",
+            "sin(a) @ b: a pointwise prologue on a",
             row_major=True,
-            doc="sin(a) @ b: a pointwise prologue on a",
         ),
-        OpSpec(
+        _seed_program(
             "sin_mm_cos",
-            aten="mm",
-            operands=(_A, _B),
-            call="torch.cos(torch.mm(torch.sin(a), b))",
-            row_sliceable=False,
-            composite=True,
-            marker="mm",
-            doc="cos(sin(a) @ b): the GEMM between two pointwise ops, only the last returned",
+            "torch.cos(torch.mm(torch.sin(a), b))",
+            "cos(sin(a) @ b): the GEMM between two pointwise ops, only the last returned",
         ),
-        OpSpec(
+        _seed_program(
             "cat_self_mm",
-            aten="mm",
+            "torch.mm((d := 1 + torch.cat([2 * a, 2 * b], dim=-1)), d)[:, : a.shape[1]] + 2 * a",
+            "d @ d of d = 1 + cat([2a, 2b], -1) (square), its first columns plus 2a",
             operands=(_A, OperandSpec("b", "input", ("M", "K"))),
-            call=(
-                "torch.mm((d := 1 + torch.cat([2 * a, 2 * b], dim=-1)), d)[:, : a.shape[1]] + 2 * a"
-            ),
             b_layout="nk",  # b is cut along K as a is: its last dim is a's
-            row_sliceable=False,
-            composite=True,
-            marker="mm",
-            doc="d @ d of d = 1 + cat([2a, 2b], -1) (square), its first columns plus 2a",
         ),
-        OpSpec(
+        _seed_program(
             "act_mm_plus_mm",
-            aten="mm",
-            operands=(_A, _B),
-            call="torch.sigmoid(torch.relu(torch.mm(torch.sin(a), torch.cos(b)))) + torch.mm(a, b)",
-            row_sliceable=False,
-            composite=True,
-            marker="mm",
-            doc="sigmoid(relu(sin(a) @ cos(b))) + a @ b: two GEMMs of the same operands",
+            "torch.sigmoid(torch.relu(torch.mm(torch.sin(a), torch.cos(b)))) + torch.mm(a, b)",
+            "sigmoid(relu(sin(a) @ cos(b))) + a @ b: two GEMMs of the same operands",
         ),
-        OpSpec(
+        _seed_program(
             "linear_offset_addend",
-            aten="mm",
+            "c + F.linear(a, b[: c.shape[1]]) + b[b.shape[0] - c.shape[0] :]",
+            "c + F.linear(a, w[:N]) + w[-M:]: the weight and an addend are views of one w "
+            "(the addend at a storage offset)",
             operands=(
                 OperandSpec("c", "input", ("M", "N")),
                 OperandSpec("a", "input", ("M", "K")),
                 OperandSpec("b", "input", ("N", "K")),
             ),
-            call="c + F.linear(a, b[: c.shape[1]]) + b[b.shape[0] - c.shape[0] :]",
             b_layout="nk",
-            row_sliceable=False,
-            composite=True,
             marker="linear",
-            doc=(
-                "c + F.linear(a, w[:N]) + w[-M:]: the weight and an addend are views of one w "
-                "(the addend at a storage offset)"
-            ),
         ),
     )
 }

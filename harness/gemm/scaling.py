@@ -181,6 +181,24 @@ def _nonzero(amax: torch.Tensor) -> torch.Tensor:
 BLOCK = 128  # blockwise: 1x128 activation scales, 128x128 weight scales
 
 _V2 = ("scaled_mm_v2",)
+
+
+def _microscaled(name: str, block: int, scale_dtype: torch.dtype, **rules: Any) -> Recipe:
+    """A microscaling recipe (`F.scaled_mm` only): a `scale_dtype` scale per `block` elements
+    along K of both operands (`BlockWise1x<block>`), swizzled 32_4_4 as CUDA eager wants them."""
+    scaling_type = f"BlockWise1x{block}"
+    return Recipe(
+        name,
+        a_block=(1, block),
+        b_block=(block, 1),
+        scale_dtype=scale_dtype,
+        ops=_V2,
+        scaling_types=(scaling_type, scaling_type),
+        swizzle="32_4_4",
+        **rules,
+    )
+
+
 RECIPES: dict[str, Recipe] = {
     recipe.name: recipe
     for recipe in (
@@ -218,37 +236,20 @@ RECIPES: dict[str, Recipe] = {
             ops=_V2,
             scaling_types=("BlockWise128x128", "BlockWise1x128"),
         ),
-        Recipe(
-            "mx",
-            a_block=(1, microscaling.MX_BLOCK),
-            b_block=(microscaling.MX_BLOCK, 1),
-            scale_dtype=torch.float8_e8m0fnu,
-            kind="mx",
-            ops=_V2,
-            scaling_types=("BlockWise1x32", "BlockWise1x32"),
-            swizzle="32_4_4",
-        ),
-        Recipe(
+        _microscaled("mx", microscaling.MX_BLOCK, torch.float8_e8m0fnu, kind="mx"),
+        _microscaled(
             "nvfp4",
-            a_block=(1, microscaling.NVFP4_BLOCK),
-            b_block=(microscaling.NVFP4_BLOCK, 1),
-            scale_dtype=torch.float8_e4m3fn,
+            microscaling.NVFP4_BLOCK,
+            torch.float8_e4m3fn,
             kind="nvfp4",
             global_scale=True,
-            ops=_V2,
-            scaling_types=("BlockWise1x16", "BlockWise1x16"),
-            swizzle="32_4_4",
             element="fp4",
         ),
-        Recipe(
+        _microscaled(
             "nvfp4_single",
-            a_block=(1, microscaling.NVFP4_BLOCK),
-            b_block=(microscaling.NVFP4_BLOCK, 1),
-            scale_dtype=torch.float8_e4m3fn,
+            microscaling.NVFP4_BLOCK,
+            torch.float8_e4m3fn,
             kind="nvfp4",
-            ops=_V2,
-            scaling_types=("BlockWise1x16", "BlockWise1x16"),
-            swizzle="32_4_4",
             element="fp4",
         ),
     )

@@ -12,27 +12,28 @@ from gemmconf.bench import BENCH_MODES
 from gemmconf.plugin import facts, options
 from gemmconf.report.perf import FAST_P, families, table
 
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = options.group(parser)
-    group.addoption(
+OPTIONS = (
+    options.flag(
         "--benchmark",
-        action="store_true",
-        default=False,
         help="after an item passes, time it next to cuBLAS on the same inputs (interleaved "
         "repetitions, L2 flushed, inputs rotated; host time per call too); records time_ms, "
         "tflops, cublas_tflops, vs_cublas, their spreads and the GPU clocks in the results "
         "and prints a table with per-family geomeans and fast_p. Needs a CUDA GPU and at most "
         "one xdist worker per GPU",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--bench-mode",
         default="wall",
         choices=BENCH_MODES,
         help="with --benchmark, what one timed sample holds: wall (default: the call as a "
         "user sees it, host work and kernels), kernel (device time only: the call is issued "
         "while the GPU is busy), cudagraph (the replay of the call captured in a CUDA graph)",
-    )
+    ),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.declare(parser, OPTIONS)
 
 
 def check_benchmark(device: str, workers: int | None) -> None:

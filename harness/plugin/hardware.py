@@ -20,9 +20,8 @@ WORKER_MEMORY_BYTES = 6 << 30
 AUTO_WORKERS = pytest.StashKey[str]()  # what -n auto chose, and why (the header says it)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = options.group(parser)
-    group.addoption(
+OPTIONS = (
+    options.Option(
         "--require-hardware",
         action="append",
         default=[],
@@ -30,23 +29,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="turn a skip for missing CLASS (cpu, sm80, sm89, sm90, sm100, sm120) into a "
         "failure, so a run that should have had the hardware cannot pass by skipping; "
         "repeatable",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--target-arch",
-        default=None,
         metavar="smXY",
         help="code-check target (sm80, sm90, sm100, sm120) for backends that cross-compile "
         "(the reference backend does): checks and items for that class run without "
         "such a GPU",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--workers-per-gpu",
-        default=None,
         metavar="N",
         help="with -n auto on a GPU machine: N xdist workers per GPU. Default: 1 per GPU when a "
         "backend declares autotunes = True (autotuning side by side, workers would time each "
         "other's kernels), else one per CPU core and per 6 GiB of the GPU's memory budget",
-    )
+    ),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.declare(parser, OPTIONS)
 
 
 TARGETS = ("sm80", "sm90", "sm100", "sm120")

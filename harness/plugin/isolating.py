@@ -37,18 +37,15 @@ HOST_PROCESS_RESERVE_BYTES = 3 << 30
 WORKERINPUT_KEY = "gemmconf_ledger_dir"
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = options.group(parser)
-    group.addoption(
+OPTIONS = (
+    options.flag(
         "--no-isolate",
-        action="store_true",
-        default=False,
         help="run items in the pytest process (for a debugger; implied by --pdb and "
         "--trace): no per-item timeout, and a backend that crashes ends the run. By "
         "default each item runs in a worker process that is replaced when a backend "
         "crashes, hangs or faults the GPU, so that costs only the item",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--item-timeout",
         default="auto",
         metavar="SECONDS",
@@ -57,8 +54,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "to the item (inputs and eager; time to first result; further shape sets; checks). "
         "A timeout is charged only after a rerun alone, with no other item running, timed "
         "out too. Ignored with --no-isolate",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--first-result-timeout",
         default="auto",
         metavar="SECONDS",
@@ -66,18 +63,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"autotune, JIT and the first call); 0: none; default 'auto': {FIRST_RESULT_S:g} s, "
         f"{AUTOTUNE_FIRST_RESULT_S:g} s for a backend that declares autotunes = True, plus "
         "the backend's compile_timeout_s, plus 300 s in a fresh worker",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--gpu-memory-budget",
-        default=None,
         metavar="GB",
         help="the GPU memory (decimal GB) the run may use per GPU, e.g. 24 to run as on a "
         "24 GB GPU: xdist workers on one GPU share it (an item waits until its estimated "
         "memory is free; one larger than the share runs alone), and each worker process is "
         "capped to it. Default: the GPU's memory. On a CPU-only machine it budgets the "
         "items' memory the same way (a simulation)",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--confirm-failures",
         default="0",
         metavar="N",
@@ -85,7 +81,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "record counts runs and failures (metrics confirm_runs, confirm_failed) and an item "
         "that passed on a rerun is marked flaky (it stays failed: the summary lists it). "
         "Default 0",
-    )
+    ),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.declare(parser, OPTIONS)
 
 
 def parse_item_timeout(text: str) -> isolation.TimeoutPolicy:

@@ -38,25 +38,24 @@ from gemmconf.scenario import (
 EAGER = EagerBackend.name  # the baseline's label: PyTorch as it ships
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = options.group(parser)
-    group.addoption(
+OPTIONS = (
+    options.Option(
         "--expectations",
         action="append",
         default=[],
         metavar="PATH",
         help="an expectations file (xfail/skip entries; its 'backend:' names the backend it is "
         "for), used before the suite's and the backend package's own; repeatable",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--max-items",
         default=MAX_INSTANCES,
         type=int,
         metavar="N",
         help=f"the most instances one scenario may expand to (default: {MAX_INSTANCES:,}); past "
         "it the suite file is an error naming the scenario",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--max-elements",
         default=MAX_ELEMENTS,
         type=int,
@@ -64,7 +63,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the most elements one instance's operands, bias and result may hold in a shape set, "
         f"and the largest extent (default: {MAX_ELEMENTS:,}); past it the suite file is an "
         "error naming the scenario",
-    )
+    ),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.declare(parser, OPTIONS)
 
 
 class Collection:

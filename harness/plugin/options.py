@@ -6,8 +6,9 @@ project's initial conftest.py files have declared their options, and only where 
 not taken it: a project whose conftest defines `--backend` runs as before (its `--backend` is its
 own), and gives gemmconf's with `--gemmconf-backend`.
 
-Feature modules declare options with `group(parser).addoption("--backend", ...)` and read them
-with `get(config, "backend")`.
+Each feature module declares its options as data, `OPTIONS = (Option("--backend", ...), ...)`,
+registers them from its `pytest_addoption` with `declare(parser, OPTIONS)`, and reads them with
+`get(config, "backend")`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import argparse
 import os
 import shlex
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,8 +64,42 @@ class OptionGroup:
         _DECLARED.setdefault(self.parser, []).append(declared)
 
 
-def group(parser: pytest.Parser) -> OptionGroup:
-    return OptionGroup(parser)
+@dataclass(frozen=True)
+class Option:
+    """One option a feature declares: its long name, its help, and argparse's attributes that it
+    sets (`declare` passes `default` always, the others where given)."""
+
+    name: str
+    help: str
+    default: Any = None
+    metavar: str | None = None
+    action: str | None = None
+    type: Callable[[str], Any] | None = None
+    choices: Sequence[str] | None = None
+
+    def attrs(self) -> dict[str, Any]:
+        """argparse's keywords: the default and help, and the others this option sets (a flag
+        takes no metavar)."""
+        others = {
+            "metavar": self.metavar,
+            "action": self.action,
+            "type": self.type,
+            "choices": self.choices,
+        }
+        given = {k: v for k, v in others.items() if v is not None}
+        return {"default": self.default, "help": self.help, **given}
+
+
+def flag(name: str, help: str) -> Option:
+    """An option that turns something on (off unless given)."""
+    return Option(name, help, default=False, action="store_true")
+
+
+def declare(parser: pytest.Parser, declared: Iterable[Option]) -> None:
+    """Register a feature's options (from its `pytest_addoption`)."""
+    group = OptionGroup(parser)
+    for option in declared:
+        group.addoption(option.name, **option.attrs())
 
 
 def get(config: pytest.Config, name: str) -> Any:

@@ -10,16 +10,18 @@ import pytest
 
 from gemmconf.plugin import options
 
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = options.group(parser)
-    group.addoption(
+OPTIONS = (
+    options.Option(
         "--conformance-html",
-        default=None,
         metavar="PATH",
         help="the self-contained conformance page written at the end of the run "
         "(default: conformance.html beside --results; 'none' skips it)",
-    )
+    ),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.declare(parser, OPTIONS)
 
 
 @pytest.hookimpl

@@ -23,24 +23,25 @@ from gemmconf.record import Record, typed
 from gemmconf.report.results import ResultsWriter, writable, writer_of
 from gemmconf.scenario import SUITE_SUFFIXES
 
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = options.group(parser)
-    group.addoption(
+OPTIONS = (
+    options.Option(
         "--results",
         default="reports/results.json",
         metavar="PATH",
         help="where to write the results records (default: reports/results.json); runs that "
         "go at the same time need one each",
-    )
-    group.addoption(
+    ),
+    options.flag(
         "--count-inherited",
-        action="store_true",
-        default=False,
         help="count failures inherited from eager or torch.compile among the backend's own in "
         "the summary and on the conformance page (by default they are counted apart; pytest's "
         "outcome and the exit status count them as failed either way)",
-    )
+    ),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.declare(parser, OPTIONS)
 
 
 class Results:

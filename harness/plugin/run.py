@@ -25,39 +25,39 @@ from gemmconf.plugin import facts, options
 DEFAULT_BACKEND = "reference"
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = options.group(parser)
-    group.addoption(
+OPTIONS = (
+    options.Option(
         "--backend",
-        default=None,
         metavar="NAME[,NAME...]",
         help="systems under test: built-ins (reference, eager, inductor, "
         "inductor-max-autotune[:TRITON|CUTLASS|ATEN,...]), names registered under the "
         "entry-point group gemmconf.backends, or package.module:attr. "
         f"Default: {DEFAULT_BACKEND}.",
-    )
-    group.addoption(
+    ),
+    options.flag(
         "--allow-unavailable",
-        action="store_true",
-        default=False,
         help="run even when a backend named by --backend is unavailable here (its items are "
         "skipped with the reason); without it, that is a usage error at start-up",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--seed",
         default="0",
         metavar="N",
         help="run seed; each item's inputs are drawn from a seed derived from its id "
         "and this (default: 0)",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--suites",
-        default=None,
         metavar="PATH",
         help="the suite folder (scenario files and expectations/) to run. Default: the ini "
         "value gemmconf_suites when the project's ini sets it, else the suite installed with "
         "gemmconf",
-    )
+    ),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.declare(parser, OPTIONS)
     parser.addini(
         "gemmconf_suites",
         "the suite folder, relative to this ini file (default: the suite installed with "

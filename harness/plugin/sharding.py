@@ -18,25 +18,27 @@ NODE_DURATIONS = pytest.StashKey[dict[str, float]]()  # the same, by node id (xd
 BALANCE = pytest.StashKey[str]()  # what the balancing did (the header says it)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = options.group(parser)
-    group.addoption(
+OPTIONS = (
+    options.Option(
         "--shard",
-        default=None,
         metavar="i/n",
         help="run only shard i of n (1-based) of the selected items: deterministic, "
         "disjoint and covering, so the n shards' merged results equal one run's",
-    )
-    group.addoption(
+    ),
+    options.Option(
         "--durations-from",
-        default=None,
         metavar="RESULTS.json",
         help="run the items that took longest in this results file first (items it lacks "
         "count as its median; with -n, the slowest go to a quarter of the workers and the "
         "rest two at a time); with --shard, also balance the shards by those durations "
         "(longest first into the shard with the least time) instead of by count. Every shard "
         "must select the same items and read the same file",
-    )
+    ),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.declare(parser, OPTIONS)
 
 
 def parse_shard(text: str | None) -> shard.Shard | None:

@@ -28,7 +28,8 @@ class Decision:
 def build_record(
     static: dict[str, Any], decision: Decision, *, duration_s: float, environment: dict[str, Any]
 ) -> dict[str, Any]:
-    """The item's record: its scenario fields, the decided outcome, and what the run found."""
+    """The item's record: its scenario fields (`static`: the item's own record, built at
+    collection), the decided outcome, and what the run found."""
     run = decision.run
     message = render(run) if run is not None and not run.passed else None
     reason = decision.reason or (message.reason if message is not None else None)
@@ -37,8 +38,7 @@ def build_record(
     if decision.note:
         details = f"{details}\n\n{decision.note}" if details else decision.note
     record = Record(
-        **{k: static[k] for k in STATIC_FIELDS},
-        skip_class=static.get("skip_class"),
+        **static,  # what the item is (items.ScenarioItem.record), and its skip_class if any
         outcome=decision.outcome,
         duration_s=round(run.duration_s if run is not None and run.duration_s else duration_s, 4),
         environment=environment,
@@ -57,20 +57,6 @@ def build_record(
     return record.to_json()
 
 
-STATIC_FIELDS = (
-    "id",
-    "suite",
-    "backend",
-    "scenario",
-    "op",
-    "dtype",
-    "shape",
-    "dims",
-    "axes",
-    "markers",
-    "source",
-    "nodeid",
-)
 DETAILS_CHARS = 8000  # a failed record's `details`: every failed check, tracebacks included
 
 

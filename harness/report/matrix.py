@@ -529,7 +529,7 @@ def render(matrix: Matrix, *, title: str = "") -> str:
         listed=LISTED,
         inherited_text=attribution.INHERITED_TEXT,
         totals={c: matrix.totals(c) for c in matrix.columns},
-        css=jinja2.utils.markupsafe.Markup(templating.asset("matrix.css")),
+        css=templating.stylesheet("matrix.css"),
         data=jinja2.utils.markupsafe.Markup(templating.script_json(matrix_data(matrix))),
         items_per_cell=ITEMS_PER_CELL,
     )

@@ -354,7 +354,7 @@ def render(
         environment=environment,
         labels=sorted(run["backend_specs"]),
         baseline=baseline,
-        css=jinja2.utils.markupsafe.Markup(templating.asset("conformance.css")),
+        css=templating.stylesheet("conformance.css"),
         script=jinja2.utils.markupsafe.Markup(templating.asset("conformance.js")),
         data=jinja2.utils.markupsafe.Markup(templating.script_json(data)),
     )

@@ -1,5 +1,6 @@
 """What the static pages (the conformance page, the matrix page) share: their Jinja environment,
-the JSON they embed in a <script> element, and the assets they inline."""
+the JSON they embed in a <script> element, the assets they inline, and the base of their style
+sheets (`templates/base.css`)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,9 @@ def asset(name: str) -> str:
     if "</script" in text.lower() or "</style" in text.lower():
         raise ValueError(f"{name} must not contain a closing </script> or </style> tag")
     return text
+
+
+def stylesheet(name: str) -> str:
+    """A page's style sheet to inline (markup-safe): the pages' shared base, then `name`'s own
+    rules."""
+    return jinja2.utils.markupsafe.Markup(asset("base.css") + asset(name))

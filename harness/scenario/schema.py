@@ -18,36 +18,9 @@ from gemmconf.gemm.ops import OPS as OP_SPECS
 from gemmconf.gemm.ops import OpSpec, jagged_dim, scaled_mm_v2_scale_layout
 from gemmconf.gemm.scaling import RECIPES, SWIZZLES
 from gemmconf.markers import MARKERS
+from gemmconf.scenario import model
 from gemmconf.scenario.axes import as_ids
 from gemmconf.scenario.expressions import eval_dim, expr_names
-from gemmconf.scenario.model import (
-    ALPHA_BETA_OPS,
-    BIAS_OPS,
-    COMPILE_MODES,
-    DIFFERENTIABLE_OPS,
-    DIMS,
-    FAST_ACCUM_OPS,
-    GROUPED_OPS,
-    INPUT_DTYPES,
-    LAYOUTS,
-    NUMERIC_POLICIES,
-    OPS,
-    OUT_DTYPE_OPS,
-    OUT_DTYPES,
-    PARAM_EPILOGUES,
-    SCALED_OPS,
-    SCALINGS,
-    UNARY_EPILOGUES,
-    VALUE_KINDS,
-    Checks,
-    CompileSpec,
-    Epilogue,
-    FileCheckSpec,
-    Operand,
-    ScenarioError,
-    ScenarioInstance,
-    implied_requirements,
-)
 from gemmconf.scenario.patterns import PatternError, compile_message_pattern
 from gemmconf.scenario.source import Node, Where, line_of
 
@@ -160,9 +133,9 @@ class _Fields:
     def get(self, key: str, default: Any = None) -> Any:
         return self.raw.fields.get(key, default)
 
-    def fail(self, key: str, message: str) -> ScenarioError:
+    def fail(self, key: str, message: str) -> model.ScenarioError:
         node = self.raw.nodes.get(key, self.scenario)
-        return ScenarioError(
+        return model.ScenarioError(
             self.where.at(node, key if key in node else None),
             key,
             f"{message} (in {self.instance_id})",
@@ -204,16 +177,16 @@ def build(
     scenario: Node,
     where: Where,
     max_elements: int = MAX_ELEMENTS,
-) -> ScenarioInstance:
+) -> model.ScenarioInstance:
     """One combination of a scenario's axes, validated into an instance: the fields are read in
     a fixed order, so a scenario with several faults is always told the same first one."""
     fields = _Fields(raw, scenario, where, instance_id)
     f, fail = raw.fields, fields.fail
-    op = fields.pick("op", OPS)
+    op = fields.pick("op", model.OPS)
     if op is None:
-        raise fail("op", f"every scenario needs an op ({', '.join(OPS)})")
+        raise fail("op", f"every scenario needs an op ({', '.join(model.OPS)})")
     spec = OP_SPECS[op]
-    dtype = fields.pick("dtype", INPUT_DTYPES, spec.default_dtype)
+    dtype = fields.pick("dtype", model.INPUT_DTYPES, spec.default_dtype)
     shape_sets = _shape_sets(f, fail)
     operands = _operands(spec, dtype, f, fail)
     bias = _bias(f.get("bias"), spec, fail)
@@ -222,9 +195,9 @@ def build(
     swizzle = _swizzle(spec, scaling, fields)
     backward = fields.flag("backward")
     if backward and not spec.differentiable:
-        raise fail("backward", _only(DIFFERENTIABLE_OPS, "backward: true"))
+        raise fail("backward", _only(model.DIFFERENTIABLE_OPS, "backward: true"))
     group_sizes = _group_sizes(f.get("group_sizes"), spec, fail)
-    bias_dtype = fields.pick("bias_dtype", INPUT_DTYPES)
+    bias_dtype = fields.pick("bias_dtype", model.INPUT_DTYPES)
     epilogue = _epilogue(f.get("epilogue", []), fail)
     compile_spec = _compile(f.get("compile", "static"), shape_sets, fail)
     dims_used = _dims_used(operands, bias, group_sizes)
@@ -241,7 +214,7 @@ def build(
     )
     _check_sizes(spec, operands, bias, epilogue, shape_sets, max_elements, fail)
 
-    instance = ScenarioInstance(
+    instance = model.ScenarioInstance(
         suite=suite,
         name=scenario["name"],
         id=instance_id,
@@ -270,10 +243,12 @@ def build(
         group_sizes=group_sizes,
         backward=backward,
     )
-    return replace(instance, requires=implied_requirements(instance))
+    return replace(instance, requires=model.implied_requirements(instance))
 
 
-def _dims_used(operands: Sequence[Operand], bias: tuple | None, group_sizes: tuple | None) -> set:
+def _dims_used(
+    operands: Sequence[model.Operand], bias: tuple | None, group_sizes: tuple | None
+) -> set:
     """The dims the operands', bias's and group sizes' expressions name (each already parsed:
     naming them raises nothing)."""
     exprs = [e for o in operands for e in o.shape] + list(bias or ()) + list(group_sizes or ())
@@ -282,30 +257,32 @@ def _dims_used(operands: Sequence[Operand], bias: tuple | None, group_sizes: tup
 
 def _alpha_beta(spec: OpSpec, fields: _Fields) -> tuple[float, float]:
     for key in ("alpha", "beta"):
-        if key in fields.raw.fields and spec.name not in ALPHA_BETA_OPS:
+        if key in fields.raw.fields and spec.name not in model.ALPHA_BETA_OPS:
             raise fields.fail(
-                key, f"{spec.name} has no {key} (ops with one: {', '.join(ALPHA_BETA_OPS)})"
+                key, f"{spec.name} has no {key} (ops with one: {', '.join(model.ALPHA_BETA_OPS)})"
             )
     return fields.number("alpha", 1.0), fields.number("beta", 1.0)
 
 
 def _scaling(
-    spec: OpSpec, operands: Sequence[Operand], fields: _Fields
+    spec: OpSpec, operands: Sequence[model.Operand], fields: _Fields
 ) -> tuple[str | None, bool, str | None]:
     """The scaling recipe, use_fast_accum and the out dtype, each one the op takes, and the
     recipe one the operands' dtypes suit."""
     op, fail = spec.name, fields.fail
-    scaling = fields.pick("scaling", SCALINGS)
+    scaling = fields.pick("scaling", model.SCALINGS)
     if spec.scaled and scaling is None:
-        raise fail("scaling", f"{op} needs a scaling recipe ({', '.join(SCALINGS)})")
+        raise fail("scaling", f"{op} needs a scaling recipe ({', '.join(model.SCALINGS)})")
     if not spec.scaled and scaling is not None:
-        raise fail("scaling", _only(SCALED_OPS, "a scaling recipe"))
+        raise fail("scaling", _only(model.SCALED_OPS, "a scaling recipe"))
     use_fast_accum = fields.flag("use_fast_accum")
     if use_fast_accum and not spec.fast_accum:
-        raise fail("use_fast_accum", _only(FAST_ACCUM_OPS, "use_fast_accum"))
-    out_dtype = fields.pick("out_dtype", OUT_DTYPES)
+        raise fail("use_fast_accum", _only(model.FAST_ACCUM_OPS, "use_fast_accum"))
+    out_dtype = fields.pick("out_dtype", model.OUT_DTYPES)
     if out_dtype is not None and spec.out_dtype is None and not spec.out_dtype_optional:
-        raise fail("out_dtype", _only(OUT_DTYPE_OPS, "out_dtype (use a cast epilogue elsewhere)"))
+        raise fail(
+            "out_dtype", _only(model.OUT_DTYPE_OPS, "out_dtype (use a cast epilogue elsewhere)")
+        )
     if out_dtype is None:
         out_dtype = spec.out_dtype
     if scaling is not None:
@@ -313,7 +290,7 @@ def _scaling(
     return scaling, use_fast_accum, out_dtype
 
 
-def _check_recipe(op: str, scaling: str, operands: Sequence[Operand], fail) -> None:
+def _check_recipe(op: str, scaling: str, operands: Sequence[model.Operand], fail) -> None:
     recipe = RECIPES[scaling]
     if op not in recipe.ops:
         takes = ", ".join(name for name, r in RECIPES.items() if op in r.ops)
@@ -337,7 +314,7 @@ def _swizzle(spec: OpSpec, scaling: str | None, fields: _Fields) -> str | None:
 
 
 def _values(fields: _Fields, bias: tuple | None, dtype: str) -> str:
-    values = fields.pick("values", VALUE_KINDS, "default")
+    values = fields.pick("values", model.VALUE_KINDS, "default")
     if values == "nan_in_c" and bias is None:
         raise fields.fail("values", "nan_in_c needs a bias/C operand")
     if values == "tf32_exact" and dtype != "tf32":
@@ -346,8 +323,8 @@ def _values(fields: _Fields, bias: tuple | None, dtype: str) -> str:
 
 
 def _scenario_checks(
-    fields: _Fields, spec: OpSpec, operands: Sequence[Operand], backward: bool
-) -> Checks:
+    fields: _Fields, spec: OpSpec, operands: Sequence[model.Operand], backward: bool
+) -> model.Checks:
     """The checks field, and the checks the op and the operands allow."""
     checks = _checks(fields.get("checks", {}), fields.where, fields.fail)
     if checks.raises_or_correct and (spec.exact or backward):
@@ -372,7 +349,15 @@ def _markers(fields: _Fields) -> tuple[str, ...]:
 
 
 def _check_shape_sets(
-    spec: OpSpec, operands, bias, group_sizes, scaling, checks: Checks, shape_sets, dims_used, fail
+    spec: OpSpec,
+    operands,
+    bias,
+    group_sizes,
+    scaling,
+    checks: model.Checks,
+    shape_sets,
+    dims_used,
+    fail,
 ) -> None:
     """Each shape set against the scenario: it sets every dim used; a scenario that may return a
     result must describe one the fp64 reference can compute; a grouped op's groups must fit."""
@@ -395,8 +380,8 @@ def _bias(bias: Any, spec: OpSpec, fail) -> tuple | None:
     """The bias shape (expressions), where the op takes or needs one."""
     op = spec.name
     if bias is not None:
-        if op not in BIAS_OPS:
-            raise fail("bias", f"{op} takes no bias (ops with one: {', '.join(BIAS_OPS)})")
+        if op not in model.BIAS_OPS:
+            raise fail("bias", f"{op} takes no bias (ops with one: {', '.join(model.BIAS_OPS)})")
         return _expressions(
             bias, fail, "bias", f"expected a shape such as [M, N], [N] or [1, N], got {bias!r}"
         )
@@ -411,7 +396,7 @@ def _group_sizes(value: Any, spec: OpSpec, fail) -> tuple[str, ...] | None:
     if value is None:
         return None
     if not spec.grouped:
-        raise fail("group_sizes", _only(GROUPED_OPS, "group_sizes"))
+        raise fail("group_sizes", _only(model.GROUPED_OPS, "group_sizes"))
     return _expressions(
         value, fail, "group_sizes", f"expected a list of sizes or expressions, got {value!r}"
     )
@@ -435,7 +420,9 @@ def _expressions(value: Any, fail, field: str, not_a_list: str, prefix: str = ""
 
 
 def group_extents(
-    instance_operands: Sequence[Operand], group_sizes: Sequence[str | int] | None, dims: Mapping
+    instance_operands: Sequence[model.Operand],
+    group_sizes: Sequence[str | int] | None,
+    dims: Mapping,
 ) -> list[int] | None:
     """Each group's size along the jagged dim for one shape set (None for 3-D x 3-D): the
     scenario's `group_sizes`, else the jagged dim split as evenly as it goes over B groups."""
@@ -488,17 +475,17 @@ def _shape_sets(f: Mapping, fail) -> tuple[tuple[tuple[str, int], ...], ...]:
     sets = []
     for raw in raw_sets:
         if not isinstance(raw, Mapping):
-            raise fail(key, f"expected a mapping of dims ({', '.join(DIMS)}), got {raw!r}")
+            raise fail(key, f"expected a mapping of dims ({', '.join(model.DIMS)}), got {raw!r}")
         for dim, size in raw.items():
-            if dim not in DIMS:
-                raise fail(key, f"unknown dim {dim!r}; dims are {', '.join(DIMS)}")
+            if dim not in model.DIMS:
+                raise fail(key, f"unknown dim {dim!r}; dims are {', '.join(model.DIMS)}")
             if isinstance(size, bool) or not isinstance(size, int) or size < 0:
                 raise fail(key, f"{dim} must be a size >= 0, got {size!r}")
-        sets.append(tuple((d, raw[d]) for d in DIMS if d in raw))
+        sets.append(tuple((d, raw[d]) for d in model.DIMS if d in raw))
     return tuple(sets)
 
 
-def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
+def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[model.Operand, ...]:
     overrides = f.get("operands", {})
     if not isinstance(overrides, Mapping):
         raise fail("operands", "expected a mapping of operand name to {shape, dtype, layout}")
@@ -529,24 +516,24 @@ def _operands(op: OpSpec, dtype: str, f: Mapping, fail) -> tuple[Operand, ...]:
                 prefix=f"operand {name!r}: ",
             )
         operand_dtype = spec.get("dtype", dtype)
-        if operand_dtype not in INPUT_DTYPES:
+        if operand_dtype not in model.INPUT_DTYPES:
             raise fail(
                 "operands",
                 f"operand {name!r}: dtype {operand_dtype!r} is not one of "
-                f"{', '.join(INPUT_DTYPES)}",
+                f"{', '.join(model.INPUT_DTYPES)}",
             )
         layout = spec.get("layout", layouts[name])
-        if _base_layout(layout) not in LAYOUTS:
+        if _base_layout(layout) not in model.LAYOUTS:
             raise fail(
                 "operands",
-                f"operand {name!r}: layout {layout!r} is not one of {', '.join(LAYOUTS)}",
+                f"operand {name!r}: layout {layout!r} is not one of {', '.join(model.LAYOUTS)}",
             )
         if layout.startswith("expand") and len(shape) < 3:
             raise fail(
                 "layout",
                 f"operand {name!r} is {len(shape)}-D; 'expand' (stride-0 batch) needs a batch dim",
             )
-        operands.append(Operand(name, tuple(shape), operand_dtype, layout))
+        operands.append(model.Operand(name, tuple(shape), operand_dtype, layout))
     if any(o.layout == "alias" for o in operands) and operands[1].layout != "alias":
         raise fail("layout", "'alias' passes a's tensor as b too: give it to operand 'b'")
     return tuple(operands)
@@ -563,10 +550,10 @@ def _layouts(value: Any, names: list[str], fail) -> dict[str, str]:
     if isinstance(value, str) and len(value) == 2 and set(value) <= {"n", "t"}:
         return {n: ("t" if c == "t" else "row") for n, c in zip(names, value, strict=True)}
     if isinstance(value, str):
-        if value not in LAYOUTS:
+        if value not in model.LAYOUTS:
             raise fail(
                 "layout",
-                f"{value!r} is not a layout ({', '.join(LAYOUTS)}) nor a "
+                f"{value!r} is not a layout ({', '.join(model.LAYOUTS)}) nor a "
                 "two-letter n/t code such as 'nt'",
             )
         if value == "alias":
@@ -577,34 +564,30 @@ def _layouts(value: Any, names: list[str], fail) -> dict[str, str]:
         for name, layout in value.items():
             if name not in names:
                 raise fail("layout", f"no operand {name!r}; operands are {', '.join(names)}")
-            if _base_layout(layout) not in LAYOUTS:
-                raise fail("layout", f"{layout!r} is not a layout ({', '.join(LAYOUTS)})")
+            if _base_layout(layout) not in model.LAYOUTS:
+                raise fail("layout", f"{layout!r} is not a layout ({', '.join(model.LAYOUTS)})")
             layouts[name] = layout
         return layouts
     raise fail("layout", f"expected a layout name, an n/t code or a mapping, got {value!r}")
 
 
-def _epilogue(steps: Any, fail) -> tuple[Epilogue, ...]:
+def _epilogue(steps: Any, fail) -> tuple[model.Epilogue, ...]:
     if not isinstance(steps, list):
         raise fail("epilogue", f"expected a list of steps, got {steps!r}")
     chain = []
     for step in steps:
         if isinstance(step, str):
-            if step not in UNARY_EPILOGUES:
-                raise fail(
-                    "epilogue",
-                    f"unknown step {step!r}; steps: {', '.join(UNARY_EPILOGUES + PARAM_EPILOGUES)}",
-                )
-            chain.append(Epilogue(step))
+            if step not in model.UNARY_EPILOGUES:
+                known = ", ".join(model.UNARY_EPILOGUES + model.PARAM_EPILOGUES)
+                raise fail("epilogue", f"unknown step {step!r}; steps: {known}")
+            chain.append(model.Epilogue(step))
             continue
         if not isinstance(step, Mapping) or len(step) != 1:
             raise fail("epilogue", f"a step is a name or a one-key mapping, got {step!r}")
         ((kind, arg),) = step.items()
-        if kind not in PARAM_EPILOGUES:
-            raise fail(
-                "epilogue",
-                f"unknown step {kind!r}; steps with an argument: {', '.join(PARAM_EPILOGUES)}",
-            )
+        if kind not in model.PARAM_EPILOGUES:
+            known = ", ".join(model.PARAM_EPILOGUES)
+            raise fail("epilogue", f"unknown step {kind!r}; steps with an argument: {known}")
         if kind == "clamp" and not (
             isinstance(arg, list)
             and len(arg) == 2
@@ -625,22 +608,22 @@ def _epilogue(steps: Any, fail) -> tuple[Epilogue, ...]:
             isinstance(arg, bool) or not isinstance(arg, int | float) or not 0 <= arg < 1
         ):
             raise fail("epilogue", f"dropout_mask takes a drop probability in [0, 1), got {arg!r}")
-        chain.append(Epilogue(kind, tuple(arg) if isinstance(arg, list) else arg))
+        chain.append(model.Epilogue(kind, tuple(arg) if isinstance(arg, list) else arg))
     return tuple(chain)
 
 
-def _compile(value: Any, shape_sets, fail) -> CompileSpec:
+def _compile(value: Any, shape_sets, fail) -> model.CompileSpec:
     if isinstance(value, str):
         value = {"mode": value}
     if not isinstance(value, Mapping):
-        raise fail("compile", f"expected a mode ({', '.join(COMPILE_MODES)}) or a mapping")
+        raise fail("compile", f"expected a mode ({', '.join(model.COMPILE_MODES)}) or a mapping")
     _known_keys(value, COMPILE_FIELDS, fail, "compile")
     mode = value.get("mode", "static")
-    if mode not in COMPILE_MODES:
-        raise fail("compile", f"mode {mode!r} is not one of {', '.join(COMPILE_MODES)}")
+    if mode not in model.COMPILE_MODES:
+        raise fail("compile", f"mode {mode!r} is not one of {', '.join(model.COMPILE_MODES)}")
     dims = value.get("dims", [])
-    if not isinstance(dims, list) or any(d not in DIMS for d in dims):
-        raise fail("compile", f"dims must be a list of {', '.join(DIMS)}, got {dims!r}")
+    if not isinstance(dims, list) or any(d not in model.DIMS for d in dims):
+        raise fail("compile", f"dims must be a list of {', '.join(model.DIMS)}, got {dims!r}")
     if mode == "mark_dynamic" and not dims:
         raise fail("compile", "mark_dynamic needs dims, e.g. dims: [M]")
     if mode != "mark_dynamic" and dims:
@@ -652,16 +635,18 @@ def _compile(value: Any, shape_sets, fail) -> CompileSpec:
         raise fail("compile", f"max_compiles must be an integer >= 1, got {max_compiles!r}")
     if mode != "static" and len(shape_sets) < 2:
         raise fail("compile", f"mode {mode} needs 'shapes' with at least 2 shape sets")
-    return CompileSpec(mode, tuple(dims), max_compiles)
+    return model.CompileSpec(mode, tuple(dims), max_compiles)
 
 
-def _checks(value: Any, where: Where, fail) -> Checks:
+def _checks(value: Any, where: Where, fail) -> model.Checks:
     if not isinstance(value, Mapping):
         raise fail("checks", f"expected a mapping ({', '.join(CHECK_FIELDS)})")
     _known_keys(value, CHECK_FIELDS, fail, "checks", suggest=True)
     numeric = value.get("numeric", "auto")
-    if numeric not in NUMERIC_POLICIES:
-        raise fail("checks", f"numeric {numeric!r} is not one of {', '.join(NUMERIC_POLICIES)}")
+    if numeric not in model.NUMERIC_POLICIES:
+        raise fail(
+            "checks", f"numeric {numeric!r} is not one of {', '.join(model.NUMERIC_POLICIES)}"
+        )
     raises, raises_match, or_correct = _raises(value.get("raises"), fail)
     flags = {}
     for key in ("deterministic", "batch_invariant"):
@@ -687,7 +672,7 @@ def _checks(value: Any, where: Where, fail) -> Checks:
             f"raises.or_correct judges a returned result against fp64: numeric {numeric!r} "
             "has no place in it",
         )
-    return Checks(
+    return model.Checks(
         numeric,
         raises,
         None if max_ratio is None else float(max_ratio),
@@ -698,7 +683,7 @@ def _checks(value: Any, where: Where, fail) -> Checks:
     )
 
 
-def _filecheck(block: Any, where: Where, fail) -> FileCheckSpec:
+def _filecheck(block: Any, where: Where, fail) -> model.FileCheckSpec:
     """One `checks.filecheck` entry; its errors name the entry's own line (its check text's,
     for the FileCheck text)."""
     from gemmconf.codecheck import validate_block
@@ -707,20 +692,20 @@ def _filecheck(block: Any, where: Where, fail) -> FileCheckSpec:
         raise fail("checks", "each filecheck entry is a mapping")
     for key in block:
         if key not in FILECHECK_FIELDS:
-            raise ScenarioError(
+            raise model.ScenarioError(
                 where.at(block, key),
                 "checks.filecheck",
                 f"unknown key {key!r}; known: {', '.join(FILECHECK_FIELDS)}",
             )
     if not isinstance(block.get("artifact"), str) or not isinstance(block.get("check"), str):
-        raise ScenarioError(
+        raise model.ScenarioError(
             where.at(block),
             "checks.filecheck",
             "needs 'artifact' (e.g. ttgir) and 'check' (FileCheck text)",
         )
     target = block.get("target")
     if target is not None and target not in HARDWARE:
-        raise ScenarioError(
+        raise model.ScenarioError(
             where.at(block, "target"),
             "checks.filecheck.target",
             f"{target!r} is not one of {', '.join(HARDWARE)}",
@@ -730,22 +715,22 @@ def _filecheck(block: Any, where: Where, fail) -> FileCheckSpec:
     source = f"{where.path}:{text_line}:{text_col}"
     problem = validate_block(block["check"], source=source, artifact=block["artifact"])
     if problem:
-        raise ScenarioError(problem.where, "checks.filecheck.check", problem.message)
+        raise model.ScenarioError(problem.where, "checks.filecheck.check", problem.message)
     backends = block.get("backends", [])
     if not isinstance(backends, list):
-        raise ScenarioError(
+        raise model.ScenarioError(
             where.at(block, "backends"),
             "checks.filecheck.backends",
             "expected a list of backend names",
         )
     when = block.get("when", {})
     if not isinstance(when, Mapping):
-        raise ScenarioError(
+        raise model.ScenarioError(
             where.at(block, "when"),
             "checks.filecheck.when",
             "expected a mapping of axis to value id(s)",
         )
-    return FileCheckSpec(
+    return model.FileCheckSpec(
         artifact=block["artifact"],
         text=block["check"],
         source=source,
