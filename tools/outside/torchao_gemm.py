@@ -63,22 +63,31 @@ def _row_major(x: torch.Tensor) -> torch.Tensor:
 
 
 def _amax_recipe(a, b, scale_a, scale_b) -> str | None:
-    """The recipe of fp32 scales as _scaled_mm takes them: tensorwise, rowwise, blockwise
-    (1x128 x 128x128) or blockwise_1x128 (1x128 x 128x1); None for anything else."""
+    """The recipe of torch._scaled_mm's fp32 scales, from their shapes as eager reads them:
+    tensorwise, rowwise or blockwise (1x128 for a, 128x128 for b); None for anything else."""
     if scale_a.dtype != FP32 or scale_b.dtype != FP32 or a.dim() != 2 or b.dim() != 2:
         return None
     (m, k), n = a.shape, b.shape[1]
     if scale_a.numel() == 1 and scale_b.numel() == 1:
         return "tensorwise"
-    kb = math.ceil(k / BLOCK)
     if tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n):
         return "rowwise"
-    if tuple(scale_a.shape) == (m, kb) and scale_b.dim() == 2:
-        if scale_b.shape[-1] == math.ceil(n / BLOCK) and scale_b.shape[0] >= kb:
-            return "blockwise"  # b's rows may be padded to a multiple of 4 (F.scaled_mm)
-        if tuple(scale_b.shape) in ((kb, n), (n, kb)):
-            return "blockwise_1x128"
+    k_blocks = math.ceil(k / BLOCK)
+    if tuple(scale_a.shape) == (m, k_blocks) and tuple(scale_b.shape) == (
+        k_blocks,
+        math.ceil(n / BLOCK),
+    ):
+        return "blockwise"
     return None
+
+
+# F.scaled_mm names its recipes (F.ScalingType's values, per operand): no guessing from shapes
+V2_RECIPES = {
+    (F.ScalingType.TensorWise.value, F.ScalingType.TensorWise.value): "tensorwise",
+    (F.ScalingType.RowWise.value, F.ScalingType.RowWise.value): "rowwise",
+    (F.ScalingType.BlockWise1x128.value, F.ScalingType.BlockWise128x128.value): "blockwise",
+    (F.ScalingType.BlockWise1x128.value, F.ScalingType.BlockWise1x128.value): "blockwise_1x128",
+}
 
 
 def _float8(a, b, scale_a, scale_b, bias, out_dtype, use_fast_accum, scale_result=None):
@@ -90,8 +99,7 @@ def _float8(a, b, scale_a, scale_b, bias, out_dtype, use_fast_accum, scale_resul
 
 
 def _blockwise(recipe, a, b, scale_a, scale_b, bias, out_dtype):
-    k, n = a.shape[1], b.shape[1]
-    kb = math.ceil(k / BLOCK)
+    kb = math.ceil(a.shape[1] / BLOCK)
     a_s = _col_major(scale_a)
     if recipe == "blockwise":
         b_s = _col_major(scale_b[:kb])
@@ -99,7 +107,7 @@ def _blockwise(recipe, a, b, scale_a, scale_b, bias, out_dtype):
             _row_major(a), _col_major(b), a_s, b_s, BLOCK, out_dtype
         )
     else:
-        b_s = (scale_b if scale_b.shape == (kb, n) else scale_b.t()).contiguous()  # (K/128, N)
+        b_s = scale_b.t().contiguous()  # F.scaled_mm's (N, K/128) as the kernel's (K/128, N)
         out = triton_fp8_gemm_1x128_128x1(_row_major(a), _col_major(b), a_s, b_s, BLOCK, out_dtype)
     return out if bias is None else (out + bias).to(out_dtype)
 
@@ -197,8 +205,8 @@ def scaled_mm_v2(
             return _mx(a, b, sa, sb, swizzled, bias, out_dtype)
     elif routed and high_precision_out and a.dtype == b.dtype == FP4 and sa.dtype == E4M3:
         return _nvfp4(a, b, sa, sb, (global_a, global_b), swizzled, bias, out_dtype)
-    elif routed and global_a is None and global_b is None:
-        recipe = _amax_recipe(a, b, sa, sb)
+    elif routed and len(recipe_a) == len(recipe_b) == 1 and sa.dtype == sb.dtype == FP32:
+        recipe = V2_RECIPES.get((int(recipe_a[0]), int(recipe_b[0])))
         if recipe in ("tensorwise", "rowwise"):
             return _float8(a, b, sa, sb, bias, out_dtype, use_fast_accum)
         if _routes_blockwise(recipe, a, b, use_fast_accum):
