@@ -97,7 +97,7 @@ run() {  # NAME LIMIT SPEC [pytest selection...]
   shift 3
   local start=$(date +%s)
   timeout -s TERM "$limit" python3 -m pytest $SUITES "$@" --backend "$spec" -n "$WORKERS" -q \
-    --tb=no -p no:benchmark -p no:cacheprovider --results "$OUT/$name.json" --conformance-html none \
+    --tb=no -p no:benchmark --results "$OUT/$name.json" --conformance-html none \
     >"$work/logs/$name.log" 2>&1
   local rc=$?
   [ -f "$OUT/$name.json" ] || { [ -f "$OUT/$name.json.partial" ] && mv "$OUT/$name.json.partial" "$OUT/$name.json"; }

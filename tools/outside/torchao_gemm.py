@@ -266,9 +266,13 @@ class TorchaoGemm:
             module = torch.fx.symbolic_trace(fn)
         except Exception:  # not traceable: the program runs as written (PyTorch's kernels)
             return Compiled(fn, None)
-        for node in module.graph.nodes:
-            if node.op == "call_function" and node.target in self.swaps:
-                node.target = self.swaps[node.target]
+        swapped = [
+            n for n in module.graph.nodes if n.op == "call_function" and n.target in self.swaps
+        ]
+        if not swapped:  # nothing of torchao's applies: the program as written
+            return Compiled(fn, None)
+        for node in swapped:
+            node.target = self.swaps[node.target]
         module.recompile()
         return Compiled(fn, module)
 
