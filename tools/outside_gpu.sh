@@ -15,8 +15,10 @@
 #   helion-aten-mx          -k "mx or nvfp4" on the aten override (eager's sm90 gaps: inherited)
 #                                                                                 MX_LIMIT=30
 # then `gemmconf repro` of up to REPROS (5) own failure groups per backend, each repro run
-# alone. WORKERS (8) xdist workers; SUITES (suites) what the runs collect. Writes to $OUT (at most 8 files come back):
-# NAME.json.gz per run, logs.tar.gz (each run's output, the environment, the smoke test),
+# alone (120 s in all). WORKERS (8) xdist workers; SUITES (suites) what the runs collect. At the
+# defaults the script ends within about 600 s: 380 s of runs, 45 s of smoke test, 120 s of repros
+# and gemmconf's install and the imports (expected: 7 to 8 minutes). Writes to $OUT (at most 8
+# files come back): NAME.json.gz per run, logs.tar.gz (each run's output, the environment, the smoke test),
 # repros.tar.gz (repro_*.py and what each printed), summary.txt (also printed).
 # An import of helion, torchao or an adapter that fails stops the script (exit 2) before any
 # run: a broken environment would fail every item for a reason that is not the backend's.
@@ -76,7 +78,7 @@ grep -v -i -e warn -e "^ *$" "$work/logs/imports.log" | tail -n 6 | tee -a "$sum
 [ $status -eq 0 ] || fatal "helion, torchao or an adapter does not import (logs/imports.log): $(tail -n 2 "$work/logs/imports.log" | tr '\n' ' ')"
 
 # A smoke test of each path on this GPU, outside gemmconf: not fatal (the runs record it)
-timeout 60 python3 - >"$work/logs/smoke.log" 2>&1 <<'PY'
+timeout 45 python3 - >"$work/logs/smoke.log" 2>&1 <<'PY'
 import torch, helion_aten, torchao_gemm
 a = torch.randn(300, 200, device="cuda", dtype=torch.bfloat16)
 b = torch.randn(200, 100, device="cuda", dtype=torch.bfloat16)
@@ -133,7 +135,7 @@ run helion-aten-mx "${MX_LIMIT:-30}" helion_aten:HelionAten -k "mx or nvfp4"
 # Standalone repros: the representatives of each backend's largest own failure groups, each
 # written by `gemmconf repro` and then run alone (exit 1: it fails there as in the run)
 say ""
-timeout 200 python3 - "$OUT" "$work/repros" "$REPROS" "$WORKERS" 2>"$work/logs/repros.log" <<'PY' | tee -a "$summary"
+timeout 120 python3 - "$OUT" "$work/repros" "$REPROS" "$WORKERS" 2>"$work/logs/repros.log" <<'PY' | tee -a "$summary"
 import subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -156,17 +158,17 @@ def repro(entry):
     stem = "repro_" + "".join(c if c.isalnum() else "_" for c in ident).strip("_") + "_" + name
     write = subprocess.run(
         [sys.executable, "-m", "gemmconf.cli", "repro", ident, "--backend", spec, "-o", f"{stem}.py"],
-        cwd=folder, capture_output=True, text=True, timeout=90)
+        cwd=folder, capture_output=True, text=True, timeout=60)
     if write.returncode != 0:
         (folder / f"{stem}.txt").write_text(write.stdout + write.stderr)
         last = (write.stdout + write.stderr).strip().splitlines()[-1:] or [""]
         return f"{ident} on {name} ({group.size} x {group.kind}): not written: {last[0][:160]}"
     try:
         ran = subprocess.run([sys.executable, f"{stem}.py"], cwd=folder, capture_output=True,
-                             text=True, timeout=90)
+                             text=True, timeout=60)
         text, status = ran.stdout + ran.stderr, ran.returncode
     except subprocess.TimeoutExpired:
-        text, status = "timed out after 90 s", "timeout"
+        text, status = "timed out after 60 s", "timeout"
     (folder / f"{stem}.txt").write_text(text)
     first = next((line for line in text.splitlines() if line.startswith(("FAILED", "PASSED"))), "")
     return f"{ident} on {name} ({group.size} x {group.kind}): exit {status}: {first[:160]}"
