@@ -6,7 +6,7 @@
 #
 #   source .whl/prelude.sh && bash tools/outside_gpu.sh
 #
-# .whl-outside holds helion-1.5.1 and torchao-0.18.0 (pip download --no-deps: their other
+# .whl-outside holds torchao-0.18.0 and, in helion/, Helion 1.5.1, 1.4.0 and 1.2.0 (pip download --no-deps: their other
 # requirements are on the GPU machine already). Runs, one after the other, each stopped by
 # SIGTERM at its limit (the results so far are kept; set a limit in seconds to change it):
 #   helion-aten             pytest suites --backend helion_aten:HelionAten        HELION_LIMIT=180
@@ -50,7 +50,20 @@ ls .whl-outside/*.whl >/dev/null 2>&1 || fatal "no .whl-outside/*.whl: carry .wh
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/outside-site .whl-outside/*.whl >"$work/logs/outside-install.log" 2>&1 ||
   fatal "pip could not install .whl-outside/*.whl: $(tail -n 3 "$work/logs/outside-install.log")"
-export PYTHONPATH="$PWD/tools/outside:/tmp/outside-site${PYTHONPATH:+:$PYTHONPATH}"
+# Helion: the newest of the carried releases that imports on this torch (1.5.1 needs a torch
+# newer than 2.11: torch._inductor's IntelGPUError)
+helion=none
+for wheel in $(ls .whl-outside/helion/helion-*.whl | sort -V -r); do
+  rm -rf /tmp/helion-site
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/helion-site "$wheel" >>"$work/logs/outside-install.log" 2>&1 || continue
+  if PYTHONPATH="/tmp/helion-site:/tmp/outside-site${PYTHONPATH:+:$PYTHONPATH}" python3 -c "import helion, helion.language" >>"$work/logs/helion-import.log" 2>&1; then
+    helion=$(basename "$wheel"); break
+  fi
+  say "$(basename "$wheel") does not import here: $(tail -n 1 "$work/logs/helion-import.log")"
+done
+[ "$helion" != none ] || fatal "no carried helion release imports here (logs/helion-import.log)"
+say "helion: $helion"
+export PYTHONPATH="$PWD/tools/outside:/tmp/helion-site:/tmp/outside-site${PYTHONPATH:+:$PYTHONPATH}"
 git log --oneline -1 2>/dev/null | cut -c1-80 | tee -a "$summary"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee -a "$summary"
 
