@@ -73,17 +73,6 @@ class Footprint:
     def host_total(self) -> int:
         return int(self.host * MARGIN) + SLACK_BYTES
 
-    def as_record(self) -> dict[str, int]:
-        return {
-            "inputs": self.inputs,
-            "outputs": self.outputs,
-            "backend": self.backend,
-            "reference": self.reference,
-            "oracle": self.oracle,
-            "total": self.total,
-            "host": self.host_total,
-        }
-
 
 def estimate(
     instance: ScenarioInstance,

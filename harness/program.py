@@ -230,31 +230,37 @@ def _terms(instance: ScenarioInstance) -> dict[str, str]:
     return terms
 
 
+# Each epilogue step as source over `out`, a template as an op's call is (`OpSpec.call`):
+# {arg} the step's constant, {low} and {high} a clamp's bounds, {dtype} a cast's, {other} the
+# input of its own that a TENSOR_EPILOGUES step takes.
+_EPILOGUE_CALLS = {
+    "relu": "torch.relu(out)",
+    "gelu": "F.gelu(out)",
+    "gelu_tanh": "F.gelu(out, approximate='tanh')",
+    "silu": "F.silu(out)",
+    "tanh": "torch.tanh(out)",
+    "sigmoid": "torch.sigmoid(out)",
+    "clamp": "torch.clamp(out, {low}, {high})",
+    "mul": "out * {arg}",
+    "add": "out + {arg}",
+    "add_tensor": "out + {other}",
+    "dropout_mask": "out * {other}",  # the mask an input: 0 or 1 / (1 - p) per element
+    "cast": "out.to({dtype})",
+}
+
+
 def _epilogue_expression(step: Epilogue, others: Iterator[str]) -> str:
-    kind, arg = step.kind, step.arg
-    simple = {
-        "relu": "torch.relu(out)",
-        "gelu": "F.gelu(out)",
-        "gelu_tanh": "F.gelu(out, approximate='tanh')",
-        "silu": "F.silu(out)",
-        "tanh": "torch.tanh(out)",
-        "sigmoid": "torch.sigmoid(out)",
-    }
-    if kind in simple:
-        return simple[kind]
-    if kind == "clamp":
-        return f"torch.clamp(out, {_literal(arg[0])}, {_literal(arg[1])})"
-    if kind == "mul":
-        return f"out * {_literal(arg)}"
-    if kind == "add":
-        return f"out + {_literal(arg)}"
-    if kind == "add_tensor":
-        return f"out + {next(others)}"
-    if kind == "dropout_mask":  # dropout with its mask an input: 0 or 1 / (1 - p) per element
-        return f"out * {next(others)}"
-    if kind == "cast":
-        return f"out.to({_torch_name(arg)})"
-    raise AssertionError(kind)
+    """One step's source (`_EPILOGUE_CALLS`); a step with an input of its own takes the next of
+    `others`."""
+    if step.kind in TENSOR_EPILOGUES:
+        terms = {"other": next(others)}
+    elif step.kind == "clamp":
+        terms = {"low": _literal(step.arg[0]), "high": _literal(step.arg[1])}
+    elif step.kind == "cast":
+        terms = {"dtype": _torch_name(step.arg)}
+    else:
+        terms = {"arg": _literal(step.arg)}
+    return _EPILOGUE_CALLS[step.kind].format_map(terms)
 
 
 def _literal(value: float | None) -> str:

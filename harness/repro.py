@@ -286,31 +286,30 @@ def _renamed(source: str, name: str) -> str:
 def _operand_lines(instance: ScenarioInstance, operand: Any, kind: str) -> list[str]:
     """The lines of `draw` that make one operand, its fp64 reference and its scale."""
     spec = instance.spec
-    lines: list[str] = []
     name = operand.name
     dtype = _torch(torch_dtype(operand.dtype))
     dims = ", ".join(map(str, operand.shape))
     what = f"    # {name}: [{dims}] {operand.dtype}, layout {operand.layout}"
     if operand.layout == "alias":
-        lines += [
+        return [
             f"{what} (the same tensor as a)",
             f'    args["{name}"] = args["a"]',
             f'    ref["{name}"] = ref["a"]',
         ]
-        return lines
     expand = operand.layout.startswith("expand")
     shape = f'shapes["{name}"]'
     drawn_shape = f"[1, *{shape}[1:]]" if expand else shape
     if name in spec.writes:
-        lines += [
+        return [
             f"{what} (an out= target: NaN until the op writes it)",
             f"    value = torch.full({drawn_shape}, math.nan).to({dtype})",
             f'    ref["{name}"] = torch.zeros({drawn_shape}, dtype=torch.float64)',
             f'    args["{name}"] = lay_out(value, "{operand.layout}", {shape})',
         ]
-        return lines
-    lines.append(f"{what}, values {_value_words(operand, kind)}")
-    lines.append(f"    source = {_source_expression(operand, drawn_shape, kind)}")
+    lines = [
+        f"{what}, values {_value_words(operand, kind)}",
+        f"    source = {_source_expression(operand, drawn_shape, kind)}",
+    ]
     if name == "a" and kind in ("nan_in_a", "inf_in_a"):
         special = "nan" if kind == "nan_in_a" else "inf"
         lines += ["    if source.numel():", f'        source.view(-1)[0] = float("{special}")']

@@ -669,16 +669,15 @@ def _judge_against_reference(
     )
     return _value_verdict(
         expected.shape,
-        errors=errors,
-        bad=bad,
-        checks=checks,
-        common=common,
-        err_ratio=err_ratio,
-        eager_abs_err=eager_err,
+        errors,
+        bad,
+        checks,
+        common,
+        mode="reference",
         floor=floor,
         allowed_abs_err=policy.max_ratio * max(trusted, floor),
-        mode="reference",
-        max_ratio=policy.max_ratio,
+        err_ratio=err_ratio,
+        eager_abs_err=eager_err,
         eager_wrong=refuted.count,
     )
 
@@ -742,43 +741,38 @@ def _judge_against_eager(
     eps_out, tiny_out = _dtype_ulp(expected.dtype)
     # Both sides round to the output dtype, possibly in opposite directions: two ulps.
     rtol = max(policy.rtol, 2 * eps_out)
+    bar = policy.max_ratio * floor  # what every element is allowed besides its rtol share
+    guard = max(_REL_GUARD * rms, tiny_out)
     errors = _Errors()
     for offset, piece in pieces(expected.numel()):
         e, a = read("e", piece), read("a", piece)
         mask, _ = _nonfinite_disagree(e, a)
         err = torch.where(mask, (a - e).abs(), 0.0)
         e_abs = torch.where(mask, e.abs(), 0.0)
-        allowed = policy.max_ratio * floor + rtol * e_abs.clamp_min(tiny_out)
-        guard = max(_REL_GUARD * rms, tiny_out)
+        allowed = bar + rtol * e_abs.clamp_min(tiny_out)
         errors.add(offset, err, mask & (err > allowed), allowed, e_abs, guard)
     return _value_verdict(
-        expected.shape,
-        errors=errors,
-        bad=bad,
-        checks=checks,
-        common=common,
-        err_ratio=None,
-        eager_abs_err=None,
-        floor=floor,
-        allowed_abs_err=policy.max_ratio * floor,
-        mode="eager",
-        max_ratio=policy.max_ratio,
+        expected.shape, errors, bad, checks, common, mode="eager", floor=floor, allowed_abs_err=bar
     )
 
 
 def _value_verdict(
     shape: torch.Size,
-    *,
     errors: _Errors,
     bad: _First,
     checks: tuple[Check, ...],
     common: dict[str, Any],
-    err_ratio: float | None,
+    *,
     mode: str,
-    max_ratio: float,
-    **numbers: float,
+    floor: float,
+    allowed_abs_err: float,
+    err_ratio: float | None = None,
+    eager_abs_err: float | None = None,
+    eager_wrong: int = 0,
 ) -> Verdict:
-    path = common["output"]
+    """One output's verdict on its values: the second pass's `errors`, the NaN/Inf disagreements
+    `bad`, and the bar they were judged against (against eager: no err_ratio, no eager error)."""
+    path, max_ratio = common["output"], common["max_ratio"]
     mismatches = errors.mismatches
     if mismatches:
         if err_ratio is not None:
@@ -799,13 +793,16 @@ def _value_verdict(
         max_abs_err=errors.worst.value,
         max_rel_err=errors.rel_worst.value,
         err_ratio=err_ratio,
+        eager_abs_err=eager_abs_err,
+        floor=floor,
+        allowed_abs_err=allowed_abs_err,
         mismatches=mismatches + bad.count,
         numel=math.prod(shape),
         worst_index=_index(errors.worst.index, shape),
         mode=mode,
         worst_allowed=errors.worst_allowed,
         rel_index=_index(errors.rel_worst.index, shape),
-        **numbers,
+        eager_wrong=eager_wrong,
         **common,
     )
 
