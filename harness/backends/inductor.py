@@ -270,26 +270,34 @@ def _cutlass_reason() -> str | None:
     return None
 
 
-def _cutedsl_reason() -> str | None:
-    if not _cuda_gpu() or torch.cuda.get_device_capability()[0] != 10:
-        return "inductor CUTEDSL templates need an NVIDIA sm100-class GPU (none found)"
-    if not _has_module("cutlass"):
-        return "inductor CUTEDSL templates need the CuTe DSL (nvidia-cutlass-dsl), not installed"
-    return None
+def _sm100_gpu() -> bool:
+    return _cuda_gpu() and torch.cuda.get_device_capability()[0] == 10
 
 
-def _nvgemm_reason() -> str | None:
-    if not _cuda_gpu():
-        return "inductor NVGEMM templates need a CUDA GPU (none found)"
-    if not _has_module("cutlass_api"):
-        return "inductor NVGEMM templates need cutlass_api, which is not installed"
-    return None
+# What the templates without a check of their own need, in order, each with the reason given
+# when it is missing
+_NEEDS: dict[str, tuple[tuple[Callable[[], bool], str], ...]] = {
+    "CUTEDSL": (
+        (_sm100_gpu, "inductor CUTEDSL templates need an NVIDIA sm100-class GPU (none found)"),
+        (
+            lambda: _has_module("cutlass"),
+            "inductor CUTEDSL templates need the CuTe DSL (nvidia-cutlass-dsl), not installed",
+        ),
+    ),
+    "NVGEMM": (
+        (_cuda_gpu, "inductor NVGEMM templates need a CUDA GPU (none found)"),
+        (
+            lambda: _has_module("cutlass_api"),
+            "inductor NVGEMM templates need cutlass_api, which is not installed",
+        ),
+    ),
+    "CK": ((_rocm_gpu, "inductor CK/CKTILE templates need an AMD ROCm GPU (none found)"),),
+}
 
 
-def _ck_reason() -> str | None:
-    if not _rocm_gpu():
-        return "inductor CK/CKTILE templates need an AMD ROCm GPU (none found)"
-    return None
+def _first_unmet(template: str) -> Callable[[], str | None]:
+    """The reason function of a template in `_NEEDS`: its first need not met, or None."""
+    return lambda: next((reason for met, reason in _NEEDS[template] if not met()), None)
 
 
 # The names `max_autotune_gemm_backends` takes (torch 2.11 and 2.13 read all eight) and, for each,
@@ -298,10 +306,10 @@ _GEMM_BACKEND_REASONS: dict[str, Callable[[], str | None]] = {
     "ATEN": _aten_reason,
     "TRITON": _triton_reason,
     "CUTLASS": _cutlass_reason,
-    "CUTEDSL": _cutedsl_reason,
-    "NVGEMM": _nvgemm_reason,
-    "CK": _ck_reason,
-    "CKTILE": _ck_reason,
+    "CUTEDSL": _first_unmet("CUTEDSL"),
+    "NVGEMM": _first_unmet("NVGEMM"),
+    "CK": _first_unmet("CK"),
+    "CKTILE": _first_unmet("CK"),
     "CPP": _aten_reason,
 }
 GEMM_BACKENDS: tuple[str, ...] = tuple(_GEMM_BACKEND_REASONS)
