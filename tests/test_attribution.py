@@ -58,7 +58,7 @@ def test_eager_s_passes_are_pytorch_s(ident):
     outcome = run(ident, EagerBackend())
     assert outcome.passed and outcome.computed_by == "pytorch"
     assert outcome.metrics["aten_gemm_kernels"] == {f"aten::{INSTANCES[ident].op}": 1}
-    assert outcome.metrics["eager_gemm_kernels"] == 1
+    assert "eager_gemm_kernels" not in outcome.metrics  # eager is not profiled a second time
 
 
 @pytest.mark.parametrize("ident", SINGLE_GEMMS)

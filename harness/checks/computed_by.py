@@ -43,6 +43,7 @@ from typing import Any
 import torch
 
 from gemmconf import attribution
+from gemmconf.backends.eager import EagerBackend
 from gemmconf.checks.base import NOTHING, Findings
 from gemmconf.item import ItemRun
 from gemmconf.outcome import Problem
@@ -127,6 +128,8 @@ class EagerComparison:
 
     def applies(self, item: ItemRun) -> bool:
         observed = item.stash.get(ComputedBy)
+        if isinstance(item.backend, EagerBackend):  # eager is PyTorch's own by definition
+            return False
         return isinstance(observed, Observed) and observed.aten_count > 0
 
     def run(self, item: ItemRun) -> Findings:
