@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Issue 42, item 9, on the GPU: two third-party backends over the whole suite on one sm90 GPU,
-# each its own integration kind (tools/outside/: Helion's matmul as an aten override, torchao's
-# float8 and MX paths behind a compile step of their own), with standalone repros of their own
-# failures. From the checkout's root, with .whl and .whl-outside carried:
+# each its own integration kind (beside this script: helion_aten.py, Helion's matmul as an aten
+# override; torchao_gemm.py, torchao's float8 and MX paths behind a compile step of their own),
+# with standalone repros of their own failures. From the checkout's root, with .whl and
+# .whl-outside carried:
 #
-#   source .whl/prelude.sh && bash tools/outside_gpu.sh
+#   source .whl/prelude.sh && bash reports/published/2026-11-29-nvidia-h200-helion-torchao/outside_gpu.sh
 #
 # .whl-outside holds torchao-0.18.0 and, in helion/, Helion 1.5.1, 1.4.0 and 1.2.0 (pip download --no-deps: their other
 # requirements are on the GPU machine already). Runs, one after the other, each stopped by
@@ -63,7 +64,8 @@ for wheel in $(ls .whl-outside/helion/helion-*.whl | sort -V -r); do
 done
 [ "$helion" != none ] || fatal "no carried helion release imports here (logs/helion-import.log)"
 say "helion: $helion"
-export PYTHONPATH="$PWD/tools/outside:/tmp/helion-site:/tmp/outside-site${PYTHONPATH:+:$PYTHONPATH}"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # the adapters sit beside this script
+export PYTHONPATH="$here:/tmp/helion-site:/tmp/outside-site${PYTHONPATH:+:$PYTHONPATH}"
 git log --oneline -1 2>/dev/null | cut -c1-80 | tee -a "$summary"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee -a "$summary"
 

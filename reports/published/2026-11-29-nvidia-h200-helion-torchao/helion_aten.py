@@ -1,7 +1,8 @@
 """Helion's matmul as a kernel library that overrides aten's GEMM ops: a gemmconf backend.
 
-    cd tools/outside && gemmconf run --backend helion_aten:HelionAten -n 8
-    PYTHONPATH=tools/outside pytest suites --backend helion_aten:HelionAten   # from the root
+    cd reports/published/2026-11-29-nvidia-h200-helion-torchao
+    gemmconf run --backend helion_aten:HelionAten -n 8
+    PYTHONPATH=<that folder> pytest suites --backend helion_aten:HelionAten   # from the root
 
 Three Helion kernels (mm, addmm, bmm) serve aten::mm, aten::addmm and aten::bmm while the
 backend's call runs (README, "A backend that overrides aten ops"): registered through

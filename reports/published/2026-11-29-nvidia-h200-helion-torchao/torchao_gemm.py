@@ -1,7 +1,8 @@
 """torchao's float8 and MX GEMM paths behind a compile step of our own: a gemmconf backend.
 
-    cd tools/outside && gemmconf run --backend torchao_gemm:TorchaoGemm -n 8
-    PYTHONPATH=tools/outside pytest suites --backend torchao_gemm:TorchaoGemm   # from the root
+    cd reports/published/2026-11-29-nvidia-h200-helion-torchao
+    gemmconf run --backend torchao_gemm:TorchaoGemm -n 8
+    PYTHONPATH=<that folder> pytest suites --backend torchao_gemm:TorchaoGemm   # from the root
     ... --backend torchao_gemm:TorchaoFloat8Linear   # also F.linear through Float8Linear
 
 `compile(fn, example_inputs, *, dynamic)` traces the program with torch.fx and swaps its scaled
