@@ -30,10 +30,7 @@ OPTIONS = (
         "while the GPU is busy), cudagraph (the replay of the call captured in a CUDA graph)",
     ),
 )
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    options.declare(parser, OPTIONS)
+pytest_addoption = options.registrar(OPTIONS)
 
 
 def check_benchmark(device: str, workers: int | None) -> None:

@@ -45,10 +45,7 @@ OPTIONS = (
         "other's kernels), else one per CPU core and per 6 GiB of the GPU's memory budget",
     ),
 )
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    options.declare(parser, OPTIONS)
+pytest_addoption = options.registrar(OPTIONS)
 
 
 TARGETS = ("sm80", "sm90", "sm100", "sm120")

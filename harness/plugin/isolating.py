@@ -83,10 +83,7 @@ OPTIONS = (
         "Default 0",
     ),
 )
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    options.declare(parser, OPTIONS)
+pytest_addoption = options.registrar(OPTIONS)
 
 
 def parse_item_timeout(text: str) -> isolation.TimeoutPolicy:

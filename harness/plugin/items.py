@@ -65,10 +65,7 @@ OPTIONS = (
         "error naming the scenario",
     ),
 )
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    options.declare(parser, OPTIONS)
+pytest_addoption = options.registrar(OPTIONS)
 
 
 class Collection:

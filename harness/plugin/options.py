@@ -7,7 +7,8 @@ not taken it: a project whose conftest defines `--backend` runs as before (its `
 own), and gives gemmconf's with `--gemmconf-backend`.
 
 Each feature module declares its options as data, `OPTIONS = (Option("--backend", ...), ...)`,
-registers them from its `pytest_addoption` with `declare(parser, OPTIONS)`, and reads them with
+registers them with `pytest_addoption = registrar(OPTIONS)` (or `declare(parser, OPTIONS)` in a
+`pytest_addoption` of its own that adds more), and reads them with
 `get(config, "backend")`.
 """
 
@@ -100,6 +101,16 @@ def declare(parser: pytest.Parser, declared: Iterable[Option]) -> None:
     group = OptionGroup(parser)
     for option in declared:
         group.addoption(option.name, **option.attrs())
+
+
+def registrar(declared: Sequence[Option]) -> Callable[[pytest.Parser], None]:
+    """A feature's `pytest_addoption`: it registers `declared` (`pytest_addoption =
+    registrar(OPTIONS)`, after the options)."""
+
+    def pytest_addoption(parser: pytest.Parser) -> None:
+        declare(parser, declared)
+
+    return pytest_addoption
 
 
 def get(config: pytest.Config, name: str) -> Any:

@@ -18,10 +18,7 @@ OPTIONS = (
         "(default: conformance.html beside --results; 'none' skips it)",
     ),
 )
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    options.declare(parser, OPTIONS)
+pytest_addoption = options.registrar(OPTIONS)
 
 
 @pytest.hookimpl

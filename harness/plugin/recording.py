@@ -38,10 +38,7 @@ OPTIONS = (
         "outcome and the exit status count them as failed either way)",
     ),
 )
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    options.declare(parser, OPTIONS)
+pytest_addoption = options.registrar(OPTIONS)
 
 
 class Results:

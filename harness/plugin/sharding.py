@@ -35,10 +35,7 @@ OPTIONS = (
         "must select the same items and read the same file",
     ),
 )
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    options.declare(parser, OPTIONS)
+pytest_addoption = options.registrar(OPTIONS)
 
 
 def parse_shard(text: str | None) -> shard.Shard | None:
