@@ -12,6 +12,7 @@ each test fails without its mechanism.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import planted_backends
@@ -232,8 +233,13 @@ SKINNY = [
 ]
 
 
+@functools.cache
+def _skinny_items() -> list:
+    return [i for i in load_suite(SUITES / "dense/ops.yaml") if i.id in SKINNY]
+
+
 def _verdicts(seeds: range) -> list[frozenset[str]]:
-    items = [i for i in load_suite(SUITES / "dense/ops.yaml") if i.id in SKINNY]
+    items = _skinny_items()
     assert len(items) == len(SKINNY)
     return [
         frozenset(
@@ -252,8 +258,12 @@ def test_verdicts_on_small_outputs_do_not_depend_on_the_seed(monkeypatch):
     monkeypatch.setattr(  # which decides alone
         drawing, "decision", lambda rounds: "passed" if rounds[0].passed else "failed"
     )
-    single = _verdicts(range(6))
-    assert len(set(single)) > 1, "without pooling the verdicts should have varied with the seed"
+    single = set()  # seed by seed until two verdict sets differ (seed 1 did, 2026-11-29)
+    for seed in range(6):
+        single.update(_verdicts(range(seed, seed + 1)))
+        if len(single) > 1:
+            break
+    assert len(single) > 1, "without pooling the verdicts should have varied with the seed"
 
 
 class _MarginalOnce:
