@@ -274,9 +274,11 @@ def _sm100_gpu() -> bool:
     return _cuda_gpu() and torch.cuda.get_device_capability()[0] == 10
 
 
-# What the templates without a check of their own need, in order, each with the reason given
-# when it is missing
-_NEEDS: dict[str, tuple[tuple[Callable[[], bool], str], ...]] = {
+# What a template needs, in order, each with the reason given when it is missing
+Needs = tuple[tuple[Callable[[], bool], str], ...]
+
+# The needs of the templates without a check of their own
+_NEEDS: dict[str, Needs] = {
     "CUTEDSL": (
         (_sm100_gpu, "inductor CUTEDSL templates need an NVIDIA sm100-class GPU (none found)"),
         (
@@ -295,9 +297,9 @@ _NEEDS: dict[str, tuple[tuple[Callable[[], bool], str], ...]] = {
 }
 
 
-def _first_unmet(template: str) -> Callable[[], str | None]:
-    """The reason function of a template in `_NEEDS`: its first need not met, or None."""
-    return lambda: next((reason for met, reason in _NEEDS[template] if not met()), None)
+def _first_unmet(needs: Needs) -> Callable[[], str | None]:
+    """The reason function of a template that needs `needs`: its first need not met, or None."""
+    return lambda: next((reason for met, reason in needs if not met()), None)
 
 
 # The names `max_autotune_gemm_backends` takes (torch 2.11 and 2.13 read all eight) and, for each,
@@ -306,10 +308,10 @@ _GEMM_BACKEND_REASONS: dict[str, Callable[[], str | None]] = {
     "ATEN": _aten_reason,
     "TRITON": _triton_reason,
     "CUTLASS": _cutlass_reason,
-    "CUTEDSL": _first_unmet("CUTEDSL"),
-    "NVGEMM": _first_unmet("NVGEMM"),
-    "CK": _first_unmet("CK"),
-    "CKTILE": _first_unmet("CK"),
+    "CUTEDSL": _first_unmet(_NEEDS["CUTEDSL"]),
+    "NVGEMM": _first_unmet(_NEEDS["NVGEMM"]),
+    "CK": _first_unmet(_NEEDS["CK"]),
+    "CKTILE": _first_unmet(_NEEDS["CK"]),
     "CPP": _aten_reason,
 }
 GEMM_BACKENDS: tuple[str, ...] = tuple(_GEMM_BACKEND_REASONS)
