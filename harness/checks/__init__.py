@@ -23,8 +23,8 @@ from gemmconf.checks.values import Values
 CALL_GUARDS = (InputsUntouched(), OutputsWritten(), TargetsWritten(), ResultsKept(), ComputedBy())
 
 # In order: a check may read what the checks before it found (the fresh-draw checks skip
-# unwritten outputs; the notes read the numeric failure), and FreshDrawBitwise releases eager's
-# first shape set, so every check that judges it comes before.
+# unwritten outputs; the notes read the numeric failure). FreshDrawBitwise releases eager's
+# first draw (its inputs and result), so it comes last: every check reads that draw before.
 CHECKS: tuple[Check, ...] = (
     Captured(),
     KernelStats(),
@@ -34,12 +34,12 @@ CHECKS: tuple[Check, ...] = (
     Deterministic(),
     BatchInvariant(),
     EagerComparison(),
-    FreshDrawBitwise(),
     Recompiles(),
     CodeChecks(),
     EmulatedEager(),
     KTail(),
     NarrowInputs(),
+    FreshDrawBitwise(),
 )
 
 __all__ = [

@@ -43,7 +43,7 @@ class FreshDraw:
 class FreshDrawBitwise:
     """A large shape set's fresh-values check: the backend's answer on a second draw must not
     be the first call's answer bit for bit. Eager's inputs and result of the first draw are
-    released first (every check that judges them has run: this one is last of those), so that
+    released first (every check that reads them has run: this one is the last check), so that
     the fresh inputs take their place in memory."""
 
     name = "fresh draw, bit for bit"
