@@ -291,8 +291,9 @@ def test_a_large_items_wrong_values_are_the_backends_after_the_release(monkeypat
     """Every check that reads eager's first draw runs before the large shape set's fresh draw
     releases it. Seen on an H200 (inductor, seed_max_autotune/non_contiguous_input_bmm_padded
     [seed_gpu_b2]): the K-tail note ran after the release and the item became a harness error."""
-    from gemmconf import drawing
     from planted_backends import k_tail_dropped
+
+    from gemmconf import drawing
 
     monkeypatch.setattr(drawing, "FULL_STALE_CHECK_FLOPS", 0)  # every shape set is large
     item = _instance("dense/first.yaml", "first/mm[fp32-127x65x33-nn]")

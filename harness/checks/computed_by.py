@@ -9,8 +9,10 @@ How it is seen, on the first call of shape set 0 only (the call guard `ComputedB
 - PyTorch's profiler (the autograd one: no Kineto start-up, no GPU tracing) records every aten
   op the call dispatches; a GEMM op (`pristine.GEMM_ATEN`) that dispatches no further GEMM is a
   GEMM kernel, and a composite one (linear, matmul) is looked through. The compile inside a
-  first call of a torch.compile backend (tracing on fake tensors, lowering, autotuning) runs
-  under dynamo's `dynamo_timed` events: those subtrees are left out.
+  first call of a torch.compile backend (tracing on fake tensors, lowering, autotuning) is not
+  recorded (dynamo's compile callbacks turn recording off), and a compile outside those
+  callbacks (aot_autograd's lazy backward) runs under dynamo's `dynamo_timed` events: those
+  subtrees are left out.
 - "aten::mm ran" is not "aten's kernel ran": a kernel library registers its own kernel for
   aten::mm at the CPU or CUDA key while its call runs (README, "A backend that overrides aten
   ops"). So during the observed call, a kernel registered for a GEMM op through
@@ -93,6 +95,7 @@ class _Watch:
             return self
         try:
             self.stack.enter_context(_marked_overrides())
+            self.stack.enter_context(_compiles_unrecorded())
             self.profile = self.stack.enter_context(torch.autograd.profiler.profile())
         except Exception:  # a profiler this torch lacks: not observed, never the backend's fault
             self.stack.close()
@@ -215,6 +218,37 @@ def kernels_of(events: Sequence[Any]) -> Observed:
         if event.cpu_parent is None:
             walk(event)
     return Observed(dict(aten), dict(overridden))
+
+
+@contextlib.contextmanager
+def _compiles_unrecorded():
+    """While open, dynamo's compiles record no profiler events: what a compile runs (tracing on
+    fake tensors, lowering, autotuning) is left out of the count anyway, and recording each of
+    its ops made a torch.compile backend's first call about a quarter slower (the reference on
+    suites/dense/ops.yaml, this CPU: 236 s of CPU against 186 s unobserved). Record functions
+    are off from dynamo's compile-start callback to its compile-end one (run in a `finally`),
+    in the compiling thread only; a torch without those callbacks records the compile as before.
+    """
+    handler = getattr(torch._dynamo, "callback_handler", None)
+    enable = getattr(torch._C._autograd, "_enable_record_function", None)
+    if handler is None or enable is None:
+        yield
+        return
+
+    def pause(_: Any) -> None:
+        enable(False)
+
+    def resume(_: Any) -> None:
+        enable(True)
+
+    handler.register_start_callback(pause)
+    handler.register_end_callback(resume)
+    try:
+        yield
+    finally:
+        handler.remove_start_callback(pause)
+        handler.remove_end_callback(resume)
+        enable(True)
 
 
 @contextlib.contextmanager
