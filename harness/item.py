@@ -29,7 +29,7 @@ from gemmconf import (
     progress,
 )
 from gemmconf.backends.base import Backend
-from gemmconf.backends.dynamo import FrameWatch
+from gemmconf.backends.dynamo import AutogradWatch, FrameWatch, compiled_autograd
 from gemmconf.drawing import large
 from gemmconf.outcome import (
     Crash,
@@ -127,6 +127,8 @@ class ItemRun:
         self.compiled: Any = None
         self.compiles = 0  # the compiled callable's compiles() after the first calls
         self.frames = FrameWatch()  # what dynamo did during the backend's compile and calls
+        # what compiled autograd did then, for a scenario whose backward runs under it
+        self.autograd = AutogradWatch() if instance.compiled_autograd is not None else None
         # whether the backend was given anything yet: a CUDA fault before that is eager's (or
         # the harness's), never the backend's
         self.backend_started = False
@@ -179,7 +181,11 @@ class ItemRun:
     def backend_raises(self, stage: str, call: Callable[[], Any]) -> Any:
         """`call()`, a use of the backend: what it raises ends the item (`BackendFailed`)."""
         try:
-            with self.frames.watching():
+            with ExitStack() as scope:
+                scope.enter_context(self.frames.watching())
+                if self.autograd is not None:  # the backward under compiled autograd
+                    scope.enter_context(compiled_autograd())
+                    scope.enter_context(self.autograd.watching())
                 return call()
         except Exception as exc:
             raised = Raised.of(exc)

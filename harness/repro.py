@@ -221,6 +221,7 @@ def _constants(instance: ScenarioInstance, spec: str, seed: int, device: str, dr
         f"DYNAMIC = {instance.compile.dynamic!r}  # torch.compile's dynamic= for compile mode "
         f"{instance.compile.mode}",
         f"COMPILE_BUDGET = {compile_budget(instance)}  # compiles allowed over the shape sets",
+        *_compiled_autograd_constants(instance),
         "# per shape set: every input's shape, K (the floor grows with it), whether it is past",
         "# the size where the fresh-values call is compared bit for bit only",
         f"DIMS = {[instance.dims(i) for i in range(len(instance.shape_sets))]!r}",
@@ -250,6 +251,19 @@ def _constants(instance: ScenarioInstance, spec: str, seed: int, device: str, dr
         "DRAW_ELEMENTS, MAX_DRAWS = 64, 64  # a judgment covers at least 64 output elements",
     ]
     return "\n".join(lines)
+
+
+def _compiled_autograd_constants(instance: ScenarioInstance) -> list[str]:
+    """The scenario's `compiled_autograd:`: whether the backward runs under compiled autograd,
+    and the captures and compiles of captured graphs it expects (None: not checked)."""
+    spec = instance.compiled_autograd
+    if spec is None:
+        return ["COMPILED_AUTOGRAD = False  # the backward runs as torch.compile makes it"]
+    return [
+        "COMPILED_AUTOGRAD = True  # the backward under compiled autograd (torch.compile only)",
+        f"AUTOGRAD_CAPTURES = {spec.captures!r}  # backward graphs compiled autograd captures",
+        f"AUTOGRAD_COMPILES = {spec.compiles!r}  # compiles of captured graphs for the backend",
+    ]
 
 
 def _programs(instance: ScenarioInstance) -> str:

@@ -23,7 +23,9 @@ import torch
 # Defined by the repro's own part; these values only make this module complete.
 ITEM = BACKEND = DEVICE = ""
 RUN_SEED = COMPILE_BUDGET = DRAW_ELEMENTS = MAX_DRAWS = 0
-TF32 = EXACT = NUMERIC = ROW_MAJOR = COMPILED_BY_TORCH = False
+TF32 = EXACT = NUMERIC = ROW_MAJOR = COMPILED_BY_TORCH = COMPILED_AUTOGRAD = False
+AUTOGRAD_CAPTURES: int | None = None
+AUTOGRAD_COMPILES: int | None = None
 DYNAMIC: bool | None = None
 RAISES: str | None = None
 RAISES_MATCH: str | None = None
@@ -297,6 +299,45 @@ def raised_line(stage, error):
     return f"Backend raised during {stage}: {what}"
 
 
+CAPTURED_GRAPH_COMPILES = []  # dynamo's compile ids of graphs compiled autograd captured
+
+
+def enable_compiled_autograd():
+    """Dynamo's compiled_autograd config on before the backend compiles (torch.compile reads it
+    when the compile is made), and a count of the compiles of captured graphs (ids "!N/...")."""
+    import torch._dynamo
+
+    torch._dynamo.config.compiled_autograd = True
+    handler = getattr(torch._dynamo, "callback_handler", None)
+    if handler is not None:
+
+        def started(args):
+            if str(getattr(args, "compile_id", "")).startswith("!"):
+                CAPTURED_GRAPH_COMPILES.append(args.compile_id)
+
+        handler.register_start_callback(started)
+
+
+def compiled_autograd_problems():
+    """Compiled autograd's captures and compiles of captured graphs against the scenario's, for
+    a backend that went through torch.compile; and how many compiles were of captured graphs."""
+    counters = sys.modules["torch._dynamo.utils"].counters
+    captures = counters["compiled_autograd"].get("captures", 0)
+    compiles = len(CAPTURED_GRAPH_COMPILES)
+    if not counters["frames"].get("total", 0):
+        print("  note: compiled autograd applies to torch.compile backends only; this one never")
+        print("  went through torch.compile, so no capture or compile count is checked")
+        return [], 0
+    wrong = AUTOGRAD_CAPTURES is not None and captures != AUTOGRAD_CAPTURES
+    wrong |= AUTOGRAD_COMPILES is not None and compiles != AUTOGRAD_COMPILES
+    if not wrong:
+        return [], compiles
+    return [
+        f"compiled autograd counts: {captures} backward graph(s) captured (expected "
+        f"{AUTOGRAD_CAPTURES}), {compiles} compiled for the backend (expected {AUTOGRAD_COMPILES})"
+    ], compiles
+
+
 def graphs():
     """Graphs dynamo handed to a backend so far in this process."""
     if "torch._dynamo.utils" not in sys.modules:
@@ -473,6 +514,8 @@ def main():
     torch.backends.cudnn.allow_tf32 = TF32
     torch.set_float32_matmul_precision("high" if TF32 else "highest")
     made = []
+    if COMPILED_AUTOGRAD:
+        enable_compiled_autograd()
 
     def backend(example_inputs):
         if not made:
@@ -533,6 +576,10 @@ def called_problems(backend, made):
         compiles = made[0].compiles()
     else:
         compiles = 0
+    if COMPILED_AUTOGRAD:
+        autograd, captured_graph_compiles = compiled_autograd_problems()
+        problems += autograd
+        compiles -= captured_graph_compiles  # counted on their own
     if compiles > COMPILE_BUDGET:
         problems.append(
             f"recompiled: {compiles} compiles over {len(SHAPES)} shape set(s); "

@@ -41,6 +41,11 @@ The pieces, for adapters that call torch.compile themselves:
   compiler object that counts its own `invocations` (the reference and CUTLASS backends').
 - `collecting_output_code(sink)` and `artifacts_of(modules)`: inductor's output modules while it
   compiles, and the kernel sources in them by artifact kind (the inductor adapters' artifacts).
+- `compiled_autograd()` and `AutogradWatch`: a backward scenario's backward under compiled
+  autograd (`compiled_autograd:`): dynamo's `compiled_autograd` config on while the backend
+  compiles and runs, so every torch.compile the backend makes captures the backward pass and
+  compiles it with the same backend; the watch counts the captures and the compiles of the
+  captured graphs, which the seed asserts.
 - `skip_guard_latency_profile()`: dynamo's per-compile guard timing, which the harness never
   reads, left out (a fifth of a small item's compile on a CPU machine).
 """
@@ -57,6 +62,7 @@ from typing import Any
 
 __all__ = [
     "RECOMPILE_LIMIT",
+    "AutogradWatch",
     "DynamoBackend",
     "DynamoCompiled",
     "FrameWatch",
@@ -64,6 +70,7 @@ __all__ = [
     "TorchCompiled",
     "artifacts_of",
     "collecting_output_code",
+    "compiled_autograd",
     "dynamo_backend",
     "isolated_entry",
     "make_dynamo",
@@ -204,6 +211,62 @@ class FrameWatch:
         if not self.frames or self.graphs:
             return None
         return self.breaks.uncaptured(compiles, broke=broke)
+
+
+@contextlib.contextmanager
+def compiled_autograd(enabled: bool = True) -> Iterator[None]:
+    """Dynamo's `compiled_autograd` config on, when `enabled`: a torch.compile made meanwhile
+    (torch 2.11-2.13 read it when the compile is made) runs each backward its calls start under
+    compiled autograd, which captures the backward graph and compiles it with the torch.compile
+    call's own backend. A backend that never calls torch.compile is not changed by it."""
+    if not enabled:
+        yield
+        return
+    import torch._dynamo.config as config
+
+    with config.patch(compiled_autograd=True):
+        yield
+
+
+# a dynamo compile id of a graph compiled autograd captured: "!<capture>/<frame>/<compile>"
+_CAPTURED_GRAPH_ID = re.compile(r"!\d+/")
+
+
+class AutogradWatch:
+    """What compiled autograd did while `watching()`: the backward graphs it captured (its
+    `captures` counter) and the compiles dynamo made of them for the backend (compile starts
+    whose id names a captured graph). `compiles` is None where this torch has no compile
+    callbacks."""
+
+    def __init__(self) -> None:
+        self.captures = 0
+        self.compiles: int | None = 0
+
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[None]:
+        import torch._dynamo
+
+        before = _counted("compiled_autograd").get("captures", 0)
+        handler = getattr(torch._dynamo, "callback_handler", None)
+        register = getattr(handler, "register_start_callback", None)
+        if register is None:
+            self.compiles = None
+
+        def started(args: Any) -> None:
+            if self.compiles is not None and _CAPTURED_GRAPH_ID.match(
+                str(getattr(args, "compile_id", ""))
+            ):
+                self.compiles += 1
+
+        if register is not None:
+            register(started)
+        try:
+            yield
+        finally:
+            self.captures += _counted("compiled_autograd").get("captures", 0) - before
+            if register is not None:
+                with contextlib.suppress(ValueError):  # torch._dynamo.reset() cleared it
+                    handler.remove_start_callback(started)
 
 
 class DynamoCompiled:

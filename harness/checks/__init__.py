@@ -9,6 +9,7 @@ from gemmconf.checks.base import NOTHING, Check, Findings
 from gemmconf.checks.batch_invariance import BatchInvariant
 from gemmconf.checks.code import CodeChecks, applicable_checks
 from gemmconf.checks.compilation import Captured, KernelStats, Recompiles, compile_budget
+from gemmconf.checks.compiled_autograd import CompiledAutogradCounts
 from gemmconf.checks.computed_by import ComputedBy, EagerComparison
 from gemmconf.checks.determinism import Deterministic
 from gemmconf.checks.fresh_draw import FreshDraw, FreshDrawBitwise
@@ -35,6 +36,7 @@ CHECKS: tuple[Check, ...] = (
     BatchInvariant(),
     EagerComparison(),
     Recompiles(),
+    CompiledAutogradCounts(),  # after every check that calls the backend: counts all calls
     CodeChecks(),
     EmulatedEager(),
     KTail(),

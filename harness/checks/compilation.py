@@ -35,7 +35,9 @@ class KernelStats:
 
 
 class Recompiles:
-    """At most the scenario's compile budget (`compile_budget`) over its shape sets."""
+    """At most the scenario's compile budget (`compile_budget`) over its shape sets, beside the
+    backward graphs compiled autograd handed the backend (their count is checked on its own:
+    gemmconf.checks.compiled_autograd)."""
 
     name = "recompiles"
 
@@ -44,6 +46,9 @@ class Recompiles:
 
     def run(self, item: ItemRun) -> Findings:
         instance, budget = item.instance, compile_budget(item.instance)
+        if item.autograd is not None:
+            watch = item.autograd
+            budget += watch.captures if watch.compiles is None else watch.compiles
         if item.compiles <= budget:
             return NOTHING
         shape_sets = tuple(shape_text(s) for s in instance.shape_sets)

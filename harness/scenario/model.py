@@ -83,6 +83,15 @@ class CompileSpec:
 
 
 @dataclass(frozen=True)
+class CompiledAutograd:
+    """A backward scenario's backward run under compiled autograd (`compiled_autograd:`), and
+    what the seed asserts it counts over the item's calls (None: not checked)."""
+
+    captures: int | None = None  # backward graphs compiled autograd captured
+    compiles: int | None = None  # of those graphs, the ones dynamo compiled for the backend
+
+
+@dataclass(frozen=True)
 class FileCheckSpec:
     artifact: str
     text: str
@@ -143,6 +152,7 @@ class ScenarioInstance:
     swizzle: str | None = None  # F.scaled_mm: the scales' layout ("none", "32_4_4")
     group_sizes: tuple[str, ...] | None = None  # grouped ops: each group's share of the jagged dim
     backward: bool = False  # the program also returns the gradients (an output gradient `grad`)
+    compiled_autograd: CompiledAutograd | None = None  # the backward under compiled autograd
     # Resolved once, when the instance is made: what every later step would otherwise look up by
     # name or derive again (the program's parameters, the GEMM's result dtype).
     input_names: tuple[str, ...] = field(init=False, repr=False, compare=False)

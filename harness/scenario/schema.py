@@ -47,6 +47,7 @@ SCENARIO_FIELDS = (
     "swizzle",
     "group_sizes",
     "backward",
+    "compiled_autograd",
     "compile",
     "values",
     "checks",
@@ -67,6 +68,7 @@ RAISES_FIELDS = ("type", "match", "or_correct")
 FILECHECK_FIELDS = ("artifact", "check", "target", "backends", "when")
 REQUIRES_FIELDS = ("device", "min_class", "max_class", "features", "memory_gb", "target")
 COMPILE_FIELDS = ("mode", "dims", "max_compiles")
+COMPILED_AUTOGRAD_FIELDS = ("captures", "compiles")
 OPERAND_FIELDS = ("shape", "dtype", "layout")
 KNOWN_EXCEPTIONS = ("RuntimeError", "ValueError", "TypeError", "IndexError", "AssertionError")
 HARDWARE = ("sm80", "sm89", "sm90", "sm100", "sm120")
@@ -196,6 +198,7 @@ def build(
     backward = fields.flag("backward")
     if backward and not spec.differentiable:
         raise fail("backward", _only(model.DIFFERENTIABLE_OPS, "backward: true"))
+    compiled_autograd = _compiled_autograd(f.get("compiled_autograd", False), backward, fail)
     group_sizes = _group_sizes(f.get("group_sizes"), spec, fail)
     bias_dtype = fields.pick("bias_dtype", model.INPUT_DTYPES)
     epilogue = _epilogue(f.get("epilogue", []), fail)
@@ -242,6 +245,7 @@ def build(
         swizzle=swizzle,
         group_sizes=group_sizes,
         backward=backward,
+        compiled_autograd=compiled_autograd,
     )
     return replace(instance, requires=model.implied_requirements(instance))
 
@@ -636,6 +640,31 @@ def _compile(value: Any, shape_sets, fail) -> model.CompileSpec:
     if mode != "static" and len(shape_sets) < 2:
         raise fail("compile", f"mode {mode} needs 'shapes' with at least 2 shape sets")
     return model.CompileSpec(mode, tuple(dims), max_compiles)
+
+
+def _compiled_autograd(value: Any, backward: bool, fail) -> model.CompiledAutograd | None:
+    """`compiled_autograd: true`, or a mapping of the counts the item must see."""
+    if value is False:
+        return None
+    if value is True:
+        value = {}
+    if not isinstance(value, Mapping):
+        raise fail(
+            "compiled_autograd",
+            f"expected true, false or a mapping ({', '.join(COMPILED_AUTOGRAD_FIELDS)}), "
+            f"got {value!r}",
+        )
+    if not backward:
+        raise fail("compiled_autograd", "compiled autograd runs a backward: needs backward: true")
+    _known_keys(value, COMPILED_AUTOGRAD_FIELDS, fail, "compiled_autograd", suggest=True)
+    counts = {}
+    for key in COMPILED_AUTOGRAD_FIELDS:
+        count = value.get(key)
+        whole = isinstance(count, int) and not isinstance(count, bool)
+        if count is not None and not (whole and count >= 0):
+            raise fail("compiled_autograd", f"{key} must be an integer >= 0, got {count!r}")
+        counts[key] = count
+    return model.CompiledAutograd(**counts)
 
 
 def _checks(value: Any, where: Where, fail) -> model.Checks:
