@@ -348,6 +348,8 @@ class ScenarioItem(pytest.Item):
             "source": instance.source,
             "nodeid": self.nodeid,
         }
+        if instance.inductor_config:
+            self.record["inductor_config"] = dict(instance.inductor_config)
         self.user_properties.append(("gemmconf", self.record))
 
     def expected_skip_reason(self) -> str:
