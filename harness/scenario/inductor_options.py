@@ -19,7 +19,6 @@ from __future__ import annotations
 import difflib
 import functools
 import importlib
-import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -30,10 +29,36 @@ Scalar = bool | int | float | str | None
 MAX_OPTIONS = 64  # options one scenario may set
 MAX_TEXT = 1000  # characters of a text value
 # Options that name a program, a file or folder, a host or code to load, or that write logs,
-# traces or uploads: a suite file may not set them (matched on each dotted part of the name).
-REFUSED = re.compile(
-    r"(cxx|cc$|_dir$|^dir$|path|cmd|command|remote|upload|url|host|_lib|libs?$|shim|log|"
-    r"trace|dump|save|output_|_output|custom|hook|worker|module|compile_threads)"
+# traces, dumps or uploads: a suite file may not set them. Matched on the words of each dotted
+# part of the name (`fx_graph_remote_cache`: fx, graph, remote, cache), and whole sections.
+REFUSED_WORDS = frozenset(
+    [
+        "cxx",
+        "cc",
+        "dir",
+        "path",
+        "logpath",
+        "cmd",
+        "command",
+        "remote",
+        "upload",
+        "url",
+        "host",
+        "lib",
+        "libs",
+        "shim",
+        "log",
+        "trace",
+        "debug",
+        "dump",
+        "save",
+        "output",
+        "custom",
+        "hook",
+        "worker",
+        "module",
+        "threads",
+    ]
 )
 REFUSED_SECTIONS = ("trace",)
 
@@ -106,9 +131,10 @@ def _fits(value: Scalar, allowed: tuple[type, ...]) -> bool:
 
 
 def refused(name: str) -> bool:
-    """Whether `name` is an option a suite file may not set (see REFUSED)."""
+    """Whether `name` is an option a suite file may not set (REFUSED_WORDS, REFUSED_SECTIONS)."""
     parts = name.split(".")
-    return parts[0] in REFUSED_SECTIONS or any(REFUSED.search(part) for part in parts)
+    words = {word for part in parts for word in part.split("_")}
+    return parts[0] in REFUSED_SECTIONS or not REFUSED_WORDS.isdisjoint(words)
 
 
 def check_option(name: Any, value: Any) -> tuple[str, Scalar]:
