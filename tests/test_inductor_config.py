@@ -144,3 +144,15 @@ def test_the_record_carries_the_field(make_suite):
     result.assert_outcomes(passed=1)
     (record,) = json.loads((pytester.path / "reports" / "results.json").read_text())["records"]
     assert record["inductor_config"] == {FORCED: True, "cutlass.cutlass_max_profiling_configs": 1}
+
+
+def test_a_config_that_turns_autotuning_on_gets_autotunings_compile_time(tmp_path):
+    from gemmconf.backends.inductor import AUTOTUNE_COMPILE_S, CUTLASS_COMPILE_S
+
+    plain = make_inductor()
+    autotuned = instance(tmp_path, SUITE.replace(f"{FORCED}: true", "max_autotune: true"))
+    assert plain.compile_timeout_s == 0.0
+    assert for_item(plain, autotuned).compile_timeout_s == AUTOTUNE_COMPILE_S
+    assert for_item(plain, instance(tmp_path)).compile_timeout_s == 0.0  # no max-autotune
+    cutlass = make_inductor_max_autotune("CUTLASS")
+    assert for_item(cutlass, instance(tmp_path)).compile_timeout_s == CUTLASS_COMPILE_S

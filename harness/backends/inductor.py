@@ -449,10 +449,14 @@ class InductorBackend:
     def compile_timeout_s(self) -> float:
         """Seconds one compile may need beyond the harness's default (base.py): CUTLASS
         candidates each take an nvcc run (items measured 40-230 s on an H200 with six workers);
-        Triton autotuning compiles and times every config (items measured up to 93 s)."""
-        if "CUTLASS" in (self.gemm_backends or ()):
-            return CUTLASS_COMPILE_S
-        return AUTOTUNE_COMPILE_S if self.max_autotune else 0.0
+        Triton autotuning compiles and times every config (items measured up to 93 s). A
+        scenario's `inductor_config` that turns max-autotune on or picks the GEMM backends
+        counts as the label's would."""
+        label = ",".join(self.gemm_backends or ())
+        backends = str(self.scenario_config.get("max_autotune_gemm_backends", label)).upper()
+        if not self.scenario_config.get("max_autotune", self.max_autotune):
+            return 0.0
+        return CUTLASS_COMPILE_S if "CUTLASS" in backends.split(",") else AUTOTUNE_COMPILE_S
 
     def availability(self) -> str | None:
         for gemm_backend in self.gemm_backends or ():

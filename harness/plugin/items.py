@@ -20,7 +20,7 @@ from gemmconf import (
     kinds,
 )
 from gemmconf.backends import Backend
-from gemmconf.backends.base import compile_allowance
+from gemmconf.backends.base import compile_allowance, for_item
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.outcome import ItemOutcome, plain, render
 from gemmconf.plugin import facts, options
@@ -389,7 +389,7 @@ class ScenarioItem(pytest.Item):
             repro=self.repro_command(),
             benchmark=benchmarking is not None,
             **({} if benchmarking is None else {"bench_mode": benchmarking.mode}),
-            compile_s=compile_allowance(self.backend),
+            compile_s=compile_allowance(for_item(self.backend, self.instance)),
         )
         try:
             outcome = self.config.stash[facts.EXECUTION].runner().run(request)
