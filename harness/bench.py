@@ -47,6 +47,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from gemmconf import inputs, program
+from gemmconf.backends.base import for_item
 from gemmconf.scenario import ScenarioInstance
 
 BENCH_MODES = ("wall", "kernel", "cudagraph")
@@ -144,7 +145,9 @@ def measure(
         for n in range(1, copies_for(size))
     ]
     with program.numerics(instance):
-        compiled = backend.compile(fn, sets[0], dynamic=instance.compile.dynamic)
+        compiled = for_item(backend, instance).compile(
+            fn, sets[0], dynamic=instance.compile.dynamic
+        )
         for args in sets:  # compile, autotune and load every kernel before the clock starts
             compiled(*args)
             fn(*args)

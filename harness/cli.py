@@ -557,6 +557,8 @@ def _explain(args: argparse.Namespace) -> int:
         f"  compile {i.compile.mode} over {len(i.shape_sets)} shape set(s), "
         f"at most {compile_budget(i)} compile(s)"
     )
+    if i.inductor_config:
+        print(f"  inductor_config (inductor backends only) {dict(i.inductor_config)}")
     for index in range(len(i.shape_sets)):
         built = inputs.build(i, index, args.seed)
         print(f"  shape set {index}: {built.describe()} (seed {built.seed})")

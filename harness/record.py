@@ -146,6 +146,8 @@ class Record:
     axes: dict[str, Any] | None = None
     markers: list[str] | None = None
     source: str | None = None
+    # the scenario's `inductor_config`, where it has one: the inductor backends ran under it
+    inductor_config: dict[str, Any] | None = None
     nodeid: str | None = None
     outcome: str  # one of OUTCOMES
     duration_s: float | None = None
@@ -240,6 +242,7 @@ _RULES: dict[str, tuple[tuple[type, ...], str]] = {
     **dict.fromkeys(_FIELDS, _TEXT),
     "dims": _OBJECT,
     "axes": _OBJECT,
+    "inductor_config": _OBJECT,
     "markers": _LIST,
     "duration_s": _NUMBER,
     "environment": _OBJECT,

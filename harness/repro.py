@@ -20,7 +20,8 @@ determinism and batch-invariance checks, and a stand-in for an eager with no ker
 item may therefore read differently; its gemmconf record says how its verdict was reached.
 
 The backend's call, by `--backend`: `dynamo:NAME` is `torch.compile(fn, backend="NAME", ...)`;
-`inductor[-max-autotune[:X]]` the torch.compile call with inductor's options; `eager` no
+`inductor[-max-autotune[:X]]` the torch.compile call with inductor's options (the label's, and
+the scenario's `inductor_config` over them); `eager` no
 compile at all; an import path or an entry point imports that object (its package is the one
 import beside torch) and calls its `compile(fn, example_inputs, dynamic=...)`; `reference` the
 reference backend's compiler, which ships inside gemmconf.
@@ -510,8 +511,11 @@ def _backend_section(instance: ScenarioInstance, spec: str) -> str:
         lines.append("    return fn  # eager PyTorch: no compiler")
         compiled_by_torch = False
     elif name in ("inductor", "inductor-max-autotune"):
-        options = backend.inductor_patches()
+        options = backend.for_instance(instance).inductor_patches()
         extra = f", options={options!r}" if options else ""
+        if instance.inductor_config:
+            names = ", ".join(option for option, _ in instance.inductor_config)
+            lines.append(f"    # the scenario's inductor_config (its seed's config patch): {names}")
         lines.append(f"    return torch.compile(fn, dynamic=DYNAMIC{extra})")
     elif name == "dynamo":
         keywords = "".join(f", {k}={v!r}" for k, v in backend.compile_keywords.items())

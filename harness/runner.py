@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from gemmconf import chunked, emulation, inputs, oracle, program, progress
-from gemmconf.backends.base import Backend, compiled_gaps, refusal
+from gemmconf.backends.base import Backend, compiled_gaps, for_item, refusal
 from gemmconf.backends.dynamo import skip_guard_latency_profile
 from gemmconf.checks import CALL_GUARDS, CHECKS, Check, Findings
 from gemmconf.checks.values import verdict_metrics
@@ -74,7 +74,7 @@ def run_item(
     skip_guard_latency_profile()
     item = ItemRun(
         instance,
-        backend,
+        for_item(backend, instance),
         seed=seed,
         device=device,
         target=target,

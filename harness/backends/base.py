@@ -26,6 +26,10 @@ Optional attributes and methods, read with getattr (a backend without them is co
   one xdist worker per GPU (workers autotuning side by side on one GPU time each other's
   kernels), unless `--workers-per-gpu` says otherwise.
 - `configure(options: RunOptions)`: run-wide settings, called once after the backend is made.
+- `for_instance(instance) -> Backend`: the backend to run one item with, where what it compiles
+  depends on the scenario (the inductor backends apply the scenario's `inductor_config`, the
+  config patch its seed test compiled under); itself where nothing changes. Called once per item
+  before anything of it runs (`for_item`); keep it cheap, and free of CUDA.
 
 Optional on a `Compiled`: `user_callable()`, the callable as the backend's own users call it,
 without the adapter's per-call bookkeeping (the harness's config patches and graph-break
@@ -110,6 +114,12 @@ def refusal(backend: Any, instance: Any) -> str | None:
             f"or the reason it is not, a string; it returned {reason!r}"
         )
     return reason
+
+
+def for_item(backend: Any, instance: Any) -> Any:
+    """The backend that runs `instance`: its optional `for_instance(instance)`, else itself."""
+    specialise = getattr(backend, "for_instance", None)
+    return backend if specialise is None else specialise(instance)
 
 
 def compile_allowance(backend: Any) -> float:

@@ -24,7 +24,8 @@ How it works, per `compile()`:
   from the FX graph cache replays the counts of the compile that made it).
 - Scope. Inductor and dynamo config patches are applied around `torch.compile` and each call
   only (and passed to `compile_fx`, which keeps them for later backward compiles); nothing
-  outlives the call.
+  outlives the call. A scenario's `inductor_config` (the config patch its seed test compiled
+  under) joins them, over the label's own options (`for_instance`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import importlib
 import importlib.util
 import os
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -390,7 +391,11 @@ class InductorBackend:
     """Inductor, optionally with max-autotune limited to some GEMM template families."""
 
     def __init__(
-        self, name: str = "inductor", max_autotune: bool = False, gemm_backends: str | None = None
+        self,
+        name: str = "inductor",
+        max_autotune: bool = False,
+        gemm_backends: str | None = None,
+        scenario_config: Mapping[str, Any] | None = None,
     ) -> None:
         if gemm_backends is not None and not max_autotune:
             raise ValueError(
@@ -400,9 +405,25 @@ class InductorBackend:
         self.name = name
         self.max_autotune = max_autotune
         self.gemm_backends = None if gemm_backends is None else parse_gemm_backends(gemm_backends)
+        # the scenario's `inductor_config` (its seed's config patch), applied over this label's
+        self.scenario_config = dict(scenario_config or {})
+
+    def for_instance(self, instance: Any) -> InductorBackend:
+        """This backend for one item (base.py): under the scenario's `inductor_config`, the
+        options its seed test patched, which win over the label's own (the seed's config decides
+        what inductor builds). Itself where the scenario has none."""
+        config = dict(getattr(instance, "inductor_config", ()) or ())
+        if not config:
+            return self
+        gemm_backends = None if self.gemm_backends is None else ",".join(self.gemm_backends)
+        return InductorBackend(self.name, self.max_autotune, gemm_backends, scenario_config=config)
 
     def inductor_patches(self) -> dict[str, Any]:
-        """The inductor config this backend compiles under (empty for plain `inductor`)."""
+        """The inductor config this backend compiles under: the label's (empty for plain
+        `inductor`), then the scenario's `inductor_config` over it."""
+        return {**self._label_patches(), **self.scenario_config}
+
+    def _label_patches(self) -> dict[str, Any]:
         if not self.max_autotune:
             return {}
         from torch._inductor import list_mode_options
@@ -428,10 +449,14 @@ class InductorBackend:
     def compile_timeout_s(self) -> float:
         """Seconds one compile may need beyond the harness's default (base.py): CUTLASS
         candidates each take an nvcc run (items measured 40-230 s on an H200 with six workers);
-        Triton autotuning compiles and times every config (items measured up to 93 s)."""
-        if "CUTLASS" in (self.gemm_backends or ()):
-            return CUTLASS_COMPILE_S
-        return AUTOTUNE_COMPILE_S if self.max_autotune else 0.0
+        Triton autotuning compiles and times every config (items measured up to 93 s). A
+        scenario's `inductor_config` that turns max-autotune on or picks the GEMM backends
+        counts as the label's would."""
+        label = ",".join(self.gemm_backends or ())
+        backends = str(self.scenario_config.get("max_autotune_gemm_backends", label)).upper()
+        if not self.scenario_config.get("max_autotune", self.max_autotune):
+            return 0.0
+        return CUTLASS_COMPILE_S if "CUTLASS" in backends.split(",") else AUTOTUNE_COMPILE_S
 
     def availability(self) -> str | None:
         for gemm_backend in self.gemm_backends or ():

@@ -576,6 +576,12 @@ OPS: dict[str, OpSpec] = {
             operands=(_A, OperandSpec("b", "input", ("M", "K"))),
         ),
         _seed_program(
+            "cat_mm_add",
+            "(torch.cat([(x := torch.mm(a, a)), torch.cos(b)]), x + 1)",
+            "x @ x written into a cat with cos(y) and read by an add (square x)",
+            operands=(_A, OperandSpec("b", "input", ("M", "K"))),
+        ),
+        _seed_program(
             "cat_mm_pair",
             "(torch.cat([(x := torch.mm(a, a)), (y := torch.cos(b))]), torch.cat([y, x]), x + 1)",
             "x @ x read by two cats and an add (square x)",
@@ -613,6 +619,13 @@ OPS: dict[str, OpSpec] = {
             "mm_prologue",
             "torch.mm(cexpr_prologue(a), b)",
             "reshape, slice, contiguous and as_strided views of a before a @ b (M even)",
+        ),
+        _seed_program(
+            "tiled_mm",
+            "torch.mm(tiled(a), tiled(b))",
+            "a and b each repeated 8 x 8 inside the program, then multiplied: (8M, 8K) @ (8K, "
+            "8N); a column-major operand is repeated as stored and transposed after",
+            row_major=True,
         ),
         _seed_program(
             "sin_mm",

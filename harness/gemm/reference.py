@@ -45,9 +45,20 @@ def cexpr_prologue(x: torch.Tensor) -> torch.Tensor:
     return x.as_strided(x.size(), x.stride())
 
 
+def tiled(x: torch.Tensor) -> torch.Tensor:
+    """x repeated 8 x 8, as the persistent-TMA seeds of test_max_autotune.py make 16-byte
+    aligned fp16 operands inside the compiled function. A column-major view (an operand the
+    seed passes transposed) is repeated as it is stored and transposed after, as the seed's
+    `a.repeat(8, 8).T` of its stored `a`: the product then reads a column-major operand."""
+    if x.stride(-2) == 1 and x.stride(-1) != 1:
+        return x.mT.repeat(8, 8).mT
+    return x.repeat(8, 8)
+
+
 # the helpers op templates may call, by name (the program's namespace)
 HELPERS = {
     "per_group_mm": per_group_mm,
     "autocast_linear": autocast_linear,
     "cexpr_prologue": cexpr_prologue,
+    "tiled": tiled,
 }

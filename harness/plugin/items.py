@@ -20,7 +20,7 @@ from gemmconf import (
     kinds,
 )
 from gemmconf.backends import Backend
-from gemmconf.backends.base import compile_allowance
+from gemmconf.backends.base import compile_allowance, for_item
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.outcome import ItemOutcome, plain, render
 from gemmconf.plugin import facts, options
@@ -348,6 +348,8 @@ class ScenarioItem(pytest.Item):
             "source": instance.source,
             "nodeid": self.nodeid,
         }
+        if instance.inductor_config:
+            self.record["inductor_config"] = dict(instance.inductor_config)
         self.user_properties.append(("gemmconf", self.record))
 
     def expected_skip_reason(self) -> str:
@@ -387,7 +389,7 @@ class ScenarioItem(pytest.Item):
             repro=self.repro_command(),
             benchmark=benchmarking is not None,
             **({} if benchmarking is None else {"bench_mode": benchmarking.mode}),
-            compile_s=compile_allowance(self.backend),
+            compile_s=compile_allowance(for_item(self.backend, self.instance)),
         )
         try:
             outcome = self.config.stash[facts.EXECUTION].runner().run(request)

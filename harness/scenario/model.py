@@ -153,6 +153,9 @@ class ScenarioInstance:
     group_sizes: tuple[str, ...] | None = None  # grouped ops: each group's share of the jagged dim
     backward: bool = False  # the program also returns the gradients (an output gradient `grad`)
     compiled_autograd: CompiledAutograd | None = None  # the backward under compiled autograd
+    # inductor config options the seed patched, (dotted name, scalar) in the file's order: the
+    # inductor backends compile and call under them, other backends ignore them
+    inductor_config: tuple[tuple[str, Any], ...] = ()
     # Resolved once, when the instance is made: what every later step would otherwise look up by
     # name or derive again (the program's parameters, the GEMM's result dtype).
     input_names: tuple[str, ...] = field(init=False, repr=False, compare=False)

@@ -21,6 +21,7 @@ from gemmconf.markers import MARKERS
 from gemmconf.scenario import model
 from gemmconf.scenario.axes import as_ids
 from gemmconf.scenario.expressions import eval_dim, expr_names
+from gemmconf.scenario.inductor_options import OptionProblem, check_config
 from gemmconf.scenario.patterns import PatternError, compile_message_pattern
 from gemmconf.scenario.source import Node, Where, line_of
 
@@ -49,6 +50,7 @@ SCENARIO_FIELDS = (
     "backward",
     "compiled_autograd",
     "compile",
+    "inductor_config",
     "values",
     "checks",
     "requires",
@@ -203,6 +205,7 @@ def build(
     bias_dtype = fields.pick("bias_dtype", model.INPUT_DTYPES)
     epilogue = _epilogue(f.get("epilogue", []), fail)
     compile_spec = _compile(f.get("compile", "static"), shape_sets, fail)
+    inductor_config = _inductor_config(fields)
     dims_used = _dims_used(operands, bias, group_sizes)
     for dim in compile_spec.dims:
         if dim not in dims_used:
@@ -246,6 +249,7 @@ def build(
         group_sizes=group_sizes,
         backward=backward,
         compiled_autograd=compiled_autograd,
+        inductor_config=inductor_config,
     )
     return replace(instance, requires=model.implied_requirements(instance))
 
@@ -614,6 +618,23 @@ def _epilogue(steps: Any, fail) -> tuple[model.Epilogue, ...]:
             raise fail("epilogue", f"dropout_mask takes a drop probability in [0, 1), got {arg!r}")
         chain.append(model.Epilogue(kind, tuple(arg) if isinstance(arg, list) else arg))
     return tuple(chain)
+
+
+def _inductor_config(fields: _Fields) -> tuple[tuple[str, Any], ...]:
+    """The inductor config options the scenario's seed patched (gemmconf.scenario.
+    inductor_options); an error names the line of the entry at fault."""
+    if "inductor_config" not in fields.raw.fields:
+        return ()
+    value = fields.get("inductor_config")
+    try:
+        return check_config(value)
+    except OptionProblem as exc:
+        if exc.option is None or not isinstance(value, Node):
+            raise fields.fail("inductor_config", str(exc)) from None
+        where = fields.where.at(value, exc.option)  # the entry's own line
+        raise model.ScenarioError(
+            where, "inductor_config", f"{exc} (in {fields.instance_id})"
+        ) from None
 
 
 def _compile(value: Any, shape_sets, fail) -> model.CompileSpec:

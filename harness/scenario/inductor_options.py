@@ -1,0 +1,189 @@
+"""The `inductor_config:` field: inductor config options a seed test patched, checked at load.
+
+A seed test reaches a GEMM through `torch._inductor.config.patch({...})`: a TMA template chosen
+by a name regex, CUTLASS limited to one profiling config, extern kernels forced. What the seed
+asserts (a FileCheck on the generated code, a counter, an expected NoValidChoicesError) holds
+only under that config, so a port carries it as data and the inductor backends apply it around
+their compile and calls (gemmconf.backends.inductor); other backends ignore it.
+
+Suite files come from other people, so the field is checked without running anything of theirs:
+option names are looked up in the installed torch's own table (`get_config_copy`, no attribute
+access), values must be scalars of the option's declared type, and options that would make
+inductor reach outside the item (name a program, a file or folder, a host, code to import, or
+write logs and traces) are refused by name. The table is imported only when a file uses the
+field (importing inductor costs about 1.6 s).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import importlib
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+Scalar = bool | int | float | str | None
+
+MAX_OPTIONS = 64  # options one scenario may set
+MAX_TEXT = 1000  # characters of a text value
+# Options that name a program, a file or folder, a host or code to load, or that write logs,
+# traces, dumps or uploads: a suite file may not set them. Matched on the words of each dotted
+# part of the name (`fx_graph_remote_cache`: fx, graph, remote, cache), and whole sections.
+REFUSED_WORDS = frozenset(
+    [
+        "cxx",
+        "cc",
+        "dir",
+        "path",
+        "logpath",
+        "cmd",
+        "command",
+        "remote",
+        "upload",
+        "url",
+        "host",
+        "lib",
+        "libs",
+        "shim",
+        "log",
+        "trace",
+        "debug",
+        "dump",
+        "save",
+        "output",
+        "custom",
+        "hook",
+        "worker",
+        "module",
+        "threads",
+    ]
+)
+REFUSED_SECTIONS = ("trace",)
+
+
+class OptionProblem(ValueError):
+    """An `inductor_config` entry the loader refuses; the message says why, `option` which
+    entry (None: the field as a whole)."""
+
+    def __init__(self, message: str, option: Any = None) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+@functools.cache
+def _table() -> tuple[Any, dict[str, Any]]:
+    """inductor's config module and its options (dotted name -> default), read once."""
+    config = importlib.import_module("torch._inductor.config")
+    return config, config.get_config_copy()
+
+
+def option_names() -> tuple[str, ...]:
+    """Every option name the installed inductor knows (`triton.enable_persistent_tma_matmul`)."""
+    return tuple(_table()[1])
+
+
+def _declared_type(name: str) -> Any:
+    config, defaults = _table()
+    get_type: Callable[[str], Any] | None = getattr(config, "get_type", None)
+    if get_type is not None:
+        try:
+            return get_type(name)
+        except (KeyError, AttributeError):
+            pass
+    default = defaults[name]
+    return type(default) if default is not None else None  # None: any scalar
+
+
+def _scalar_types(declared: Any) -> tuple[type, ...] | None:
+    """The scalar classes an option of `declared` type takes; None for an option that takes no
+    scalar (lists, dicts, callables, classes)."""
+    if declared is None or declared is Any:
+        return (bool, int, float, str, type(None))
+    origin = typing.get_origin(declared)
+    members = typing.get_args(declared) if origin in (typing.Union, types.UnionType) else ()
+    candidates = members or (declared,)
+    scalars = tuple(
+        c for c in candidates if c in (bool, int, float, str, type(None), types.NoneType)
+    )
+    return scalars or None
+
+
+def _type_words(allowed: tuple[type, ...]) -> str:
+    words = {bool: "true or false", int: "an integer", float: "a number", str: "text"}
+    named = [words[t] for t in allowed if t in words]
+    if type(None) in allowed:
+        named.append("null")
+    return " or ".join(named)
+
+
+def _fits(value: Scalar, allowed: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):
+        return bool in allowed
+    if value is None:
+        return type(None) in allowed
+    if isinstance(value, int):
+        return int in allowed or float in allowed
+    if isinstance(value, float):
+        return float in allowed
+    return isinstance(value, str) and str in allowed
+
+
+def refused(name: str) -> bool:
+    """Whether `name` is an option a suite file may not set (REFUSED_WORDS, REFUSED_SECTIONS)."""
+    parts = name.split(".")
+    words = {word for part in parts for word in part.split("_")}
+    return parts[0] in REFUSED_SECTIONS or not REFUSED_WORDS.isdisjoint(words)
+
+
+def check_option(name: Any, value: Any) -> tuple[str, Scalar]:
+    """One entry, as the loader keeps it; OptionProblem saying what is wrong otherwise."""
+    if not isinstance(name, str) or not name or len(name) > 200:
+        raise OptionProblem(f"option names are text (an inductor config name), got {name!r:.80}")
+    known = _table()[1]
+    if name not in known:
+        close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise OptionProblem(f"{name!r} is no option of torch._inductor.config in this torch{hint}")
+    if refused(name):
+        raise OptionProblem(
+            f"{name!r} is not taken from a suite file: options that name a program, a file or "
+            "folder, a host or code to load, or that write logs or traces, stay the user's"
+        )
+    if isinstance(value, Mapping | list | tuple | set):
+        raise OptionProblem(f"{name}: the value must be a scalar, got {value!r:.80}")
+    if not isinstance(value, bool | int | float | str | types.NoneType):
+        raise OptionProblem(f"{name}: the value must be a scalar, got {value!r:.80}")
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        raise OptionProblem(f"{name}: text of {len(value):,} characters, past {MAX_TEXT:,}")
+    allowed = _scalar_types(_declared_type(name))
+    if allowed is None:
+        raise OptionProblem(
+            f"{name} takes {_declared_type(name)}, not a scalar: a suite file sets scalar "
+            "options only"
+        )
+    if not _fits(value, allowed):
+        raise OptionProblem(f"{name} takes {_type_words(allowed)}, got {value!r:.80}")
+    if type(value) is int and int not in allowed:  # torch.compile(options=) checks the class
+        return name, float(value)
+    return name, value
+
+
+def check_config(value: Any) -> tuple[tuple[str, Scalar], ...]:
+    """The whole field: a mapping of option names to scalars, in the file's order; raises
+    `OptionProblem` (naming the entry in `option`) at the first bad entry."""
+    if not isinstance(value, Mapping):
+        raise OptionProblem(
+            "expected a mapping of torch._inductor.config option names to values, e.g. "
+            "{triton.enable_persistent_tma_matmul: true}"
+        )
+    if len(value) > MAX_OPTIONS:
+        raise OptionProblem(f"{len(value)} options, past the limit of {MAX_OPTIONS}")
+    entries = []
+    for name, setting in value.items():
+        try:
+            entries.append(check_option(name, setting))
+        except OptionProblem as exc:
+            raise OptionProblem(str(exc), name) from None
+    return tuple(entries)
