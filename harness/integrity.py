@@ -236,7 +236,7 @@ def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(index))
 
 
-def _bits(t: torch.Tensor) -> torch.Tensor:
+def bits(t: torch.Tensor) -> torch.Tensor:
     """`t` reinterpreted as integers of its width: bitwise comparison, NaN payloads included."""
     width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
     return t.detach().view(width) if t.dtype != width else t.detach()
@@ -255,7 +255,7 @@ def bitwise_diff(first: torch.Tensor, second: torch.Tensor) -> Difference | None
     """Where two tensors of one shape and dtype differ bit for bit; None when they do not."""
     if first.shape != second.shape or first.dtype != second.dtype:
         return Difference(max(first.numel(), second.numel()), first.numel(), (), math.nan, math.nan)
-    a, b = _bits(first), _bits(second.to(first.device))
+    a, b = bits(first), bits(second.to(first.device))
     differ = a != b
     count = int(differ.sum())
     if not count:

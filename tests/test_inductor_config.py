@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -156,3 +157,49 @@ def test_a_config_that_turns_autotuning_on_gets_autotunings_compile_time(tmp_pat
     assert for_item(plain, instance(tmp_path)).compile_timeout_s == 0.0  # no max-autotune
     cutlass = make_inductor_max_autotune("CUTLASS")
     assert for_item(cutlass, instance(tmp_path)).compile_timeout_s == CUTLASS_COMPILE_S
+
+
+def test_the_option_table_is_read_from_the_cache_without_importing_inductor(tmp_path):
+    """The table of inductor's options is cached (JSON) by the first process that imports
+    inductor; a later process that loads a suite using the field reads it and imports nothing of
+    inductor (that import cost every suite-loading pytest process seconds), and reads the same
+    table as inductor's own."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, json\n"
+        "from gemmconf.scenario import inductor_options as o\n"
+        "table = o._table()\n"
+        "print(json.dumps({'inductor': 'torch._inductor' in sys.modules, 'names': len(table),"
+        " 'tma': str(table['triton.enable_persistent_tma_matmul'].scalars)}))\n"
+    )
+    env = {**os.environ, "GEMMCONF_CACHE": str(tmp_path)}
+    runs = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+            ).stdout.splitlines()[-1]
+        )
+        for _ in range(2)
+    ]
+    assert runs[0]["inductor"] and not runs[1]["inductor"], runs  # made, then read
+    assert runs[0]["names"] == runs[1]["names"] > 100
+    assert runs[0]["tma"] == runs[1]["tma"] == str((bool,))
+    assert len(list((tmp_path / "inductor-options").glob("*.json"))) == 1
+
+
+def test_a_damaged_cache_is_made_again(tmp_path, monkeypatch):
+    from gemmconf.scenario import inductor_options
+
+    monkeypatch.setenv("GEMMCONF_CACHE", str(tmp_path))
+    inductor_options._table.cache_clear()
+    try:
+        made = inductor_options._table()
+        (cached,) = (tmp_path / "inductor-options").glob("*.json")
+        cached.write_text('{"x": [["no-such-type"], "?"]}')
+        inductor_options._table.cache_clear()
+        assert inductor_options._table() == made
+        assert json.loads(cached.read_text()).keys() == made.keys()
+    finally:
+        inductor_options._table.cache_clear()

@@ -10,19 +10,29 @@ Suite files come from other people, so the field is checked without running anyt
 option names are looked up in the installed torch's own table (`get_config_copy`, no attribute
 access), values must be scalars of the option's declared type, and options that would make
 inductor reach outside the item (name a program, a file or folder, a host, code to import, or
-write logs and traces) are refused by name. The table is imported only when a file uses the
-field (importing inductor costs about 1.6 s).
+write logs and traces) are refused by name. The table is read only when a file uses the field,
+from gemmconf's cache where an earlier run wrote it (importing inductor costs seconds).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
+import hashlib
 import importlib
+import json
+import os
 import types
 import typing
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import torch
+
+from gemmconf.backends.cache import cache_dir
 
 Scalar = bool | int | float | str | None
 
@@ -72,28 +82,87 @@ class OptionProblem(ValueError):
         self.option = option
 
 
+@dataclass(frozen=True)
+class _Option:
+    """What one option takes: its scalar classes (None: no scalar), its declared type as text."""
+
+    scalars: tuple[type, ...] | None
+    declared: str
+
+
+_SCALAR_NAMES = {"bool": bool, "int": int, "float": float, "str": str, "NoneType": types.NoneType}
+_CACHE_BYTES = 1 << 20  # a cached table past this is not read
+
+
 @functools.cache
-def _table() -> tuple[Any, dict[str, Any]]:
-    """inductor's config module and its options (dotted name -> default), read once."""
+def _table() -> dict[str, _Option]:
+    """inductor's options (dotted name -> what it takes), read once per process: from gemmconf's
+    cache where an earlier run wrote it for this torch's config.py (JSON, keyed by that file's
+    bytes), else from inductor itself, then cached. Importing inductor takes seconds, and every
+    pytest process that loads the suite (xdist's controller and each worker) paid it."""
+    source = Path(torch.__file__).parent / "_inductor" / "config.py"
+    try:
+        key = hashlib.sha256(source.read_bytes() + torch.__version__.encode()).hexdigest()[:24]
+    except OSError:
+        return _imported()
+    path = cache_dir("inductor-options") / f"{key}.json"
+    cached = _read(path)
+    if cached is not None:
+        return cached
+    table = _imported()
+    _write(path, table)
+    return table
+
+
+def _imported() -> dict[str, _Option]:
     config = importlib.import_module("torch._inductor.config")
-    return config, config.get_config_copy()
+    get_type: Callable[[str], Any] | None = getattr(config, "get_type", None)
+    table = {}
+    for name, default in config.get_config_copy().items():
+        declared: Any = type(default) if default is not None else None  # None: any scalar
+        if get_type is not None:
+            with contextlib.suppress(KeyError, AttributeError):
+                declared = get_type(name)
+        table[name] = _Option(_scalar_types(declared), str(declared))
+    return table
+
+
+def _read(path: Path) -> dict[str, _Option] | None:
+    """The cached table; None where there is none or it is not one (then it is made again)."""
+    try:
+        if path.stat().st_size > _CACHE_BYTES:
+            return None
+        document = json.loads(path.read_text())
+        table = {}
+        for name, (scalars, declared) in document.items():
+            if not isinstance(name, str) or not isinstance(declared, str):
+                return None
+            kinds = None if scalars is None else tuple(_SCALAR_NAMES[k] for k in scalars)
+            table[name] = _Option(kinds, declared)
+        return table
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _write(path: Path, table: dict[str, _Option]) -> None:
+    """Written whole or not at all (another process may read it meanwhile); a cache that cannot
+    be written is no error: the next process imports inductor again."""
+    document = {
+        name: (None if o.scalars is None else [k.__name__ for k in o.scalars], o.declared)
+        for name, o in table.items()
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial")
+        partial.write_text(json.dumps(document))
+        os.replace(partial, path)
+    except OSError:
+        pass
 
 
 def option_names() -> tuple[str, ...]:
     """Every option name the installed inductor knows (`triton.enable_persistent_tma_matmul`)."""
-    return tuple(_table()[1])
-
-
-def _declared_type(name: str) -> Any:
-    config, defaults = _table()
-    get_type: Callable[[str], Any] | None = getattr(config, "get_type", None)
-    if get_type is not None:
-        try:
-            return get_type(name)
-        except (KeyError, AttributeError):
-            pass
-    default = defaults[name]
-    return type(default) if default is not None else None  # None: any scalar
+    return tuple(_table())
 
 
 def _scalar_types(declared: Any) -> tuple[type, ...] | None:
@@ -141,7 +210,7 @@ def check_option(name: Any, value: Any) -> tuple[str, Scalar]:
     """One entry, as the loader keeps it; OptionProblem saying what is wrong otherwise."""
     if not isinstance(name, str) or not name or len(name) > 200:
         raise OptionProblem(f"option names are text (an inductor config name), got {name!r:.80}")
-    known = _table()[1]
+    known = _table()
     if name not in known:
         close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -157,10 +226,10 @@ def check_option(name: Any, value: Any) -> tuple[str, Scalar]:
         raise OptionProblem(f"{name}: the value must be a scalar, got {value!r:.80}")
     if isinstance(value, str) and len(value) > MAX_TEXT:
         raise OptionProblem(f"{name}: text of {len(value):,} characters, past {MAX_TEXT:,}")
-    allowed = _scalar_types(_declared_type(name))
+    allowed = known[name].scalars
     if allowed is None:
         raise OptionProblem(
-            f"{name} takes {_declared_type(name)}, not a scalar: a suite file sets scalar "
+            f"{name} takes {known[name].declared}, not a scalar: a suite file sets scalar "
             "options only"
         )
     if not _fits(value, allowed):
