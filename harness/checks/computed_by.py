@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -229,7 +230,10 @@ def _compiles_unrecorded():
     are off from dynamo's compile-start callback to its compile-end one (run in a `finally`),
     in the compiling thread only; a torch without those callbacks records the compile as before.
     """
-    handler = getattr(torch._dynamo, "callback_handler", None)
+    # dynamo as it is: importing it here would put seconds into the observed call (a backend
+    # that compiles with dynamo imported it already; one that does not has no compiles to skip)
+    dynamo = sys.modules.get("torch._dynamo")
+    handler = getattr(dynamo, "callback_handler", None)
     enable = getattr(torch._C._autograd, "_enable_record_function", None)
     if handler is None or enable is None:
         yield
