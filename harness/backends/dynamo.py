@@ -53,6 +53,7 @@ The pieces, for adapters that call torch.compile themselves:
 from __future__ import annotations
 
 import contextlib
+import importlib
 import itertools
 import re
 import sys
@@ -70,6 +71,7 @@ __all__ = [
     "TorchCompiled",
     "artifacts_of",
     "collecting_output_code",
+    "compile_callbacks",
     "compiled_autograd",
     "dynamo_backend",
     "isolated_entry",
@@ -244,13 +246,7 @@ class AutogradWatch:
 
     @contextlib.contextmanager
     def watching(self) -> Iterator[None]:
-        import torch._dynamo
-
         before = _counted("compiled_autograd").get("captures", 0)
-        handler = getattr(torch._dynamo, "callback_handler", None)
-        register = getattr(handler, "register_start_callback", None)
-        if register is None:
-            self.compiles = None
 
         def started(args: Any) -> None:
             if self.compiles is not None and _CAPTURED_GRAPH_ID.match(
@@ -258,15 +254,44 @@ class AutogradWatch:
             ):
                 self.compiles += 1
 
-        if register is not None:
-            register(started)
         try:
-            yield
+            with compile_callbacks(start=started) as available:
+                if not available:
+                    self.compiles = None
+                yield
         finally:
             self.captures += _counted("compiled_autograd").get("captures", 0) - before
-            if register is not None:
-                with contextlib.suppress(ValueError):  # torch._dynamo.reset() cleared it
-                    handler.remove_start_callback(started)
+
+
+@contextlib.contextmanager
+def compile_callbacks(
+    start: Callable[[Any], None] | None = None,
+    end: Callable[[Any], None] | None = None,
+    *,
+    import_dynamo: bool = True,
+) -> Iterator[bool]:
+    """dynamo's compile-start and compile-end callbacks (each given dynamo's `CallbackArgs`)
+    registered while open; yields whether this torch has them. `import_dynamo=False`: only where
+    dynamo is imported already (importing it takes seconds)."""
+    dynamo = importlib.import_module("torch._dynamo") if import_dynamo else None
+    dynamo = dynamo or sys.modules.get("torch._dynamo")
+    handler = getattr(dynamo, "callback_handler", None)
+    if getattr(handler, "register_start_callback", None) is None:
+        yield False
+        return
+    if start is not None:
+        handler.register_start_callback(start)
+    if end is not None:
+        handler.register_end_callback(end)
+    try:
+        yield True
+    finally:  # a torch._dynamo.reset() meanwhile cleared them
+        if start is not None:
+            with contextlib.suppress(ValueError):
+                handler.remove_start_callback(start)
+        if end is not None:
+            with contextlib.suppress(ValueError):
+                handler.remove_end_callback(end)
 
 
 class DynamoCompiled:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from typing import Any
 import torch
 
 from gemmconf import attribution
+from gemmconf.backends.dynamo import compile_callbacks
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.checks.base import NOTHING, Findings
 from gemmconf.item import ItemRun
@@ -230,12 +230,8 @@ def _compiles_unrecorded():
     are off from dynamo's compile-start callback to its compile-end one (run in a `finally`),
     in the compiling thread only; a torch without those callbacks records the compile as before.
     """
-    # dynamo as it is: importing it here would put seconds into the observed call (a backend
-    # that compiles with dynamo imported it already; one that does not has no compiles to skip)
-    dynamo = sys.modules.get("torch._dynamo")
-    handler = getattr(dynamo, "callback_handler", None)
     enable = getattr(torch._C._autograd, "_enable_record_function", None)
-    if handler is None or enable is None:
+    if enable is None:
         yield
         return
 
@@ -245,14 +241,14 @@ def _compiles_unrecorded():
     def resume(_: Any) -> None:
         enable(True)
 
-    handler.register_start_callback(pause)
-    handler.register_end_callback(resume)
-    try:
-        yield
-    finally:
-        handler.remove_start_callback(pause)
-        handler.remove_end_callback(resume)
-        enable(True)
+    # dynamo as it is: importing it here would put seconds into the observed call (a backend
+    # that compiles with dynamo imported it already; one that does not has no compiles to skip)
+    with compile_callbacks(start=pause, end=resume, import_dynamo=False) as available:
+        try:
+            yield
+        finally:
+            if available:
+                enable(True)
 
 
 @contextlib.contextmanager
