@@ -160,11 +160,6 @@ def _write(path: Path, table: dict[str, _Option]) -> None:
         pass
 
 
-def option_names() -> tuple[str, ...]:
-    """Every option name the installed inductor knows (`triton.enable_persistent_tma_matmul`)."""
-    return tuple(_table())
-
-
 def _scalar_types(declared: Any) -> tuple[type, ...] | None:
     """The scalar classes an option of `declared` type takes; None for an option that takes no
     scalar (lists, dicts, callables, classes)."""
