@@ -229,8 +229,7 @@ class BlockScaledCall(KernelCall):
             "stride_bias": bias.stride(-1) if bias is not None else 0,
         }
         plan = problem.plan(self.runtime.target, self.runtime.options)
-        self._launch(plan, args)
-        self._record(problem, plan, args)
+        self._launch(plan, args, self._record(problem, plan, args))
         return out
 
 

@@ -26,9 +26,7 @@ every distinct launch cross-compiled for the artifact target (`crosscompile`).
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -93,21 +91,23 @@ class ReferenceCompiler:
         specialisation launched (equal ids across items mean the same compiled kernel), and
         `kernel_compiles`, how many of them this process had not launched before (Triton
         compiled them or loaded them from its disk cache; 0 in the interpreter) and the seconds
-        their first launches took (`kernel_compile_s`), plus CUDA-graph captures and replays
-        when `cudagraphs` is on."""
-        ids = sorted(
-            {
-                hashlib.sha1(
-                    json.dumps(record.request(record.plan).to_json(), default=str).encode()
-                ).hexdigest()[:12]
-                for record in self.launches()
-            }
-        )
+        their first launches took (`kernel_compile_s`, waits for a compile lock included). Where
+        Triton tells them apart: `kernel_builds` of those were compiled here,
+        `kernel_cache_loads` loaded from Triton's disk cache, and `kernel_compile_wait_s` went
+        to waiting while another process compiled the same signature (compile_once.py). Plus
+        CUDA-graph captures and replays when `cudagraphs` is on."""
+        ids = sorted({record.request(record.plan).signature_id() for record in self.launches()})
+        launcher = self.runtime.launcher
         stats: dict[str, Any] = {
             "kernel_signatures": ids,
-            "kernel_compiles": self.runtime.launcher.compiles,
-            "kernel_compile_s": round(self.runtime.launcher.compile_s, 4),
+            "kernel_compiles": launcher.compiles,
+            "kernel_compile_s": round(launcher.compile_s, 4),
         }
+        builds, loads = getattr(launcher, "builds", None), getattr(launcher, "loads", None)
+        if builds is not None and loads is not None:  # Triton told compiles from loads
+            stats["kernel_builds"] = builds
+            stats["kernel_cache_loads"] = loads
+            stats["kernel_compile_wait_s"] = round(getattr(launcher, "wait_s", 0.0), 4)
         graphs = [
             plan.graphs
             for graph in self.graphs

@@ -17,6 +17,7 @@ machine compilation happens in-process. Results are cached per (request, target)
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import subprocess
@@ -76,6 +77,12 @@ class CompileRequest:
             "num_warps": self.num_warps,
             "num_stages": self.num_stages,
         }
+
+    def signature_id(self) -> str:
+        """A short id of this kernel specialisation: equal ids, the same compiled kernel
+        (results.json's `kernel_signatures`; the name of its compile lock)."""
+        text = json.dumps(self.to_json(), default=str)
+        return hashlib.sha1(text.encode()).hexdigest()[:12]
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> CompileRequest:

@@ -183,8 +183,7 @@ class GroupedCall(KernelCall):
             **_scale_strides(scale_a, scale_b, grouped, m, n),
         }
         plan = problem.plan(self.runtime.target, self.runtime.options)
-        self._launch(plan, args)
-        self._record(problem, plan, args)
+        self._launch(plan, args, self._record(problem, plan, args))
         return out
 
 

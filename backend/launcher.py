@@ -44,7 +44,6 @@ so that it raises its own exception.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -56,7 +55,7 @@ import torch
 from gemmconf.gemm.dtypes import FP8_TORCH
 from gemmconf.gemm.ops import OPS, OpSpec
 from gemmconf.gemm.scaling import classify
-from gemmconf_reference import compat, configs, eager_checks, kernels
+from gemmconf_reference import compat, compile_once, configs, eager_checks, kernels
 from gemmconf_reference.crosscompile import CompileRequest, ParamSpec, specialize
 from gemmconf_reference.epilogue import EpilogueStep
 from gemmconf_reference.target import Target
@@ -402,27 +401,73 @@ class TritonLauncher:
     `kernel.run(grid x3, stream, function, packed_metadata, launch_metadata, enter_hook,
     exit_hook, *all_params)`, constexprs included).
 
+    A process's first launch of a kernel signature holds the signature's compile lock, so that
+    one process of a run compiles it and the others load it from Triton's disk cache
+    (compile_once.py).
+
     `compiles` counts the compiled kernels this process had not launched before: what a
-    signature cost (a compile, or a load from Triton's on-disk cache) beyond a lookup."""
+    signature cost (a compile, or a load from Triton's on-disk cache) beyond a lookup;
+    `compile_s` what their first launches took, lock waits included. Of those, `builds` were
+    compiled and `loads` loaded from the disk cache, as Triton's compilation listener told
+    (both None where this Triton has none), and `wait_s` went to waiting for the lock."""
 
     # ids of the compiled kernels launched in this process (Triton's cache keeps them alive)
     seen: ClassVar[set[int]] = set()
+    # signature ids this process has launched: their JIT launches need no lock
+    launched: ClassVar[set[str]] = set()
 
     def __init__(
         self, *, stream_of: Callable[[int], int] | None = None, device: int | None = None
     ) -> None:
         self.compiles = 0
         self.compile_s = 0.0  # what those first launches took (compile or load, then launch)
+        self.builds: int | None = 0
+        self.loads: int | None = 0
+        self.wait_s = 0.0
         self._stream_of, self._device = stream_of, device  # default: Triton's active driver's
 
-    def first(self, fn: Any, grid: tuple[int, ...], args: Sequence[Any], config: Any) -> Launch:
+    def first(
+        self,
+        fn: Any,
+        grid: tuple[int, ...],
+        args: Sequence[Any],
+        config: Any,
+        signature: str | None = None,
+    ) -> Launch:
+        """The first launch of a plan, through Triton's JIT; the direct launch for later ones.
+        `signature`: the kernel's signature id (`CompileRequest.signature_id`), its lock's name."""
+        compiled = self.jit(
+            fn,
+            lambda: fn[grid](*args, num_warps=config.num_warps, num_stages=config.num_stages),
+            signature,
+        )
+        return direct_launch(compiled, grid, stream_of=self._stream_of, device=self._device)
+
+    def jit(self, fn: Any, launch: Callable[[], Any], signature: str | None = None) -> Any:
+        """What `launch()` returns (a launch of `fn` through Triton's JIT: the compiled kernel).
+        The first time this process meets `signature` it launches under the signature's compile
+        lock and counts what the launch compiled or loaded."""
+        if signature is not None and signature in TritonLauncher.launched:
+            return launch()  # compiled in this process already: Triton's in-memory cache
         start = time.perf_counter()
-        compiled = fn[grid](*args, num_warps=config.num_warps, num_stages=config.num_stages)
+        with (
+            compile_once.signature_lock(signature) as lock,
+            compile_once.counting_builds(fn) as count,
+        ):
+            compiled = launch()
+        if signature is not None:
+            TritonLauncher.launched.add(signature)
+        self.wait_s += lock.seconds
         if id(compiled) not in TritonLauncher.seen:
             TritonLauncher.seen.add(id(compiled))
             self.compiles += 1
             self.compile_s += time.perf_counter() - start
-        return direct_launch(compiled, grid, stream_of=self._stream_of, device=self._device)
+        if not count.known:
+            self.builds = self.loads = None
+        elif self.builds is not None and self.loads is not None:
+            self.builds += count.builds
+            self.loads += count.loads
+        return compiled
 
 
 def direct_launch(
@@ -483,8 +528,17 @@ class InterpreterLauncher:
 
     compiles = 0
     compile_s = 0.0
+    builds = loads = 0  # the interpreter compiles nothing
+    wait_s = 0.0
 
-    def first(self, fn: Any, grid: tuple[int, ...], args: Sequence[Any], config: Any) -> Launch:
+    def first(
+        self,
+        fn: Any,
+        grid: tuple[int, ...],
+        args: Sequence[Any],
+        config: Any,
+        signature: str | None = None,
+    ) -> Launch:
         def launch(call_args: Sequence[Any]) -> None:
             with compat.interpreted_as_compiled():
                 fn[grid](*call_args, num_warps=config.num_warps, num_stages=config.num_stages)
@@ -677,7 +731,8 @@ class KernelCall:
         self.name = name
         self.runtime = runtime
         self.launches: dict[tuple[Any, ...], LaunchRecord] = {}
-        self._recorded: set[tuple[Any, ...]] = set()  # launches whose record is up to date
+        # launches whose record is up to date, and their kernel signature ids
+        self._recorded: dict[tuple[Any, ...], str] = {}
         self.calls = 0
         # FX names the call after these when it prints the graph's code
         self.__name__ = self.__qualname__ = name
@@ -701,7 +756,9 @@ class KernelCall:
     def launch_sizes(self, record: LaunchRecord) -> str:
         return record.problem.sizes
 
-    def _launch(self, plan: LaunchPlan, args: dict[str, Any]) -> None:
+    def _launch(self, plan: LaunchPlan, args: dict[str, Any], signature: str | None) -> None:
+        """One launch through Triton's JIT (or the interpreter); `signature` names the kernel's
+        compile lock for the launcher (`TritonLauncher.jit`)."""
         flags = plan.flags()
         if plan.tma and not self.runtime.target.interpreter:
             compat.set_tma_allocator()
@@ -711,16 +768,27 @@ class KernelCall:
             for name, is_constexpr in KERNEL_SIGNATURES[plan.kernel]
             if not is_constexpr
         }
-        interpreted = self.runtime.target.interpreter
-        with compat.interpreted_as_compiled() if interpreted else contextlib.nullcontext():
-            kernel[plan.grid](
+
+        def launch() -> Any:
+            return kernel[plan.grid](
                 **call_args,
                 **flags,
                 num_warps=plan.config.num_warps,
                 num_stages=plan.config.num_stages,
             )
 
-    def _record(self, problem: Any, plan: LaunchPlan, args: dict[str, Any]) -> None:
+        if self.runtime.target.interpreter:
+            with compat.interpreted_as_compiled():
+                launch()
+            return
+        jit = getattr(self.runtime.launcher, "jit", None)  # stand-ins may have none
+        if jit is None:
+            launch()
+        else:
+            jit(kernel, launch, signature)
+
+    def _record(self, problem: Any, plan: LaunchPlan, args: dict[str, Any]) -> str:
+        """Records the launch (once per specialisation); its kernel signature id."""
         # Specialising every argument cost two thirds of a call's host time (~200 us of 300 on a
         # CPU): a repeated launch, same plan and problem with the same integers and pointer
         # alignments, has the same specialisation, so it is recorded once.
@@ -733,12 +801,15 @@ class KernelCall:
                 for v in args.values()
             ),
         )
-        if seen in self._recorded:
-            return
-        self._recorded.add(seen)
+        signature = self._recorded.get(seen)
+        if signature is not None:
+            return signature
         params = tuple(specialize(name, value) for name, value in args.items())
         key = (plan.kernel, plan.constexprs, params)
-        self.launches[key] = LaunchRecord(self.name, problem, params, plan)
+        record = LaunchRecord(self.name, problem, params, plan)
+        self.launches[key] = record
+        signature = self._recorded[seen] = record.request(plan).signature_id()
+        return signature
 
 
 class GemmCall(KernelCall):
@@ -855,7 +926,7 @@ class GemmCall(KernelCall):
         problem = self._problem(a3, b3, out, xs, scaling)
         args = self._runtime_args(a3, b3, out, scale_a, scale_b, xs, problem, batch)
         plan = self._plan(problem, args)
-        self._record(problem, plan, args)
+        signature = self._record(problem, plan, args)
         flags = plan.flags()
         positional = [
             flags[name] if constexpr else args[name]
@@ -864,7 +935,7 @@ class GemmCall(KernelCall):
         if plan.tma and not self.runtime.target.interpreter:
             compat.set_tma_allocator()  # the first launch goes through Triton's JIT
         launch = self.runtime.launcher.first(
-            kernels.KERNELS[plan.kernel], plan.grid, positional, plan.config
+            kernels.KERNELS[plan.kernel], plan.grid, positional, plan.config, signature
         )
         call_plan = self._call_plan(problem, plan, launch, positional, shapes, stage_shapes)
         return call_plan, out.view(shapes[-1])

@@ -99,6 +99,9 @@ class Metrics:
     kernel_signatures = _Metric[list[Any]](_LIST)
     kernel_compiles = _Metric[int](_NUMBER)
     kernel_compile_s = _Metric[float](_NUMBER)
+    kernel_builds = _Metric[int](_NUMBER)  # of kernel_compiles: compiled by this process
+    kernel_cache_loads = _Metric[int](_NUMBER)  # of kernel_compiles: from Triton's disk cache
+    kernel_compile_wait_s = _Metric[float](_NUMBER)  # of kernel_compile_s: another's compile
     # isolation: reruns of failures, timeouts, GPU memory
     flaky = _Metric[bool](_FLAG)
     confirm_runs = _Metric[int](_INTEGER)

@@ -31,7 +31,7 @@ class RecordingLauncher:
         self.first_calls: list[tuple[str, tuple[int, ...]]] = []
         self.launched: list[list[object]] = []
 
-    def first(self, fn, grid, args, config):
+    def first(self, fn, grid, args, config, signature=None):
         self.first_calls.append((getattr(fn, "__name__", str(fn)), grid))
         self.launched.append(list(args))
         return lambda call_args: self.launched.append(list(call_args))

@@ -82,7 +82,9 @@ class StubLauncher:
 
     compiles = 0
 
-    def first(self, fn: Any, grid: tuple[int, ...], args: Any, config: Any) -> Any:
+    def first(
+        self, fn: Any, grid: tuple[int, ...], args: Any, config: Any, signature: Any = None
+    ) -> Any:
         from gemmconf_reference.launcher import direct_launch
 
         launch = direct_launch(StubCompiled(), grid, stream_of=lambda device: 0, device=0)
