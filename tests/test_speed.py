@@ -30,6 +30,39 @@ def test_kernel_summary_counts_distinct_signatures_and_compiles():
     assert "reference: 3 items launched 4 kernel signatures, 2 distinct; 2 compiled" in line
 
 
+def _kernel_record(compiles, seconds, builds=None, loads=None, wait_s=None):
+    metrics = {
+        "kernel_signatures": ["k1"],
+        "kernel_compiles": compiles,
+        "kernel_compile_s": seconds,
+    }
+    if builds is not None:
+        metrics |= {"kernel_builds": builds, "kernel_cache_loads": loads}
+        metrics["kernel_compile_wait_s"] = wait_s
+    return {"id": "tiny/mm", "backend": "reference", "outcome": "passed", "metrics": metrics}
+
+
+def test_kernel_summary_of_an_earlier_run_says_compiled_or_loaded():
+    (line,) = perf.kernel_summary([_kernel_record(1, 2.0), _kernel_record(1, 1.5)])
+    assert line.endswith(
+        "2 items launched 2 kernel signatures, 1 distinct; 2 compiled or loaded from Triton's "
+        "disk cache in 3.5 s of first launches (items with one signature share one compile per "
+        "process)"
+    )
+
+
+def test_kernel_summary_counts_compiles_apart_from_disk_cache_loads():
+    records = [_kernel_record(1, 2.0, 1, 0, 0.0), _kernel_record(1, 1.5, 0, 1, 1.25)]
+    (line,) = perf.kernel_summary(records)
+    assert line.endswith(
+        "1 distinct; 1 compiled, 1 loaded from Triton's disk cache in 3.5 s of first launches "
+        "(1.2 s waiting for another worker's compile)"
+    )
+    records.append(_kernel_record(2, 0.5))  # merged with an earlier run's record
+    (line,) = perf.kernel_summary(records)
+    assert "1 compiled, 1 loaded from Triton's disk cache, 2 compiled or loaded (not told" in line
+
+
 def node_names(result: pytest.RunResult) -> list[str]:
     return [line.split("::")[1] for line in result.outlines if "::" in line]
 

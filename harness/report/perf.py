@@ -198,22 +198,82 @@ def compare(
     return ("slower" if worse else "faster", before, after, delta / before, noise)
 
 
-def kernel_summary(records: Sequence[Record | Mapping[str, Any]]) -> list[str]:
-    """One line per backend that reports its kernels (metrics `kernel_signatures`, a list of
-    ids, and `kernel_compiles`): launches, distinct signatures, and what compiled."""
+@dataclass(frozen=True)
+class KernelCounts:
+    """One backend's kernel counts over a run's records (the metrics of `kernel_stats`)."""
+
+    backend: str
+    items: int  # records with `kernel_signatures`
+    launched: int  # signatures launched, summed over items
+    distinct: int  # distinct signature ids
+    compiles: int  # kernel_compiles: compiled or loaded from Triton's disk cache
+    first_launch_s: float  # kernel_compile_s: what those first launches took, waits included
+    builds: int | None  # of compiles, compiled (None: no record told them apart)
+    loads: int | None  # of compiles, loaded from Triton's disk cache
+    untold: int  # compiles of records that did not tell compiles from loads (earlier runs)
+    wait_s: float  # of first_launch_s, waiting for another process's compile
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def line(self) -> str:
+        """The end-of-run summary line (`kernel_summary`)."""
+        head = (
+            f"gemmconf kernels: {self.backend}: {self.items} items launched {self.launched} "
+            f"kernel signatures, {self.distinct} distinct; "
+        )
+        took = f" in {self.first_launch_s:.1f} s of first launches" if self.compiles else ""
+        if self.builds is None or self.loads is None:
+            return (
+                f"{head}{self.compiles} compiled or loaded from Triton's disk cache{took} (items "
+                "with one signature share one compile per process)"
+            )
+        mixed = f", {self.untold} compiled or loaded (not told apart)" if self.untold else ""
+        wait = f" ({self.wait_s:.1f} s waiting for another worker's compile)" if took else ""
+        return (
+            f"{head}{self.builds} compiled, {self.loads} loaded from Triton's disk cache"
+            f"{mixed}{took}{wait}"
+        )
+
+
+def kernel_counts(records: Sequence[Record | Mapping[str, Any]]) -> list[KernelCounts]:
+    """Per backend that reports its kernels (metrics `kernel_signatures`, a list of ids, and
+    `kernel_compiles`): launches, distinct signatures, and what compiled. Records that tell
+    compiles from loads (`kernel_builds`, `kernel_cache_loads`) are counted apart, with the
+    seconds spent waiting for another process's compile (`kernel_compile_wait_s`); records of
+    earlier runs, without them, count as `untold`."""
     by_backend: dict[str, list[Metrics]] = {}
     for record in typed(records):
         if record.metric.kernel_signatures is not None:
             by_backend.setdefault(record.backend, []).append(record.metric)
-    lines = []
+    counts = []
     for backend, items in sorted(by_backend.items()):
         launched = [s for m in items for s in m.kernel_signatures]
-        compiles = sum(int(m.kernel_compiles or 0) for m in items)
-        seconds = sum(float(m.kernel_compile_s or 0.0) for m in items)
-        took = f" in {seconds:.1f} s of first launches" if compiles else ""
-        lines.append(
-            f"gemmconf kernels: {backend}: {len(items)} items launched {len(launched)} kernel "
-            f"signatures, {len(set(launched))} distinct; {compiles} compiled or loaded from "
-            f"Triton's disk cache{took} (items with one signature share one compile per process)"
+        told = [m for m in items if _told_apart(m)]
+        counts.append(
+            KernelCounts(
+                backend=backend,
+                items=len(items),
+                launched=len(launched),
+                distinct=len(set(launched)),
+                compiles=sum(int(m.kernel_compiles or 0) for m in items),
+                first_launch_s=sum(float(m.kernel_compile_s or 0.0) for m in items),
+                builds=sum(int(m.kernel_builds) for m in told) if told else None,
+                loads=sum(int(m.kernel_cache_loads) for m in told) if told else None,
+                untold=sum(int(m.kernel_compiles or 0) for m in items if not _told_apart(m)),
+                wait_s=sum(float(m.kernel_compile_wait_s or 0.0) for m in told),
+            )
         )
-    return lines
+    return counts
+
+
+def kernel_summary(records: Sequence[Record | Mapping[str, Any]]) -> list[str]:
+    """One line per backend that reports its kernels (`kernel_counts`): launches, distinct
+    signatures, and what compiled; records of earlier runs say "compiled or loaded" as they
+    did."""
+    return [counts.line() for counts in kernel_counts(records)]
+
+
+def _told_apart(metrics: Metrics) -> bool:
+    """Whether a record counts its compiles and its disk-cache loads apart."""
+    return metrics.kernel_builds is not None and metrics.kernel_cache_loads is not None
