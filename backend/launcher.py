@@ -454,20 +454,25 @@ class TritonLauncher:
             compile_once.signature_lock(signature) as lock,
             compile_once.counting_builds(fn) as count,
         ):
-            compiled = launch()
+            try:
+                compiled = launch()
+            finally:  # a compile whose launch then raised was a compile all the same
+                self._heard(count, lock.seconds)
         if signature is not None:
             TritonLauncher.launched.add(signature)
-        self.wait_s += lock.seconds
         if id(compiled) not in TritonLauncher.seen:
             TritonLauncher.seen.add(id(compiled))
             self.compiles += 1
             self.compile_s += time.perf_counter() - start
+        return compiled
+
+    def _heard(self, count: compile_once.BuildCount, waited_s: float) -> None:
+        self.wait_s += waited_s
         if not count.known:
             self.builds = self.loads = None
         elif self.builds is not None and self.loads is not None:
             self.builds += count.builds
             self.loads += count.loads
-        return compiled
 
 
 def direct_launch(

@@ -217,3 +217,28 @@ def test_the_triton_launcher_counts_builds_loads_and_locks_a_signature_once(tmp_
     assert (tmp_path / compile_once.LOCKS_FOLDER / "sig-a.lock").exists()
     launcher.jit(gemm_kernel, lambda: compiled[0], "sig-a")  # launched here: no lock, no count
     assert (launcher.builds, launcher.loads, launcher.compiles) == (1, 1, 2)
+
+
+def test_a_launch_that_raises_after_compiling_counts_its_compile_and_frees_the_lock(
+    tmp_path, monkeypatch
+):
+    pytest.importorskip("triton.knobs")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(TritonLauncher, "launched", set())
+
+    def gemm_kernel():
+        pass
+
+    def launch():
+        _compile_event("gemm_kernel", cache_hit=False)
+        raise RuntimeError("out of resources")  # as a launch past the GPU's limits
+
+    launcher = TritonLauncher(stream_of=lambda device: 0, device=0)
+    with pytest.raises(RuntimeError):
+        launcher.jit(gemm_kernel, launch, "sig-c")
+    assert (launcher.builds, launcher.compiles) == (1, 0)
+    assert "sig-c" not in TritonLauncher.launched  # the next first launch locks again
+    with compile_once.signature_lock(
+        "sig-c", tmp_path / compile_once.LOCKS_FOLDER, wait_s=0
+    ) as lock:
+        assert lock.held

@@ -302,6 +302,9 @@ def test_kernel_stats_name_the_same_signature_alike_across_compiles():
     assert len(first["kernel_signatures"]) == 1
     # the interpreter compiles nothing; on a GPU the second compile reuses the first's kernel
     assert second["kernel_compiles"] == 0 and first["kernel_compiles"] <= int(ON_GPU)
+    # Triton's listener heard each first launch compile or load the kernel (compile_once.py)
+    for stats in (first, second):
+        assert stats["kernel_builds"] + stats["kernel_cache_loads"] == stats["kernel_compiles"]
 
 
 def _aot_compiles() -> int:
