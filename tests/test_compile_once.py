@@ -38,7 +38,7 @@ ready.touch()
 while not go.exists():
     time.sleep(0.01)
 launcher = TritonLauncher()
-launcher.jit(kernel, launch, "sig0123456789")
+launcher.jit(kernel, launch, sys.argv[4])
 print(json.dumps({{"builds": launcher.builds, "loads": launcher.loads,
                   "compiles": launcher.compiles}}))
 """
@@ -62,25 +62,45 @@ def launch():
     return SimpleNamespace(name="compiled kernel")
 """
 
-# Triton's compiler for real: a small kernel cross-compiled for sm90 into TRITON_CACHE_DIR.
+# Triton's compiler for real: the reference backend's kernel for a bf16 linear, cross-compiled
+# for sm90 into TRITON_CACHE_DIR (the request is the parent's, in `request.json`).
 CROSS_COMPILE = """
-import triton
-import triton.language as tl
-from gemmconf_reference import compat
+import json
+from gemmconf_reference import kernels
+from gemmconf_reference.crosscompile import CompileRequest, compile_in_process
 
-@triton.jit
-def kernel(x_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(x_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n) * 2, mask=offsets < n)
+request = CompileRequest.from_json(json.loads((cache.parent / "request.json").read_text()))
+kernel = kernels.KERNELS[request.kernel]
 
 def launch():
-    source = compat.ast_source(kernel, {{"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}},
-                               {{(2,): 64}}, {{}})
-    return triton.compile(source, target=compat.gpu_target(90), options={{"num_warps": 4}})
+    return compile_in_process(request, 90)
 """
 
 
-def first_launches(tmp_path: Path, setup: str, *, processes: int = PROCESSES) -> list[dict]:
+def sm90_request(tmp_path: Path) -> str:
+    """The signature id of the reference backend's sm90 kernel for a bf16 linear, its compile
+    request written to tmp_path/request.json."""
+    import torch
+    import torch.nn.functional as F
+
+    from gemmconf.backends import resolve
+    from gemmconf_reference.target import for_artifacts
+
+    x, w = torch.randn(256, 512, dtype=torch.bfloat16), torch.randn(256, 512, dtype=torch.bfloat16)
+    compiled = resolve("reference").compile(lambda x, w: F.linear(x, w), [x, w], dynamic=False)
+    compiled(x, w)
+    compiler = compiled.compiler
+    (record,) = compiler.launches()
+    request = record.request(
+        record.replan(for_artifacts(compiler.target, "sm90"), compiler.options)
+    )
+    (tmp_path / "request.json").write_text(json.dumps(request.to_json()))
+    return request.signature_id()
+
+
+def first_launches(
+    tmp_path: Path, setup: str, *, processes: int = PROCESSES, signature: str = "0123456789ab"
+) -> list[dict]:
     """What each of `processes` children counted, launching one signature all at once."""
     cache = tmp_path / "triton-cache"
     cache.mkdir()
@@ -96,7 +116,7 @@ def first_launches(tmp_path: Path, setup: str, *, processes: int = PROCESSES) ->
     children = []
     for i in range(processes):
         ready = tmp_path / f"ready{i}"
-        args = [sys.executable, str(script), str(ready), str(go), str(cache)]
+        args = [sys.executable, str(script), str(ready), str(go), str(cache), signature]
         children.append((ready, subprocess.Popen(args, env=env, stdout=subprocess.PIPE)))
     deadline = time.monotonic() + 300
     while not all(ready.exists() for ready, _ in children) and time.monotonic() < deadline:
@@ -118,9 +138,10 @@ def test_of_processes_meeting_a_signature_together_one_compiles_and_the_others_l
     assert all(c["compiles"] == 1 for c in counts)  # each process still met the kernel once
 
 
-def test_tritons_compile_and_its_disk_cache_loads_are_counted_apart(tmp_path):
+def test_triton_compiles_a_reference_kernel_once_and_the_other_processes_load_it(tmp_path):
     pytest.importorskip("triton")
-    counts = first_launches(tmp_path, CROSS_COMPILE)
+    signature = sm90_request(tmp_path)
+    counts = first_launches(tmp_path, CROSS_COMPILE, signature=signature)
     assert sum(c["builds"] for c in counts) == 1
     assert sum(c["loads"] for c in counts) == PROCESSES - 1
 
