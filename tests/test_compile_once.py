@@ -86,7 +86,8 @@ def sm90_request(tmp_path: Path) -> str:
     from gemmconf.backends import resolve
     from gemmconf_reference.target import for_artifacts
 
-    x, w = torch.randn(256, 512, dtype=torch.bfloat16), torch.randn(256, 512, dtype=torch.bfloat16)
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # where the reference launches
+    x, w = (torch.randn(256, 512, dtype=torch.bfloat16, device=device) for _ in range(2))
     compiled = resolve("reference").compile(lambda x, w: F.linear(x, w), [x, w], dynamic=False)
     compiled(x, w)
     compiler = compiled.compiler
