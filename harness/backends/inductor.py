@@ -25,7 +25,8 @@ How it works, per `compile()`:
 - Scope. Inductor and dynamo config patches are applied around `torch.compile` and each call
   only (and passed to `compile_fx`, which keeps them for later backward compiles); nothing
   outlives the call. A scenario's `inductor_config` (the config patch its seed test compiled
-  under) joins them, over the label's own options (`for_instance`).
+  under) joins them, over the label's own options, and its `dynamo_config` joins the dynamo
+  patches (`for_instance`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from gemmconf.backends.dynamo import (
     collecting_output_code,
     isolated_entry,
     recompile_limit_patches,
+    scenario_dynamo_config,
 )
 
 if TYPE_CHECKING:
@@ -338,9 +340,15 @@ class InductorCompiled:
     """One `torch.compile` of one function, with its own compile count and output code."""
 
     def __init__(
-        self, fn: Callable[..., Any], *, dynamic: bool | None, inductor_patches: dict[str, Any]
+        self,
+        fn: Callable[..., Any],
+        *,
+        dynamic: bool | None,
+        inductor_patches: dict[str, Any],
+        dynamo_config: Mapping[str, Any] | None = None,
     ) -> None:
         self._inductor_patches = dict(inductor_patches)
+        self._dynamo_patches = {**recompile_limit_patches(), **(dynamo_config or {})}
         self._compiles = 0
         self._modules: list[str] = []
         self._counted: dict[str, int] = {}
@@ -355,7 +363,7 @@ class InductorCompiled:
         with contextlib.ExitStack() as stack:
             if self._inductor_patches:
                 stack.enter_context(_inductor_config().patch(self._inductor_patches))
-            stack.enter_context(_dynamo_config().patch(recompile_limit_patches()))
+            stack.enter_context(_dynamo_config().patch(self._dynamo_patches))
             yield
 
     def _compile_graph(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
@@ -396,6 +404,7 @@ class InductorBackend:
         max_autotune: bool = False,
         gemm_backends: str | None = None,
         scenario_config: Mapping[str, Any] | None = None,
+        dynamo_config: Mapping[str, Any] | None = None,
     ) -> None:
         if gemm_backends is not None and not max_autotune:
             raise ValueError(
@@ -407,16 +416,25 @@ class InductorBackend:
         self.gemm_backends = None if gemm_backends is None else parse_gemm_backends(gemm_backends)
         # the scenario's `inductor_config` (its seed's config patch), applied over this label's
         self.scenario_config = dict(scenario_config or {})
+        # the scenario's `dynamo_config`, applied with the recompile limit (dynamo.py)
+        self.dynamo_config = dict(dynamo_config or {})
 
     def for_instance(self, instance: Any) -> InductorBackend:
         """This backend for one item (base.py): under the scenario's `inductor_config`, the
         options its seed test patched, which win over the label's own (the seed's config decides
-        what inductor builds). Itself where the scenario has none."""
+        what inductor builds), and its `dynamo_config`. Itself where the scenario has neither."""
         config = dict(getattr(instance, "inductor_config", ()) or ())
-        if not config:
+        dynamo = scenario_dynamo_config(instance)
+        if not config and not dynamo:
             return self
         gemm_backends = None if self.gemm_backends is None else ",".join(self.gemm_backends)
-        return InductorBackend(self.name, self.max_autotune, gemm_backends, scenario_config=config)
+        return InductorBackend(
+            self.name,
+            self.max_autotune,
+            gemm_backends,
+            scenario_config=config,
+            dynamo_config=dynamo,
+        )
 
     def inductor_patches(self) -> dict[str, Any]:
         """The inductor config this backend compiles under: the label's (empty for plain
@@ -468,7 +486,12 @@ class InductorBackend:
     def compile(
         self, fn: Callable[..., Any], example_inputs: Sequence[Any], *, dynamic: bool | None
     ) -> InductorCompiled:
-        return InductorCompiled(fn, dynamic=dynamic, inductor_patches=self.inductor_patches())
+        return InductorCompiled(
+            fn,
+            dynamic=dynamic,
+            inductor_patches=self.inductor_patches(),
+            dynamo_config=self.dynamo_config,
+        )
 
 
 def make_inductor(option: str | None = None) -> InductorBackend:

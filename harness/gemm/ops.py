@@ -628,6 +628,13 @@ OPS: dict[str, OpSpec] = {
             row_major=True,
         ),
         _seed_program(
+            "nonzero_mm",
+            "torch.mm(nonzero_rows(a), b)",
+            "a's rows but its last two, picked by torch.nonzero, times b: an (M - 2, N) product "
+            "whose M is data-dependent (unbacked under dynamo_config "
+            "capture_dynamic_output_shape_ops); M = 2 multiplies no row",
+        ),
+        _seed_program(
             "sin_mm",
             "torch.mm(torch.sin(a), b)",
             "sin(a) @ b: a pointwise prologue on a",
