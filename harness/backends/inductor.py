@@ -109,6 +109,55 @@ def counting_inductor(sink: dict[str, int]) -> Iterator[None]:
                 sink[name] = sink.get(name, 0) + moved
 
 
+# inductor's scheduler IR before and after fusion (its torch._logging artifacts of these names)
+FUSION_IR = ("ir_pre_fusion", "ir_post_fusion")
+
+
+@contextlib.contextmanager
+def collecting_fusion_ir(sink: dict[str, list[str]]) -> Iterator[None]:
+    """Append the scheduler's nodes as inductor's `ir_pre_fusion` and `ir_post_fusion` logs
+    write them (`torch._inductor.debug.log_ir_pre_fusion`, `log_ir_post_fusion`, which the
+    scheduler looks up at each compile) to `sink[kind]`, without turning any log on."""
+    debug = importlib.import_module("torch._inductor.debug")
+    saved = {kind: getattr(debug, f"log_{kind}", None) for kind in FUSION_IR}
+    formatter = getattr(debug, "DebugFormatter", None)
+    if formatter is None or any(log is None for log in saved.values()):
+        yield  # a torch without these hooks: no artifact, and a block that reads one fails
+        return
+
+    def hook(kind: str) -> Callable[[Any], None]:
+        def logged(nodes: Any) -> None:
+            sink.setdefault(kind, []).append(formatter._write_ir(nodes))
+            saved[kind](nodes)
+
+        return logged
+
+    for kind in FUSION_IR:
+        setattr(debug, f"log_{kind}", hook(kind))
+    try:
+        yield
+    finally:
+        for kind, log in saved.items():
+            setattr(debug, f"log_{kind}", log)
+
+
+def fusion_ir_artifacts(sink: dict[str, list[str]]) -> dict[str, str]:
+    """Each kind's logs in compile order, one section per graph inductor scheduled."""
+    return {
+        kind: "".join(
+            f"# gemmconf: inductor scheduler nodes, graph {i} of {len(texts)}\n{text}"
+            for i, text in enumerate(texts, start=1)
+        )
+        for kind, texts in sink.items()
+    }
+
+
+def reads_fusion_ir(instance: Any) -> bool:
+    """Whether a FileCheck block of the scenario reads `ir_pre_fusion` or `ir_post_fusion`."""
+    blocks = getattr(getattr(instance, "checks", None), "filecheck", ()) or ()
+    return any(block.artifact in FUSION_IR for block in blocks)
+
+
 def counters_artifact(counted: dict[str, int]) -> str:
     """One `name value` line per counter that moved, sorted; a counter that did not move has no
     line (a seed's `counter == 0` is a CHECK-NOT). The header keeps the text from being empty.
@@ -346,8 +395,10 @@ class InductorCompiled:
         dynamic: bool | None,
         inductor_patches: dict[str, Any],
         dynamo_config: Mapping[str, Any] | None = None,
+        fusion_ir: bool = False,
     ) -> None:
         self._inductor_patches = dict(inductor_patches)
+        self._fusion_ir: dict[str, list[str]] | None = {} if fusion_ir else None
         self._dynamo_patches = {**recompile_limit_patches(), **(dynamo_config or {})}
         self._compiles = 0
         self._modules: list[str] = []
@@ -370,7 +421,10 @@ class InductorCompiled:
         self._compiles += 1
         # Looked up per call so a test can observe exactly what inductor is handed.
         compile_fx = importlib.import_module("torch._inductor.compile_fx").compile_fx
-        with collecting_output_code(self._modules):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(collecting_output_code(self._modules))
+            if self._fusion_ir is not None:
+                stack.enter_context(collecting_fusion_ir(self._fusion_ir))
             return compile_fx(gm, example_inputs, config_patches=dict(self._inductor_patches))
 
     def __call__(self, *args: Any) -> Any:
@@ -385,7 +439,10 @@ class InductorCompiled:
         """`python`: every output module in compile order; `triton`/`cpp`/`cuda`: kernel sources;
         `counters`: inductor's counters this `Compiled` moved (`counters_artifact`)."""
         found = artifacts_of(self._modules)
-        return {**found, "counters": counters_artifact(self._counted)} if found else found
+        if not found:
+            return found
+        fusion_ir = fusion_ir_artifacts(self._fusion_ir or {})
+        return {**found, "counters": counters_artifact(self._counted), **fusion_ir}
 
     def compiles(self) -> int:
         return self._compiles
@@ -405,6 +462,7 @@ class InductorBackend:
         gemm_backends: str | None = None,
         scenario_config: Mapping[str, Any] | None = None,
         dynamo_config: Mapping[str, Any] | None = None,
+        fusion_ir: bool = False,
     ) -> None:
         if gemm_backends is not None and not max_autotune:
             raise ValueError(
@@ -418,6 +476,8 @@ class InductorBackend:
         self.scenario_config = dict(scenario_config or {})
         # the scenario's `dynamo_config`, applied with the recompile limit (dynamo.py)
         self.dynamo_config = dict(dynamo_config or {})
+        # the scheduler's IR before and after fusion as artifacts, for scenarios that check it
+        self.fusion_ir = fusion_ir
 
     def for_instance(self, instance: Any) -> InductorBackend:
         """This backend for one item (base.py): under the scenario's `inductor_config`, the
@@ -425,7 +485,8 @@ class InductorBackend:
         what inductor builds), and its `dynamo_config`. Itself where the scenario has neither."""
         config = dict(getattr(instance, "inductor_config", ()) or ())
         dynamo = scenario_dynamo_config(instance)
-        if not config and not dynamo:
+        fusion_ir = reads_fusion_ir(instance)
+        if not config and not dynamo and not fusion_ir:
             return self
         gemm_backends = None if self.gemm_backends is None else ",".join(self.gemm_backends)
         return InductorBackend(
@@ -434,12 +495,15 @@ class InductorBackend:
             gemm_backends,
             scenario_config=config,
             dynamo_config=dynamo,
+            fusion_ir=fusion_ir,
         )
 
     def inductor_patches(self) -> dict[str, Any]:
         """The inductor config this backend compiles under: the label's (empty for plain
         `inductor`), then the scenario's `inductor_config` over it."""
-        return {**self._label_patches(), **self.scenario_config}
+        # the scheduler runs only where the graph is compiled anew, not served by a cache
+        uncached = {"force_disable_caches": True} if self.fusion_ir else {}
+        return {**self._label_patches(), **uncached, **self.scenario_config}
 
     def _label_patches(self) -> dict[str, Any]:
         if not self.max_autotune:
@@ -491,6 +555,7 @@ class InductorBackend:
             dynamic=dynamic,
             inductor_patches=self.inductor_patches(),
             dynamo_config=self.dynamo_config,
+            fusion_ir=self.fusion_ir,
         )
 
 

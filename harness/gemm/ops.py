@@ -635,6 +635,18 @@ OPS: dict[str, OpSpec] = {
             "capture_dynamic_output_shape_ops); M = 2 multiplies no row",
         ),
         _seed_program(
+            "diagonal_writes_mm",
+            "diagonal_writes_mm(a, c, b, d)",
+            "(a * c) with d written into its diagonal in place, times b, then 1 added to the "
+            "product's diagonal in place; returns that diagonal (square a, c)",
+            operands=(
+                _A,
+                _B,
+                OperandSpec("c", "input", ("M", "K")),
+                OperandSpec("d", "input", ("M",)),
+            ),
+        ),
+        _seed_program(
             "sin_mm",
             "torch.mm(torch.sin(a), b)",
             "sin(a) @ b: a pointwise prologue on a",

@@ -66,6 +66,18 @@ def nonzero_rows(x: torch.Tensor) -> torch.Tensor:
     return x.index_select(0, torch.nonzero(keep).squeeze(1))
 
 
+def diagonal_writes_mm(
+    x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, other: torch.Tensor
+) -> torch.Tensor:
+    """test_mutation_rename's program: (x * y) with `other` written into its diagonal in place,
+    times z, then 1 added to the product's diagonal in place; returns that diagonal (a view of
+    the product), as the seed does."""
+    mul = x * y
+    torch.diagonal(mul).copy_(other)
+    product = torch.mm(mul, z)
+    return torch.diagonal(product).add_(1)
+
+
 # the helpers op templates may call, by name (the program's namespace)
 HELPERS = {
     "per_group_mm": per_group_mm,
@@ -73,4 +85,5 @@ HELPERS = {
     "cexpr_prologue": cexpr_prologue,
     "tiled": tiled,
     "nonzero_rows": nonzero_rows,
+    "diagonal_writes_mm": diagonal_writes_mm,
 }
