@@ -102,3 +102,23 @@ def test_a_backend_without_the_artifacts_fails_the_checks(ports):
     results = check_artifacts(checked.checks.filecheck, {"python": "x"}, target=None)
     assert [r.passed for r in results] == [False, False]
     assert "no 'ir_pre_fusion' artifact" in results[0].diagnostic
+
+
+@pytest.mark.parametrize(
+    ("wrapper", "passes"),
+    [
+        ("launchKernel(kernels.triton_poi_fused_add_0, grid_0, grid_1, grid_2, 4, 0, args);", True),
+        ('launchKernel("/tmp/c/triton_poi_fused_add_0.cubin", grid_0, grid_1, grid_2);', False),
+        ("cpp_fused_add_0((float*)(buf0.data_ptr()));  // a wrapper without launches", False),
+    ],
+)
+def test_the_cpp_wrapper_check_of_test_simple(wrapper, passes):
+    """seed_aoti/simple_cpp_wrapper (a GPU item): the C++ wrapper launches its kernels through
+    launchKernel( and names no kernel file in a launch."""
+    (checked, _) = [
+        i
+        for i in load_suite(ROOT / "suites" / "seeds" / "aot_inductor.yaml", root=ROOT)
+        if i.id.startswith("seed_aoti/simple_cpp_wrapper")
+    ]
+    results = check_artifacts(checked.checks.filecheck, {"python": wrapper}, target=None)
+    assert all(r.passed for r in results) is passes, [r.diagnostic for r in results]
