@@ -520,6 +520,18 @@ def _marker_expression(text: str | None) -> Any:
         return f"gemmconf list -m {text!r}: {exc}"
 
 
+def _config_lines(instance: Any) -> list[str]:
+    """The config patches the scenario's seed compiled under, and which backends apply them."""
+    return [
+        f"  {field} ({applied_by}) {dict(config)}"
+        for field, applied_by, config in (
+            ("inductor_config", "inductor backends only", instance.inductor_config),
+            ("dynamo_config", "torch.compile-based backends", instance.dynamo_config),
+        )
+        if config
+    ]
+
+
 def _explain(args: argparse.Namespace) -> int:
     from gemmconf import inputs
     from gemmconf.checks import compile_budget
@@ -557,8 +569,8 @@ def _explain(args: argparse.Namespace) -> int:
         f"  compile {i.compile.mode} over {len(i.shape_sets)} shape set(s), "
         f"at most {compile_budget(i)} compile(s)"
     )
-    if i.inductor_config:
-        print(f"  inductor_config (inductor backends only) {dict(i.inductor_config)}")
+    for line in _config_lines(i):
+        print(line)
     for index in range(len(i.shape_sets)):
         built = inputs.build(i, index, args.seed)
         print(f"  shape set {index}: {built.describe()} (seed {built.seed})")

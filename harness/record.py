@@ -151,6 +151,8 @@ class Record:
     source: str | None = None
     # the scenario's `inductor_config`, where it has one: the inductor backends ran under it
     inductor_config: dict[str, Any] | None = None
+    # the scenario's `dynamo_config`, where it has one: torch.compile-based backends ran under it
+    dynamo_config: dict[str, Any] | None = None
     nodeid: str | None = None
     outcome: str  # one of OUTCOMES
     duration_s: float | None = None
@@ -246,6 +248,7 @@ _RULES: dict[str, tuple[tuple[type, ...], str]] = {
     "dims": _OBJECT,
     "axes": _OBJECT,
     "inductor_config": _OBJECT,
+    "dynamo_config": _OBJECT,
     "markers": _LIST,
     "duration_s": _NUMBER,
     "environment": _OBJECT,

@@ -223,6 +223,8 @@ def _constants(instance: ScenarioInstance, spec: str, seed: int, device: str, dr
         f"{instance.compile.mode}",
         f"COMPILE_BUDGET = {compile_budget(instance)}  # compiles allowed over the shape sets",
         *_compiled_autograd_constants(instance),
+        f"DYNAMO_CONFIG = {dict(instance.dynamo_config)!r}  # the scenario's torch._dynamo.config "
+        "options (torch.compile-based backends)",
         "# per shape set: every input's shape, K (the floor grows with it), whether it is past",
         "# the size where the fresh-values call is compared bit for bit only",
         f"DIMS = {[instance.dims(i) for i in range(len(instance.shape_sets))]!r}",

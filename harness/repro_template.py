@@ -27,6 +27,7 @@ TF32 = EXACT = NUMERIC = ROW_MAJOR = COMPILED_BY_TORCH = COMPILED_AUTOGRAD = Fal
 AUTOGRAD_CAPTURES: int | None = None
 AUTOGRAD_COMPILES: int | None = None
 DYNAMIC: bool | None = None
+DYNAMO_CONFIG: dict = {}
 RAISES: str | None = None
 RAISES_MATCH: str | None = None
 DIMS: list[dict[str, int]] = []
@@ -299,6 +300,15 @@ def raised_line(stage, error):
     return f"Backend raised during {stage}: {what}"
 
 
+def set_dynamo_config():
+    """The scenario's dynamo_config, set before the backend compiles: dynamo reads it while it
+    traces the program (gemmconf patches it around each compile and call of its backends)."""
+    import torch._dynamo
+
+    for name, value in DYNAMO_CONFIG.items():
+        setattr(torch._dynamo.config, name, value)
+
+
 CAPTURED_GRAPH_COMPILES = []  # dynamo's compile ids of graphs compiled autograd captured
 
 
@@ -516,6 +526,8 @@ def main():
     made = []
     if COMPILED_AUTOGRAD:
         enable_compiled_autograd()
+    if DYNAMO_CONFIG and COMPILED_BY_TORCH:
+        set_dynamo_config()
 
     def backend(example_inputs):
         if not made:

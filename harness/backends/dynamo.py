@@ -53,6 +53,7 @@ The pieces, for adapters that call torch.compile themselves:
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import itertools
 import re
@@ -78,6 +79,8 @@ __all__ = [
     "make_dynamo",
     "recompile_limit_patches",
     "registered_backends",
+    "scenario_dynamo_config",
+    "with_dynamo_config",
 ]
 
 RECOMPILE_LIMIT = 64
@@ -131,6 +134,24 @@ def isolated_entry(fn: Callable[..., Any]) -> types.FunctionType:
     )
     entry.__kwdefaults__ = template.__kwdefaults__
     return entry
+
+
+def scenario_dynamo_config(instance: Any) -> dict[str, Any]:
+    """The scenario's `dynamo_config` (gemmconf.scenario.dynamo_options: the dynamo options its
+    seed compiled under), which every torch.compile-based backend applies with the recompile
+    limit; empty where it has none."""
+    return dict(getattr(instance, "dynamo_config", ()) or ())
+
+
+def with_dynamo_config(backend: Any, instance: Any) -> Any:
+    """`backend` for one item (a `for_instance`, base.py): a copy whose `dynamo_config` is the
+    scenario's, or `backend` itself where neither has one."""
+    config = scenario_dynamo_config(instance)
+    if config == getattr(backend, "dynamo_config", {}):
+        return backend
+    specialised = copy.copy(backend)
+    specialised.dynamo_config = config
+    return specialised
 
 
 def recompile_limit_patches() -> dict[str, Any]:
@@ -304,14 +325,22 @@ class DynamoCompiled:
     Subclasses add `artifacts()`.
     """
 
-    def __init__(self, fn: Callable[..., Any], compiler: Any, *, dynamic: bool | None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        compiler: Any,
+        *,
+        dynamic: bool | None,
+        dynamo_config: Mapping[str, Any] | None = None,
+    ) -> None:
         import torch
-        import torch._dynamo.config as dynamo_config
+        import torch._dynamo.config as dynamo_config_module
 
         self.compiler = compiler
-        self._patches = recompile_limit_patches()
+        # the scenario's dynamo_config (scenario_dynamo_config) beside the raised recompile limit
+        self._patches = {**recompile_limit_patches(), **(dynamo_config or {})}
         # one patch object re-entered per call: building it anew cost as much again per call
-        self._patch = dynamo_config.patch(self._patches)
+        self._patch = dynamo_config_module.patch(self._patches)
         with self._patch:
             self._compiled = torch.compile(isolated_entry(fn), backend=compiler, dynamic=dynamic)
         self._breaks = GraphBreaks()
@@ -429,6 +458,11 @@ class DynamoBackend:
         self.mode = mode
         self.options = dict(options or {})
         self.fullgraph = fullgraph
+        self.dynamo_config: dict[str, Any] = {}  # the scenario's, per item (for_instance)
+
+    def for_instance(self, instance: Any) -> DynamoBackend:
+        """This backend for one item (base.py): under the scenario's `dynamo_config`."""
+        return with_dynamo_config(self, instance)
 
     def availability(self) -> str | None:
         """None where torch.compile can find the backend here: a name must be registered, and
@@ -460,7 +494,13 @@ class DynamoBackend:
     def compile(
         self, fn: Callable[..., Any], example_inputs: Sequence[Any], *, dynamic: bool | None
     ) -> TorchCompiled:
-        return TorchCompiled(fn, self.compiler, dynamic=dynamic, **self.compile_keywords)
+        return TorchCompiled(
+            fn,
+            self.compiler,
+            dynamic=dynamic,
+            dynamo_config=self.dynamo_config,
+            **self.compile_keywords,
+        )
 
 
 def dynamo_backend(
@@ -487,10 +527,11 @@ class TorchCompiled:
         compiler: str | Callable[..., Any],
         *,
         dynamic: bool | None,
+        dynamo_config: Mapping[str, Any] | None = None,
         **keywords: Any,
     ) -> None:
         import torch
-        import torch._dynamo.config as dynamo_config
+        import torch._dynamo.config as dynamo_config_module
 
         self._invocations: int | None = None  # counted by our wrapper of a compiler function
         backend: Any = compiler
@@ -499,7 +540,8 @@ class TorchCompiled:
             backend = self._counted(compiler)
         self._inductor = compiler == "inductor"
         self._modules: list[str] = []  # inductor's output modules, in compile order
-        self._patch = dynamo_config.patch(recompile_limit_patches())
+        patches = {**recompile_limit_patches(), **(dynamo_config or {})}
+        self._patch = dynamo_config_module.patch(patches)
         with self._patch:
             self._compiled = torch.compile(
                 isolated_entry(fn), backend=backend, dynamic=dynamic, **keywords

@@ -25,7 +25,8 @@ How it works, per `compile()`:
 - Scope. Inductor and dynamo config patches are applied around `torch.compile` and each call
   only (and passed to `compile_fx`, which keeps them for later backward compiles); nothing
   outlives the call. A scenario's `inductor_config` (the config patch its seed test compiled
-  under) joins them, over the label's own options (`for_instance`).
+  under) joins them, over the label's own options, and its `dynamo_config` joins the dynamo
+  patches (`for_instance`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from gemmconf.backends.dynamo import (
     collecting_output_code,
     isolated_entry,
     recompile_limit_patches,
+    scenario_dynamo_config,
 )
 
 if TYPE_CHECKING:
@@ -105,6 +107,55 @@ def counting_inductor(sink: dict[str, int]) -> Iterator[None]:
             moved = value if moved < 0 else moved  # cleared meanwhile: all of it is new
             if moved:
                 sink[name] = sink.get(name, 0) + moved
+
+
+# inductor's scheduler IR before and after fusion (its torch._logging artifacts of these names)
+FUSION_IR = ("ir_pre_fusion", "ir_post_fusion")
+
+
+@contextlib.contextmanager
+def collecting_fusion_ir(sink: dict[str, list[str]]) -> Iterator[None]:
+    """Append the scheduler's nodes as inductor's `ir_pre_fusion` and `ir_post_fusion` logs
+    write them (`torch._inductor.debug.log_ir_pre_fusion`, `log_ir_post_fusion`, which the
+    scheduler looks up at each compile) to `sink[kind]`, without turning any log on."""
+    debug = importlib.import_module("torch._inductor.debug")
+    saved = {kind: getattr(debug, f"log_{kind}", None) for kind in FUSION_IR}
+    formatter = getattr(debug, "DebugFormatter", None)
+    if formatter is None or any(log is None for log in saved.values()):
+        yield  # a torch without these hooks: no artifact, and a block that reads one fails
+        return
+
+    def hook(kind: str) -> Callable[[Any], None]:
+        def logged(nodes: Any) -> None:
+            sink.setdefault(kind, []).append(formatter._write_ir(nodes))
+            saved[kind](nodes)
+
+        return logged
+
+    for kind in FUSION_IR:
+        setattr(debug, f"log_{kind}", hook(kind))
+    try:
+        yield
+    finally:
+        for kind, log in saved.items():
+            setattr(debug, f"log_{kind}", log)
+
+
+def fusion_ir_artifacts(sink: dict[str, list[str]]) -> dict[str, str]:
+    """Each kind's logs in compile order, one section per graph inductor scheduled."""
+    return {
+        kind: "".join(
+            f"# gemmconf: inductor scheduler nodes, graph {i} of {len(texts)}\n{text}"
+            for i, text in enumerate(texts, start=1)
+        )
+        for kind, texts in sink.items()
+    }
+
+
+def reads_fusion_ir(instance: Any) -> bool:
+    """Whether a FileCheck block of the scenario reads `ir_pre_fusion` or `ir_post_fusion`."""
+    blocks = getattr(getattr(instance, "checks", None), "filecheck", ()) or ()
+    return any(block.artifact in FUSION_IR for block in blocks)
 
 
 def counters_artifact(counted: dict[str, int]) -> str:
@@ -338,9 +389,17 @@ class InductorCompiled:
     """One `torch.compile` of one function, with its own compile count and output code."""
 
     def __init__(
-        self, fn: Callable[..., Any], *, dynamic: bool | None, inductor_patches: dict[str, Any]
+        self,
+        fn: Callable[..., Any],
+        *,
+        dynamic: bool | None,
+        inductor_patches: dict[str, Any],
+        dynamo_config: Mapping[str, Any] | None = None,
+        fusion_ir: bool = False,
     ) -> None:
         self._inductor_patches = dict(inductor_patches)
+        self._fusion_ir: dict[str, list[str]] | None = {} if fusion_ir else None
+        self._dynamo_patches = {**recompile_limit_patches(), **(dynamo_config or {})}
         self._compiles = 0
         self._modules: list[str] = []
         self._counted: dict[str, int] = {}
@@ -355,14 +414,17 @@ class InductorCompiled:
         with contextlib.ExitStack() as stack:
             if self._inductor_patches:
                 stack.enter_context(_inductor_config().patch(self._inductor_patches))
-            stack.enter_context(_dynamo_config().patch(recompile_limit_patches()))
+            stack.enter_context(_dynamo_config().patch(self._dynamo_patches))
             yield
 
     def _compile_graph(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
         self._compiles += 1
         # Looked up per call so a test can observe exactly what inductor is handed.
         compile_fx = importlib.import_module("torch._inductor.compile_fx").compile_fx
-        with collecting_output_code(self._modules):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(collecting_output_code(self._modules))
+            if self._fusion_ir is not None:
+                stack.enter_context(collecting_fusion_ir(self._fusion_ir))
             return compile_fx(gm, example_inputs, config_patches=dict(self._inductor_patches))
 
     def __call__(self, *args: Any) -> Any:
@@ -377,7 +439,10 @@ class InductorCompiled:
         """`python`: every output module in compile order; `triton`/`cpp`/`cuda`: kernel sources;
         `counters`: inductor's counters this `Compiled` moved (`counters_artifact`)."""
         found = artifacts_of(self._modules)
-        return {**found, "counters": counters_artifact(self._counted)} if found else found
+        if not found:
+            return found
+        fusion_ir = fusion_ir_artifacts(self._fusion_ir or {})
+        return {**found, "counters": counters_artifact(self._counted), **fusion_ir}
 
     def compiles(self) -> int:
         return self._compiles
@@ -396,6 +461,8 @@ class InductorBackend:
         max_autotune: bool = False,
         gemm_backends: str | None = None,
         scenario_config: Mapping[str, Any] | None = None,
+        dynamo_config: Mapping[str, Any] | None = None,
+        fusion_ir: bool = False,
     ) -> None:
         if gemm_backends is not None and not max_autotune:
             raise ValueError(
@@ -407,21 +474,36 @@ class InductorBackend:
         self.gemm_backends = None if gemm_backends is None else parse_gemm_backends(gemm_backends)
         # the scenario's `inductor_config` (its seed's config patch), applied over this label's
         self.scenario_config = dict(scenario_config or {})
+        # the scenario's `dynamo_config`, applied with the recompile limit (dynamo.py)
+        self.dynamo_config = dict(dynamo_config or {})
+        # the scheduler's IR before and after fusion as artifacts, for scenarios that check it
+        self.fusion_ir = fusion_ir
 
     def for_instance(self, instance: Any) -> InductorBackend:
         """This backend for one item (base.py): under the scenario's `inductor_config`, the
         options its seed test patched, which win over the label's own (the seed's config decides
-        what inductor builds). Itself where the scenario has none."""
+        what inductor builds), and its `dynamo_config`. Itself where the scenario has neither."""
         config = dict(getattr(instance, "inductor_config", ()) or ())
-        if not config:
+        dynamo = scenario_dynamo_config(instance)
+        fusion_ir = reads_fusion_ir(instance)
+        if not config and not dynamo and not fusion_ir:
             return self
         gemm_backends = None if self.gemm_backends is None else ",".join(self.gemm_backends)
-        return InductorBackend(self.name, self.max_autotune, gemm_backends, scenario_config=config)
+        return InductorBackend(
+            self.name,
+            self.max_autotune,
+            gemm_backends,
+            scenario_config=config,
+            dynamo_config=dynamo,
+            fusion_ir=fusion_ir,
+        )
 
     def inductor_patches(self) -> dict[str, Any]:
         """The inductor config this backend compiles under: the label's (empty for plain
         `inductor`), then the scenario's `inductor_config` over it."""
-        return {**self._label_patches(), **self.scenario_config}
+        # the scheduler runs only where the graph is compiled anew, not served by a cache
+        uncached = {"force_disable_caches": True} if self.fusion_ir else {}
+        return {**self._label_patches(), **uncached, **self.scenario_config}
 
     def _label_patches(self) -> dict[str, Any]:
         if not self.max_autotune:
@@ -468,7 +550,13 @@ class InductorBackend:
     def compile(
         self, fn: Callable[..., Any], example_inputs: Sequence[Any], *, dynamic: bool | None
     ) -> InductorCompiled:
-        return InductorCompiled(fn, dynamic=dynamic, inductor_patches=self.inductor_patches())
+        return InductorCompiled(
+            fn,
+            dynamic=dynamic,
+            inductor_patches=self.inductor_patches(),
+            dynamo_config=self.dynamo_config,
+            fusion_ir=self.fusion_ir,
+        )
 
 
 def make_inductor(option: str | None = None) -> InductorBackend:

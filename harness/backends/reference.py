@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gemmconf.backends.dynamo import DynamoCompiled
+from gemmconf.backends.dynamo import DynamoCompiled, with_dynamo_config
 
 if TYPE_CHECKING:
     from gemmconf.backends.base import RunOptions
@@ -42,8 +42,10 @@ class ReferenceCompiled(DynamoCompiled):
         *,
         dynamic: bool | None,
         target_arch: str | None,
+        dynamo_config: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(fn, compiler, dynamic=dynamic)  # the compiler: lowered graphs, launches
+        # the compiler: lowered graphs, launches
+        super().__init__(fn, compiler, dynamic=dynamic, dynamo_config=dynamo_config)
         self._target_arch = target_arch
 
     def __call__(self, *args: Any) -> Any:
@@ -69,6 +71,11 @@ class ReferenceBackend:
         self.options = options
         self.name = name
         self.target_arch: str | None = None
+        self.dynamo_config: dict[str, Any] = {}  # the scenario's, per item (for_instance)
+
+    def for_instance(self, instance: Any) -> ReferenceBackend:
+        """This backend for one item (base.py): under the scenario's `dynamo_config`."""
+        return with_dynamo_config(self, instance)
 
     def availability(self) -> str | None:
         try:
@@ -96,7 +103,11 @@ class ReferenceBackend:
             self.options or BackendOptions(), target_arch=self.target_arch
         )
         return ReferenceCompiled(
-            fn, ReferenceCompiler(options), dynamic=dynamic, target_arch=self.target_arch
+            fn,
+            ReferenceCompiler(options),
+            dynamic=dynamic,
+            target_arch=self.target_arch,
+            dynamo_config=self.dynamo_config,
         )
 
 

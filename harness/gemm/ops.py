@@ -628,6 +628,25 @@ OPS: dict[str, OpSpec] = {
             row_major=True,
         ),
         _seed_program(
+            "nonzero_mm",
+            "torch.mm(nonzero_rows(a), b)",
+            "a's rows but its last two, picked by torch.nonzero, times b: an (M - 2, N) product "
+            "whose M is data-dependent (unbacked under dynamo_config "
+            "capture_dynamic_output_shape_ops); M = 2 multiplies no row",
+        ),
+        _seed_program(
+            "diagonal_writes_mm",
+            "diagonal_writes_mm(a, c, b, d)",
+            "(a * c) with d written into its diagonal in place, times b, then 1 added to the "
+            "product's diagonal in place; returns that diagonal (square a, c)",
+            operands=(
+                _A,
+                _B,
+                OperandSpec("c", "input", ("M", "K")),
+                OperandSpec("d", "input", ("M",)),
+            ),
+        ),
+        _seed_program(
             "sin_mm",
             "torch.mm(torch.sin(a), b)",
             "sin(a) @ b: a pointwise prologue on a",

@@ -55,10 +55,35 @@ def tiled(x: torch.Tensor) -> torch.Tensor:
     return x.repeat(8, 8)
 
 
+def nonzero_rows(x: torch.Tensor) -> torch.Tensor:
+    """x's rows but its last two, picked through torch.nonzero of a mask: the count is
+    data-dependent, an unbacked size where dynamo captures nonzero() (dynamo_config
+    capture_dynamic_output_shape_ops), as the count of test_zero_grid_with_unbacked_symbols's
+    nonzero(x) is under AOTInductor's export. Two rows stay behind so that the input itself is
+    never of size 0 or 1, which dynamo would specialise on: the GEMM's M reaches 0 only through
+    the data."""
+    keep = torch.arange(x.shape[0], device=x.device) < x.shape[0] - 2
+    return x.index_select(0, torch.nonzero(keep).squeeze(1))
+
+
+def diagonal_writes_mm(
+    x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, other: torch.Tensor
+) -> torch.Tensor:
+    """test_mutation_rename's program: (x * y) with `other` written into its diagonal in place,
+    times z, then 1 added to the product's diagonal in place; returns that diagonal (a view of
+    the product), as the seed does."""
+    mul = x * y
+    torch.diagonal(mul).copy_(other)
+    product = torch.mm(mul, z)
+    return torch.diagonal(product).add_(1)
+
+
 # the helpers op templates may call, by name (the program's namespace)
 HELPERS = {
     "per_group_mm": per_group_mm,
     "autocast_linear": autocast_linear,
     "cexpr_prologue": cexpr_prologue,
     "tiled": tiled,
+    "nonzero_rows": nonzero_rows,
+    "diagonal_writes_mm": diagonal_writes_mm,
 }

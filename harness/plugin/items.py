@@ -350,6 +350,8 @@ class ScenarioItem(pytest.Item):
         }
         if instance.inductor_config:
             self.record["inductor_config"] = dict(instance.inductor_config)
+        if instance.dynamo_config:
+            self.record["dynamo_config"] = dict(instance.dynamo_config)
         self.user_properties.append(("gemmconf", self.record))
 
     def expected_skip_reason(self) -> str:

@@ -100,22 +100,31 @@ def _table() -> dict[str, _Option]:
     cache where an earlier run wrote it for this torch's config.py (JSON, keyed by that file's
     bytes), else from inductor itself, then cached. Importing inductor takes seconds, and every
     pytest process that loads the suite (xdist's controller and each worker) paid it."""
-    source = Path(torch.__file__).parent / "_inductor" / "config.py"
+    return module_table("torch._inductor.config")
+
+
+def module_table(module: str) -> dict[str, _Option]:
+    """The options of one of torch's config modules (`torch._inductor.config`,
+    `torch._dynamo.config`), from gemmconf's cache keyed by that module's source, else imported
+    and cached."""
+    relative = Path(*module.split(".")[1:]).with_suffix(".py")
+    source = Path(torch.__file__).parent / relative
     try:
         key = hashlib.sha256(source.read_bytes() + torch.__version__.encode()).hexdigest()[:24]
     except OSError:
-        return _imported()
-    path = cache_dir("inductor-options") / f"{key}.json"
+        return _imported(module)
+    name = f"{module.split('.')[1].lstrip('_')}-options"  # inductor-options, dynamo-options
+    path = cache_dir(name) / f"{key}.json"
     cached = _read(path)
     if cached is not None:
         return cached
-    table = _imported()
+    table = _imported(module)
     _write(path, table)
     return table
 
 
-def _imported() -> dict[str, _Option]:
-    config = importlib.import_module("torch._inductor.config")
+def _imported(module: str = "torch._inductor.config") -> dict[str, _Option]:
+    config = importlib.import_module(module)
     get_type: Callable[[str], Any] | None = getattr(config, "get_type", None)
     table = {}
     for name, default in config.get_config_copy().items():
@@ -194,6 +203,15 @@ def _fits(value: Scalar, allowed: tuple[type, ...]) -> bool:
     return isinstance(value, str) and str in allowed
 
 
+def _refused_reason(name: str) -> str | None:
+    if not refused(name):
+        return None
+    return (
+        "options that name a program, a file or folder, a host or code to load, or that write "
+        "logs or traces, stay the user's"
+    )
+
+
 def refused(name: str) -> bool:
     """Whether `name` is an option a suite file may not set (REFUSED_WORDS, REFUSED_SECTIONS)."""
     parts = name.split(".")
@@ -201,20 +219,27 @@ def refused(name: str) -> bool:
     return parts[0] in REFUSED_SECTIONS or not REFUSED_WORDS.isdisjoint(words)
 
 
-def check_option(name: Any, value: Any) -> tuple[str, Scalar]:
-    """One entry, as the loader keeps it; OptionProblem saying what is wrong otherwise."""
+def check_option(
+    name: Any,
+    value: Any,
+    *,
+    module: str = "torch._inductor.config",
+    table: Callable[[], dict[str, _Option]] | None = None,
+    refuse: Callable[[str], str | None] | None = None,
+) -> tuple[str, Scalar]:
+    """One entry, as the loader keeps it; OptionProblem saying what is wrong otherwise. `module`,
+    `table` and `refuse` (the reason an existing option is not taken, or None) default to
+    inductor's config and REFUSED_WORDS; the `dynamo_config` field passes dynamo's."""
     if not isinstance(name, str) or not name or len(name) > 200:
-        raise OptionProblem(f"option names are text (an inductor config name), got {name!r:.80}")
-    known = _table()
+        raise OptionProblem(f"option names are text (an option of {module}), got {name!r:.80}")
+    known = (table or _table)()
     if name not in known:
         close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise OptionProblem(f"{name!r} is no option of torch._inductor.config in this torch{hint}")
-    if refused(name):
-        raise OptionProblem(
-            f"{name!r} is not taken from a suite file: options that name a program, a file or "
-            "folder, a host or code to load, or that write logs or traces, stay the user's"
-        )
+        raise OptionProblem(f"{name!r} is no option of {module} in this torch{hint}")
+    reason = (refuse or _refused_reason)(name)
+    if reason is not None:
+        raise OptionProblem(f"{name!r} is not taken from a suite file: {reason}")
     if isinstance(value, Mapping | list | tuple | set):
         raise OptionProblem(f"{name}: the value must be a scalar, got {value!r:.80}")
     if not isinstance(value, bool | int | float | str | types.NoneType):
@@ -234,20 +259,23 @@ def check_option(name: Any, value: Any) -> tuple[str, Scalar]:
     return name, value
 
 
-def check_config(value: Any) -> tuple[tuple[str, Scalar], ...]:
+def check_config(
+    value: Any, *, example: str = "{triton.enable_persistent_tma_matmul: true}", **option: Any
+) -> tuple[tuple[str, Scalar], ...]:
     """The whole field: a mapping of option names to scalars, in the file's order; raises
-    `OptionProblem` (naming the entry in `option`) at the first bad entry."""
+    `OptionProblem` (naming the entry in `option`) at the first bad entry. `option`: what
+    `check_option` takes beside the entry (another config module's table and rules)."""
+    module = option.get("module", "torch._inductor.config")
     if not isinstance(value, Mapping):
         raise OptionProblem(
-            "expected a mapping of torch._inductor.config option names to values, e.g. "
-            "{triton.enable_persistent_tma_matmul: true}"
+            f"expected a mapping of {module} option names to values, e.g. {example}"
         )
     if len(value) > MAX_OPTIONS:
         raise OptionProblem(f"{len(value)} options, past the limit of {MAX_OPTIONS}")
     entries = []
     for name, setting in value.items():
         try:
-            entries.append(check_option(name, setting))
+            entries.append(check_option(name, setting, **option))
         except OptionProblem as exc:
             raise OptionProblem(str(exc), name) from None
     return tuple(entries)

@@ -156,6 +156,9 @@ class ScenarioInstance:
     # inductor config options the seed patched, (dotted name, scalar) in the file's order: the
     # inductor backends compile and call under them, other backends ignore them
     inductor_config: tuple[tuple[str, Any], ...] = ()
+    # torch._dynamo.config options the seed compiled under (an allow-list, scenario.
+    # dynamo_options): every torch.compile-based backend compiles and calls under them
+    dynamo_config: tuple[tuple[str, Any], ...] = ()
     # Resolved once, when the instance is made: what every later step would otherwise look up by
     # name or derive again (the program's parameters, the GEMM's result dtype).
     input_names: tuple[str, ...] = field(init=False, repr=False, compare=False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,10 +18,10 @@ from gemmconf.gemm.ops import OPS as OP_SPECS
 from gemmconf.gemm.ops import OpSpec, jagged_dim, scaled_mm_v2_scale_layout
 from gemmconf.gemm.scaling import RECIPES, SWIZZLES
 from gemmconf.markers import MARKERS
-from gemmconf.scenario import model
+from gemmconf.scenario import dynamo_options, inductor_options, model
 from gemmconf.scenario.axes import as_ids
 from gemmconf.scenario.expressions import eval_dim, expr_names
-from gemmconf.scenario.inductor_options import OptionProblem, check_config
+from gemmconf.scenario.inductor_options import OptionProblem
 from gemmconf.scenario.patterns import PatternError, compile_message_pattern
 from gemmconf.scenario.source import Node, Where, line_of
 
@@ -51,6 +51,7 @@ SCENARIO_FIELDS = (
     "compiled_autograd",
     "compile",
     "inductor_config",
+    "dynamo_config",
     "values",
     "checks",
     "requires",
@@ -205,7 +206,8 @@ def build(
     bias_dtype = fields.pick("bias_dtype", model.INPUT_DTYPES)
     epilogue = _epilogue(f.get("epilogue", []), fail)
     compile_spec = _compile(f.get("compile", "static"), shape_sets, fail)
-    inductor_config = _inductor_config(fields)
+    inductor_config = _config_field(fields, "inductor_config", inductor_options.check_config)
+    dynamo_config = _config_field(fields, "dynamo_config", dynamo_options.check_config)
     dims_used = _dims_used(operands, bias, group_sizes)
     for dim in compile_spec.dims:
         if dim not in dims_used:
@@ -250,6 +252,7 @@ def build(
         backward=backward,
         compiled_autograd=compiled_autograd,
         inductor_config=inductor_config,
+        dynamo_config=dynamo_config,
     )
     return replace(instance, requires=model.implied_requirements(instance))
 
@@ -620,21 +623,22 @@ def _epilogue(steps: Any, fail) -> tuple[model.Epilogue, ...]:
     return tuple(chain)
 
 
-def _inductor_config(fields: _Fields) -> tuple[tuple[str, Any], ...]:
-    """The inductor config options the scenario's seed patched (gemmconf.scenario.
-    inductor_options); an error names the line of the entry at fault."""
-    if "inductor_config" not in fields.raw.fields:
+def _config_field(
+    fields: _Fields, name: str, check: Callable[[Any], tuple[tuple[str, Any], ...]]
+) -> tuple[tuple[str, Any], ...]:
+    """A config patch the scenario's seed compiled under, `inductor_config` or `dynamo_config`
+    (gemmconf.scenario.inductor_options, .dynamo_options); an error names the line of the entry
+    at fault."""
+    if name not in fields.raw.fields:
         return ()
-    value = fields.get("inductor_config")
+    value = fields.get(name)
     try:
-        return check_config(value)
+        return check(value)
     except OptionProblem as exc:
         if exc.option is None or not isinstance(value, Node):
-            raise fields.fail("inductor_config", str(exc)) from None
+            raise fields.fail(name, str(exc)) from None
         where = fields.where.at(value, exc.option)  # the entry's own line
-        raise model.ScenarioError(
-            where, "inductor_config", f"{exc} (in {fields.instance_id})"
-        ) from None
+        raise model.ScenarioError(where, name, f"{exc} (in {fields.instance_id})") from None
 
 
 def _compile(value: Any, shape_sets, fail) -> model.CompileSpec:

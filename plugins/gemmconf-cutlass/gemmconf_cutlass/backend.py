@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from gemmconf.backends.base import RunOptions
-from gemmconf.backends.dynamo import DynamoCompiled
+from gemmconf.backends.dynamo import DynamoCompiled, with_dynamo_config
 from gemmconf_cutlass import codegen
 from gemmconf_cutlass.launch import gpu_launch
 from gemmconf_cutlass.lowering import CutlassCompiler, Launcher
@@ -55,6 +55,12 @@ class CutlassBackend:
         self.launcher = launcher
         self.allow_cpu = allow_cpu
         self.target_arch: str | None = None
+        self.dynamo_config: dict[str, Any] = {}  # the scenario's, per item (for_instance)
+
+    def for_instance(self, instance: Any) -> CutlassBackend:
+        """This backend for one item: under the scenario's `dynamo_config` (dynamo runs
+        here too)."""
+        return with_dynamo_config(self, instance)
 
     def configure(self, options: RunOptions) -> None:
         self.target_arch = options.target_arch
@@ -87,4 +93,4 @@ class CutlassBackend:
         self, fn: Callable[..., Any], example_inputs: Sequence[Any], *, dynamic: bool | None
     ) -> CutlassCompiled:
         compiler = CutlassCompiler(self.launcher, allow_cpu=self.allow_cpu)
-        return CutlassCompiled(fn, compiler, dynamic=dynamic)
+        return CutlassCompiled(fn, compiler, dynamic=dynamic, dynamo_config=self.dynamo_config)
