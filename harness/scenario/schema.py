@@ -209,9 +209,7 @@ def build(
     inductor_config = _config_field(fields, "inductor_config", inductor_options.check_config)
     dynamo_config = _config_field(fields, "dynamo_config", dynamo_options.check_config)
     dims_used = _dims_used(operands, bias, group_sizes)
-    for dim in compile_spec.dims:
-        if dim not in dims_used:
-            raise fail("compile", f"mark_dynamic names dim {dim!r}, which no operand uses")
+    _check_dynamic_dims(compile_spec, dims_used, fail)
     values = _values(fields, bias, dtype)
     checks = _scenario_checks(fields, spec, operands, backward)
     requires = _requires(f.get("requires", {}), fail)
@@ -255,6 +253,12 @@ def build(
         dynamo_config=dynamo_config,
     )
     return replace(instance, requires=model.implied_requirements(instance))
+
+
+def _check_dynamic_dims(compile_spec: model.CompileSpec, dims_used: set, fail: Any) -> None:
+    for dim in compile_spec.dims:
+        if dim not in dims_used:
+            raise fail("compile", f"mark_dynamic names dim {dim!r}, which no operand uses")
 
 
 def _dims_used(

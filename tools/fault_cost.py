@@ -1,0 +1,67 @@
+"""Backends for measuring what a lost CUDA context costs a run against a crash (issue 43).
+
+    pytest suites/dense suites/epilogue -m mm --backend tools.fault_cost:illegal_address
+    pytest suites/dense suites/epilogue -m mm --backend tools.fault_cost:segfault
+
+Both compute eagerly and misbehave on every item with a bf16 operand: `illegal_address`
+launches a Triton kernel that stores far past its buffer (a real device fault: the CUDA context
+is lost), `segfault` reads address 0. The same items fail, so the runs' wall times compare what
+each kind of loss costs. A measuring aid for GPU machines; nothing here is asserted.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _store_far(out_ptr, far):
+    offsets = tl.arange(0, 64)
+    tl.store(out_ptr + far + offsets, tl.full((64,), 1.0, tl.float32))
+
+
+def _illegal_address() -> None:
+    out = torch.empty(64, device="cuda", dtype=torch.float32)
+    _store_far[(1,)](out, 1 << 38)  # 1 TiB past a 256-byte buffer
+    torch.cuda.synchronize()  # the fault surfaces here
+
+
+def _segfault() -> None:
+    ctypes.string_at(0)
+
+
+class _Faulting:
+    def __init__(self, fn: Callable[..., Any], fault: Callable[[], None]) -> None:
+        self.fn, self.fault = fn, fault
+
+    def __call__(self, *args: Any) -> Any:
+        if any(isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 for a in args):
+            self.fault()
+        return self.fn(*args)
+
+    def artifacts(self) -> dict[str, str]:
+        return {}
+
+    def compiles(self) -> int:
+        return 1
+
+
+class _FaultingBackend:
+    def __init__(self, name: str, fault: Callable[[], None]) -> None:
+        self.name, self.fault = name, fault
+
+    def availability(self) -> str | None:
+        return None if torch.cuda.is_available() else "needs a CUDA GPU"
+
+    def compile(self, fn: Any, example_inputs: Sequence[Any], *, dynamic: bool | None) -> Any:
+        return _Faulting(fn, self.fault)
+
+
+illegal_address = _FaultingBackend("illegal-address", _illegal_address)
+segfault = _FaultingBackend("segfault", _segfault)
