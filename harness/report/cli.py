@@ -1,9 +1,11 @@
-"""`gemmconf report merge|html|matrix|diff|csv`: join, render, compare and export results files.
+"""`gemmconf report merge|html|matrix|diff|ab|csv`: join, render, compare and export results files.
 
 Exit codes: 0 done; 1 `diff` found outcome regressions; 2 bad input (a file that is not a
-gemmconf results file, truncated, not UTF-8, of another version, or inputs that cannot be
-merged), with a message naming the file and what is wrong; 3 `diff --fail-on-regression` found
-benchmark regressions (items slower beyond the noise) and no outcome regression.
+gemmconf results file, truncated, not UTF-8, of another version, inputs that cannot be
+merged, or `ab` files that are not alternating runs of two trees on one machine), with a message
+naming the file and what is wrong; 3 `diff --fail-on-regression` found benchmark regressions
+(items slower beyond the noise) and no outcome regression, or `ab` called an item or a geomean
+slower.
 
 `add_subcommands(commands)` adds `report` to the `gemmconf` parser; `run(args)` runs it. The
 module also runs alone: `python -m gemmconf.report.cli merge A.json B.json -o merged.json`.
@@ -21,7 +23,7 @@ from typing import Any
 from gemmconf.record import Record
 from gemmconf.report import diff as diff_mod
 from gemmconf.report import merge as merge_mod
-from gemmconf.report import perf
+from gemmconf.report import paired, perf
 from gemmconf.report.quoting import csv_cell, terminal
 from gemmconf.report.results import ResultsError
 
@@ -51,8 +53,10 @@ when the figure moved beyond the noise, k times the combined standard error of t
 one repetition (what moves between processes), and more than the minimum relative change.
 Runs that share no backend are an error, naming both sides' backends: --as NAME compares two
 runs of one backend each under one name (two configurations of a backend, run under two names).
-Exit status: 0 no regression; 1 outcome regressions; 2 unreadable input or no backend in common;
-3 with --fail-on-regression, benchmark regressions (slower items) and no outcome regression."""
+One run of each side cannot see a 5% change at the power limit: `report ab` compares
+alternating runs of two trees. Exit status: 0 no regression; 1 outcome regressions; 2
+unreadable input or no backend in common; 3 with --fail-on-regression, benchmark regressions
+(slower items) and no outcome regression."""
 
 
 CSV_HELP = """\
@@ -112,6 +116,7 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
     _add_matrix(actions)
     _add_csv(actions)
     _add_diff(actions)
+    _add_ab(actions)
     return report
 
 
@@ -258,6 +263,52 @@ def _add_diff(actions: Any) -> None:
     )
 
 
+AB_HELP = """\
+A/B of two trees from benchmark runs that alternated on one machine: A1 B1 A2 B2 ..., given in
+the order they ran (each a results file of `pytest suites/bench --benchmark`, one tree
+installed per run). Per item, the log of its speed in every run is fitted as level + B's effect
++ a linear drift over the runs (which cancels a machine that slows or speeds up during the call),
+and B's speed over A's gets a Student-t interval from the runs' scatter around the fit. An item
+is called slower or faster when its interval excludes 1 and the change is at least
+--min-effect; the items' intervals hold together at --confidence (each at 1 - (1 -
+confidence) / items), so that runs of pure noise call nothing. Per backend, the geomean over the
+items timed in every run is fitted the same way. Checked: at least 4 files; one machine and
+software stack (the files' environment); one --bench-mode; the same items; the runs finished in
+the order given; where the files record gemmconf's code hash or commit, that A's files ran one
+tree and B's another. Exit status: 0 nothing called slower; 2 bad input (named); 3 an item or a
+geomean called slower."""
+
+
+def _add_ab(actions: Any) -> None:
+    """`report ab`: a paired A/B of alternating runs of two trees."""
+    ab = actions.add_parser(
+        "ab", help="A/B of two trees from alternating benchmark runs", description=AB_HELP
+    )
+    ab.add_argument("runs", nargs="+", metavar="RESULTS.json", help="A1 B1 A2 B2 ... in run order")
+    ab.add_argument("--json", action="store_true", help="print the A/B as JSON")
+    ab.add_argument(
+        "--metric",
+        choices=sorted(perf.COMPARED),
+        default="vs_cublas",
+        help="the figure compared: vs_cublas (default: the ratio to cuBLAS timed in the same "
+        "run) or time_ms (inverted, so that B/A is still a speed ratio)",
+    )
+    ab.add_argument(
+        "--min-effect",
+        type=float,
+        default=paired.MIN_EFFECT,
+        metavar="FRACTION",
+        help=f"the smallest change called (default {paired.MIN_EFFECT:g})",
+    )
+    ab.add_argument(
+        "--confidence",
+        type=float,
+        default=paired.CONFIDENCE,
+        metavar="P",
+        help=f"of all the items' intervals together (default {paired.CONFIDENCE:g})",
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         if args.report_command == "merge":
@@ -286,8 +337,15 @@ def run(args: argparse.Namespace) -> int:
             return OK
         if args.report_command == "csv":
             return _csv(args)
+        if args.report_command == "ab":
+            return _ab(args)
         return _diff(args)
-    except (ResultsError, merge_mod.MergeError, diff_mod.NoCommonBackend) as exc:
+    except (
+        ResultsError,
+        merge_mod.MergeError,
+        diff_mod.NoCommonBackend,
+        paired.PairedError,
+    ) as exc:
         message = terminal(str(exc))  # it may quote the file's ids
         print(f"gemmconf report {args.report_command}: error: {message}", file=sys.stderr)
         return BAD_INPUT
@@ -388,6 +446,24 @@ def _diff(args: argparse.Namespace) -> int:
     if result.regressions:
         return REGRESSED
     return SLOWER if args.fail_on_regression and result.slower else OK
+
+
+def _ab(args: argparse.Namespace) -> int:
+    if not 0 < args.confidence < 1 or args.min_effect < 0:
+        raise paired.PairedError("--confidence must lie between 0 and 1, --min-effect be >= 0")
+    documents = [merge_mod.load(path) for path in args.runs]
+    result = paired.paired_ab(
+        args.runs,
+        documents,
+        metric=args.metric,
+        min_effect=args.min_effect,
+        confidence=args.confidence,
+    )
+    if args.json:
+        print(json.dumps(result.as_json(), indent=1))
+    else:
+        print("\n".join(terminal(line) for line in paired.render(result)))
+    return SLOWER if result.slower else OK
 
 
 def main(argv: list[str] | None = None) -> int:
