@@ -1,6 +1,8 @@
-"""Where a run's code came from, for the results file: gemmconf's own version (and its commit,
-when it runs from a git checkout), and the distribution and version of each package a backend's
-code lives in (`openvino 2026.4.1` for `dynamo:openvino`, `torch 2.13.0` for `inductor`).
+"""Where a run's code came from, for the results file: gemmconf's own version (its commit,
+when it runs from a git checkout, and a hash of its code, which an installed copy has too, so
+that `gemmconf report ab` can tell two trees' runs apart), and the distribution and version of
+each package a backend's code lives in (`openvino 2026.4.1` for `dynamo:openvino`, `torch
+2.13.0` for `inductor`).
 
 A failure report names versions so that a reader can reproduce it and an upstream issue can cite
 them; a results file that says only "dynamo:openvino" does not say which OpenVINO.
@@ -9,7 +11,9 @@ them; a results file that says only "dynamo:openvino" does not say which OpenVIN
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.metadata
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -19,10 +23,10 @@ GIT_TIMEOUT_S = 5.0
 
 
 def gemmconf_source() -> dict[str, str]:
-    """{"version": ..., "commit": ...}: the installed distribution's version, and where the
-    package is a file git tracks in a checkout, that checkout's commit (`+dirty` when tracked
-    files differ from it). An installed copy has no commit: a checkout around the virtualenv it
-    sits in is not where its code came from."""
+    """{"version": ..., "commit": ..., "code": ...}: the installed distribution's version; where
+    the package is a file git tracks in a checkout, that checkout's commit (`+dirty` when tracked
+    files differ from it); and `code_hash()`. An installed copy has no commit: a checkout around
+    the virtualenv it sits in is not where its code came from."""
     import gemmconf
 
     source: dict[str, str] = {}
@@ -32,7 +36,37 @@ def gemmconf_source() -> dict[str, str]:
     commit = _commit_of(Path(gemmconf.__file__))
     if commit:
         source["commit"] = commit
+    code = code_hash()
+    if code:
+        source["code"] = code
     return source
+
+
+CODE_PACKAGES = ("gemmconf", "gemmconf_reference")  # the harness and the reference backend
+
+
+@functools.cache
+def code_hash() -> str | None:
+    """`hash_code` of the installed harness and reference backend (None: neither is found)."""
+    roots = {}
+    for package in CODE_PACKAGES:
+        spec = importlib.util.find_spec(package)  # located, not imported
+        if spec is not None and spec.submodule_search_locations:
+            roots[package] = Path(next(iter(spec.submodule_search_locations)))
+    return hash_code(roots) if roots else None
+
+
+def hash_code(roots: dict[str, Path]) -> str:
+    """12 hex digits of SHA-256 over the Python files under each package's folder (its name,
+    the file's relative path and bytes, in path order): equal for two installs of one tree,
+    different for trees whose code differs. The suite's files have their own hash
+    (`suite_version`)."""
+    digest = hashlib.sha256()
+    for package, root in sorted(roots.items()):
+        for path in sorted(root.rglob("*.py")):
+            digest.update(f"{package}/{path.relative_to(root).as_posix()}\0".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _commit_of(path: Path) -> str | None:

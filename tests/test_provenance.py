@@ -77,3 +77,23 @@ def test_the_run_and_its_merge_keep_both(suite):
         document["gemmconf"],
         other["gemmconf"],
     ]
+
+
+def test_the_code_hash_tells_two_trees_apart_and_two_installs_of_one_tree_not(tmp_path):
+    # `gemmconf report ab` checks with it that alternating runs ran two trees (installed copies
+    # have no commit)
+    copies = []
+    for name in ("one", "two"):
+        copy = tmp_path / name
+        shutil.copytree(ROOT / "backend", copy / "backend")
+        copies.append({"gemmconf_reference": copy / "backend"})
+    (copies[1]["gemmconf_reference"] / "__pycache__" / "stale.cpython-312.pyc").parent.mkdir(
+        exist_ok=True
+    )
+    (copies[1]["gemmconf_reference"] / "__pycache__" / "stale.cpython-312.pyc").write_bytes(b"x")
+    assert provenance.hash_code(copies[0]) == provenance.hash_code(copies[1])
+    kernel = next(iter(sorted(copies[1]["gemmconf_reference"].rglob("*.py"))))
+    kernel.write_text(kernel.read_text() + "\n# one line more\n")
+    assert provenance.hash_code(copies[0]) != provenance.hash_code(copies[1])
+    assert provenance.gemmconf_source()["code"] == provenance.code_hash()
+    assert len(provenance.code_hash() or "") == 12
