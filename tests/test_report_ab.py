@@ -222,3 +222,12 @@ def test_an_item_failing_in_one_run_is_listed_not_compared() -> None:
     result = ab(runs)
     assert result.untimed == [f"{ITEMS[0]}@reference"]
     assert len(result.items) == len(ITEMS) - 1
+
+
+def test_files_that_record_no_tree_are_named_and_the_others_still_checked(tmp_path, capsys):
+    runs = alternating_runs(3, effect=0.0, noise=0.01)
+    del runs[0]["gemmconf"]["code"]
+    assert any("run0.json: no gemmconf code recorded" in note for note in ab(runs).notes)
+    runs[4]["gemmconf"]["code"] = TREES[1]  # A's third run ran B's tree
+    err = refused(tmp_path, runs, capsys)
+    assert "(run 5, A's) ran code 0f9e8d7c6b5a" in err and "bench-a-2.json ran a1b2c3d4e5f6" in err

@@ -275,14 +275,13 @@ def bench_mode(document: dict[str, Any]) -> str | None:
     return modes.pop() if len(modes) == 1 else None
 
 
-def tree_of(document: dict[str, Any]) -> str | None:
-    """Which tree ran: gemmconf's code hash, else its commit (None: the file does not say)."""
+TREE_FIELDS = ("code", "commit")  # how a results file says which tree ran, best first
+
+
+def _source(document: dict[str, Any]) -> dict[str, Any]:
+    """The run's `gemmconf` block: its version, commit and code hash (`provenance`)."""
     source = document.get("gemmconf")
-    if not isinstance(source, dict):
-        return None
-    if source.get("code"):
-        return f"code {source['code']}"
-    return f"commit {source['commit']}" if source.get("commit") else None
+    return source if isinstance(source, dict) else {}
 
 
 def check_runs(files: Sequence[str], documents: Sequence[dict[str, Any]]) -> list[str]:
@@ -347,28 +346,37 @@ def _check_items(files: Sequence[str], documents: Sequence[dict[str, Any]]) -> N
 
 
 def _check_trees(files: Sequence[str], documents: Sequence[dict[str, Any]]) -> list[str]:
-    trees = [tree_of(d) for d in documents]
-    if all(t is None for t in trees):
+    """A's files of one tree, B's of one tree, by gemmconf's code hash (else its commit)."""
+    field_name = next((f for f in TREE_FIELDS if any(_source(d).get(f) for d in documents)), None)
+    if field_name is None:
         return [
             "the files do not record which tree ran them (installed copies of gemmconf before "
             "its code hash was recorded): that they alternate A B A B is taken from the order "
             "given"
         ]
-    if any(t is None for t in trees):
+    trees = [_source(d).get(field_name) or None for d in documents]
+    notes = []
+    if None in trees:
         missing = ", ".join(n for n, t in zip(files, trees, strict=True) if t is None)
-        return [f"{missing}: no record of which tree ran; the others' trees were checked"]
+        notes.append(f"{missing}: no gemmconf {field_name} recorded; the other files' checked")
+    sides = []
     for side, name in ((0, "A"), (1, "B")):
-        first = trees[side]
-        for position in range(side, len(files), 2):
-            if trees[position] != first:
+        recorded = [p for p in range(side, len(files), 2) if trees[p] is not None]
+        for position in recorded[1:]:
+            if trees[position] != trees[recorded[0]]:
                 raise PairedError(
                     f"the files do not alternate two trees: {files[position]} (run "
-                    f"{position + 1}, {name}'s) ran {trees[position]}, {files[side]} ran "
-                    f"{first}; give the files in the order they ran, A B A B ..."
+                    f"{position + 1}, {name}'s) ran {field_name} {trees[position]}, "
+                    f"{files[recorded[0]]} ran {trees[recorded[0]]}; give the files in the order "
+                    "they ran, A B A B ..."
                 )
-    if trees[0] == trees[1]:
-        return [f"A and B ran one tree ({trees[0]}): an A/A run, which measures the noise"]
-    return [f"A ran {trees[0]}, B ran {trees[1]}"]
+        sides.append(trees[recorded[0]] if recorded else None)
+    if None in sides:
+        return notes
+    if sides[0] == sides[1]:
+        return [*notes, f"A and B ran one tree ({field_name} {sides[0]}): an A/A run, which "
+                "measures the noise"]  # fmt: skip
+    return [*notes, f"A ran {field_name} {sides[0]}, B ran {field_name} {sides[1]}"]
 
 
 def _check_order(files: Sequence[str], documents: Sequence[dict[str, Any]]) -> list[str]:
