@@ -265,18 +265,18 @@ def _add_diff(actions: Any) -> None:
 
 AB_HELP = """\
 A/B of two trees from benchmark runs that alternated on one machine: A1 B1 A2 B2 ..., given in
-the order they ran (each a results file of `pytest suites/bench --benchmark`, one tree
-installed per run). Per item, the log of its speed in every run is fitted as level + B's effect
-+ a linear drift over the runs (which cancels a machine that slows or speeds up during the call),
-and B's speed over A's gets a Student-t interval from the runs' scatter around the fit. An item
-is called slower or faster when its interval excludes 1 and the change is at least
---min-effect; the items' intervals hold together at --confidence (each at 1 - (1 -
-confidence) / items), so that runs of pure noise call nothing. Per backend, the geomean over the
-items timed in every run is fitted the same way. Checked: at least 4 files; one machine and
+the order they ran (each a results file of `pytest suites/bench --benchmark`, one tree installed
+per run). Per item, the log of its speed in every run is fitted as level + B's effect + a linear
+drift over the runs (which cancels a machine that slows or speeds up during the call), and B's
+speed over A's gets a Student-t interval from the runs' scatter around the fit. An item is
+called slower or faster when its interval excludes 1 and the change is at least --min-effect;
+the items' intervals hold together at --confidence (each at 1 - (1 - confidence) / items), so
+that at most 1 - confidence of runs of pure noise call an item. Per backend, the geomean over
+the items timed in every run is fitted the same way. Checked: at least 4 files; one machine and
 software stack (the files' environment); one --bench-mode; the same items; the runs finished in
 the order given; where the files record gemmconf's code hash or commit, that A's files ran one
-tree and B's another. Exit status: 0 nothing called slower; 2 bad input (named); 3 an item or a
-geomean called slower."""
+tree and B's one tree (the same one is noted as an A/A run, which measures the noise). Exit
+status: 0 nothing called slower; 2 bad input (named); 3 an item or a geomean called slower."""
 
 
 def _add_ab(actions: Any) -> None:
