@@ -1,10 +1,11 @@
 """Items run where a backend's crash or hang costs one item.
 
-Each pytest process (every xdist worker too) keeps one *worker*: a fresh interpreter (spawned,
-never forked: the parent may hold a CUDA context) that resolves the backends from their
-``--backend`` specs once, then runs item after item with `run_item` and sends back each
-`ItemOutcome`. The parent keeps the setup (availability, hardware skips) and the verdict; the
-worker does the work, and:
+Each pytest process (every xdist worker too) keeps one *worker*: an interpreter the parent did
+not fork (the parent may hold a CUDA context), forked from the process's fork server (an
+interpreter that imported torch and gemmconf and does nothing else: `forkserver`), or spawned
+fresh where there is none. It resolves the backends from their ``--backend`` specs once, then
+runs item after item with `run_item` and sends back each `ItemOutcome`. The parent keeps the
+setup (availability, hardware skips) and the verdict; the worker does the work, and:
 
 - the worker dies (segfault, abort, exit): the item fails ``crashed: SIGSEGV`` (or the exit
   code) and a fresh worker serves the next item;
@@ -27,7 +28,8 @@ without timeout or crash protection.
 
 The package's modules, one job each: `request` (what crosses the process boundary), `timeouts`
 (how long an item may take), `guard` (one item run with the leak check), `worker` (the worker
-interpreter's loop) and `parent` (the runners the plugin uses).
+interpreter's loop), `forkserver` (workers in milliseconds) and `parent` (the runners the
+plugin uses).
 """
 
 from gemmconf.isolation.guard import (

@@ -29,6 +29,7 @@ from typing import Any
 
 from gemmconf import memory
 from gemmconf.backends import Backend, RunOptions
+from gemmconf.isolation import forkserver
 from gemmconf.isolation.budget import Grant, RunBudget
 from gemmconf.isolation.guard import LEAK_THRESHOLD_BYTES, LeakCheck, run_guarded
 from gemmconf.isolation.request import ItemRequest, Reply, WorkerError
@@ -214,15 +215,21 @@ class _Worker:
     def __init__(self, config: WorkerConfig, env: Mapping[str, str] | None = None):
         parent_end, child_end = socket.socketpair()
         self.spools = [_Spool("stdout"), _Spool("stderr")]
+        full_env = {**os.environ, **(env or {})}
         with child_end:
-            self.process = subprocess.Popen(  # -u: nothing is lost in a buffer at a crash
-                [sys.executable, "-u", "-c", BOOT, str(child_end.fileno())],
-                pass_fds=[child_end.fileno()],
-                stdin=subprocess.DEVNULL,
-                stdout=self.spools[0].write_fd,
-                stderr=self.spools[1].write_fd,
-                env=None if env is None else {**os.environ, **env},
-            )
+            out, err = self.spools[0].write_fd, self.spools[1].write_fd
+            # forked from this process's fork server where it can (milliseconds), else a fresh
+            # interpreter (seconds)
+            self.process: Any = forkserver.start_worker(full_env, child_end.fileno(), out, err)
+            if self.process is None:
+                self.process = subprocess.Popen(  # -u: nothing is lost in a buffer at a crash
+                    [sys.executable, "-u", "-c", BOOT, str(child_end.fileno())],
+                    pass_fds=[child_end.fileno()],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    env=full_env,
+                )
         for spool in self.spools:
             os.close(spool.write_fd)
         self.conn = Connection(parent_end.detach())
