@@ -30,7 +30,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -126,14 +126,20 @@ class BuildCount:
     builds: int = 0  # compiled
     loads: int = 0  # loaded from Triton's disk cache
     known: bool = True  # False: this Triton has no compilation listener
+    built: list[str] = field(default_factory=list)  # Triton's hashes of the kernels compiled
+    loaded: list[str] = field(default_factory=list)  # and of those loaded
 
-    def heard(self, src: Any, cache_hit: bool) -> None:
+    def heard(self, src: Any, cache_hit: bool, metadata: Any = None) -> None:
         if getattr(src, "name", None) != self.name:
             return  # another kernel compiled meanwhile (another thread, a nested compile)
+        # Triton's own key: the same for one kernel however many processes meet it
+        key = metadata.get("hash") if isinstance(metadata, dict) else None
         if cache_hit:
             self.loads += 1
+            self.loaded += [key] if key else []
         else:
             self.builds += 1
+            self.built += [key] if key else []
 
 
 class _Listening:
@@ -146,7 +152,7 @@ class _Listening:
 
     def __call__(self, *, src: Any, cache_hit: bool, **event: Any) -> None:
         for count in list(self.counts):
-            count.heard(src, cache_hit)
+            count.heard(src, cache_hit, event.get("metadata"))
         if self.previous is not None:
             self.previous(src=src, cache_hit=cache_hit, **event)
 

@@ -94,7 +94,9 @@ class ReferenceCompiler:
         their first launches took (`kernel_compile_s`, waits for a compile lock included). Where
         Triton tells them apart: `kernel_builds` of those were compiled here,
         `kernel_cache_loads` loaded from Triton's disk cache, and `kernel_compile_wait_s` went
-        to waiting while another process compiled the same signature (compile_once.py). Plus
+        to waiting while another process compiled the same signature (compile_once.py), with
+        Triton's own hashes of the kernels compiled (`kernel_built`) and loaded (`kernel_loaded`),
+        which tell distinct kernels where one signature id covers several specialisations. Plus
         CUDA-graph captures and replays when `cudagraphs` is on."""
         ids = sorted({record.request(record.plan).signature_id() for record in self.launches()})
         launcher = self.runtime.launcher
@@ -108,6 +110,9 @@ class ReferenceCompiler:
             stats["kernel_builds"] = builds
             stats["kernel_cache_loads"] = loads
             stats["kernel_compile_wait_s"] = round(getattr(launcher, "wait_s", 0.0), 4)
+            if getattr(launcher, "built", None) or getattr(launcher, "loaded", None):
+                stats["kernel_built"] = sorted(launcher.built)  # Triton's hashes
+                stats["kernel_loaded"] = sorted(launcher.loaded)
         graphs = [
             plan.graphs
             for graph in self.graphs

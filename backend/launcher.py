@@ -424,6 +424,8 @@ class TritonLauncher:
         self.builds: int | None = 0
         self.loads: int | None = 0
         self.wait_s = 0.0
+        self.built: list[str] = []  # Triton's hashes of the kernels compiled, and loaded
+        self.loaded: list[str] = []
         self._stream_of, self._device = stream_of, device  # default: Triton's active driver's
 
     def first(
@@ -473,6 +475,8 @@ class TritonLauncher:
         elif self.builds is not None and self.loads is not None:
             self.builds += count.builds
             self.loads += count.loads
+            self.built += count.built
+            self.loaded += count.loaded
 
 
 def direct_launch(
@@ -535,6 +539,8 @@ class InterpreterLauncher:
     compile_s = 0.0
     builds = loads = 0  # the interpreter compiles nothing
     wait_s = 0.0
+    built: tuple[str, ...] = ()
+    loaded: tuple[str, ...] = ()
 
     def first(
         self,

@@ -102,6 +102,8 @@ class Metrics:
     kernel_builds = _Metric[int](_NUMBER)  # of kernel_compiles: compiled by this process
     kernel_cache_loads = _Metric[int](_NUMBER)  # of kernel_compiles: from Triton's disk cache
     kernel_compile_wait_s = _Metric[float](_NUMBER)  # of kernel_compile_s: another's compile
+    kernel_built = _Metric[list[Any]](_LIST)  # Triton's hashes of the kernels kernel_builds made
+    kernel_loaded = _Metric[list[Any]](_LIST)  # and of those kernel_cache_loads read
     # isolation: reruns of failures, timeouts, GPU memory
     flaky = _Metric[bool](_FLAG)
     confirm_runs = _Metric[int](_INTEGER)

@@ -26,6 +26,11 @@ import torch._dynamo  # see below
 # Triton, which the reference backend imports, has C extensions of its own: the same holds.
 with contextlib.suppress(ImportError):
     import triton  # noqa: F401
+# The same for inductor's cache artifacts, which register themselves with torch's mega-cache at
+# import: a re-import after a pytester run dropped them raises "Artifact of type=autotune already
+# registered" (tests/test_speed.py then tests/test_launch_path.py in one worker):
+# torch.compile imports this chain on its first use.
+import torch._dynamo.repro.after_dynamo
 
 
 @pytest.fixture(autouse=True)

@@ -40,7 +40,8 @@ while not go.exists():
 launcher = TritonLauncher()
 launcher.jit(kernel, launch, sys.argv[4])
 print(json.dumps({{"builds": launcher.builds, "loads": launcher.loads,
-                  "compiles": launcher.compiles}}))
+                  "compiles": launcher.compiles, "built": launcher.built,
+                  "loaded": launcher.loaded}}))
 """
 
 # The stand-in compile: a load when the disk cache has the kernel, else a slow compile that
@@ -145,6 +146,9 @@ def test_triton_compiles_a_reference_kernel_once_and_the_other_processes_load_it
     counts = first_launches(tmp_path, CROSS_COMPILE, signature=signature)
     assert sum(c["builds"] for c in counts) == 1
     assert sum(c["loads"] for c in counts) == PROCESSES - 1
+    # Triton's own hash of the kernel: one, whichever process compiled or loaded it
+    hashes = {h for c in counts for h in c["built"] + c["loaded"]}
+    assert len(hashes) == 1 and len(next(iter(hashes))) >= 32
 
 
 def test_the_lock_is_released_when_the_launch_raises(tmp_path):
@@ -179,12 +183,12 @@ def test_locks_live_inside_tritons_cache_folder(tmp_path, monkeypatch):
     assert compile_once.locks_dir() == tmp_path / compile_once.LOCKS_FOLDER
 
 
-def _compile_event(name: str, cache_hit: bool) -> None:
+def _compile_event(name: str, cache_hit: bool, key: str = "") -> None:
     from triton import knobs
 
     knobs.compilation.listener(
         src=SimpleNamespace(name=name),
-        metadata={},
+        metadata={"hash": key} if key else {},
         metadata_group={},
         times=None,
         cache_hit=cache_hit,
@@ -205,10 +209,11 @@ def test_the_listener_counts_its_kernel_chains_to_the_previous_one_and_restores_
     knobs.compilation.listener = previous
     try:
         with compile_once.counting_builds(gemm_kernel) as count:
-            _compile_event("gemm_kernel", cache_hit=False)
-            _compile_event("gemm_kernel", cache_hit=True)
-            _compile_event("another_kernel", cache_hit=False)  # not ours: not counted
+            _compile_event("gemm_kernel", cache_hit=False, key="h1")
+            _compile_event("gemm_kernel", cache_hit=True, key="h2")
+            _compile_event("another_kernel", cache_hit=False, key="h3")  # not ours: not counted
         assert (count.builds, count.loads, count.known) == (1, 1, True)
+        assert (count.built, count.loaded) == (["h1"], ["h2"])
         assert heard == [("gemm_kernel", False), ("gemm_kernel", True), ("another_kernel", False)]
         assert knobs.compilation.listener is previous
     finally:

@@ -63,6 +63,19 @@ def test_kernel_summary_counts_compiles_apart_from_disk_cache_loads():
     assert "1 compiled, 1 loaded from Triton's disk cache, 2 compiled or loaded (not told" in line
 
 
+def test_kernel_summary_counts_distinct_triton_kernels_and_repeated_compiles():
+    """One of our signature ids can cover several Triton kernels (Triton specialises on more
+    than our ids say): Triton's own hashes count them, and a hash compiled twice is a repeated
+    compile (two processes that did not share one)."""
+    first, second, third = (_kernel_record(1, 1.0, 1, 0, 0.0) for _ in range(3))
+    first["metrics"]["kernel_built"] = ["a"]
+    second["metrics"]["kernel_built"] = ["b"]  # the same signature id, another Triton kernel
+    third["metrics"]["kernel_built"] = ["a"]  # compiled again
+    (line,) = perf.kernel_summary([first, second, third])
+    assert "1 distinct; 3 compiled" in line
+    assert line.endswith("; 2 distinct Triton kernels, 1 compiled again")
+
+
 def node_names(result: pytest.RunResult) -> list[str]:
     return [line.split("::")[1] for line in result.outlines if "::" in line]
 

@@ -212,6 +212,8 @@ class KernelCounts:
     loads: int | None  # of compiles, loaded from Triton's disk cache
     untold: int  # compiles of records that did not tell compiles from loads (earlier runs)
     wait_s: float  # of first_launch_s, waiting for another process's compile
+    kernels: int | None = None  # distinct Triton kernels compiled or loaded (Triton's hashes)
+    rebuilt: int | None = None  # compiles of a Triton kernel compiled before in the run
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -230,9 +232,14 @@ class KernelCounts:
             )
         mixed = f", {self.untold} compiled or loaded (not told apart)" if self.untold else ""
         wait = f" ({self.wait_s:.1f} s waiting for another worker's compile)" if took else ""
+        once = (
+            f"; {self.kernels} distinct Triton kernels, {self.rebuilt} compiled again"
+            if self.kernels is not None
+            else ""
+        )
         return (
             f"{head}{self.builds} compiled, {self.loads} loaded from Triton's disk cache"
-            f"{mixed}{took}{wait}"
+            f"{mixed}{took}{wait}{once}"
         )
 
 
@@ -262,9 +269,20 @@ def kernel_counts(records: Sequence[Record | Mapping[str, Any]]) -> list[KernelC
                 loads=sum(int(m.kernel_cache_loads) for m in told) if told else None,
                 untold=sum(int(m.kernel_compiles or 0) for m in items if not _told_apart(m)),
                 wait_s=sum(float(m.kernel_compile_wait_s or 0.0) for m in told),
+                **_triton_kernels(items),
             )
         )
     return counts
+
+
+def _triton_kernels(items: Sequence[Metrics]) -> dict[str, int | None]:
+    """Distinct Triton kernels (by Triton's own hash) and how many compiles repeated one that
+    the run had compiled before, where records carry the hashes (`kernel_built`)."""
+    built = [h for m in items for h in (m.kernel_built or [])]
+    if not built:
+        return {}
+    loaded = {h for m in items for h in (m.kernel_loaded or [])}
+    return {"kernels": len(set(built) | loaded), "rebuilt": len(built) - len(set(built))}
 
 
 def kernel_summary(records: Sequence[Record | Mapping[str, Any]]) -> list[str]:
