@@ -13,14 +13,16 @@ design, with a margin: an under-estimate runs a GPU out of memory, an over-estim
 item wait. Where the estimate was wrong, the measured peak says so (CUDA: the item's tensors at
 their peak, `memory_peak_allocated_bytes`, which is what the estimate models; and what the worker's
 allocator held reserved meanwhile, `memory_peak_bytes`, blocks it kept from earlier items
-included).
+included). Where an earlier run measured an item on the same kind of GPU (--durations-from), it
+is admitted by that figure with a margin instead (`measured_peaks`, `admitted`): the estimate
+over-states most items several times over, and an item waits for memory it will not use.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -324,6 +326,55 @@ def cap_process() -> None:
     total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
     torch.cuda.set_per_process_memory_fraction(min(1.0, int(budget) / total))
     _capped = True
+
+
+# --- what an item took in an earlier run ---------------------------------------------------------
+
+# An item a previous run measured is admitted by what its tensors took there at their peak
+# (`memory_peak_allocated_bytes`), times what the allocator reserves around them: blocks rounded
+# up and segments it cannot reuse. Over the 25 items of 4 GB or more of the reference suite on
+# an H200 (2026-11-29), reserved over allocated was 1.23 at the median and 1.33 at most; the
+# slack is a few of the allocator's 20 MiB segments, which a small item's figure does not show.
+MEASURED_MARGIN = 1.35
+MEASURED_SLACK_BYTES = 64 << 20
+BY_MEASURE = "measured"
+BY_ESTIMATE = "estimate"
+
+
+def measured_peaks(
+    document: Mapping[str, Any], *, device: str, hardware_class: str
+) -> dict[str, int]:
+    """``<record id>@<backend>`` -> its tensors at their peak, from an earlier run's results:
+    only items that passed (a failed item may have stopped before its peak) on the same device
+    and hardware class as this run (another class's kernels and workspaces differ). A merged
+    file that has an item twice gives its largest figure."""
+    default = document.get("environment") or {}
+    found: dict[str, int] = {}
+    for record in document.get("records") or []:
+        metrics = record.get("metrics") or {}
+        peak = metrics.get("memory_peak_allocated_bytes")
+        if record.get("outcome") != "passed" or type(peak) is not int or peak < 0:
+            continue
+        environment = record.get("environment") or default
+        if (environment.get("device"), environment.get("hardware_class")) != (
+            device,
+            hardware_class,
+        ):
+            continue
+        key = f"{record.get('id')}@{record.get('backend')}"
+        found[key] = max(peak, found.get(key, 0))
+    return found
+
+
+def admitted(estimate: int, measured: int | None) -> tuple[int, str]:
+    """(the bytes an item holds in its GPU's ledger, by what): its measured peak with the margin
+    where an earlier run measured one, never more than the estimate (the upper bound)."""
+    if measured is None:
+        return estimate, BY_ESTIMATE
+    by_measure = int(measured * MEASURED_MARGIN) + MEASURED_SLACK_BYTES
+    if by_measure >= estimate:
+        return estimate, BY_ESTIMATE
+    return by_measure, BY_MEASURE
 
 
 # --- what an out-of-memory error said ------------------------------------------------------------

@@ -69,7 +69,8 @@ OPTIONS = (
         metavar="GB",
         help="the GPU memory (decimal GB) the run may use per GPU, e.g. 24 to run as on a "
         "24 GB GPU: xdist workers on one GPU share it (an item waits until its estimated "
-        "memory is free; one larger than the share runs alone), and each worker process is "
+        "memory, or with --durations-from its measured peak, is free; one larger than the "
+        "share runs alone), and each worker process is "
         "capped to it. Default: the GPU's memory. On a CPU-only machine it budgets the "
         "items' memory the same way (a simulation)",
     ),
@@ -245,6 +246,7 @@ def make_runner(
     autotunes = frozenset(
         label for label, backend in selection.backends.items() if declares_autotuning(backend)
     )
+    measured = state.config.stash.get(facts.MEASURED_PEAKS, {})
     if not state.isolate:
         if shared is not None and machine.device == "cuda":
             os.environ[memory.SHARED_ENV] = str(shared)
@@ -253,6 +255,7 @@ def make_runner(
             budget=run_budget,
             confirm_failures=state.confirm,
             autotunes=autotunes,
+            measured=measured,
         )
     env: dict[str, str] = {}
     if machine.device == "cuda" and shared is not None:
@@ -267,6 +270,7 @@ def make_runner(
         confirm_failures=state.confirm,
         autotunes=autotunes,
         worker_env=env,
+        measured=measured,
     )
 
 
@@ -292,6 +296,15 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             "sharing it wait for an item's estimated memory, items larger than their share run "
             f"alone; fp64 references in pieces of at most {memory.gib(chunked.CHUNK_BYTES)}"
         )
+        measured = config.stash.get(facts.MEASURED_PEAKS, {})
+        if measured:
+            lines.append(
+                f"gemmconf: {len(measured)} item(s) measured on "
+                f"{machine.capability.hardware_class} in --durations-from's results are "
+                "admitted by their measured peak "
+                f"(x {memory.MEASURED_MARGIN:g} + {memory.size(memory.MEASURED_SLACK_BYTES)}, at "
+                "most their estimate)"
+            )
     if state.isolate and state.timeouts.fixed is None:
         autotuning = [label for label, b in selection.backends.items() if declares_autotuning(b)]
         first = state.timeouts.first_result
@@ -374,4 +387,23 @@ def reliability_lines(
             f"gemmconf: {len(waited)} item(s) waited for memory ({sum(waited):.0f} s in all); "
             f"{alone} ran alone (larger than the GPU's shared budget)"
         )
+    lines.extend(admission_lines(read))
     return lines
+
+
+def admission_lines(read: Sequence[Record]) -> list[str]:
+    """How many items the memory ledgers admitted by an earlier run's measured peak
+    (--durations-from), and how many of those ran out of memory and were rerun by their
+    estimate; nothing where no item was admitted by measurement."""
+    admitted = [r for r in read if r.metric.memory_admitted_by is not None]
+    retried = [r for r in read if r.metric.memory_measured_retry is not None]
+    measured = sum(r.metric.memory_admitted_by == memory.BY_MEASURE for r in admitted)
+    if not measured and not retried:
+        return []
+    waited = sum(r.metric.memory_wait_s or 0.0 for r in admitted)
+    return [
+        f"gemmconf: memory admitted {measured + len(retried)} of {len(admitted)} item(s) by their "
+        f"measured peak (--durations-from), the others by their estimate; {len(retried)} of "
+        "them ran out of memory and were rerun by their estimate (metrics.memory_measured_retry); "
+        f"{waited:.0f} s waited for memory in all"
+    ]
