@@ -43,6 +43,18 @@ MARGIN = 1.15  # allocator rounding and fragmentation
 SLACK_BYTES = 256 << 20  # small tensors, scales, compiled kernels' constants
 RELEASE_ABOVE_BYTES = 256 << 20  # an item that reserved more gives its cached blocks back
 
+# What each xdist worker on a GPU keeps for itself, outside any item: its isolation worker's CUDA
+# context, cuBLAS workspaces, compiled kernels and the allocator's cache between items.
+PROCESS_RESERVE_BYTES = 1 << 30
+MIN_SHARED_BYTES = 1 << 30
+
+
+def shared_bytes(budget: int, workers: int) -> int:
+    """What the items of one GPU share of its `budget` when `workers` pytest processes use it:
+    the budget less each one's own memory, with a floor (a quarter of it, at least 1 GiB)."""
+    return max(budget - workers * PROCESS_RESERVE_BYTES, MIN_SHARED_BYTES, budget // 4)
+
+
 # The simulated budget, in bytes, handed to the isolation worker by its parent: the worker caps
 # its own allocations to it, so an item that needs more fails as it would on such a GPU.
 BUDGET_ENV = "GEMMCONF_GPU_MEMORY_BUDGET_BYTES"
@@ -363,6 +375,24 @@ def measured_peaks(
             continue
         key = f"{record.get('id')}@{record.get('backend')}"
         found[key] = max(peak, found.get(key, 0))
+    return found
+
+
+def earlier_needs(
+    document: Mapping[str, Any], *, device: str, hardware_class: str
+) -> dict[str, int]:
+    """pytest node id -> what an item held in an earlier run's memory ledger, as this run would
+    admit it (`admitted`: its estimate there, or its measured peak on this device and hardware
+    class); for dealing the items to xdist's workers (`gemmconf.plugin.scheduling`)."""
+    measured = measured_peaks(document, device=device, hardware_class=hardware_class)
+    found: dict[str, int] = {}
+    for record in document.get("records") or []:
+        estimate = (record.get("metrics") or {}).get("memory_estimate_bytes")
+        nodeid = record.get("nodeid")
+        if type(estimate) is not int or not isinstance(nodeid, str):
+            continue
+        need, _ = admitted(estimate, measured.get(f"{record.get('id')}@{record.get('backend')}"))
+        found[nodeid] = max(need, found.get(nodeid, 0))
     return found
 
 

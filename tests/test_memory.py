@@ -511,6 +511,21 @@ def test_measured_peaks_are_of_passed_items_on_the_same_device_and_hardware_clas
     assert memory.measured_peaks(document, device="cpu", hardware_class="cpu") == {"s/c@ref": 300}
 
 
+def test_the_earlier_runs_needs_by_node_id_are_what_this_run_would_admit():
+    document = earlier_run(
+        measured_record("s/a", "ref", 10 << 20, nodeid="s.yaml::a[@ref]"),
+        measured_record("s/b", "ref", 10 << 20, outcome="failed", nodeid="s.yaml::b[@ref]"),
+        {"id": "s/c", "backend": "ref", "nodeid": "s.yaml::c[@ref]", "metrics": {}},
+    )
+    for record in document["records"][:2]:
+        record["metrics"]["memory_estimate_bytes"] = 1 << 30
+    needs = memory.earlier_needs(document, device="cpu", hardware_class="cpu")
+    assert needs == {
+        "s.yaml::a[@ref]": memory.admitted(1 << 30, 10 << 20)[0],  # measured
+        "s.yaml::b[@ref]": 1 << 30,  # its estimate there: it did not pass
+    }
+
+
 def test_an_item_is_admitted_by_its_measured_peak_with_a_margin_never_above_its_estimate():
     estimate = 1 << 30
     by_measure = int((100 << 20) * memory.MEASURED_MARGIN) + memory.MEASURED_SLACK_BYTES

@@ -25,10 +25,8 @@ from gemmconf.isolation.timeouts import (
 from gemmconf.plugin import facts, options
 from gemmconf.record import Record, typed
 
-# What each xdist worker on a GPU keeps for itself, outside any item: its isolation worker's CUDA
-# context, cuBLAS workspaces, compiled kernels and the allocator's cache between items.
-PROCESS_RESERVE_BYTES = 1 << 30
-MIN_SHARED_BYTES = 1 << 30
+PROCESS_RESERVE_BYTES = memory.PROCESS_RESERVE_BYTES  # each GPU worker's own (memory.py)
+MIN_SHARED_BYTES = memory.MIN_SHARED_BYTES
 # The host's memory on GPU machines (each item's fp64 reference inputs live there): this share of
 # it, less what each pytest process and its isolation worker take for themselves.
 HOST_SHARE = 0.8
@@ -213,8 +211,7 @@ def device_budget(
         if budget is None:
             return None, None, None
         key = f"gpu-{os.environ.get('CUDA_VISIBLE_DEVICES', '0')}"
-        shared = budget - workers_per_device() * PROCESS_RESERVE_BYTES
-        return key, budget, max(shared, MIN_SHARED_BYTES, budget // 4)
+        return key, budget, memory.shared_bytes(budget, workers_per_device())
     if simulated is None:
         return None, None, None
     return "cpu", simulated, simulated

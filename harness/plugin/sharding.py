@@ -17,6 +17,7 @@ from gemmconf.plugin import facts, options, scheduling
 
 DURATIONS = pytest.StashKey[dict[str, float]]()
 NODE_DURATIONS = pytest.StashKey[dict[str, float]]()  # the same, by node id (xdist's scheduler)
+NODE_NEEDS = pytest.StashKey[dict[str, int]]()  # node id -> GPU memory there (xdist's scheduler)
 BALANCE = pytest.StashKey[str]()  # what the balancing did (the header says it)
 
 
@@ -73,9 +74,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[NODE_DURATIONS] = shard.durations_of(document, key=shard.node_key)
         machine = config.stash.get(facts.MACHINE, None)
         if machine is not None:
-            config.stash[facts.MEASURED_PEAKS] = memory.measured_peaks(
-                document, device=machine.device, hardware_class=machine.capability.hardware_class
-            )
+            kind = {"device": machine.device, "hardware_class": machine.capability.hardware_class}
+            config.stash[facts.MEASURED_PEAKS] = memory.measured_peaks(document, **kind)
+            config.stash[NODE_NEEDS] = memory.earlier_needs(document, **kind)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -85,7 +86,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     durations = config.stash.get(NODE_DURATIONS, None)
     if not durations or getattr(config.option, "dist", None) != "load":
         return None
-    return scheduling.make_scheduler(config, log, durations)
+    return scheduling.make_scheduler(config, log, durations, config.stash.get(NODE_NEEDS, None))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
