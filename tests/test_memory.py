@@ -684,6 +684,39 @@ def test_peak_watch_is_silent_without_cuda():
     assert watch.metrics() == {} and os.environ.get(memory.BUDGET_ENV) is None
 
 
+def test_the_summary_says_what_admitted_the_items_and_which_ledger_they_waited_for():
+    from gemmconf.plugin.isolating import reliability_lines
+
+    def record(ident: str, **metrics) -> dict:
+        return {"id": f"s/{ident}", "backend": "b", "outcome": "passed", "metrics": metrics}
+
+    lines = reliability_lines(
+        [
+            record(
+                "a",
+                memory_admitted_by="measured",
+                memory_wait_s=4.0,
+                memory_waits_s={"gpu": 3.0, "host": 1.0},
+            ),
+            record("b", memory_admitted_by="estimate", memory_measured_retry={"admitted_bytes": 1}),
+            record(
+                "c",
+                memory_admitted_by="estimate",
+                memory_wait_s=2.0,
+                memory_waits_s={"gpu": 2.0, "machine": 0.1},
+            ),
+        ]
+    )
+    assert lines == [
+        "gemmconf: 2 item(s) waited for memory (6 s in all: gpu 5 s, host 1 s); 0 ran alone "
+        "(larger than the GPU's shared budget)",
+        "gemmconf: memory admitted 2 of 3 item(s) by their measured peak (--durations-from), the "
+        "others by their estimate; 1 of them ran out of memory and were rerun by their estimate "
+        "(metrics.memory_measured_retry); 6 s waited for memory in all: gpu 5 s, host 1 s",
+    ]
+    assert reliability_lines([record("d", memory_admitted_by="estimate")]) == []
+
+
 def test_the_memory_listing_compares_the_estimate_with_the_items_own_tensors():
     """Seen on an H100: 40 small items listed as "0.3 GiB > 0.3 GiB", their reserved peaks
     holding blocks the worker's allocator kept from earlier items."""

@@ -135,6 +135,9 @@ class _Scheduling:
             noted["host_memory_estimate_bytes"] = estimate.host
         if grant.waited_s >= 0.5:
             noted["memory_wait_s"] = round(grant.waited_s, 1)
+            # which ledger kept it waiting: the GPU's memory, the host's, or an item alone
+            waits = {name: round(s, 1) for name, s in grant.waits_s().items() if s >= 0.05}
+            noted["memory_waits_s"] = waits
         if grant.device is not None and grant.device.alone:
             noted["memory_alone"] = True  # larger than what the GPU's items share
         return _with_metrics(outcome, **noted)

@@ -381,8 +381,8 @@ def reliability_lines(
     waited = [r.metric.memory_wait_s for r in read if r.metric.memory_wait_s]
     if alone or waited:
         lines.append(
-            f"gemmconf: {len(waited)} item(s) waited for memory ({sum(waited):.0f} s in all); "
-            f"{alone} ran alone (larger than the GPU's shared budget)"
+            f"gemmconf: {len(waited)} item(s) waited for memory ({sum(waited):.0f} s in all"
+            f"{_by_ledger(read)}); {alone} ran alone (larger than the GPU's shared budget)"
         )
     lines.extend(admission_lines(read))
     return lines
@@ -402,5 +402,15 @@ def admission_lines(read: Sequence[Record]) -> list[str]:
         f"gemmconf: memory admitted {measured + len(retried)} of {len(admitted)} item(s) by their "
         f"measured peak (--durations-from), the others by their estimate; {len(retried)} of "
         "them ran out of memory and were rerun by their estimate (metrics.memory_measured_retry); "
-        f"{waited:.0f} s waited for memory in all"
+        f"{waited:.0f} s waited for memory in all{_by_ledger(admitted)}"
     ]
+
+
+def _by_ledger(read: Sequence[Record]) -> str:
+    """': gpu 12 s, host 3 s': the seconds waited for each ledger (metrics.memory_waits_s)."""
+    ledgers: dict[str, float] = {}
+    for record in read:
+        for name, seconds in (record.metric.memory_waits_s or {}).items():
+            ledgers[name] = ledgers.get(name, 0.0) + seconds
+    shown = [(name, seconds) for name, seconds in sorted(ledgers.items()) if seconds >= 0.5]
+    return (": " + ", ".join(f"{name} {s:.0f} s" for name, s in shown)) if shown else ""
