@@ -345,7 +345,9 @@ def cap_process() -> None:
 # An item a previous run measured is admitted by what its tensors took there at their peak
 # (`memory_peak_allocated_bytes`), times what the allocator reserves around them: blocks rounded
 # up and segments it cannot reuse. Over the 25 items of 4 GB or more of the reference suite on
-# an H200 (2026-11-29), reserved over allocated was 1.23 at the median and 1.33 at most; the
+# an H200 (2026-11-29), reserved over allocated was 1.23 at the median and 1.33 at most. Where
+# the allocator reserved less than that at the item's peak (`memory_peak_bytes`, blocks kept
+# from earlier items included: never less than the item's own), that figure is the need. The
 # slack is a few of the allocator's 20 MiB segments, which a small item's figure does not show.
 MEASURED_MARGIN = 1.35
 MEASURED_SLACK_BYTES = 64 << 20
@@ -356,16 +358,15 @@ BY_ESTIMATE = "estimate"
 def measured_peaks(
     document: Mapping[str, Any], *, device: str, hardware_class: str
 ) -> dict[str, int]:
-    """``<record id>@<backend>`` -> its tensors at their peak, from an earlier run's results:
-    only items that passed (a failed item may have stopped before its peak) on the same device
-    and hardware class as this run (another class's kernels and workspaces differ). A merged
-    file that has an item twice gives its largest figure."""
+    """``<record id>@<backend>`` -> what it needed at its peak (`measured_need`), from an earlier
+    run's results: only items that passed (a failed item may have stopped before its peak) on
+    the same device and hardware class as this run (another class's kernels and workspaces
+    differ). A merged file that has an item twice gives its largest figure."""
     default = document.get("environment") or {}
     found: dict[str, int] = {}
     for record in document.get("records") or []:
-        metrics = record.get("metrics") or {}
-        peak = metrics.get("memory_peak_allocated_bytes")
-        if record.get("outcome") != "passed" or type(peak) is not int or peak < 0:
+        peak = measured_need(record.get("metrics") or {})
+        if record.get("outcome") != "passed" or peak is None:
             continue
         environment = record.get("environment") or default
         if (environment.get("device"), environment.get("hardware_class")) != (
@@ -376,6 +377,20 @@ def measured_peaks(
         key = f"{record.get('id')}@{record.get('backend')}"
         found[key] = max(peak, found.get(key, 0))
     return found
+
+
+def measured_need(metrics: Mapping[str, Any]) -> int | None:
+    """What an item's record says it needed of its GPU at its peak: its tensors' peak times
+    MEASURED_MARGIN, or what the allocator reserved meanwhile where that is less (None: not
+    measured)."""
+    allocated = metrics.get("memory_peak_allocated_bytes")
+    if type(allocated) is not int or allocated < 0:
+        return None
+    need = int(allocated * MEASURED_MARGIN)
+    reserved = metrics.get("memory_peak_bytes")
+    if type(reserved) is int and allocated <= reserved < need:
+        return reserved
+    return need
 
 
 def earlier_needs(
@@ -397,11 +412,11 @@ def earlier_needs(
 
 
 def admitted(estimate: int, measured: int | None) -> tuple[int, str]:
-    """(the bytes an item holds in its GPU's ledger, by what): its measured peak with the margin
+    """(the bytes an item holds in its GPU's ledger, by what): its `measured_need` and a slack
     where an earlier run measured one, never more than the estimate (the upper bound)."""
     if measured is None:
         return estimate, BY_ESTIMATE
-    by_measure = int(measured * MEASURED_MARGIN) + MEASURED_SLACK_BYTES
+    by_measure = measured + MEASURED_SLACK_BYTES
     if by_measure >= estimate:
         return estimate, BY_ESTIMATE
     return by_measure, BY_MEASURE

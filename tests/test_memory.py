@@ -502,13 +502,28 @@ def test_measured_peaks_are_of_passed_items_on_the_same_device_and_hardware_clas
         measured_record("s/f", "ref", 600),  # a merged file's two machines: the larger
         environment=sm90,
     )
+    need = memory.MEASURED_MARGIN  # per byte of tensors: these reserved twice their tensors
     assert memory.measured_peaks(document, device="cuda", hardware_class="sm90") == {
-        "s/a@ref": 100,
-        "s/a@eager": 7,
-        "s/f@ref": 600,
+        "s/a@ref": int(100 * need),
+        "s/a@eager": int(7 * need),
+        "s/f@ref": int(600 * need),
     }
-    assert memory.measured_peaks(document, device="cuda", hardware_class="sm80") == {"s/b@ref": 200}
-    assert memory.measured_peaks(document, device="cpu", hardware_class="cpu") == {"s/c@ref": 300}
+    sm80 = memory.measured_peaks(document, device="cuda", hardware_class="sm80")
+    assert sm80 == {"s/b@ref": int(200 * need)}
+    cpu = memory.measured_peaks(document, device="cpu", hardware_class="cpu")
+    assert cpu == {"s/c@ref": int(300 * need)}
+
+
+def test_the_need_is_the_tensors_peak_with_the_margin_or_the_reserve_where_less():
+    gib = 1 << 30
+    # seed_cutlass/bmm[fp16-no_expand-dynamic] on an H200: 12.44 GB of tensors, 14.94 GB reserved
+    bmm = {"memory_peak_allocated_bytes": 12_440_000_000, "memory_peak_bytes": 14_940_000_000}
+    assert memory.measured_need(bmm) == 14_940_000_000
+    # a small item whose worker kept 4 GB of blocks from an earlier one: the margin
+    small = {"memory_peak_allocated_bytes": 50 << 20, "memory_peak_bytes": 4 * gib}
+    assert memory.measured_need(small) == int((50 << 20) * memory.MEASURED_MARGIN)
+    assert memory.measured_need({"memory_peak_allocated_bytes": gib}) == int(gib * 1.35)
+    assert memory.measured_need({"memory_peak_bytes": gib}) is None
 
 
 def test_the_earlier_runs_needs_by_node_id_are_what_this_run_would_admit():
@@ -521,17 +536,17 @@ def test_the_earlier_runs_needs_by_node_id_are_what_this_run_would_admit():
         record["metrics"]["memory_estimate_bytes"] = 1 << 30
     needs = memory.earlier_needs(document, device="cpu", hardware_class="cpu")
     assert needs == {
-        "s.yaml::a[@ref]": memory.admitted(1 << 30, 10 << 20)[0],  # measured
+        "s.yaml::a[@ref]": memory.admitted(1 << 30, int((10 << 20) * memory.MEASURED_MARGIN))[0],
         "s.yaml::b[@ref]": 1 << 30,  # its estimate there: it did not pass
     }
 
 
-def test_an_item_is_admitted_by_its_measured_peak_with_a_margin_never_above_its_estimate():
+def test_an_item_is_admitted_by_its_measured_need_and_a_slack_never_above_its_estimate():
     estimate = 1 << 30
-    by_measure = int((100 << 20) * memory.MEASURED_MARGIN) + memory.MEASURED_SLACK_BYTES
+    by_measure = (100 << 20) + memory.MEASURED_SLACK_BYTES
     assert memory.admitted(estimate, 100 << 20) == (by_measure, "measured")
     assert memory.admitted(estimate, None) == (estimate, "estimate")
-    assert memory.admitted(estimate, 900 << 20) == (estimate, "estimate")  # the upper bound
+    assert memory.admitted(estimate, 990 << 20) == (estimate, "estimate")  # the upper bound
 
 
 def budgeted_runner(tmp_path: Path, capacity: int, measured: dict, backends: dict | None = None):

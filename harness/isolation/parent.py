@@ -85,7 +85,7 @@ class _Scheduling:
     budget: RunBudget | None
     confirm_failures: int
     autotunes: frozenset[str]
-    measured: Mapping[str, int]  # `<record id>@<label>` -> its tensors' peak in an earlier run
+    measured: Mapping[str, int]  # `<record id>@<label>` -> its need in an earlier run (memory.py)
 
     def _estimate(self, request: ItemRequest) -> Estimate:
         if self.budget is None or (self.budget.device is None and self.budget.host is None):

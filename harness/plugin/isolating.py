@@ -298,9 +298,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             lines.append(
                 f"gemmconf: {len(measured)} item(s) measured on "
                 f"{machine.capability.hardware_class} in --durations-from's results are "
-                "admitted by their measured peak "
-                f"(x {memory.MEASURED_MARGIN:g} + {memory.size(memory.MEASURED_SLACK_BYTES)}, at "
-                "most their estimate)"
+                "admitted by their measured peak (tensors x "
+                f"{memory.MEASURED_MARGIN:g}, or the allocator's reserve where less, + "
+                f"{memory.size(memory.MEASURED_SLACK_BYTES)}; at most their estimate)"
             )
     if state.isolate and state.timeouts.fixed is None:
         autotuning = [label for label, b in selection.backends.items() if declares_autotuning(b)]

@@ -15,8 +15,9 @@ xdist's default):
   of a GPU share (by the earlier run's records: `memory.earlier_needs`): under a memory budget
   they are also the slow ones, and slowest first put one in every worker at the start, where
   they waited for each other with the GPU running one or two of them (a model of a 24 GB run of
-  the reference suite with 8 workers: 815 s, 525 s of it so). In the lanes they run one after
-  another while the other workers run small items beside them (the model: 641 s);
+  the reference suite with 8 workers, admitted by measured peaks: 769 s, most of the first
+  500 s so). In the lanes they run one after another while the other workers run small items
+  beside them (the model: 602 s);
 - every other item goes out in xdist's order (slowest first), at most MAX_CHUNK at a time, so
   that no worker holds a long run of slow items that another could have taken.
 
