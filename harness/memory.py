@@ -13,14 +13,16 @@ design, with a margin: an under-estimate runs a GPU out of memory, an over-estim
 item wait. Where the estimate was wrong, the measured peak says so (CUDA: the item's tensors at
 their peak, `memory_peak_allocated_bytes`, which is what the estimate models; and what the worker's
 allocator held reserved meanwhile, `memory_peak_bytes`, blocks it kept from earlier items
-included).
+included). Where an earlier run measured an item on the same kind of GPU (--durations-from), it
+is admitted by that figure with a margin instead (`measured_peaks`, `admitted`): the estimate
+over-states most items several times over, and an item waits for memory it will not use.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +42,18 @@ ORACLE_PIECE_FP64 = 9
 MARGIN = 1.15  # allocator rounding and fragmentation
 SLACK_BYTES = 256 << 20  # small tensors, scales, compiled kernels' constants
 RELEASE_ABOVE_BYTES = 256 << 20  # an item that reserved more gives its cached blocks back
+
+# What each xdist worker on a GPU keeps for itself, outside any item: its isolation worker's CUDA
+# context, cuBLAS workspaces, compiled kernels and the allocator's cache between items.
+PROCESS_RESERVE_BYTES = 1 << 30
+MIN_SHARED_BYTES = 1 << 30
+
+
+def shared_bytes(budget: int, workers: int) -> int:
+    """What the items of one GPU share of its `budget` when `workers` pytest processes use it:
+    the budget less each one's own memory, with a floor (a quarter of it, at least 1 GiB)."""
+    return max(budget - workers * PROCESS_RESERVE_BYTES, MIN_SHARED_BYTES, budget // 4)
+
 
 # The simulated budget, in bytes, handed to the isolation worker by its parent: the worker caps
 # its own allocations to it, so an item that needs more fails as it would on such a GPU.
@@ -324,6 +338,88 @@ def cap_process() -> None:
     total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
     torch.cuda.set_per_process_memory_fraction(min(1.0, int(budget) / total))
     _capped = True
+
+
+# --- what an item took in an earlier run ---------------------------------------------------------
+
+# An item a previous run measured is admitted by what its tensors took there at their peak
+# (`memory_peak_allocated_bytes`), times what the allocator reserves around them: blocks rounded
+# up and segments it cannot reuse. Over the 25 items of 4 GB or more of the reference suite on
+# an H200 (2026-11-29), reserved over allocated was 1.23 at the median and 1.33 at most. Where
+# the allocator reserved less than that at the item's peak (`memory_peak_bytes`, blocks kept
+# from earlier items included: never less than the item's own), that figure is the need. The
+# slack is a few of the allocator's 20 MiB segments, which a small item's figure does not show.
+MEASURED_MARGIN = 1.35
+MEASURED_SLACK_BYTES = 64 << 20
+BY_MEASURE = "measured"
+BY_ESTIMATE = "estimate"
+
+
+def measured_peaks(
+    document: Mapping[str, Any], *, device: str, hardware_class: str
+) -> dict[str, int]:
+    """``<record id>@<backend>`` -> what it needed at its peak (`measured_need`), from an earlier
+    run's results: only items that passed (a failed item may have stopped before its peak) on
+    the same device and hardware class as this run (another class's kernels and workspaces
+    differ). A merged file that has an item twice gives its largest figure."""
+    default = document.get("environment") or {}
+    found: dict[str, int] = {}
+    for record in document.get("records") or []:
+        peak = measured_need(record.get("metrics") or {})
+        if record.get("outcome") != "passed" or peak is None:
+            continue
+        environment = record.get("environment") or default
+        if (environment.get("device"), environment.get("hardware_class")) != (
+            device,
+            hardware_class,
+        ):
+            continue
+        key = f"{record.get('id')}@{record.get('backend')}"
+        found[key] = max(peak, found.get(key, 0))
+    return found
+
+
+def measured_need(metrics: Mapping[str, Any]) -> int | None:
+    """What an item's record says it needed of its GPU at its peak: its tensors' peak times
+    MEASURED_MARGIN, or what the allocator reserved meanwhile where that is less (None: not
+    measured)."""
+    allocated = metrics.get("memory_peak_allocated_bytes")
+    if type(allocated) is not int or allocated < 0:
+        return None
+    need = int(allocated * MEASURED_MARGIN)
+    reserved = metrics.get("memory_peak_bytes")
+    if type(reserved) is int and allocated <= reserved < need:
+        return reserved
+    return need
+
+
+def earlier_needs(
+    document: Mapping[str, Any], *, device: str, hardware_class: str
+) -> dict[str, int]:
+    """pytest node id -> what an item held in an earlier run's memory ledger, as this run would
+    admit it (`admitted`: its estimate there, or its measured peak on this device and hardware
+    class); for dealing the items to xdist's workers (`gemmconf.plugin.scheduling`)."""
+    measured = measured_peaks(document, device=device, hardware_class=hardware_class)
+    found: dict[str, int] = {}
+    for record in document.get("records") or []:
+        estimate = (record.get("metrics") or {}).get("memory_estimate_bytes")
+        nodeid = record.get("nodeid")
+        if type(estimate) is not int or not isinstance(nodeid, str):
+            continue
+        need, _ = admitted(estimate, measured.get(f"{record.get('id')}@{record.get('backend')}"))
+        found[nodeid] = max(need, found.get(nodeid, 0))
+    return found
+
+
+def admitted(estimate: int, measured: int | None) -> tuple[int, str]:
+    """(the bytes an item holds in its GPU's ledger, by what): its `measured_need` and a slack
+    where an earlier run measured one, never more than the estimate (the upper bound)."""
+    if measured is None:
+        return estimate, BY_ESTIMATE
+    by_measure = measured + MEASURED_SLACK_BYTES
+    if by_measure >= estimate:
+        return estimate, BY_ESTIMATE
+    return by_measure, BY_MEASURE
 
 
 # --- what an out-of-memory error said ------------------------------------------------------------

@@ -114,6 +114,10 @@ class Metrics:
     memory_estimate_bytes = _Metric[int](_NUMBER)
     memory_alone = _Metric[bool](_FLAG)
     memory_wait_s = _Metric[float](_NUMBER)
+    memory_waits_s = _Metric[dict[str, Any]](_OBJECT)  # of it, by ledger: machine, host, gpu
+    memory_admitted_bytes = _Metric[int](_NUMBER)  # what the GPU's ledger held for the item
+    memory_admitted_by = _Metric[str](_TEXT)  # "measured" (an earlier run's peak) or "estimate"
+    memory_measured_retry = _Metric[dict[str, Any]](_OBJECT)  # ran out by a measured figure
 
     @classmethod
     def from_json(cls, value: Any) -> Metrics:

@@ -1,5 +1,5 @@
 """Backends for the reliability self-tests (test_reliability.py): flaky, slow on a busy machine,
-slow to compile, out of memory, and one that logs when each call ran.
+slow to compile, out of memory (always, or once), and one that logs when each call ran.
 
 Like `faulty_backends`, each computes eagerly and misbehaves on the trigger item only
 (``tiny/mm[fp16-17x9x33]`` of faulty_backends' suite). What must survive a fresh worker process
@@ -121,6 +121,18 @@ class _OutOfMemory(_Backend):
         return fn(*args)
 
 
+class _OutOfMemoryOnce(_OutOfMemory):
+    """Out of memory on the trigger item's first call only: as where an earlier run's measured
+    peak admitted it by too little for what it takes now."""
+
+    name = "out-of-memory-once"
+
+    def call(self, fn, args):
+        if is_trigger(args) and _runs_before(self.name) == 0:
+            return super().call(fn, args)
+        return fn(*args)
+
+
 class _SlowChecks(_Backend):
     """Fine itself; but on the trigger item the harness's own checks (the oracle) take 60 s, as
     a huge item's fp64 reference did on an H100: gemmconf's fault, never the backend's."""
@@ -160,5 +172,6 @@ always_wrong = _AlwaysWrong()
 slow_once = _SlowOnce()
 slow_compile = _SlowCompile()
 out_of_memory = _OutOfMemory()
+out_of_memory_once = _OutOfMemoryOnce()
 slow_checks = _SlowChecks()
 timed = _Timed()

@@ -469,6 +469,182 @@ def test_the_gpu_share_leaves_each_worker_its_own_memory(monkeypatch):
     assert shared == 24 * 10**9 - 4 * isolating.PROCESS_RESERVE_BYTES
 
 
+# --- admission by an earlier run's measured peak (--durations-from) ------------------------------
+
+
+def earlier_run(*records: dict, environment: dict | None = None) -> dict:
+    """An earlier run's results: measured on a CPU unless a record or `environment` says."""
+    return {
+        "format": "gemmconf-results",
+        "version": 1,
+        "environment": environment or {"device": "cpu", "hardware_class": "cpu"},
+        "records": list(records),
+    }
+
+
+def measured_record(ident: str, backend: str, peak: int, **fields) -> dict:
+    metrics = {"memory_peak_allocated_bytes": peak, "memory_peak_bytes": 2 * peak}
+    return {"id": ident, "backend": backend, "outcome": "passed", "metrics": metrics, **fields}
+
+
+def test_measured_peaks_are_of_passed_items_on_the_same_device_and_hardware_class():
+    sm90 = {"device": "cuda", "hardware_class": "sm90"}
+    document = earlier_run(
+        measured_record("s/a", "ref", 100),
+        measured_record("s/a", "eager", 7),  # another backend: its own key
+        measured_record(
+            "s/b", "ref", 200, environment={"device": "cuda", "hardware_class": "sm80"}
+        ),
+        measured_record("s/c", "ref", 300, environment={"device": "cpu", "hardware_class": "cpu"}),
+        measured_record("s/d", "ref", 400, outcome="failed"),  # may have stopped early
+        {"id": "s/e", "backend": "ref", "outcome": "passed", "metrics": {"memory_peak_bytes": 9}},
+        measured_record("s/f", "ref", 500),
+        measured_record("s/f", "ref", 600),  # a merged file's two machines: the larger
+        environment=sm90,
+    )
+    need = memory.MEASURED_MARGIN  # per byte of tensors: these reserved twice their tensors
+    assert memory.measured_peaks(document, device="cuda", hardware_class="sm90") == {
+        "s/a@ref": int(100 * need),
+        "s/a@eager": int(7 * need),
+        "s/f@ref": int(600 * need),
+    }
+    sm80 = memory.measured_peaks(document, device="cuda", hardware_class="sm80")
+    assert sm80 == {"s/b@ref": int(200 * need)}
+    cpu = memory.measured_peaks(document, device="cpu", hardware_class="cpu")
+    assert cpu == {"s/c@ref": int(300 * need)}
+
+
+def test_the_need_is_the_tensors_peak_with_the_margin_or_the_reserve_where_less():
+    gib = 1 << 30
+    # seed_cutlass/bmm[fp16-no_expand-dynamic] on an H200: 12.44 GB of tensors, 14.94 GB reserved
+    bmm = {"memory_peak_allocated_bytes": 12_440_000_000, "memory_peak_bytes": 14_940_000_000}
+    assert memory.measured_need(bmm) == 14_940_000_000
+    # a small item whose worker kept 4 GB of blocks from an earlier one: the margin
+    small = {"memory_peak_allocated_bytes": 50 << 20, "memory_peak_bytes": 4 * gib}
+    assert memory.measured_need(small) == int((50 << 20) * memory.MEASURED_MARGIN)
+    assert memory.measured_need({"memory_peak_allocated_bytes": gib}) == int(gib * 1.35)
+    assert memory.measured_need({"memory_peak_bytes": gib}) is None
+
+
+def test_the_earlier_runs_needs_by_node_id_are_what_this_run_would_admit():
+    document = earlier_run(
+        measured_record("s/a", "ref", 10 << 20, nodeid="s.yaml::a[@ref]"),
+        measured_record("s/b", "ref", 10 << 20, outcome="failed", nodeid="s.yaml::b[@ref]"),
+        {"id": "s/c", "backend": "ref", "nodeid": "s.yaml::c[@ref]", "metrics": {}},
+    )
+    for record in document["records"][:2]:
+        record["metrics"]["memory_estimate_bytes"] = 1 << 30
+    needs = memory.earlier_needs(document, device="cpu", hardware_class="cpu")
+    assert needs == {
+        "s.yaml::a[@ref]": memory.admitted(1 << 30, int((10 << 20) * memory.MEASURED_MARGIN))[0],
+        "s.yaml::b[@ref]": 1 << 30,  # its estimate there: it did not pass
+    }
+
+
+def test_an_item_is_admitted_by_its_measured_need_and_a_slack_never_above_its_estimate():
+    estimate = 1 << 30
+    by_measure = (100 << 20) + memory.MEASURED_SLACK_BYTES
+    assert memory.admitted(estimate, 100 << 20) == (by_measure, "measured")
+    assert memory.admitted(estimate, None) == (estimate, "estimate")
+    assert memory.admitted(estimate, 990 << 20) == (estimate, "estimate")  # the upper bound
+
+
+def budgeted_runner(tmp_path: Path, capacity: int, measured: dict, backends: dict | None = None):
+    from gemmconf.isolation import InProcessRunner
+
+    budget = RunBudget(tmp_path, device_key="cpu", shared_bytes=capacity)
+    return InProcessRunner(backends or {}, budget=budget, measured=measured)
+
+
+def request_for(instance, label: str = "b"):
+    from gemmconf.isolation import ItemRequest
+
+    return ItemRequest(instance, label, seed=0, device="cpu", target=None, repro="pytest x")
+
+
+def test_two_items_whose_estimates_do_not_fit_together_run_together_by_their_measured_peaks(
+    instances, tmp_path
+):
+    first, second = (
+        next(i for i in instances if i.id == name)
+        for name in ("chunks/mm[nn]", "chunks/bmm[plain]")
+    )
+    estimates = [memory.estimate(i).total for i in (first, second)]
+    capacity = max(estimates) + min(estimates) // 2  # either fits; both do not
+    measured = {f"{i.id}@b": 10 << 20 for i in (first, second)}
+    runner = budgeted_runner(tmp_path, capacity, measured)
+    admitted = [runner._estimate(request_for(i)) for i in (first, second)]
+    assert [a.by for a in admitted] == ["measured", "measured"]
+    assert [a.upper for a in admitted] == estimates
+    assert sum(a.device for a in admitted) <= capacity < sum(estimates)
+
+    beside: list[int] = []
+    second_in = threading.Event()
+
+    def run_second() -> None:
+        with runner._held(admitted[1]) as granted:
+            beside.append(granted[0].device.others_at_start)
+            second_in.set()
+
+    with runner._held(admitted[0]):
+        thread = threading.Thread(target=run_second)
+        thread.start()
+        second_in.wait(timeout=30)  # by their estimates it would wait for the first to end
+    thread.join()
+    assert beside == [1]  # admitted while the first was held
+
+    # a measurement of another backend's item is not this one's
+    assert budgeted_runner(tmp_path, capacity, measured)._estimate(
+        request_for(first, "other")
+    ) == type(admitted[0])(estimates[0], admitted[0].host, bound=estimates[0], by="estimate")
+
+
+def test_a_measured_admission_that_runs_out_of_memory_is_rerun_by_the_estimate(instances, tmp_path):
+    """A stale measurement costs time, never a verdict (the isolated runner, end to end:
+    tests/test_reliability.py)."""
+
+    class Eager:
+        def __init__(self, fn):
+            self.fn = fn
+
+        def __call__(self, *args):
+            return self.fn(*args)
+
+        def artifacts(self):
+            return {}
+
+        def compiles(self):
+            return 1
+
+    class OutOfMemoryOnce:
+        """Out of memory at its first compile only: as where a measured peak was too small."""
+
+        name = "oom-once"
+        compiled = 0
+
+        def availability(self):
+            return None
+
+        def compile(self, fn, example_inputs, *, dynamic):
+            OutOfMemoryOnce.compiled += 1
+            if OutOfMemoryOnce.compiled == 1:
+                raise torch.OutOfMemoryError(OOM_TEXT)
+            return Eager(fn)
+
+    instance = next(i for i in instances if i.id == "chunks/mm[nn]")
+    estimate = memory.estimate(instance).total
+    runner = budgeted_runner(
+        tmp_path, 10 * estimate, {f"{instance.id}@b": 1 << 20}, {"b": OutOfMemoryOnce()}
+    )
+    outcome = runner.run(request_for(instance))
+    assert outcome.passed, render(outcome)
+    assert outcome.metrics["memory_admitted_by"] == "estimate"
+    assert outcome.metrics["memory_admitted_bytes"] == estimate
+    retry = outcome.metrics["memory_measured_retry"]
+    assert retry["admitted_bytes"] == memory.admitted(estimate, 1 << 20)[0] < estimate
+    assert retry["out_of_memory"]["requested_bytes"] == 2 << 30
+
+
 # --- out of memory -------------------------------------------------------------------------
 
 
@@ -521,6 +697,39 @@ def test_peak_watch_is_silent_without_cuda():
     with watch.watching():
         pass
     assert watch.metrics() == {} and os.environ.get(memory.BUDGET_ENV) is None
+
+
+def test_the_summary_says_what_admitted_the_items_and_which_ledger_they_waited_for():
+    from gemmconf.plugin.isolating import reliability_lines
+
+    def record(ident: str, **metrics) -> dict:
+        return {"id": f"s/{ident}", "backend": "b", "outcome": "passed", "metrics": metrics}
+
+    lines = reliability_lines(
+        [
+            record(
+                "a",
+                memory_admitted_by="measured",
+                memory_wait_s=4.0,
+                memory_waits_s={"gpu": 3.0, "host": 1.0},
+            ),
+            record("b", memory_admitted_by="estimate", memory_measured_retry={"admitted_bytes": 1}),
+            record(
+                "c",
+                memory_admitted_by="estimate",
+                memory_wait_s=2.0,
+                memory_waits_s={"gpu": 2.0, "machine": 0.1},
+            ),
+        ]
+    )
+    assert lines == [
+        "gemmconf: 2 item(s) waited for memory (6 s in all: gpu 5 s, host 1 s); 0 ran alone "
+        "(larger than the GPU's shared budget)",
+        "gemmconf: memory admitted 2 of 3 item(s) by their measured peak (--durations-from), the "
+        "others by their estimate; 1 of them ran out of memory and were rerun by their estimate "
+        "(metrics.memory_measured_retry); 6 s waited for memory in all: gpu 5 s, host 1 s",
+    ]
+    assert reliability_lines([record("d", memory_admitted_by="estimate")]) == []
 
 
 def test_the_memory_listing_compares_the_estimate_with_the_items_own_tensors():

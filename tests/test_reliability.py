@@ -155,6 +155,58 @@ def test_bad_reliability_options_are_usage_errors(suite, bad):
         result.stderr.fnmatch_lines([f"*{option}: expected*got '{bad}'*"])
 
 
+def test_a_stale_measured_peak_costs_a_rerun_by_the_estimate_never_a_verdict(suite):
+    """--durations-from's results measured the trigger item small (on this kind of device): it is
+    admitted by that figure, runs out of memory, and is rerun by its estimate, which passes."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    earlier = {
+        "format": "gemmconf-results",
+        "version": 1,
+        "environment": {"device": device, "hardware_class": capability.detect().hardware_class},
+        "records": [
+            {
+                "id": TRIGGER,
+                "backend": "out-of-memory-once",
+                "outcome": "passed",
+                "duration_s": 1.0,
+                "metrics": {"memory_peak_allocated_bytes": 1 << 20},
+            }
+        ],
+    }
+    (suite.path / "earlier.json").write_text(json.dumps(earlier))
+    result = suite.runpytest(
+        "suites",
+        "--backend",
+        "reliability_backends:out_of_memory_once",
+        "--gpu-memory-budget",
+        "100",
+        "--durations-from",
+        "earlier.json",
+        "-k",
+        "mm and not sm90",
+    )
+    assert result.ret == pytest.ExitCode.OK
+    found = records(suite)
+    record = found[(TRIGGER, "out-of-memory-once")]
+    assert record["outcome"] == "passed"
+    metrics = record["metrics"]
+    assert metrics["memory_admitted_by"] == "estimate"  # the run that stands
+    assert metrics["memory_admitted_bytes"] == metrics["memory_estimate_bytes"]
+    retry = metrics["memory_measured_retry"]
+    assert retry["admitted_bytes"] < metrics["memory_estimate_bytes"]
+    assert retry["out_of_memory"]["requested_bytes"] == 2 << 30
+    others = [r for (i, _), r in found.items() if i != TRIGGER and r["outcome"] == "passed"]
+    assert others and all(r["metrics"]["memory_admitted_by"] == "estimate" for r in others)
+    result.stdout.fnmatch_lines(
+        [
+            f"gemmconf: 1 item(s) measured on {earlier['environment']['hardware_class']} in "
+            "--durations-from's results are admitted by their measured peak*",
+            f"*memory admitted 1 of {1 + len(others)} item(s) by their measured peak*; 1 of them "
+            "ran out of memory and were rerun by their estimate*",
+        ]
+    )
+
+
 @pytest.mark.skipif(
     torch.cuda.is_available(),
     reason="on a GPU such a budget also caps each worker's CUDA allocations (the items fail)",

@@ -219,6 +219,42 @@ def test_durations_from_needs_a_readable_file(suite):
 # --- dealt to xdist's workers by recorded durations -----------------------------------------
 
 
+def test_items_heavy_in_memory_go_to_the_lanes_too_so_small_ones_run_beside_them():
+    """Under a memory budget the slowest items were also the largest: slowest first, every
+    worker started with one and they waited for each other. Items needing more than the heavy
+    figure are dealt to the lanes (here two, of eight workers) even when they are short."""
+    durations = [90.0, 40.0, 2.0, 2.0, 1.5, None, *[1.0] * 400]
+    needs = [9 << 30, 1 << 30, 5 << 30, 100 << 20, 6 << 30, 7 << 30, *[100 << 20] * 400]
+    assert scheduling.lanes(durations, 8) == [[0], [1]]  # by duration alone
+    assert scheduling.lanes(durations, 8, needs, 4 << 30) == [[0], [1, 2, 4, 5]]
+    assert scheduling.lanes(durations, 8, needs, None) == [[0], [1]]  # no budget: no need heavy
+
+
+def test_memory_heavy_is_an_eighth_of_what_a_gpus_items_share(monkeypatch):
+    from types import SimpleNamespace
+
+    from gemmconf import capability, memory
+    from gemmconf.plugin import facts
+
+    def config(device: str, budget: int | None) -> SimpleNamespace:
+        found = SimpleNamespace(
+            stash=pytest.Stash(),
+            hook=SimpleNamespace(pytest_gemmconf_memory_budget=lambda config: budget),
+        )
+        gpu = SimpleNamespace(memory_bytes=141 * 10**9 if device == "cuda" else None)
+        found.stash[facts.MACHINE] = SimpleNamespace(device=device, capability=gpu)
+        return found
+
+    monkeypatch.setattr(capability, "gpu_ids", lambda: ["0", "1"])
+    heavy = scheduling.memory_heavy_bytes(config("cuda", 24 * 10**9), 16)  # 8 workers a GPU
+    assert heavy == memory.shared_bytes(24 * 10**9, 8) / 8
+    assert scheduling.memory_heavy_bytes(config("cuda", None), 16) == (
+        memory.shared_bytes(141 * 10**9, 8) / 8  # the GPU's own memory
+    )
+    assert scheduling.memory_heavy_bytes(config("cpu", 10**9), 2) == 10**9 / 8  # simulated
+    assert scheduling.memory_heavy_bytes(config("cpu", None), 2) is None
+
+
 def test_heavy_items_are_dealt_to_a_few_lanes_longest_first_into_the_lightest():
     # 13 workers (an H100 run): three lanes; items of 1/20 of a fair share or more are heavy
     durations = [90.0, 80.0, 50.0, 40.0, 35.0, 30.0, None, 5.0, *[1.0] * 400]

@@ -224,7 +224,12 @@ class Grant:
 
     @property
     def waited_s(self) -> float:
-        return sum(h.waited_s for h in (self.machine, self.host, self.device) if h is not None)
+        return sum(self.waits_s().values())
+
+    def waits_s(self) -> dict[str, float]:
+        """Seconds waited for each ledger: "machine" (an item running alone), "host", "gpu"."""
+        holds = {"machine": self.machine, "host": self.host, "gpu": self.device}
+        return {name: hold.waited_s for name, hold in holds.items() if hold is not None}
 
     @property
     def ran_alone(self) -> bool:

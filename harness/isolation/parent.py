@@ -49,10 +49,22 @@ MAX_ALONE_RERUNS = 3  # timeouts confirmed alone per process: each one stops the
 
 @dataclass(frozen=True)
 class Estimate:
-    """What an item is expected to hold at its peak, in bytes: of its GPU, and of the host."""
+    """What an item holds in the ledgers while it runs, in bytes: of its GPU, and of the host.
+    `device` is the scenario's estimate (`bound`, an upper bound), or less where an earlier run
+    measured the item (`by` "measured": `memory.admitted`)."""
 
     device: int
     host: int
+    bound: int | None = None  # the scenario's estimate of the GPU's bytes (None: `device`)
+    by: str = memory.BY_ESTIMATE
+
+    @property
+    def upper(self) -> int:
+        return self.device if self.bound is None else self.bound
+
+    def by_estimate(self) -> Estimate:
+        """The same item admitted by its estimate (after a measured figure ran it out)."""
+        return dataclasses.replace(self, device=self.upper, by=memory.BY_ESTIMATE)
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,7 @@ class _Scheduling:
     budget: RunBudget | None
     confirm_failures: int
     autotunes: frozenset[str]
+    measured: Mapping[str, int]  # `<record id>@<label>` -> its need in an earlier run (memory.py)
 
     def _estimate(self, request: ItemRequest) -> Estimate:
         if self.budget is None or (self.budget.device is None and self.budget.host is None):
@@ -85,7 +98,17 @@ class _Scheduling:
         )
         if request.device == "cpu" and self.budget.host is not None:  # the CPU of a GPU machine
             return Estimate(0, footprint.host_total + footprint.total)
-        return Estimate(footprint.total, footprint.host_total)
+        measured = self.measured.get(f"{request.instance.id}@{request.label}")
+        device, by = memory.admitted(footprint.total, measured)
+        return Estimate(device, footprint.host_total, bound=footprint.total, by=by)
+
+    def _measured_retry(self, estimate: Estimate, first: ItemOutcome) -> dict[str, Any] | None:
+        """What to record when an item admitted by its measured peak ran out of memory (it is
+        then rerun by its estimate, never charged for it: a stale figure costs time only)."""
+        numbers = first.metrics.get("out_of_memory")
+        if estimate.by != memory.BY_MEASURE or not isinstance(numbers, dict):
+            return None
+        return {"admitted_bytes": estimate.device, "out_of_memory": numbers}
 
     @contextlib.contextmanager
     def _held(self, estimate: Estimate, *, alone: bool = False) -> Iterator[list[Grant]]:
@@ -104,11 +127,18 @@ class _Scheduling:
         if not granted or self.budget is None or self.budget.device is None:
             return outcome
         grant = granted[0]
-        noted: dict[str, Any] = {"memory_estimate_bytes": estimate.device}
+        noted: dict[str, Any] = {
+            "memory_estimate_bytes": estimate.upper,
+            "memory_admitted_bytes": estimate.device,
+            "memory_admitted_by": estimate.by,
+        }
         if self.budget.host is not None:
             noted["host_memory_estimate_bytes"] = estimate.host
         if grant.waited_s >= 0.5:
             noted["memory_wait_s"] = round(grant.waited_s, 1)
+            # which ledger kept it waiting: the GPU's memory, the host's, or an item alone
+            waits = {name: round(s, 1) for name, s in grant.waits_s().items() if s >= 0.05}
+            noted["memory_waits_s"] = waits
         if grant.device is not None and grant.device.alone:
             noted["memory_alone"] = True  # larger than what the GPU's items share
         return _with_metrics(outcome, **noted)
@@ -154,19 +184,25 @@ class InProcessRunner(_Scheduling):
         budget: RunBudget | None = None,
         confirm_failures: int = 0,
         autotunes: frozenset[str] = frozenset(),
+        measured: Mapping[str, int] | None = None,
     ):
         self.backends = backends
         self.leaks = LeakCheck(leak_threshold)
         self.budget = budget
         self.confirm_failures = confirm_failures
         self.autotunes = autotunes
+        self.measured = dict(measured or {})
 
     def run(self, request: ItemRequest) -> ItemOutcome:
         estimate = self._estimate(request)
         outcome = self._attempt(request, estimate)
+        retry = self._measured_retry(estimate, outcome)
+        if retry is not None:
+            estimate = estimate.by_estimate()
+            outcome = self._attempt(request, estimate)
         if not outcome.passed and not outcome.harness_error and self.confirm_failures:
             outcome = self._confirmed(request, outcome, lambda: self._attempt(request, estimate))
-        return outcome
+        return outcome if retry is None else _with_metrics(outcome, memory_measured_retry=retry)
 
     def _attempt(self, request: ItemRequest, estimate: Estimate) -> ItemOutcome:
         with self._held(estimate) as granted:
@@ -314,12 +350,14 @@ class IsolatedRunner(_Scheduling):
         confirm_failures: int = 0,
         autotunes: frozenset[str] = frozenset(),
         worker_env: Mapping[str, str] | None = None,
+        measured: Mapping[str, int] | None = None,
     ):
         self.config = WorkerConfig(dict(specs), options, leak_threshold)
         self.timeouts = timeouts or TimeoutPolicy()
         self.budget = budget
         self.confirm_failures = confirm_failures
         self.autotunes = autotunes
+        self.measured = dict(measured or {})
         self.worker_env = dict(worker_env or {})
         self.starts = 0  # workers started; a crash, timeout or CUDA fault costs one more
         self.slowest: dict[str, float] = {}  # label -> longest item finished (the pace)
@@ -333,6 +371,22 @@ class IsolatedRunner(_Scheduling):
     def run(self, request: ItemRequest) -> ItemOutcome:
         estimate = self._estimate(request)
         outcome, overrun = self._attempt(request, estimate)
+        retry = None if overrun is not None else self._measured_retry(estimate, outcome)
+        if retry is not None:  # admitted by a figure too small for it now: by its estimate
+            estimate = estimate.by_estimate()
+            outcome, overrun = self._attempt(request, estimate, fresh=True)
+        outcome = self._charged(request, estimate, outcome, overrun)
+        return outcome if retry is None else _with_metrics(outcome, memory_measured_retry=retry)
+
+    def _charged(
+        self,
+        request: ItemRequest,
+        estimate: Estimate,
+        outcome: ItemOutcome,
+        overrun: Overrun | None,
+    ) -> ItemOutcome:
+        """The attempt's outcome, its timeout or out-of-memory error confirmed before it is
+        charged, a failure rerun as --confirm-failures asks."""
         if overrun is not None and _harness_phase(overrun):
             return _harness_overrun(outcome, overrun)
         if overrun is not None:

@@ -104,6 +104,11 @@ EXECUTION = pytest.StashKey[Execution]()
 # `sharding`, in its pytest_configure, where --shard names this process's part.
 SHARD = pytest.StashKey[Shard]()
 
+# `sharding`, in its pytest_configure, where --durations-from names an earlier run's results:
+# `<record id>@<backend>` -> what the item needed at its peak there, on this machine's device
+# and hardware class (`gemmconf.memory.measured_peaks`); the memory ledgers admit by it.
+MEASURED_PEAKS = pytest.StashKey[dict[str, int]]()
+
 
 @dataclass(frozen=True)
 class Benchmarking:

@@ -25,10 +25,8 @@ from gemmconf.isolation.timeouts import (
 from gemmconf.plugin import facts, options
 from gemmconf.record import Record, typed
 
-# What each xdist worker on a GPU keeps for itself, outside any item: its isolation worker's CUDA
-# context, cuBLAS workspaces, compiled kernels and the allocator's cache between items.
-PROCESS_RESERVE_BYTES = 1 << 30
-MIN_SHARED_BYTES = 1 << 30
+PROCESS_RESERVE_BYTES = memory.PROCESS_RESERVE_BYTES  # each GPU worker's own (memory.py)
+MIN_SHARED_BYTES = memory.MIN_SHARED_BYTES
 # The host's memory on GPU machines (each item's fp64 reference inputs live there): this share of
 # it, less what each pytest process and its isolation worker take for themselves.
 HOST_SHARE = 0.8
@@ -69,7 +67,8 @@ OPTIONS = (
         metavar="GB",
         help="the GPU memory (decimal GB) the run may use per GPU, e.g. 24 to run as on a "
         "24 GB GPU: xdist workers on one GPU share it (an item waits until its estimated "
-        "memory is free; one larger than the share runs alone), and each worker process is "
+        "memory, or with --durations-from its measured peak, is free; one larger than the "
+        "share runs alone), and each worker process is "
         "capped to it. Default: the GPU's memory. On a CPU-only machine it budgets the "
         "items' memory the same way (a simulation)",
     ),
@@ -212,8 +211,7 @@ def device_budget(
         if budget is None:
             return None, None, None
         key = f"gpu-{os.environ.get('CUDA_VISIBLE_DEVICES', '0')}"
-        shared = budget - workers_per_device() * PROCESS_RESERVE_BYTES
-        return key, budget, max(shared, MIN_SHARED_BYTES, budget // 4)
+        return key, budget, memory.shared_bytes(budget, workers_per_device())
     if simulated is None:
         return None, None, None
     return "cpu", simulated, simulated
@@ -245,6 +243,7 @@ def make_runner(
     autotunes = frozenset(
         label for label, backend in selection.backends.items() if declares_autotuning(backend)
     )
+    measured = state.config.stash.get(facts.MEASURED_PEAKS, {})
     if not state.isolate:
         if shared is not None and machine.device == "cuda":
             os.environ[memory.SHARED_ENV] = str(shared)
@@ -253,6 +252,7 @@ def make_runner(
             budget=run_budget,
             confirm_failures=state.confirm,
             autotunes=autotunes,
+            measured=measured,
         )
     env: dict[str, str] = {}
     if machine.device == "cuda" and shared is not None:
@@ -267,6 +267,7 @@ def make_runner(
         confirm_failures=state.confirm,
         autotunes=autotunes,
         worker_env=env,
+        measured=measured,
     )
 
 
@@ -292,6 +293,15 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             "sharing it wait for an item's estimated memory, items larger than their share run "
             f"alone; fp64 references in pieces of at most {memory.gib(chunked.CHUNK_BYTES)}"
         )
+        measured = config.stash.get(facts.MEASURED_PEAKS, {})
+        if measured:
+            lines.append(
+                f"gemmconf: {len(measured)} item(s) measured on "
+                f"{machine.capability.hardware_class} in --durations-from's results are "
+                "admitted by their measured peak (tensors x "
+                f"{memory.MEASURED_MARGIN:g}, or the allocator's reserve where less, + "
+                f"{memory.size(memory.MEASURED_SLACK_BYTES)}; at most their estimate)"
+            )
     if state.isolate and state.timeouts.fixed is None:
         autotuning = [label for label, b in selection.backends.items() if declares_autotuning(b)]
         first = state.timeouts.first_result
@@ -371,7 +381,36 @@ def reliability_lines(
     waited = [r.metric.memory_wait_s for r in read if r.metric.memory_wait_s]
     if alone or waited:
         lines.append(
-            f"gemmconf: {len(waited)} item(s) waited for memory ({sum(waited):.0f} s in all); "
-            f"{alone} ran alone (larger than the GPU's shared budget)"
+            f"gemmconf: {len(waited)} item(s) waited for memory ({sum(waited):.0f} s in all"
+            f"{_by_ledger(read)}); {alone} ran alone (larger than the GPU's shared budget)"
         )
+    lines.extend(admission_lines(read))
     return lines
+
+
+def admission_lines(read: Sequence[Record]) -> list[str]:
+    """How many items the memory ledgers admitted by an earlier run's measured peak
+    (--durations-from), and how many of those ran out of memory and were rerun by their
+    estimate; nothing where no item was admitted by measurement."""
+    admitted = [r for r in read if r.metric.memory_admitted_by is not None]
+    retried = [r for r in read if r.metric.memory_measured_retry is not None]
+    measured = sum(r.metric.memory_admitted_by == memory.BY_MEASURE for r in admitted)
+    if not measured and not retried:
+        return []
+    waited = sum(r.metric.memory_wait_s or 0.0 for r in admitted)
+    return [
+        f"gemmconf: memory admitted {measured + len(retried)} of {len(admitted)} item(s) by their "
+        f"measured peak (--durations-from), the others by their estimate; {len(retried)} of "
+        "them ran out of memory and were rerun by their estimate (metrics.memory_measured_retry); "
+        f"{waited:.0f} s waited for memory in all{_by_ledger(admitted)}"
+    ]
+
+
+def _by_ledger(read: Sequence[Record]) -> str:
+    """': gpu 12 s, host 3 s': the seconds waited for each ledger (metrics.memory_waits_s)."""
+    ledgers: dict[str, float] = {}
+    for record in read:
+        for name, seconds in (record.metric.memory_waits_s or {}).items():
+            ledgers[name] = ledgers.get(name, 0.0) + seconds
+    shown = [(name, seconds) for name, seconds in sorted(ledgers.items()) if seconds >= 0.5]
+    return (": " + ", ".join(f"{name} {s:.0f} s" for name, s in shown)) if shown else ""

@@ -11,6 +11,13 @@ xdist's default):
   at the start, longest first, each to the lane with the least time so far. The lanes are a few
   workers (LANE_SHARE of them): such items are the ones that hold most of a GPU's memory, and
   more of them at once would only wait for each other in the memory ledger;
+- so are the *memory-heavy* items, each needing more than MEMORY_HEAVY_SHARE of what the items
+  of a GPU share (by the earlier run's records: `memory.earlier_needs`): under a memory budget
+  they are also the slow ones, and slowest first put one in every worker at the start, where
+  they waited for each other with the GPU running one or two of them (a model of a 24 GB run of
+  the reference suite with 8 workers, admitted by measured peaks: 769 s, most of the first
+  500 s so). In the lanes they run one after another while the other workers run small items
+  beside them (the model: 602 s);
 - every other item goes out in xdist's order (slowest first), at most MAX_CHUNK at a time, so
   that no worker holds a long run of slow items that another could have taken.
 
@@ -24,7 +31,11 @@ from typing import Any
 
 import pytest
 
+from gemmconf import capability, memory
+from gemmconf.plugin import facts
+
 HEAVY_SHARE = 1 / 20  # an item longer than this part of a fair share is heavy
+MEMORY_HEAVY_SHARE = 1 / 8  # an item needing more than this part of a GPU's items' share too
 LANE_SHARE = 1 / 4  # the workers that run the heavy items (at least one)
 MAX_CHUNK = 2  # items sent to a worker at a time (where --maxschedchunk does not say)
 
@@ -34,16 +45,29 @@ def lane_count(workers: int) -> int:
     return max(1, round(max(1, workers) * LANE_SHARE))
 
 
-def lanes(durations: Sequence[float | None], workers: int) -> list[list[int]] | None:
+def lanes(
+    durations: Sequence[float | None],
+    workers: int,
+    needs: Sequence[int | None] | None = None,
+    heavy_need: float | None = None,
+) -> list[list[int]] | None:
     """The heavy items' indices per lane, each lane's longest first; None: no lanes (no known
-    duration, a single worker, or no item heavy enough)."""
+    duration, a single worker, or no item heavy enough). `needs`: each item's memory, heavy
+    above `heavy_need` bytes."""
     known = [d for d in durations if d is not None]
     if workers < 2 or not known:
         return None
     fair = sum(known) / workers
+
+    def heavy_item(i: int) -> bool:
+        d = durations[i]
+        if d is not None and d > 0 and d >= HEAVY_SHARE * fair:
+            return True
+        need = None if needs is None or heavy_need is None else needs[i]
+        return need is not None and need > heavy_need
+
     heavy = sorted(
-        (i for i, d in enumerate(durations) if d is not None and d > 0 and d >= HEAVY_SHARE * fair),
-        key=lambda i: -(durations[i] or 0.0),
+        (i for i in range(len(durations)) if heavy_item(i)), key=lambda i: -(durations[i] or 0.0)
     )
     if not heavy:
         return None
@@ -57,8 +81,30 @@ def lanes(durations: Sequence[float | None], workers: int) -> list[list[int]] | 
     return plan
 
 
-def make_scheduler(config: pytest.Config, log: Any, durations: dict[str, float]) -> Any:
-    """The controller's scheduler: xdist's `load` with the lanes above."""
+def memory_heavy_bytes(config: pytest.Config, workers: int) -> float | None:
+    """An item needing more GPU memory than this is memory-heavy (None: the run has no memory
+    budget): MEMORY_HEAVY_SHARE of what the items of one GPU share, as `isolating` reckons it
+    (on a CPU, --gpu-memory-budget simulates one GPU's whole)."""
+    machine = config.stash.get(facts.MACHINE, None)
+    simulated = config.hook.pytest_gemmconf_memory_budget(config=config)
+    if machine is None or machine.device != "cuda":
+        return None if not simulated else simulated * MEMORY_HEAVY_SHARE
+    total = machine.capability.memory_bytes
+    budget = min(simulated, total) if simulated and total else simulated or total
+    if not budget:
+        return None
+    per_gpu = -(-workers // max(len(capability.gpu_ids()), 1))
+    return memory.shared_bytes(budget, per_gpu) * MEMORY_HEAVY_SHARE
+
+
+def make_scheduler(
+    config: pytest.Config,
+    log: Any,
+    durations: dict[str, float],
+    needs: dict[str, int] | None = None,
+) -> Any:
+    """The controller's scheduler: xdist's `load` with the lanes above (`needs`: node id ->
+    memory, from the earlier run)."""
     from xdist.scheduler import LoadScheduling
 
     class LaneScheduling(LoadScheduling):  # type: ignore[misc]
@@ -71,7 +117,12 @@ def make_scheduler(config: pytest.Config, log: Any, durations: dict[str, float])
             if self.collection is not None or not self._check_nodes_have_same_collection():
                 return super().schedule()  # a reschedule, or xdist's own report of the mismatch
             collection = next(iter(self.node2collection.values()))
-            plan = lanes([durations.get(nodeid) for nodeid in collection], len(self.nodes))
+            plan = lanes(
+                [durations.get(nodeid) for nodeid in collection],
+                len(self.nodes),
+                [(needs or {}).get(nodeid) for nodeid in collection],
+                memory_heavy_bytes(config, len(self.nodes)),
+            )
             if plan is None:
                 return super().schedule()
             self.collection = collection

@@ -1,7 +1,9 @@
 """--shard i/n: this process runs one deterministic part of the selected items; with
 --durations-from RESULTS, parts of about equal time (gemmconf.shard), and, with or without
 --shard, the slowest items first (so that with xdist no long item starts last and ends the run
-alone), dealt to xdist's workers so that no one worker gets all of them (scheduling.py)."""
+alone), dealt to xdist's workers so that no one worker gets all of them (scheduling.py); and
+the items' measured memory peaks there, which the memory ledgers admit them by
+(`facts.MEASURED_PEAKS`)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from gemmconf import shard
+from gemmconf import memory, shard
 from gemmconf.plugin import facts, options, scheduling
 
 DURATIONS = pytest.StashKey[dict[str, float]]()
 NODE_DURATIONS = pytest.StashKey[dict[str, float]]()  # the same, by node id (xdist's scheduler)
+NODE_NEEDS = pytest.StashKey[dict[str, int]]()  # node id -> GPU memory there (xdist's scheduler)
 BALANCE = pytest.StashKey[str]()  # what the balancing did (the header says it)
 
 
@@ -32,7 +35,9 @@ OPTIONS = (
         "count as its median; with -n, the slowest go to a quarter of the workers and the "
         "rest two at a time); with --shard, also balance the shards by those durations "
         "(longest first into the shard with the least time) instead of by count. Every shard "
-        "must select the same items and read the same file",
+        "must select the same items and read the same file. Items it measured on a GPU of "
+        "this class are admitted to the GPU's memory budget by their measured peak (with a "
+        "margin, at most their estimate) instead of their estimate",
     ),
 )
 pytest_addoption = options.registrar(OPTIONS)
@@ -67,6 +72,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if document is not None:
         config.stash[DURATIONS] = shard.durations_of(document)
         config.stash[NODE_DURATIONS] = shard.durations_of(document, key=shard.node_key)
+        machine = config.stash.get(facts.MACHINE, None)
+        if machine is not None:
+            kind = {"device": machine.device, "hardware_class": machine.capability.hardware_class}
+            config.stash[facts.MEASURED_PEAKS] = memory.measured_peaks(document, **kind)
+            config.stash[NODE_NEEDS] = memory.earlier_needs(document, **kind)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -76,7 +86,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     durations = config.stash.get(NODE_DURATIONS, None)
     if not durations or getattr(config.option, "dist", None) != "load":
         return None
-    return scheduling.make_scheduler(config, log, durations)
+    return scheduling.make_scheduler(config, log, durations, config.stash.get(NODE_NEEDS, None))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
