@@ -34,8 +34,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from gemmconf.record import Record, typed
 from gemmconf.report import perf
 
@@ -171,13 +169,20 @@ def fit_effect(log_speed: Sequence[float], level: float, min_effect: float) -> E
     log_speed = level + effect x [B] + drift x run index, its t-interval at `level`, and the
     call (the interval excludes 0 and |exp(effect) - 1| >= min_effect)."""
     runs = len(log_speed)
-    design = np.column_stack([np.ones(runs), np.arange(runs) % 2, np.arange(runs) - (runs - 1) / 2])
-    y = np.asarray(log_speed, dtype=float)
-    coefficients, *_ = np.linalg.lstsq(design, y, rcond=None)
-    dof = runs - design.shape[1]
-    residual = y - design @ coefficients
-    variance = float(residual @ residual) / dof
-    spread = math.sqrt(variance * float(np.linalg.inv(design.T @ design)[1, 1]))
+    design = [(1.0, float(i % 2), i - (runs - 1) / 2) for i in range(runs)]
+    y = [float(v) for v in log_speed]
+    inverse = _inverse3(
+        [[sum(row[a] * row[b] for row in design) for b in range(3)] for a in range(3)]
+    )
+    moments = [sum(row[a] * v for row, v in zip(design, y, strict=True)) for a in range(3)]
+    coefficients = [sum(inverse[a][b] * moments[b] for b in range(3)) for a in range(3)]
+    dof = runs - 3
+    residual = [
+        v - sum(c * x for c, x in zip(coefficients, row, strict=True))
+        for row, v in zip(design, y, strict=True)
+    ]
+    variance = sum(r * r for r in residual) / dof
+    spread = math.sqrt(variance * inverse[1][1])
     effect = float(coefficients[1])
     half = t_quantile(1 - (1 - level) / 2, dof) * spread
     ratio = math.exp(effect)
@@ -185,6 +190,19 @@ def fit_effect(log_speed: Sequence[float], level: float, min_effect: float) -> E
     if abs(effect) > half and abs(ratio - 1) >= min_effect:
         verdict = "faster" if effect > 0 else "slower"
     return Effect(ratio, math.exp(effect - half), math.exp(effect + half), level, dof, verdict)
+
+
+def _inverse3(m: list[list[float]]) -> list[list[float]]:
+    """The inverse of a 3 x 3 matrix (the normal equations of `fit_effect`), by cofactors: the
+    report commands run where only gemmconf is installed, without numpy."""
+    (a, b, c), (d, e, f), (g, h, i) = m
+    cofactors = [
+        [e * i - f * h, c * h - b * i, b * f - c * e],
+        [f * g - d * i, a * i - c * g, c * d - a * f],
+        [d * h - e * g, b * g - a * h, a * e - b * d],
+    ]
+    determinant = a * cofactors[0][0] + b * cofactors[1][0] + c * cofactors[2][0]
+    return [[x / determinant for x in row] for row in cofactors]
 
 
 def log_speed(value: float, metric: str) -> float:
