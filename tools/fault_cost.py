@@ -53,15 +53,15 @@ class _Faulting:
 
 
 class _FaultingBackend:
-    def __init__(self, name: str, fault: Callable[[], None]) -> None:
-        self.name, self.fault = name, fault
+    def __init__(self, name: str, fault: Callable[[], None], *, gpu: bool) -> None:
+        self.name, self.fault, self.gpu = name, fault, gpu
 
     def availability(self) -> str | None:
-        return None if torch.cuda.is_available() else "needs a CUDA GPU"
+        return None if torch.cuda.is_available() or not self.gpu else "needs a CUDA GPU"
 
     def compile(self, fn: Any, example_inputs: Sequence[Any], *, dynamic: bool | None) -> Any:
         return _Faulting(fn, self.fault)
 
 
-illegal_address = _FaultingBackend("illegal-address", _illegal_address)
-segfault = _FaultingBackend("segfault", _segfault)
+illegal_address = _FaultingBackend("illegal-address", _illegal_address, gpu=True)
+segfault = _FaultingBackend("segfault", _segfault, gpu=False)  # a CPU run too
