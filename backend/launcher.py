@@ -542,14 +542,9 @@ class InterpreterLauncher:
     built: tuple[str, ...] = ()
     loaded: tuple[str, ...] = ()
 
-    def first(
-        self,
-        fn: Any,
-        grid: tuple[int, ...],
-        args: Sequence[Any],
-        config: Any,
-        signature: str | None = None,
-    ) -> Launch:
+    def first(self, fn: Any, grid: tuple, args: Sequence[Any], config: Any, *_: object) -> Launch:
+        """The interpreted launch (a signature, TritonLauncher's lock name, is of no use here)."""
+
         def launch(call_args: Sequence[Any]) -> None:
             with compat.interpreted_as_compiled():
                 fn[grid](*call_args, num_warps=config.num_warps, num_stages=config.num_stages)

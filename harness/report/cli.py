@@ -102,6 +102,11 @@ CSV_COLUMNS = (
 )
 
 
+def _metric_argument(parser: argparse.ArgumentParser, help: str) -> None:
+    """`--metric`: which benchmark figure `report diff` and `report ab` compare."""
+    parser.add_argument("--metric", choices=sorted(perf.COMPARED), default="vs_cublas", help=help)
+
+
 def add_subcommands(commands: Any) -> argparse.ArgumentParser:
     """Add `report` with its subcommands to an argparse subparsers object."""
     report = commands.add_parser(
@@ -236,12 +241,10 @@ def _add_diff(actions: Any) -> None:
         help="exit 3 when a benchmarked item got slower beyond the noise (outcome regressions "
         "exit 1 with or without it)",
     )
-    compare.add_argument(
-        "--metric",
-        choices=sorted(perf.COMPARED),
-        default="vs_cublas",
-        help="benchmark figure to compare: vs_cublas (default: the ratio to cuBLAS in the same "
-        "run, which cancels most drift between machines and days) or time_ms",
+    _metric_argument(
+        compare,
+        "benchmark figure to compare: vs_cublas (default: the ratio to cuBLAS in the same run, "
+        "which cancels most drift between machines and days) or time_ms",
     )
     compare.add_argument(
         "--noise-k",
@@ -286,12 +289,10 @@ def _add_ab(actions: Any) -> None:
     )
     ab.add_argument("runs", nargs="+", metavar="RESULTS.json", help="A1 B1 A2 B2 ... in run order")
     ab.add_argument("--json", action="store_true", help="print the A/B as JSON")
-    ab.add_argument(
-        "--metric",
-        choices=sorted(perf.COMPARED),
-        default="vs_cublas",
-        help="the figure compared: vs_cublas (default: the ratio to cuBLAS timed in the same "
-        "run) or time_ms (inverted, so that B/A is still a speed ratio)",
+    _metric_argument(
+        ab,
+        "the figure compared: vs_cublas (default: the ratio to cuBLAS timed in the same run) or "
+        "time_ms (inverted, so that B/A is still a speed ratio)",
     )
     ab.add_argument(
         "--min-effect",
