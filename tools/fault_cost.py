@@ -19,6 +19,8 @@ import torch
 import triton
 import triton.language as tl
 
+from gemmconf.backends.eager import EagerBackend, EagerCompiled
+
 
 @triton.jit
 def _store_far(out_ptr, far):
@@ -36,23 +38,20 @@ def _segfault() -> None:
     ctypes.string_at(0)
 
 
-class _Faulting:
+class _Faulting(EagerCompiled):
+    """Eager's call, after the fault on a bf16 item."""
+
     def __init__(self, fn: Callable[..., Any], fault: Callable[[], None]) -> None:
-        self.fn, self.fault = fn, fault
+        super().__init__(fn)
+        self.fault = fault
 
     def __call__(self, *args: Any) -> Any:
         if any(isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 for a in args):
             self.fault()
-        return self.fn(*args)
-
-    def artifacts(self) -> dict[str, str]:
-        return {}
-
-    def compiles(self) -> int:
-        return 1
+        return super().__call__(*args)
 
 
-class _FaultingBackend:
+class _FaultingBackend(EagerBackend):
     def __init__(self, name: str, fault: Callable[[], None], *, gpu: bool) -> None:
         self.name, self.fault, self.gpu = name, fault, gpu
 

@@ -439,14 +439,19 @@ def _diff(args: argparse.Namespace) -> int:
         k=args.noise_k,
         min_change=args.min_change,
     )
-    if args.json:
-        print(json.dumps(result.as_json(), indent=1))
-    else:
-        width = max(shutil.get_terminal_size((120, 24)).columns, 100)
-        print("\n".join(terminal(line) for line in diff_mod.render(result, width=width)))
+    width = max(shutil.get_terminal_size((120, 24)).columns, 100)
+    _show(args, result, lambda: diff_mod.render(result, width=width))
     if result.regressions:
         return REGRESSED
     return SLOWER if args.fail_on_regression and result.slower else OK
+
+
+def _show(args: argparse.Namespace, result: Any, lines: Any) -> None:
+    """A comparison's result: as JSON with --json, else its rendered lines (`lines()`)."""
+    if args.json:
+        print(json.dumps(result.as_json(), indent=1))
+    else:
+        print("\n".join(terminal(line) for line in lines()))
 
 
 def _ab(args: argparse.Namespace) -> int:
@@ -460,10 +465,7 @@ def _ab(args: argparse.Namespace) -> int:
         min_effect=args.min_effect,
         confidence=args.confidence,
     )
-    if args.json:
-        print(json.dumps(result.as_json(), indent=1))
-    else:
-        print("\n".join(terminal(line) for line in paired.render(result)))
+    _show(args, result, lambda: paired.render(result))
     return SLOWER if result.slower else OK
 
 
