@@ -43,6 +43,18 @@ def _ready_server() -> forkserver.ForkServer:
     return server
 
 
+def test_a_process_s_first_worker_is_spawned_and_starts_no_server(instances, monkeypatch):
+    monkeypatch.setattr(forkserver, "_needed", False)  # as in a fresh pytest process
+    monkeypatch.setattr(forkserver, "_server", None)
+    runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions())
+    try:
+        assert runner.run(_request(instances["tiny/addmm"], "eager")).passed
+        assert isinstance(runner._worker.process, subprocess.Popen)
+        assert forkserver._server is None
+    finally:
+        runner.close()
+
+
 def test_the_first_worker_does_not_wait_for_a_starting_server(instances, monkeypatch):
     monkeypatch.setenv("GEMMCONF_TEST_FORK_KEY", "fresh")  # a server of its own, just started
     runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions())

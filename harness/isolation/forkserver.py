@@ -10,7 +10,9 @@ from it is what `BOOT` makes of a fresh interpreter: the parent's environment (`
 whole), working directory, sys.path, and the socket, stdout and stderr the parent gave it (passed
 as file descriptors), then `worker_main`.
 
-One server serves one pytest process while the environment its workers get stays the same
+A process's first worker is spawned as before and starts no server: most runs (one pytest
+session, no crash) need no other. From the second worker on, one server serves the pytest
+process while the environment its workers get stays the same
 (`server_key`: the interpreter, where torch and gemmconf come from, and the environment less the
 variables pytest's own test sessions set per test); a different one starts another server. The
 server dies with that process (its socket closes; on Linux also PR_SET_PDEATHSIG). The workers are
@@ -263,6 +265,7 @@ class ForkedProcess:
 
 
 _server: ForkServer | None = None
+_needed = False  # a worker was started in this process before: the next ones are worth a server
 
 
 def available() -> bool:
@@ -294,9 +297,14 @@ def server_for(env: Mapping[str, str]) -> ForkServer | None:
 
 def start_worker(env: Mapping[str, str], conn_fd: int, out_fd: int, err_fd: int) -> Any | None:
     """A worker forked by this process's server (a `ForkedProcess`), or None: start one the
-    usual way. A server still importing is not waited for: the worker it would fork is no
-    sooner ready than a fresh interpreter started now, which also keeps a worker's start beside
-    pytest's collection (`IsolatedRunner.prestart`)."""
+    usual way. The process's first worker is spawned and starts no server (a run without a
+    crash, in one pytest session, needs no other worker); from the second on a server is
+    started. A server still importing is not waited for: the worker it would fork is no sooner
+    ready than a fresh interpreter started now."""
+    global _needed
+    if not _needed:  # a process's first worker: one that never needs another pays for no server
+        _needed = True
+        return None
     server = server_for(env)
     if server is None:
         return None
