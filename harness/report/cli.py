@@ -294,20 +294,13 @@ def _add_ab(actions: Any) -> None:
         "the figure compared: vs_cublas (default: the ratio to cuBLAS timed in the same run) or "
         "time_ms (inverted, so that B/A is still a speed ratio)",
     )
-    ab.add_argument(
-        "--min-effect",
-        type=float,
-        default=paired.MIN_EFFECT,
-        metavar="FRACTION",
-        help=f"the smallest change called (default {paired.MIN_EFFECT:g})",
-    )
-    ab.add_argument(
-        "--confidence",
-        type=float,
-        default=paired.CONFIDENCE,
-        metavar="P",
-        help=f"of all the items' intervals together (default {paired.CONFIDENCE:g})",
-    )
+    for flag, default, metavar, text in (
+        ("--min-effect", paired.MIN_EFFECT, "FRACTION", "the smallest change called"),
+        ("--confidence", paired.CONFIDENCE, "P", "of all the items' intervals together"),
+    ):
+        ab.add_argument(
+            flag, type=float, default=default, metavar=metavar, help=f"{text} (default {default:g})"
+        )
 
 
 def run(args: argparse.Namespace) -> int:

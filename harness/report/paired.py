@@ -462,13 +462,12 @@ def render(result: PairedAB) -> list[str]:
             f"{g.backend} {g.effect.ratio:.3f} {g.effect.verdict}" for g in result.geomeans
         ),
     ]
-    if result.untimed:
-        lines.append(
-            f"not timed in every run (failed or skipped in some; `report diff` compares "
-            f"outcomes): {', '.join(result.untimed)}"
-        )
-    lines.extend(f"note: {note}" for note in result.notes)
-    return lines
+    untimed = ", ".join(result.untimed)
+    lines += [
+        f"not timed in every run (failed or skipped in some; `report diff` compares outcomes): "
+        f"{untimed}"
+    ][: bool(untimed)]
+    return [*lines, *(f"note: {note}" for note in result.notes)]
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:
