@@ -4,6 +4,7 @@ process of their own call `lay_out` on their folder."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -55,3 +56,18 @@ def lay_out(
             f"[pytest]\n{addopts}pythonpath = {TESTS}\ngemmconf_suites = suites\n"
         )
     return suites
+
+
+def write_suite(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
+    """A suite file of `text` (dedented) in tmp_path."""
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def load_one(tmp_path: Path, text: str):
+    """The one instance a suite text expands to."""
+    from gemmconf.scenario import load_suite
+
+    (found,) = load_suite(write_suite(tmp_path, text))
+    return found

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from suite_files import load_one, write_suite
 
 from gemmconf.backends import resolve
 from gemmconf.backends.base import for_item
@@ -44,15 +45,8 @@ scenarios:
 """
 
 
-def write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "s.yaml"
-    path.write_text(textwrap.dedent(text).lstrip())
-    return path
-
-
 def instance(tmp_path: Path, text: str = SUITE):
-    (found,) = load_suite(write(tmp_path, text))
-    return found
+    return load_one(tmp_path, text)
 
 
 def without_field(text: str = SUITE) -> str:
@@ -91,7 +85,7 @@ def test_the_allowed_options_are_options_of_this_torchs_dynamo():
 )
 def test_a_bad_entry_names_its_line_and_the_field(tmp_path, entry, words):
     with pytest.raises(ScenarioError) as info:
-        load_suite(write(tmp_path, SUITE.replace(f"{CAPTURE}: true", entry)))
+        load_suite(write_suite(tmp_path, SUITE.replace(f"{CAPTURE}: true", entry)))
     message = str(info.value)
     assert message.startswith(f"{tmp_path / 's.yaml'}:6: dynamo_config: "), message
     assert words in message and "(in s/mm)" in message
@@ -100,7 +94,7 @@ def test_a_bad_entry_names_its_line_and_the_field(tmp_path, entry, words):
 def test_a_field_that_is_no_mapping_is_an_error(tmp_path):
     text = SUITE.replace(f"dynamo_config:\n      {CAPTURE}: true", f"dynamo_config: [{CAPTURE}]")
     with pytest.raises(ScenarioError, match=r"s\.yaml:5: dynamo_config: expected a mapping"):
-        load_suite(write(tmp_path, text))
+        load_suite(write_suite(tmp_path, text))
 
 
 @pytest.mark.parametrize("spec", ["inductor", "inductor-max-autotune", "reference", "dynamo:eager"])
@@ -156,7 +150,7 @@ def test_the_repro_sets_it_for_torch_compile_backends(tmp_path):
 def test_explain_shows_it(tmp_path, capsys):
     from gemmconf.cli import main
 
-    write(tmp_path, SUITE)
+    write_suite(tmp_path, SUITE)
     assert main(["explain", "s/mm", "--suites", str(tmp_path), "--backend", "eager"]) == 0
     assert f"dynamo_config (torch.compile-based backends) {{{CAPTURE!r}: True}}" in (
         capsys.readouterr().out

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from suite_files import load_one, write_suite
 
 from gemmconf.backends import resolve
 from gemmconf.backends.base import for_item
@@ -37,15 +38,8 @@ scenarios:
 """
 
 
-def write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "s.yaml"
-    path.write_text(textwrap.dedent(text).lstrip())
-    return path
-
-
 def instance(tmp_path: Path, text: str = SUITE):
-    (found,) = load_suite(write(tmp_path, text))
-    return found
+    return load_one(tmp_path, text)
 
 
 def test_the_field_is_kept_in_the_files_order(tmp_path):
@@ -80,7 +74,7 @@ def test_an_integer_for_a_float_option_is_kept_as_a_float(tmp_path):
 def test_a_bad_entry_names_its_line_and_the_field(tmp_path, entry, line, words):
     text = SUITE.replace("cutlass.cutlass_max_profiling_configs: 1", entry)
     with pytest.raises(ScenarioError) as info:
-        load_suite(write(tmp_path, text))
+        load_suite(write_suite(tmp_path, text))
     message = str(info.value)
     assert message.startswith(f"{tmp_path / 's.yaml'}:{line}: inductor_config: "), message
     assert words in message and "(in s/mm)" in message
@@ -89,7 +83,7 @@ def test_a_bad_entry_names_its_line_and_the_field(tmp_path, entry, line, words):
 def test_a_field_that_is_no_mapping_is_an_error(tmp_path):
     text = SUITE.split("    inductor_config:")[0] + "    inductor_config: [max_autotune]\n"
     with pytest.raises(ScenarioError, match=r"s\.yaml:5: inductor_config: expected a mapping"):
-        load_suite(write(tmp_path, text))
+        load_suite(write_suite(tmp_path, text))
 
 
 def test_the_scenario_config_wins_over_the_labels_and_only_inductor_takes_it(tmp_path):

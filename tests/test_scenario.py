@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
+from suite_files import write_suite as write
 
 from gemmconf.scenario import ScenarioError, eval_dim, implied_markers, load_suite, value_id
-
-
-def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text).lstrip())
-    return path
 
 
 def load_error(tmp_path: Path, text: str) -> str:
