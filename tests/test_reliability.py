@@ -315,6 +315,7 @@ def test_an_xdist_worker_takes_its_share_of_the_cores(gpu_machine, monkeypatch):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+        os.environ.pop("CUDA_VISIBLE_DEVICES", None)  # pinned above; monkeypatch restores a set one
     assert [hardware.cpu_share(c, w) for c, w in ((16, 13), (16, 4), (2, 2), (2, 0))] == [
         1,
         4,
@@ -325,6 +326,7 @@ def test_an_xdist_worker_takes_its_share_of_the_cores(gpu_machine, monkeypatch):
 
 def test_n_auto_without_a_gpu_is_left_to_xdist(monkeypatch):
     monkeypatch.setattr(capability, "gpu_ids", lambda: [])
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert hardware.pytest_xdist_auto_num_workers(fake_config(workers_per_gpu="2")) is None
 
 
@@ -347,3 +349,21 @@ def test_the_page_data_marks_flaky_items():
     flagged = [row for row in data["rows"] if len(row) > column and row[column] is True]
     assert len(flagged) == 1
     assert data["strings"][flagged[0][data["fields"].index("id")]] == failed["id"]
+
+
+def test_an_empty_cuda_visible_devices_hides_the_hosts_gpus(gpu_machine, monkeypatch):
+    """`CUDA_VISIBLE_DEVICES=` (or -1) on a GPU host is a CPU run: no worker is pinned to one
+    of the host's GPUs (on 2026-11-29 a CPU seed run on an H200 host ran on its GPU so)."""
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "16")
+    monkeypatch.setenv("OMP_NUM_THREADS", str(torch.get_num_threads()))
+    for hidden in ("", "-1", " "):
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", hidden)
+        hardware.pin_worker(fake_config())
+        assert os.environ["CUDA_VISIBLE_DEVICES"] == hidden
+    assert hardware.pytest_xdist_auto_num_workers(fake_config()) is None  # xdist's: the cores
+    assert hardware.visible_gpus("2,3") == ["2", "3"]
+    assert hardware.visible_gpus("1,-1,2") == ["1"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")
+    hardware.pin_worker(fake_config())
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "7"

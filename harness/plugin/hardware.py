@@ -72,8 +72,7 @@ def pin_worker(config: pytest.Config) -> None:
     if not worker:
         return
     index = int(re.sub(r"\D", "", worker) or 0)
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    gpus = visible.split(",") if visible else capability.gpu_ids()
+    gpus = visible_gpus(os.environ.get("CUDA_VISIBLE_DEVICES"))
     if gpus:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
@@ -84,6 +83,21 @@ def pin_worker(config: pytest.Config) -> None:
     import torch
 
     torch.set_num_threads(int(threads) if threads.isdigit() and int(threads) > 0 else share)
+
+
+def visible_gpus(cuda_visible_devices: str | None) -> list[str]:
+    """The GPUs the workers share: CUDA_VISIBLE_DEVICES's entries where it is set, the host's
+    where it is not. Set and empty (or -1) hides every GPU, as CUDA reads it: a run on the CPU of
+    a GPU host (before 2026-11-29 an empty value pinned each worker to a GPU of the host)."""
+    if cuda_visible_devices is None:
+        return capability.gpu_ids()
+    entries = [entry.strip() for entry in cuda_visible_devices.split(",")]
+    visible = []
+    for entry in entries:
+        if not entry or entry.startswith("-"):
+            break  # CUDA stops at the first invalid entry
+        visible.append(entry)
+    return visible
 
 
 def cpu_share(cpus: int, workers: int) -> int:
@@ -132,7 +146,7 @@ def auto_workers(
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """-n auto on a GPU machine: a number of workers safe for the GPUs (None: xdist's own)."""
-    gpus = capability.gpu_ids()
+    gpus = visible_gpus(os.environ.get("CUDA_VISIBLE_DEVICES"))
     per_gpu = parse_workers_per_gpu(options.get(config, "workers_per_gpu"))
     if not gpus:
         return None
