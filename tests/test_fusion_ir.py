@@ -38,7 +38,9 @@ def test_only_a_scenario_that_checks_the_fusion_ir_gets_it_uncached(ports):
     checked = ports["seed_max_autotune/mutation_rename_fusion_ir"]
     plain = ports["seed_max_autotune/mutation_rename[fp32]"]
     backend = make_inductor_max_autotune()
-    assert for_item(backend, plain) is backend and not backend.fusion_ir
+    plain_scoped = for_item(backend, plain)  # the seed's config patches, no fusion IR
+    assert not plain_scoped.fusion_ir and not backend.fusion_ir
+    assert "force_disable_caches" not in plain_scoped.inductor_patches()
     scoped = for_item(backend, checked)
     assert scoped.fusion_ir and scoped.inductor_patches()["force_disable_caches"] is True
     assert "force_disable_caches" not in backend.inductor_patches()
