@@ -87,8 +87,11 @@ def _fake_cuda_fault() -> None:
     )
 
 
-def _sleep_1s() -> None:
-    time.sleep(1.0)
+SLOW_S = 0.4  # "slow": clearly longer than an eager item (0.01-0.1 s), short enough to wait on
+
+
+def _sleep() -> None:
+    time.sleep(SLOW_S)
 
 
 class FaultyCompiled:
@@ -172,7 +175,7 @@ aborts = FaultyBackend("aborts", _abort)
 exits = FaultyBackend("exits", _exit_3)
 hangs = FaultyBackend("hangs", _hang)
 cuda_error = FaultyBackend("cuda-error", _fake_cuda_fault)
-slow = FaultyBackend("slow", _sleep_1s, every_item=True)
+slow = FaultyBackend("slow", _sleep, every_item=True)
 logs_only = FaultyBackend("logs-only", lambda: None)
 oob_write = FaultyBackend("oob-write", _oob_write, needs_cuda=True)
 leaks_gpu_memory = FaultyBackend(

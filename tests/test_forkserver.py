@@ -56,7 +56,7 @@ def test_a_process_s_first_worker_is_spawned_and_starts_no_server(instances, mon
 
 
 def test_the_first_worker_does_not_wait_for_a_starting_server(instances, monkeypatch):
-    monkeypatch.setenv("GEMMCONF_TEST_FORK_KEY", "fresh")  # a server of its own, just started
+    monkeypatch.setenv("FORK_SERVER_TEST_KEY", "fresh")  # a server of its own, just started
     runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions())
     try:
         assert runner.run(_request(instances["tiny/addmm"], "eager")).passed
@@ -118,7 +118,7 @@ def test_another_environment_gets_another_server(instances, monkeypatch):
         before = forkserver._server
     finally:
         runner.close()
-    monkeypatch.setenv("GEMMCONF_TEST_FORK_KEY", "another")
+    monkeypatch.setenv("FORK_SERVER_TEST_KEY", "another")
     runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions())
     try:
         assert runner.run(_request(instances["tiny/addmm"], "eager")).passed
@@ -126,6 +126,15 @@ def test_another_environment_gets_another_server(instances, monkeypatch):
         assert before.process.poll() is not None  # the old server ended
     finally:
         runner.close()
+
+
+def test_variables_read_at_run_time_keep_the_server():
+    """pytest's and gemmconf's own variables are read after the fork, from the environment the
+    worker is given whole: a test or session that sets one keeps the server (and its forks)."""
+    env = {"PATH": "/usr/bin", "TORCH_LOGS": "+dynamo"}
+    same = {**env, "GEMMCONF_MEMORY_SHARED": "123", "PYTEST_XDIST_WORKER_COUNT": "3", "HOME": "/x"}
+    assert forkserver.server_key(same) == forkserver.server_key(env)
+    assert forkserver.server_key({**env, "TORCH_LOGS": ""}) != forkserver.server_key(env)
 
 
 def test_the_server_forks_only_while_it_has_one_thread(monkeypatch):

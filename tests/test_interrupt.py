@@ -48,10 +48,11 @@ def interrupt_the_slow_run(
     args: tuple[str, ...] = (),
     like_timeout: bool = False,
 ):
-    """Start the suite on the one-second backend, send `sig` once two records are on disk; the
-    finished process, the records seen before the signal and the run's output. `like_timeout`
-    sends it as GNU `timeout` does: to the process, then to its whole process group (at once
-    there; here 0.3 s later, so that the second always arrives after the first was handled)."""
+    """Start the suite on the slow backend (0.4 s an item), send `sig` once two records are on
+    disk; the finished process, the records seen before the signal and the run's output.
+    `like_timeout` sends it as GNU `timeout` does: to the process, then to its whole process
+    group (at once there; here 0.3 s later, so that the second always arrives after the first
+    was handled)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "pytest", "suites", "--backend", "faulty_backends:slow", *args],
         cwd=tmp_path,

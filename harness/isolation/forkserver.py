@@ -14,7 +14,8 @@ A process's first worker is spawned as before and starts no server: most runs (o
 session, no crash) need no other. From the second worker on, one server serves the pytest
 process while the environment its workers get stays the same
 (`server_key`: the interpreter, where torch and gemmconf come from, and the environment less the
-variables pytest's own test sessions set per test); a different one starts another server. The
+variables pytest's test sessions set per test and those read only after the fork); a different
+one starts another server. The
 server dies with that process (its socket closes; on Linux also PR_SET_PDEATHSIG). The workers are
 the server's children: it reaps them and tells their exit status on request; the parent watches
 each through a pidfd. Where something is missing (not Linux, no pidfd, no SOCK_SEQPACKET), the
@@ -38,9 +39,13 @@ from typing import Any
 
 ENV_SWITCH = "GEMMCONF_FORK_SERVER"  # "0": start every worker as a fresh interpreter
 # set per test by pytest's own pytester sessions (and per run by pytest): not in the server's key
-VOLATILE = frozenset(
-    ("HOME", "USERPROFILE", "PWD", "OLDPWD", "PYTEST_CURRENT_TEST", "PYTEST_DEBUG_TEMPROOT")
-)
+VOLATILE = frozenset(("HOME", "USERPROFILE", "PWD", "OLDPWD"))
+# Read at run time only, after the fork (a forked worker gets the parent's environment whole):
+# pytest's and gemmconf's own variables (gemmconf's modules read none at import; a session sets
+# some per run, as the memory share, and tests per test). Not in the server's key either, so that
+# they do not restart the server (before 2026-11-29 each test that set one started a new
+# server and spawned its worker meanwhile: two imports of torch where one fork would do).
+RUN_TIME_PREFIXES = ("PYTEST_", "GEMMCONF_")
 MESSAGE_BYTES = 1 << 20  # one request: the environment as JSON
 READY_TIMEOUT_S = 600.0  # the server's own start: importing torch on a loaded machine
 
@@ -54,12 +59,14 @@ SERVER_BOOT = (
 
 def server_key(env: Mapping[str, str]) -> str:
     """What a server's workers share: the interpreter, the torch and gemmconf it imported, and
-    the environment it imported them under (less `VOLATILE`)."""
+    the environment it imported them under (less `VOLATILE` and `RUN_TIME_PREFIXES`)."""
     import torch
 
     import gemmconf
 
-    kept = {k: v for k, v in env.items() if k not in VOLATILE}
+    kept = {
+        k: v for k, v in env.items() if k not in VOLATILE and not k.startswith(RUN_TIME_PREFIXES)
+    }
     return json.dumps([sys.executable, torch.__file__, gemmconf.__file__, kept], sort_keys=True)
 
 
