@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import suite_files
 import yaml
 from suite_files import write_suite as write
 
@@ -461,3 +462,18 @@ def test_libyaml_and_pyyaml_read_every_suite_file_alike():
         text = path.read_text()
         fast, own = (plain(yaml.load(text, Loader=loader)) for loader in (LineLoader, PyLineLoader))
         assert fast == own, path
+
+
+def test_a_process_reads_an_unchanged_suite_file_once(tmp_path):
+    """Loaded again only when the file changed; each caller gets a list of its own."""
+    path = suite_files.write_suite(tmp_path, suite_files.TINY)
+    first = load_suite(path, tmp_path)
+    first.clear()  # the caller's list, not the kept one
+    again = load_suite(path, tmp_path)
+    assert again[0] is load_suite(path, tmp_path)[0]  # kept, not read again
+    assert again[0].id == "tiny/mm[fp32-8x8x8]"
+    path.write_text(suite_files.TINY.replace("name: mm", "name: mm_renamed", 1))
+    assert load_suite(path, tmp_path)[0].id == "tiny/mm_renamed[fp32-8x8x8]"  # changed: read again
+    path.write_text("suite: tiny\nscenarios: 3\n")
+    with pytest.raises(ScenarioError, match="scenarios"):  # errors are never kept
+        load_suite(path, tmp_path)
