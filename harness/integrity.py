@@ -153,7 +153,9 @@ def _poisoned(t: torch.Tensor, byte: int) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class UnwrittenFinding:
-    output: str
+    """One output's unwritten elements: how many of its `numel`, and the first one's index."""
+
+    output: str  # the output's path among the result's tensors (`leaves`)
     count: int
     numel: int
     first_index: tuple[int, ...]
