@@ -12,14 +12,14 @@ as file descriptors), then `worker_main`.
 
 A process's first worker is spawned as before and starts no server: most runs (one pytest
 session, no crash) need no other. From the second worker on, one server serves the pytest
-process while the environment its workers get stays the same
-(`server_key`: the interpreter, where torch and gemmconf come from, and the environment less the
-variables pytest's test sessions set per test and those read only after the fork); a different
-one starts another server. The
-server dies with that process (its socket closes; on Linux also PR_SET_PDEATHSIG). The workers are
-the server's children: it reaps them and tells their exit status on request; the parent watches
-each through a pidfd. Where something is missing (not Linux, no pidfd, no SOCK_SEQPACKET), the
-server failed, or GEMMCONF_FORK_SERVER=0, workers start as fresh interpreters as before.
+process while the environment its workers get stays the same (`server_key`: the interpreter,
+where torch and gemmconf come from, and the environment less the variables pytest's test
+sessions set per test and those read only after the fork); a different one starts another
+server. The server dies with that process (its socket closes; on Linux also
+PR_SET_PDEATHSIG). The workers are the server's children: it reaps them and tells their exit
+status on request; the parent watches each through a pidfd. Where something is missing (not
+Linux, no pidfd, no SOCK_SEQPACKET), the server failed, or GEMMCONF_FORK_SERVER=0, workers
+start as fresh interpreters as before.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from typing import Any
 
 ENV_SWITCH = "GEMMCONF_FORK_SERVER"  # "0": start every worker as a fresh interpreter
-# set per test by pytest's own pytester sessions (and per run by pytest): not in the server's key
+# set per test by pytest's own pytester sessions: not in the server's key
 VOLATILE = frozenset(("HOME", "USERPROFILE", "PWD", "OLDPWD"))
 # Read at run time only, after the fork (a forked worker gets the parent's environment whole):
 # pytest's and gemmconf's own variables (gemmconf's modules read none at import; a session sets
