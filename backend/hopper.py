@@ -177,31 +177,31 @@ def _promoted_k_loop(
     even = _issue_product(a_bufs, b_bufs, ready, step, HALF, STAGES, acc)
     for _ in range((k_tiles - 1) // 2):
         odd = _issue_product(a_bufs, b_bufs, ready, step + 1, HALF, STAGES, odd)
-        even = warpgroup_mma_wait(num_outstanding=1, deps=(even,))
-        mbarrier.arrive(empty.index(step % STAGES), count=1)
-        acc = acc + even
+        acc, even = _add_product(acc, even, empty, step, STAGES, 1)
         even = _issue_product(a_bufs, b_bufs, ready, step + 2, HALF, STAGES, even)
-        odd = warpgroup_mma_wait(num_outstanding=1, deps=(odd,))
-        mbarrier.arrive(empty.index((step + 1) % STAGES), count=1)
-        acc = acc + odd
+        acc, odd = _add_product(acc, odd, empty, step + 1, STAGES, 1)
         step += 2
-    # `even` holds the last K tile's product (k_tiles odd) or the one before it (even): new
-    # names below, since a branch may not change a loop-carried product's type
+    # `even` holds the last K tile's product (k_tiles odd) or the one before it (even); the
+    # branches keep only the sum, since a branch may not change a loop-carried product's type
     if k_tiles % 2 == 0:
         last = _issue_product(a_bufs, b_bufs, ready, step + 1, HALF, STAGES, odd)
-        done = warpgroup_mma_wait(num_outstanding=1, deps=(even,))
-        mbarrier.arrive(empty.index(step % STAGES), count=1)
-        acc = acc + done
-        done_last = warpgroup_mma_wait(num_outstanding=0, deps=(last,))
-        mbarrier.arrive(empty.index((step + 1) % STAGES), count=1)
-        acc = acc + done_last
+        acc = _add_product(acc, even, empty, step, STAGES, 1)[0]
+        acc = _add_product(acc, last, empty, step + 1, STAGES, 0)[0]
         step += 2
     else:
-        done = warpgroup_mma_wait(num_outstanding=0, deps=(even,))
-        mbarrier.arrive(empty.index(step % STAGES), count=1)
-        acc = acc + done
+        acc = _add_product(acc, even, empty, step, STAGES, 0)[0]
         step += 1
     return acc, step
+
+
+@gluon.jit
+def _add_product(acc, product, empty, step, STAGES: gl.constexpr, IN_FLIGHT: gl.constexpr):
+    """K tile `step`'s product once complete (IN_FLIGHT: the wgmma groups left running), its
+    slot freed, and added into `acc`. Returns the sum and the completed product, whose
+    registers the caller may pass on as the next product's (`_issue_product`'s `like`)."""
+    product = warpgroup_mma_wait(num_outstanding=IN_FLIGHT, deps=(product,))
+    mbarrier.arrive(empty.index(step % STAGES), count=1)
+    return acc + product, product
 
 
 @gluon.jit

@@ -206,3 +206,22 @@ def test_the_triton_artifact_shows_the_kernels_source_when_a_launch_used_it():
     assert "launched hopper_gemm_kernel" in with_it and "def hopper_gemm_kernel(" in with_it
     assert "def gemm_kernel(" in with_it  # the Triton pieces stay listed
     assert "def hopper_gemm_kernel(" not in without and "def gemm_persistent_kernel(" in without
+
+
+def test_the_triton_artifact_lists_every_piece_of_the_hopper_kernel():
+    """`HOPPER_PIECES` is what the "triton" artifact shows of backend/hopper.py: every
+    @gluon.jit function of the file, in source order (`_issue_product` was missing from it)."""
+    import ast
+    import inspect
+
+    from gemmconf_reference import hopper, kernels
+
+    tree = ast.parse(inspect.getsource(hopper))
+    jitted = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        if any(ast.unparse(d) == "gluon.jit" for d in node.decorator_list)
+    ]
+    assert len(jitted) >= 8
+    assert [getattr(p, "fn", p).__name__ for p in kernels.HOPPER_PIECES] == jitted
