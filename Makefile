@@ -7,6 +7,8 @@ BACKEND ?= reference
 JOBS    ?= 2
 # The project's tests wait for subprocesses, sleeps and timeouts for about a seventh of their
 # time: one worker more than JOBS fills it (2 cores: 400-416 s at -n 3, 484 s at -n 2).
+# `--dist loadgroup` keeps a module marked `xdist_group` on one worker (test_planted_bugs.py:
+# its tests share each planted backend's outcomes).
 TEST_JOBS ?= $(shell echo $$(($(JOBS) + 1)))
 PYTEST  := $(PY) -m pytest
 comma   := ,
@@ -67,7 +69,7 @@ run: $(STAMP)
 # items that run on a CPU: sm100 and sm120 code, cross-compiled (--target-arch). Their 29 items
 # run in one pytest process (still isolated): xdist's workers took longer to start than they saved.
 test: $(STAMP) lint browser
-	$(call run_pytest,tests plugins/gemmconf-cutlass/tests -n $(TEST_JOBS) -q -rfE)
+	$(call run_pytest,tests plugins/gemmconf-cutlass/tests -n $(TEST_JOBS) --dist loadgroup -q -rfE)
 	$(call run_pytest,suites --backend eager$(comma)reference -n $(JOBS) -q -rfE \
 	  --results $(REPORTS)/ci-results.json --junitxml $(REPORTS)/ci-junit.xml)
 	$(call run_pytest,suites --backend reference --target-arch sm100 -m sm100 -p no:xdist -q -rfE \

@@ -23,6 +23,10 @@ from gemmconf.outcome import Unwritten, render
 from gemmconf.runner import run_item
 from gemmconf.scenario import ScenarioInstance, load_suite
 
+# one xdist worker for the module under `--dist loadgroup` (make test), so that the tests
+# sharing a planted backend's outcomes compute them once (`outcomes`)
+pytestmark = pytest.mark.xdist_group("planted_bugs")
+
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 HERE = capability.detect()  # the CPU, or the GPU a GPU machine runs the suite on
 ON_GPU = HERE.device == "cuda"
@@ -351,7 +355,10 @@ CAUGHT = {
 }
 
 
+@functools.cache
 def outcomes(name: str, case: Case, seed: int = 0) -> dict[str, object]:
+    """Each item's outcome on the planted backend `name`, run once per process: several tests
+    read the same backend's outcomes (the module runs on one xdist worker: `pytestmark`)."""
     backend = planted_backends.ALL[name]
     found = {}
     for path in case.files:
