@@ -28,6 +28,14 @@ def instances(tmp_path_factory) -> dict[str, object]:
     return {i.id: i for i in load_suite(path, root=path.parent)}
 
 
+@pytest.fixture(autouse=True)
+def a_worker_was_started_before(monkeypatch):
+    """As in a process that has started a worker before, so that the next one is forked: the
+    tests must not depend on which test of the xdist worker's process started one first (a
+    process's first worker is spawned, `forkserver.start_worker`)."""
+    monkeypatch.setattr(forkserver, "_needed", True)
+
+
 def _request(instance, label: str) -> isolation.ItemRequest:
     return isolation.ItemRequest(instance, label, seed=0, device="cpu", target=None, repro="r")
 
