@@ -124,8 +124,9 @@ def altered() -> tuple[str, ...]:
 
 def _kernels() -> dict[str, str]:
     """Where the kernel of every GEMM overload at every value key was registered, by
-    "aten::addmm CPU" (torch's computed-kernel lookup, 0.3 ms in all on the dev CPU; where a torch
-    lacks it, the ops' dispatch tables, 1.2 ms)."""
+    "aten::addmm CPU" (torch's computed-kernel lookup: 184 kernels in 1.0 ms on the dev CPU with
+    torch 2.13, about two looks an item: 2 of an eager item's 15 ms; where a torch lacks it, the
+    ops' dispatch tables, 1.2 ms)."""
     lookup = getattr(torch._C, "_dispatch_get_computed_kernel_for_dispatch_key", None)
     kernels = {}
     for qualified in _overloads(GEMM_ATEN):  # (cached: the ops' overloads never change)
