@@ -16,9 +16,12 @@ install_gemmconf() {
 # install_trees ARCHIVE UNPACKED SITE PARTS OLD: two trees side by side, each installed apart
 # (pip --target): ARCHIVE's (`git archive` of the commit compared against), unpacked into
 # UNPACKED, into SITE-OLD, and this checkout into SITE-new; install logs PARTS/<tree>-install.log.
-# The calling script exits, printing the log, where a tree cannot be installed.
+# The calling script exits, printing the log, where a tree cannot be installed. UNPACKED and both
+# SITE folders start empty: a warm machine keeps /tmp from an earlier call, and `pip install
+# --target` leaves an existing folder as it was (2026-11-29: an A/B ran an earlier call's tree).
 install_trees() {
   local archive=$1 unpacked=$2 site=$3 parts=$4 old=$5 tree src
+  rm -rf "$unpacked" "$site-$old" "$site-new" && mkdir -p "$unpacked"
   tar xzf "$archive" -C "$unpacked"
   for tree in "$old" new; do
     src=$([ "$tree" = "$old" ] && echo "$unpacked" || echo "$PWD")

@@ -41,10 +41,10 @@ SHARDS=${SHARDS:-4}
 HASH_LIMIT=${HASH_LIMIT:-150}
 BUDGET=${BUDGET:-480}
 BENCH_K=${BENCH_K:-decode or square}
-# A warm machine keeps /tmp from an earlier call, and `pip install --target` leaves a folder
-# that exists as it was: start from nothing, or the trees are an earlier call's.
-rm -rf /tmp/kab-base /tmp/kab-new /tmp/kab-parts /tmp/kab-site-*
-mkdir -p "$OUT" /tmp/kab-base /tmp/kab-new /tmp/kab-parts
+# A warm machine keeps /tmp from an earlier call: this script's own folders start empty
+# (install_trees empties the trees' folders)
+rm -rf /tmp/kab-new /tmp/kab-parts /tmp/kab-site-reader
+mkdir -p "$OUT" /tmp/kab-new /tmp/kab-parts
 OUT=$(cd "$OUT" && pwd)
 log="$OUT/log.txt"
 start=$(date +%s)
