@@ -15,6 +15,7 @@ import suite_files
 from gemmconf import isolation
 from gemmconf.backends import RunOptions
 from gemmconf.isolation import forkserver
+from gemmconf.isolation.parent import worker_environment
 from gemmconf.outcome import render
 from gemmconf.scenario import load_suite
 
@@ -46,7 +47,7 @@ def _parent_of(pid: int) -> int:
 
 def _ready_server() -> forkserver.ForkServer:
     """This process's server for a plain runner's workers, once it has imported torch."""
-    server = forkserver.server_for(dict(os.environ))
+    server = forkserver.server_for(worker_environment())
     assert server is not None and server.wait_ready()
     return server
 

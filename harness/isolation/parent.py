@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from gemmconf import memory
+from gemmconf import integrity, memory
 from gemmconf.backends import Backend, RunOptions
 from gemmconf.isolation import forkserver
 from gemmconf.isolation.budget import Grant, RunBudget
@@ -245,13 +245,19 @@ class _Spool:
         os.close(self.read_fd)
 
 
+def worker_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a worker starts with: this process's, `env` over it, and glibc's tcache
+    off so that the poison reaches every block the backend's call takes (`integrity.Poison`)."""
+    return integrity.allocator_env({**os.environ, **(env or {})})
+
+
 class _Worker:
     """One worker process and its socket, from the parent's side."""
 
     def __init__(self, config: WorkerConfig, env: Mapping[str, str] | None = None):
         parent_end, child_end = socket.socketpair()
         self.spools = [_Spool("stdout"), _Spool("stderr")]
-        full_env = {**os.environ, **(env or {})}
+        full_env = worker_environment(env)
         with child_end:
             out, err = self.spools[0].write_fd, self.spools[1].write_fd
             # forked from this process's fork server where it can (milliseconds), else a fresh
