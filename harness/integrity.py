@@ -10,11 +10,12 @@
   glibc's `M_PERTURB` (mallopt) fills every allocation made during the call with 0x7F and all it
   frees with 0x80, for the call only. glibc's thread cache (tcache) hands its blocks out without
   the fill, and any free of the call's own can put one there, so the isolation workers that run
-  items start with it off (`ALLOCATOR_ENV`, `allocator_env`): with it on, a 64-byte output took
-  an unfilled block in 21 of 300 calls after a random history of mallocs and frees, with it off
-  in none (glibc 2.36, 2026-11-29); in the pytest process itself (``--no-isolate``) the blocks of
-  the outputs' sizes that the caches hold are taken out meanwhile, which narrows the gap without
-  closing it. Neither changes what the backend computes, only what memory holds
+  items start with it off (`ALLOCATOR_ENV`, `allocator_env`), but for those that time calls
+  (--benchmark: a GPU run, whose poison is the caching allocator's). With it on, a 64-byte output
+  took an unfilled block in 21 of 300 calls after a random history of mallocs and frees, with it
+  off in none (glibc 2.36, 2026-11-29). In the pytest process itself (``--no-isolate``) the
+  blocks of the outputs' sizes that the tcache holds are taken out meanwhile, which narrows the
+  gap without closing it. Neither changes what the backend computes, only what memory holds
   before it writes (tests/test_integrity.py compares results with and without it bit for bit).
   A one-byte element (fp8, int8) that holds a pattern may be a value the backend wrote (0x80 is
   e4m3fn's -0.0, which an underflowing product rounds to): such elements count as unwritten only

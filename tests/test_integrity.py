@@ -180,10 +180,11 @@ def test_the_allocator_setting_comes_after_the_user_s_own_tunables():
     assert merged["A"] == "b" and integrity.allocator_env(merged) == merged
 
 
-@pytest.mark.parametrize("start", ["spawned", "forked"])
+@pytest.mark.parametrize("start", ["spawned", "forked", "timing"])
 def test_isolation_workers_start_with_the_allocator_setting(start, monkeypatch, tmp_path):
     """What glibc read at the worker's start (/proc/PID/environ: a forked worker's is its
-    server's) turns the tcache off."""
+    server's) turns the tcache off; a worker that times calls (--benchmark) keeps the user's."""
+    monkeypatch.delenv(integrity.ALLOCATOR_ENV, raising=False)
     if start == "forked" and not forkserver.available():
         pytest.skip("no fork server on this machine: every worker is spawned")
     monkeypatch.setattr(forkserver, "_needed", start == "forked")
@@ -193,17 +194,20 @@ def test_isolation_workers_start_with_the_allocator_setting(start, monkeypatch, 
     path = tmp_path / "t.yaml"
     path.write_text(suite_files.TINY)
     item = {i.id: i for i in load_suite(path, root=path.parent)}["tiny/addmm"]
-    runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions())
+    runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions(), timing=start == "timing")
     try:
         request = isolation.ItemRequest(item, "eager", seed=0, device="cpu", target=None, repro="r")
         assert runner.run(request).passed
         process = runner._worker.process
-        assert isinstance(process, subprocess.Popen) == (start == "spawned")
+        assert isinstance(process, subprocess.Popen) == (start != "forked")
         environ = Path(f"/proc/{process.pid}/environ").read_bytes().split(b"\0")
     finally:
         runner.close()
     tunables = [v for v in environ if v.startswith(b"GLIBC_TUNABLES=")]
-    assert tunables and tunables[0].endswith(integrity.TCACHE_OFF.encode())
+    if start == "timing":
+        assert tunables == []
+    else:
+        assert tunables and tunables[0].endswith(integrity.TCACHE_OFF.encode())
 
 
 @pytest.mark.parametrize(

@@ -268,6 +268,7 @@ def make_runner(
         autotunes=autotunes,
         worker_env=env,
         measured=measured,
+        timing=state.config.stash.get(facts.BENCHMARK, None) is not None,
     )
 
 
