@@ -38,6 +38,7 @@ import os
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -80,6 +81,35 @@ def allocator_env(env: Mapping[str, str]) -> dict[str, str]:
     if before.split(":")[-1:] == [TCACHE_OFF]:
         return dict(env)
     return {**env, ALLOCATOR_ENV: f"{before}:{TCACHE_OFF}" if before else TCACHE_OFF}
+
+
+def tcache_off_here() -> bool:
+    """Whether this process started with glibc's tcache off (what glibc read at its start: the
+    environment the process was given, /proc/self/environ), so that the CPU poison reaches every
+    fresh block. False where that cannot be read (not Linux)."""
+    try:
+        given = Path("/proc/self/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    prefix = f"{ALLOCATOR_ENV}=".encode()
+    tunables = [v[len(prefix) :].decode(errors="replace") for v in given if v.startswith(prefix)]
+    counts = [
+        t for t in (tunables or [""])[-1].split(":") if t.startswith("glibc.malloc.tcache_count=")
+    ]
+    return bool(counts) and counts[-1] == TCACHE_OFF
+
+
+def cpu_poison_gap(*, in_this_process: bool) -> str | None:
+    """Why the CPU poison may miss an unwritten output of items run in this process
+    (``--no-isolate``) or else in isolation workers, or None where it does not."""
+    if _MALLOPT is None:
+        return "not glibc's malloc here: CPU outputs are not poisoned, an unwritten one may pass"
+    if in_this_process and not tcache_off_here():
+        return (
+            "--no-isolate: glibc's thread cache is on in this process, so an unwritten CPU output "
+            "of 1 KiB or less may go unfound (isolation workers start with it off)"
+        )
+    return None
 
 
 def leaves(value: Any) -> Iterator[tuple[str, Any]]:

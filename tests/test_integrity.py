@@ -39,6 +39,8 @@ from gemmconf.outcome import (
 from gemmconf.runner import run_item
 from gemmconf.scenario import load_suite
 
+pytest_plugins = ["pytester"]
+
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # where the suite's items run here
 
@@ -151,6 +153,7 @@ for _ in range(rounds):
         if not bool((fresh == poison.patterns[0]).all()):
             missed.append(size)
 print(missed)
+print(integrity.tcache_off_here(), integrity.cpu_poison_gap(in_this_process=True))
 """
 
 
@@ -169,7 +172,7 @@ def test_cpu_poison_fills_every_fresh_allocation_in_an_isolation_worker_s_enviro
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split() == ["[]"], f"sizes that missed the poison: {done.stdout}"
+    assert done.stdout.split() == ["[]", "True", "None"], f"missed the poison: {done.stdout}"
 
 
 def test_the_allocator_setting_comes_after_the_user_s_own_tunables():
@@ -432,3 +435,15 @@ def test_the_overwritten_results_sample_stays_inside_large_outputs():
         assert len(sampled) == min(numel, SAMPLED)
         assert int(sampled[0]) == 0 and int(sampled[-1]) == numel - 1
         assert bool((sampled[1:] > sampled[:-1]).all())
+
+
+def test_a_run_in_this_process_says_when_small_unwritten_outputs_may_go_unfound(suite):
+    """--no-isolate runs items here, where the tcache is as the process started (on, unless the
+    environment turned it off): the run's header says what that costs; an isolated run's does
+    not."""
+    said = "--no-isolate: glibc's thread cache is on in this process"
+    here = suite.runpytest("suites", "--backend", "eager", "-p", "no:xdist", "--no-isolate")
+    assert here.ret == 0
+    assert (said in here.stdout.str()) == (not integrity.tcache_off_here())
+    isolated = suite.runpytest("suites", "--backend", "eager", "-p", "no:xdist")
+    assert isolated.ret == 0 and "thread cache" not in isolated.stdout.str()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gemmconf import capability, chunked, isolation, memory
+from gemmconf import capability, chunked, integrity, isolation, memory
 from gemmconf.backends.base import declares_autotuning
 from gemmconf.isolation.budget import RunBudget
 from gemmconf.isolation.timeouts import (
@@ -319,6 +319,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         )
     if state.confirm:
         lines.append(f"gemmconf: failed items are rerun {state.confirm} time(s) to tell flaky ones")
+    gap = None
+    if machine.device == "cpu":
+        gap = integrity.cpu_poison_gap(in_this_process=not state.isolate)
+    if gap is not None:
+        lines.append(f"gemmconf: {gap}")
     return lines
 
 
