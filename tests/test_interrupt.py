@@ -207,3 +207,57 @@ def test_a_repeated_sigterm_after_the_cleanup_is_still_the_same_request(tmp_path
     )
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
+
+
+# Holds the pytest process in its interpreter's teardown, after the signal handlers were put back
+# (Python does that before it clears the modules), and says so with a file.
+_SLOW_TEARDOWN = """
+import os, time
+
+
+class SlowTeardown:
+    def __init__(self, marker):
+        # what the teardown uses is kept here: module globals may be gone by then
+        self.marker, self.flags = marker, os.O_CREAT | os.O_WRONLY
+        self.open, self.close, self.sleep = os.open, os.close, time.sleep
+
+    def __del__(self):
+        self.close(self.open(self.marker, self.flags))
+        self.sleep(3)
+
+
+held = SlowTeardown({marker!r})
+"""
+
+
+def test_a_sigterm_repeated_while_the_interpreter_exits_does_not_kill_it(tmp_path):
+    """GNU timeout's second SIGTERM may land after pytest has returned, while Python tears its
+    modules down, with the Python-level handlers back at the default action: an xdist run on a
+    loaded dev CPU died of it (-15, 2026-11-29). Here the teardown waits, the repeat comes then,
+    and the run still ends as interrupted."""
+    suite_files.lay_out(tmp_path)
+    marker = tmp_path / "tearing-down"
+    (tmp_path / "conftest.py").write_text(_SLOW_TEARDOWN.format(marker=str(marker)))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "suites", "--backend", "faulty_backends:slow"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_default_sigint,
+    )
+    try:
+        wait_for_records(tmp_path / "reports" / "results.json.partial", 2, process, 120)
+        process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 120
+        while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), "the interpreter's teardown never began"
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert json.loads((tmp_path / "reports" / "results.json").read_text())["complete"] is False

@@ -150,7 +150,8 @@ def _handle_sigterm(config: pytest.Config) -> None:
     environment that exits at once would otherwise lose the run's final results file); only an
     ignored SIGTERM stays ignored. A first SIGTERM after the results file is written lets the
     run finish its summary: nothing is left to keep, and the exit status stays the one the file
-    records (it used to end in a KeyboardInterrupt traceback and status 130)."""
+    records (it used to end in a KeyboardInterrupt traceback and status 130). Once a run that got
+    a SIGTERM has ended, further ones are ignored while the process exits."""
     if threading.current_thread() is not threading.main_thread():
         return
     previous = signal.getsignal(signal.SIGTERM)
@@ -176,10 +177,11 @@ def _handle_sigterm(config: pytest.Config) -> None:
             os.kill(os.getpid(), signum)  # the default action, now restored: die
 
     def restore() -> None:
-        # after a SIGTERM ours stays: its repeat (GNU timeout's, to the group) must not kill the
-        # run as it exits, whose status says it was interrupted (a loaded CI box lost that race)
-        if not first:
-            signal.signal(signal.SIGTERM, restored)
+        # After a SIGTERM its repeat (GNU timeout's, to the group) must not kill the run as it
+        # exits, whose status says it was interrupted (a loaded CI box lost that race twice): a
+        # SIGTERM is ignored from here on, not left to our handler, which the interpreter's
+        # finalization puts back to the default action before it tears the modules down.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN if first else restored)
 
     signal.signal(signal.SIGTERM, on_sigterm)
     config.add_cleanup(restore)
