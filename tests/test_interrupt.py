@@ -39,21 +39,12 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def interrupt_the_slow_run(
-    tmp_path: Path,
-    sig: int,
-    *,
-    to_group: bool = False,
-    env: dict[str, str] | None = None,
-    args: tuple[str, ...] = (),
-    like_timeout: bool = False,
-):
-    """Start the suite on the slow backend (0.4 s an item), send `sig` once two records are on
-    disk; the finished process, the records seen before the signal and the run's output.
-    `like_timeout` sends it as GNU `timeout` does: to the process, then to its whole process
-    group (at once there; here 0.3 s later, so that the second always arrives after the first
-    was handled)."""
-    process = subprocess.Popen(
+def start_the_slow_run(
+    tmp_path: Path, *, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> subprocess.Popen:
+    """The suite on the slow backend (0.4 s an item), in a session of its own, SIGINT at its
+    default action; its output in one pipe."""
+    return subprocess.Popen(
         [sys.executable, "-m", "pytest", "suites", "--backend", "faulty_backends:slow", *args],
         cwd=tmp_path,
         env={**os.environ, **(env or {})},
@@ -63,6 +54,23 @@ def interrupt_the_slow_run(
         start_new_session=True,
         preexec_fn=_default_sigint,
     )
+
+
+def interrupt_the_slow_run(
+    tmp_path: Path,
+    sig: int,
+    *,
+    to_group: bool = False,
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    like_timeout: bool = False,
+):
+    """Start the slow run (`start_the_slow_run`), send `sig` once two records are on disk;
+    the finished process, the records seen before the signal and the run's output.
+    `like_timeout` sends it as GNU `timeout` does: to the process, then to its whole process
+    group (at once there; here 0.3 s later, so that the second always arrives after the first
+    was handled)."""
+    process = start_the_slow_run(tmp_path, env=env, args=args)
     try:
         before = wait_for_records(tmp_path / "reports" / "results.json.partial", 2, process, 120)
         if to_group:  # what a terminal's Ctrl-C does: the whole foreground process group
@@ -238,15 +246,7 @@ def test_a_sigterm_repeated_while_the_interpreter_exits_does_not_kill_it(tmp_pat
     suite_files.lay_out(tmp_path)
     marker = tmp_path / "tearing-down"
     (tmp_path / "conftest.py").write_text(_SLOW_TEARDOWN.format(marker=str(marker)))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "suites", "--backend", "faulty_backends:slow"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-        preexec_fn=_default_sigint,
-    )
+    process = start_the_slow_run(tmp_path)
     try:
         wait_for_records(tmp_path / "reports" / "results.json.partial", 2, process, 120)
         process.send_signal(signal.SIGTERM)
