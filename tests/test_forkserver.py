@@ -5,7 +5,9 @@ workers while their environment stays the same."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import faulty_backends
@@ -167,3 +169,20 @@ def test_a_worker_the_server_cannot_give_is_spawned(instances, monkeypatch):
         assert isinstance(runner._worker.process, subprocess.Popen)
     finally:
         runner.close()
+
+
+def test_a_server_whose_parent_ended_while_it_started_exits_quietly():
+    """A run that ends while its fork server still imports torch (seen on an H200, 2026-11-29:
+    a BrokenPipeError traceback on the terminal after the run) leaves no trace of it."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with theirs:
+        server = subprocess.Popen(
+            [sys.executable, "-u", "-c", forkserver.SERVER_BOOT, str(theirs.fileno())],
+            pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    ours.close()  # the parent is gone before the server is ready
+    _, stderr = server.communicate(timeout=300)
+    assert server.returncode == 0 and stderr == "", stderr

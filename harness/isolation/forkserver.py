@@ -80,7 +80,10 @@ def serve(control_fd: int) -> None:
     import gemmconf.runner  # noqa: F401
 
     finished: dict[int, int] = {}  # pid -> exit status (negative: the signal), reaped
-    control.send(json.dumps({"ready": os.getpid()}).encode())
+    try:
+        control.send(json.dumps({"ready": os.getpid()}).encode())
+    except OSError:  # the parent ended while this server imported: nothing to serve, nor to say
+        return
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(control, MESSAGE_BYTES, 3)
