@@ -33,6 +33,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import os
 import platform
@@ -74,15 +75,23 @@ _MALLOPT = _mallopt()
 _PERTURB_BEFORE = int(os.environ.get("MALLOC_PERTURB_", "0") or 0) & 0xFF
 
 
+def _tcache_off_in(tunables: str) -> bool:
+    """Whether a GLIBC_TUNABLES value turns the tcache off: its last tcache_count setting (the
+    one glibc keeps) is `TCACHE_OFF`."""
+    counts = [t for t in tunables.split(":") if t.startswith("glibc.malloc.tcache_count=")]
+    return bool(counts) and counts[-1] == TCACHE_OFF
+
+
 def allocator_env(env: Mapping[str, str]) -> dict[str, str]:
     """`env` for a process that runs backend calls under `Poison`: glibc's tcache off (module
     docstring), after any tunables `env` sets already (the last setting of one wins)."""
     before = env.get(ALLOCATOR_ENV, "")
-    if before.split(":")[-1:] == [TCACHE_OFF]:
+    if _tcache_off_in(before):
         return dict(env)
     return {**env, ALLOCATOR_ENV: f"{before}:{TCACHE_OFF}" if before else TCACHE_OFF}
 
 
+@functools.cache
 def tcache_off_here() -> bool:
     """Whether this process started with glibc's tcache off (what glibc read at its start: the
     environment the process was given, /proc/self/environ), so that the CPU poison reaches every
@@ -93,10 +102,7 @@ def tcache_off_here() -> bool:
         return False
     prefix = f"{ALLOCATOR_ENV}=".encode()
     tunables = [v[len(prefix) :].decode(errors="replace") for v in given if v.startswith(prefix)]
-    counts = [
-        t for t in (tunables or [""])[-1].split(":") if t.startswith("glibc.malloc.tcache_count=")
-    ]
-    return bool(counts) and counts[-1] == TCACHE_OFF
+    return _tcache_off_in(tunables[-1]) if tunables else False
 
 
 def cpu_poison_gap(*, in_this_process: bool) -> str | None:
@@ -169,6 +175,8 @@ class Poison:
             del blocks
         elif self.device.type == "cpu" and _MALLOPT is not None:
             _MALLOPT(M_PERTURB, self.fill)
+            if tcache_off_here():  # an isolation worker: every fresh block gets the fill
+                return self
             # where glibc's tcache is on (the pytest process: --no-isolate) it hands blocks out
             # without the fill: hold what it has of these sizes, so the call's allocations get
             # filled ones unless the call frees one of them first (module docstring)
