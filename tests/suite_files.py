@@ -71,3 +71,12 @@ def load_one(tmp_path: Path, text: str):
 
     (found,) = load_suite(write_suite(tmp_path, text))
     return found
+
+
+def tiny_instances(folder: Path) -> dict:
+    """The tiny suite's instances by id, from a suite file written in `folder`."""
+    from gemmconf.scenario import load_suite
+
+    path = folder / "t.yaml"
+    path.write_text(TINY)
+    return {i.id: i for i in load_suite(path, root=path.parent)}

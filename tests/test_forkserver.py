@@ -19,16 +19,13 @@ from gemmconf.backends import RunOptions
 from gemmconf.isolation import forkserver
 from gemmconf.isolation.parent import worker_environment
 from gemmconf.outcome import render
-from gemmconf.scenario import load_suite
 
 pytestmark = pytest.mark.skipif(not forkserver.available(), reason="no fork server here")
 
 
 @pytest.fixture(scope="module")
 def instances(tmp_path_factory) -> dict[str, object]:
-    path = tmp_path_factory.mktemp("suite") / "t.yaml"
-    path.write_text(suite_files.TINY)
-    return {i.id: i for i in load_suite(path, root=path.parent)}
+    return suite_files.tiny_instances(tmp_path_factory.mktemp("suite"))
 
 
 @pytest.fixture(autouse=True)

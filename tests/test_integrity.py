@@ -194,9 +194,7 @@ def test_isolation_workers_start_with_the_allocator_setting(start, monkeypatch, 
     if start == "forked":
         server = forkserver.server_for(worker_environment())
         assert server is not None and server.wait_ready()
-    path = tmp_path / "t.yaml"
-    path.write_text(suite_files.TINY)
-    item = {i.id: i for i in load_suite(path, root=path.parent)}["tiny/addmm"]
+    item = suite_files.tiny_instances(tmp_path)["tiny/addmm"]
     runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions(), timing=start == "timing")
     try:
         request = isolation.ItemRequest(item, "eager", seed=0, device="cpu", target=None, repro="r")
