@@ -32,6 +32,17 @@ with contextlib.suppress(ImportError):
 # torch.compile imports this chain on its first use.
 import torch._dynamo.repro.after_dynamo
 
+from gemmconf.isolation import forkserver
+from gemmconf.isolation.parent import worker_environment
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_fork_server_for_what_the_tests_start() -> None:
+    """This test process's fork server, started now and named to every process a test starts
+    (`forkserver.share`): a `gemmconf run` or pytest in a subprocess then forks its isolation
+    workers from it instead of importing torch again for the first one."""
+    forkserver.share(worker_environment())
+
 
 @pytest.fixture(autouse=True)
 def _seeded_by_node_id(request: pytest.FixtureRequest) -> None:

@@ -4,10 +4,13 @@ workers while their environment stays the same."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import faulty_backends
@@ -54,6 +57,7 @@ def _ready_server() -> forkserver.ForkServer:
 def test_a_process_s_first_worker_is_spawned_and_starts_no_server(instances, monkeypatch):
     monkeypatch.setattr(forkserver, "_needed", False)  # as in a fresh pytest process
     monkeypatch.setattr(forkserver, "_server", None)
+    monkeypatch.delenv(forkserver.SHARE_ENV, raising=False)  # started by no process with one
     runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions())
     try:
         assert runner.run(_request(instances["tiny/addmm"], "eager")).passed
@@ -172,10 +176,12 @@ def test_a_server_whose_parent_ended_while_it_started_exits_quietly():
     """A run that ends while its fork server still imports torch (seen on an H200, 2026-11-29:
     a BrokenPipeError traceback on the terminal after the run) leaves no trace of it."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    with theirs:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with theirs, listener:
+        fds = [theirs.fileno(), listener.fileno()]
         server = subprocess.Popen(
-            [sys.executable, "-u", "-c", forkserver.SERVER_BOOT, str(theirs.fileno())],
-            pass_fds=[theirs.fileno()],
+            [sys.executable, "-u", "-c", forkserver.SERVER_BOOT, *map(str, fds)],
+            pass_fds=fds,
             stdin=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -183,3 +189,105 @@ def test_a_server_whose_parent_ended_while_it_started_exits_quietly():
     ours.close()  # the parent is gone before the server is ready
     _, stderr = server.communicate(timeout=300)
     assert server.returncode == 0 and stderr == "", stderr
+
+
+# A process started from a test (as `gemmconf run` is): one IsolatedRunner item, then what its
+# worker was, printed as JSON; "die" ends the process at once, its worker still running.
+GUEST = """
+import json, os, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import suite_files
+from gemmconf import isolation
+from gemmconf.backends import RunOptions
+instances = suite_files.tiny_instances(Path(sys.argv[2]))
+runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions())
+request = isolation.ItemRequest(
+    instances["tiny/addmm"], "eager", seed=0, device="cpu", target=None, repro="r"
+)
+passed = runner.run(request).passed
+worker = runner._worker.process
+parent = int(Path(f"/proc/{worker.pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+kind = type(worker).__name__
+print(json.dumps({"passed": passed, "kind": kind, "pid": worker.pid, "parent": parent}))
+sys.stdout.flush()
+if sys.argv[3] == "die":
+    os.kill(os.getpid(), 9)
+runner.close()
+"""
+
+
+def _shared_ready_server(instances, monkeypatch) -> forkserver.ForkServer:
+    """This process's server, ready and shared (as after a test process's second worker)."""
+    monkeypatch.delenv(forkserver.SHARE_ENV, raising=False)  # restored after the test
+    server = _ready_server()
+    runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions())
+    try:
+        assert runner.run(_request(instances["tiny/addmm"], "eager")).passed
+    finally:
+        runner.close()
+    assert os.environ[forkserver.SHARE_ENV] == server.address
+    return server
+
+
+def _guest(tmp_path: Path, how: str, **env: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", GUEST, str(Path(__file__).parent), str(tmp_path), how],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+    )
+    assert done.stdout, done.stderr
+    return json.loads(done.stdout.splitlines()[0])
+
+
+def test_a_process_started_here_forks_even_its_first_worker_from_this_server(
+    instances, monkeypatch, tmp_path
+):
+    server = _shared_ready_server(instances, monkeypatch)
+    guest = _guest(tmp_path, "close")
+    assert guest == {**guest, "passed": True, "kind": "ForkedProcess"}
+    assert guest["parent"] == server.process.pid
+
+
+def test_a_process_whose_workers_need_another_environment_spawns_its_own(
+    instances, monkeypatch, tmp_path
+):
+    server = _shared_ready_server(instances, monkeypatch)
+    guest = _guest(tmp_path, "close", FORK_SERVER_TEST_KEY="another")
+    assert guest == {**guest, "passed": True, "kind": "Popen"}
+    assert guest["parent"] != server.process.pid
+
+
+def test_a_guest_s_worker_dies_with_the_guest_and_is_reaped(instances, monkeypatch, tmp_path):
+    _shared_ready_server(instances, monkeypatch)
+    guest = _guest(tmp_path, "die")
+    assert guest["kind"] == "ForkedProcess"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(guest["pid"], 0)  # a zombie answers too: gone means reaped
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the worker {guest['pid']} outlived its guest")
+
+
+def test_the_server_keeps_serving_after_a_guest_sends_garbage(instances, monkeypatch):
+    server = _shared_ready_server(instances, monkeypatch)
+    assert stat.S_IMODE(os.stat(Path(server.address).parent).st_mode) == 0o700
+    for junk in (b"not json", json.dumps({"op": "fork"}).encode(), b""):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as sock:
+            sock.connect(server.address)
+            sock.settimeout(10)
+            sock.send(junk)
+            if junk:
+                assert sock.recv(1024) == b""  # the server dropped this guest, nothing more
+    runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions())
+    try:
+        assert runner.run(_request(instances["tiny/addmm"], "eager")).passed
+        assert _parent_of(runner._worker.process.pid) == server.process.pid
+    finally:
+        runner.close()

@@ -191,6 +191,8 @@ def test_isolation_workers_start_with_the_allocator_setting(start, monkeypatch, 
     if start == "forked" and not forkserver.available():
         pytest.skip("no fork server on this machine: every worker is spawned")
     monkeypatch.setattr(forkserver, "_needed", start == "forked")
+    if start == "spawned":  # not forked from this test process's server (tests/conftest.py)
+        monkeypatch.setenv(forkserver.ENV_SWITCH, "0")
     if start == "forked":
         server = forkserver.server_for(worker_environment())
         assert server is not None and server.wait_ready()

@@ -13,33 +13,53 @@ as file descriptors), then `worker_main`.
 A process's first worker is spawned as before and starts no server: most runs (one pytest
 session, no crash) need no other. From the second worker on, one server serves the pytest
 process while the environment its workers get stays the same (`server_key`: the interpreter,
-where torch and gemmconf come from, and the environment less the variables pytest's test
-sessions set per test and those read only after the fork); a different one starts another
+where torch, gemmconf and the other packages it imports come from, and the environment less
+the variables pytest's test sessions set per test and those read only after the fork); a
+different one starts another
 server. The server dies with that process (its socket closes; on Linux also
 PR_SET_PDEATHSIG). The workers are the server's children: it reaps them and tells their exit
 status on request; the parent watches each through a pidfd. Where something is missing (not
 Linux, no pidfd, no SOCK_SEQPACKET), the server failed, or GEMMCONF_FORK_SERVER=0, workers
 start as fresh interpreters as before.
+
+A ready server also serves the processes its owner starts (`SHARE_ENV` names its socket in the
+owner's environment from then on): a `gemmconf run` or pytest started by a test, and their xdist
+workers, fork even their first worker from it when their workers' environment is the one it
+serves (`server_key`), where each would otherwise import torch again (make test's tests stage
+started about 45 fresh workers, some 3.5 s of CPU each). The socket lives in a folder only this
+user can enter, and the server also refuses a peer of another user. A guest's worker watches
+the guest through a pidfd and dies with it, as an owner's worker dies with its server.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import select
+import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
 from typing import Any
 
 ENV_SWITCH = "GEMMCONF_FORK_SERVER"  # "0": start every worker as a fresh interpreter
+SHARE_ENV = "GEMMCONF_FORK_SERVER_AT"  # the socket of a ready server that serves guests
+SOCKET_NAME = "fork-server"  # in a private folder made by the owner (tempfile.mkdtemp: 0700)
 # set per test by pytest's own pytester sessions: not in the server's key
-VOLATILE = frozenset(("HOME", "USERPROFILE", "PWD", "OLDPWD"))
+VOLATILE = frozenset(("HOME", "USERPROFILE", "PWD", "OLDPWD", "COLUMNS", "LINES"))
+# Nor PYTHONPATH (`gemmconf run` puts its folder first, for `--backend module:attr`): a forked
+# worker gets its process's sys.path after the fork, and where the packages the server imported
+# come from is part of the key itself (`IMPORTED`), so a path that would change them changes it.
+NOT_KEYED = VOLATILE | {"PYTHONPATH"}
+IMPORTED = ("torch", "gemmconf", "triton", "numpy", "yaml")
 # Read at run time only, after the fork (a forked worker gets the parent's environment whole):
 # pytest's and gemmconf's own variables (gemmconf's modules read none at import; a session sets
 # some per run, as the memory share, and tests per test). Not in the server's key either, so that
@@ -48,59 +68,144 @@ VOLATILE = frozenset(("HOME", "USERPROFILE", "PWD", "OLDPWD"))
 RUN_TIME_PREFIXES = ("PYTEST_", "GEMMCONF_")
 MESSAGE_BYTES = 1 << 20  # one request: the environment as JSON
 READY_TIMEOUT_S = 600.0  # the server's own start: importing torch on a loaded machine
+# a guest's hello: a ready server answers in milliseconds, one still importing torch once ready
+GUEST_TIMEOUT_S = 30.0
 
 SERVER_BOOT = (
     "import signal, sys\n"
     "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     "from gemmconf.isolation.forkserver import serve\n"
-    "serve(int(sys.argv[1]))\n"
+    "serve(int(sys.argv[1]), int(sys.argv[2]))\n"
 )
 
 
 def server_key(env: Mapping[str, str]) -> str:
-    """What a server's workers share: the interpreter, the torch and gemmconf it imported, and
-    the environment it imported them under (less `VOLATILE` and `RUN_TIME_PREFIXES`)."""
-    import torch
-
-    import gemmconf
-
+    """What a server's workers share: the interpreter, where the packages it imports come from
+    (`IMPORTED`, as this process finds them), and the environment it imported them under (less
+    `NOT_KEYED` and `RUN_TIME_PREFIXES`)."""
     kept = {
-        k: v for k, v in env.items() if k not in VOLATILE and not k.startswith(RUN_TIME_PREFIXES)
+        k: v for k, v in env.items() if k not in NOT_KEYED and not k.startswith(RUN_TIME_PREFIXES)
     }
-    return json.dumps([sys.executable, torch.__file__, gemmconf.__file__, kept], sort_keys=True)
+    origins = {name: _origin(name) for name in IMPORTED}
+    return json.dumps([sys.executable, origins, kept], sort_keys=True)
 
 
-def serve(control_fd: int) -> None:
-    """The server's loop: import what every worker imports, say ready, then fork on request."""
+def _origin(name: str) -> str | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):  # ValueError: imported without a spec
+        return None
+    return None if spec is None else spec.origin
+
+
+def serve(control_fd: int, listen_fd: int) -> None:
+    """The server's loop: import what every worker imports, say ready, then fork on request,
+    for the owner (on `control`) and for guests (connections to `listen_fd`'s socket)."""
     control = socket.socket(fileno=control_fd)
+    listener = socket.socket(fileno=listen_fd)
     _die_with_parent()
     import torch  # noqa: F401  the seconds every worker saves
 
     import gemmconf.isolation.worker
     import gemmconf.runner  # noqa: F401
 
+    key = server_key(os.environ)  # the owner started this process with the workers' environment
+    children = _ChildEvents()
     finished: dict[int, int] = {}  # pid -> exit status (negative: the signal), reaped
     try:
         control.send(json.dumps({"ready": os.getpid()}).encode())
     except OSError:  # the parent ended while this server imported: nothing to serve, nor to say
         return
+    guests: dict[socket.socket, bool] = {}  # connection -> said hello with our environment
     while True:
-        try:
-            data, fds, _, _ = socket.recv_fds(control, MESSAGE_BYTES, 3)
-        except OSError:
-            return
-        if not data:
-            return  # the parent is gone
-        request = json.loads(data)
+        readable, _, _ = select.select([control, listener, children.fd, *guests], [], [])
+        children.drain()
         _reap(finished)
-        if request["op"] == "fork":
-            reply = _fork(control, request, fds)
+        for sock in readable:
+            if sock is listener:
+                guests.update(dict.fromkeys(_accept(listener), False))
+            elif sock is control:
+                if _answer(control, key, finished, [listener, children.fd, *guests]) is None:
+                    return  # the owner is gone
+            elif sock in guests:
+                welcome = _answer(sock, key, finished, [control, listener, *guests], guests[sock])
+                if welcome is None:
+                    del guests[sock]
+                    sock.close()
+                else:
+                    guests[sock] = welcome
+
+
+def _accept(listener: socket.socket) -> list[socket.socket]:
+    """The new guest connection, if it is this user's (the folder keeps others out already)."""
+    try:
+        conn, _ = listener.accept()
+    except OSError:
+        return []
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _, uid, _ = struct.unpack("3i", creds)
+    except OSError:
+        uid = -1
+    if uid != os.getuid():
+        conn.close()
+        return []
+    return [conn]
+
+
+def _answer(
+    sock: socket.socket,
+    key: str,
+    finished: dict[int, int],
+    others: list[Any],
+    welcome: bool = True,
+) -> bool | None:
+    """Reads one request from `sock` and answers it. Returns whether the peer may ask for
+    workers from now on (a guest: once its hello named our environment), or None once it is
+    gone or sent what no peer of ours sends."""
+    fds: list[int] = []
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, MESSAGE_BYTES, 3)
+        if not data:
+            return None
+        request = json.loads(data)
+        if request["op"] == "hello":  # a guest: served only if its workers' environment is ours
+            welcome = request["key"] == key
+            reply: dict[str, Any] = {"accepted": True} if welcome else {"refused": "environment"}
+        elif not welcome:
+            raise ValueError("a request before the hello")
+        elif request["op"] == "fork":
+            reply = _fork([sock, *others], request, fds)
+            fds = []  # _fork closed them
         else:  # "status"
             reply = {"status": _status(finished, request["pid"], request.get("block", False))}
-        control.send(json.dumps(reply).encode())
+        sock.send(json.dumps(reply).encode())
+    except (OSError, ValueError, KeyError, TypeError):
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        return None
+    return welcome
 
 
-def _fork(control: socket.socket, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+class _ChildEvents:
+    """Wakes the server's select when a worker ends, so that it is reaped at once (a process
+    that looks for its workers after a run must not find zombies)."""
+
+    def __init__(self) -> None:
+        self.fd, self._write = os.pipe()
+        os.set_blocking(self.fd, False)
+        os.set_blocking(self._write, False)
+        signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def drain(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self.fd, 512):
+                pass
+
+
+def _fork(sockets: list[Any], request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
     if threading.active_count() != 1 or len(fds) != 3:
         for fd in fds:
             os.close(fd)
@@ -108,7 +213,7 @@ def _fork(control: socket.socket, request: dict[str, Any], fds: list[int]) -> di
     pid = os.fork()
     if pid == 0:  # the worker
         try:
-            _become_worker(control, request, fds)
+            _become_worker(sockets, request, fds)
         finally:
             os._exit(70)  # only if the worker's own exit did not happen
     for fd in fds:
@@ -116,14 +221,21 @@ def _fork(control: socket.socket, request: dict[str, Any], fds: list[int]) -> di
     return {"pid": pid}
 
 
-def _become_worker(control: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
-    control.close()
+def _become_worker(sockets: list[Any], request: dict[str, Any], fds: list[int]) -> None:
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for sock in sockets:  # the server's: the worker talks on its own connection only
+        if isinstance(sock, int):
+            os.close(sock)
+        else:
+            sock.close()
     conn_fd, out_fd, err_fd = fds
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     os.close(out_fd)
     os.close(err_fd)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    if request.get("watch"):
+        _die_with(request["watch"])
     os.environ.clear()
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
@@ -135,6 +247,22 @@ def _become_worker(control: socket.socket, request: dict[str, Any], fds: list[in
     sys.path[:] = conn.recv()
     worker_main(conn)
     exit_quickly()
+
+
+def _die_with(pid: int) -> None:
+    """A guest's worker: SIGKILL itself when the guest ends (what PR_SET_PDEATHSIG does for a
+    worker whose parent is the process it serves)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:  # the guest is gone already
+        os.kill(os.getpid(), signal.SIGKILL)
+        return
+
+    def watch() -> None:
+        select.select([pidfd], [], [])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="gemmconf-guest-watch", daemon=True).start()
 
 
 def _reap(finished: dict[int, int]) -> None:
@@ -167,20 +295,14 @@ def _die_with_parent() -> None:
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-class ForkServer:
-    """The parent's side: start the server, ask it for workers and for their exit status."""
+class _Connection:
+    """A process's side of a server: ask it for workers and for their exit status."""
 
-    def __init__(self, env: Mapping[str, str]):
-        self.key = server_key(env)
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        with theirs:
-            self.process = subprocess.Popen(
-                [sys.executable, "-u", "-c", SERVER_BOOT, str(theirs.fileno())],
-                pass_fds=[theirs.fileno()],
-                stdin=subprocess.DEVNULL,
-                env=dict(env),
-            )
-        self.control = ours
+    address = ""  # the server's socket, where guests connect
+
+    def __init__(self, key: str, control: socket.socket):
+        self.key = key
+        self.control = control
         self.ready = False
         self.busy = False  # a request is out: a signal handler's status question must not cut in
 
@@ -195,6 +317,61 @@ class ForkServer:
             self.busy = False
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> bool:
+        return self.ready
+
+    def alive(self) -> bool:
+        return True
+
+    def fork(self, env: Mapping[str, str], conn_fd: int, out_fd: int, err_fd: int) -> int | None:
+        """A new worker's pid, or None where the server could not fork one."""
+        try:
+            if not self.wait_ready():
+                return None
+            request = {"op": "fork", "env": dict(env), "cwd": os.getcwd(), **self._watch()}
+            reply = self._request(request, (conn_fd, out_fd, err_fd))
+        except (OSError, ValueError):
+            return None
+        return reply.get("pid")
+
+    def _watch(self) -> dict[str, int]:
+        return {}
+
+    def status(self, pid: int, *, block: bool) -> int | None:
+        return self._request({"op": "status", "pid": pid, "block": block}).get("status")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.control.close()
+
+
+class ForkServer(_Connection):
+    """A server this process started and owns (it ends with this process or `close`)."""
+
+    def __init__(self, env: Mapping[str, str]):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.folder = tempfile.mkdtemp(prefix="gemmconf-fork-")
+        self.address = os.path.join(self.folder, SOCKET_NAME)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            listener.bind(self.address)
+            listener.listen(64)
+            with theirs:
+                fds = [theirs.fileno(), listener.fileno()]
+                self.process = subprocess.Popen(
+                    [sys.executable, "-u", "-c", SERVER_BOOT, *map(str, fds)],
+                    pass_fds=fds,
+                    stdin=subprocess.DEVNULL,
+                    env=dict(env),
+                )
+        except OSError:
+            ours.close()
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+        finally:
+            listener.close()
+        super().__init__(server_key(env), ours)
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> bool:
         """Whether the server has imported what workers share (waiting up to `timeout`)."""
         if not self.ready:
             readable, _, _ = select.select([self.control], [], [], timeout)
@@ -204,35 +381,53 @@ class ForkServer:
             self.ready = bool(data) and "ready" in json.loads(data)
         return self.ready
 
-    def fork(self, env: Mapping[str, str], conn_fd: int, out_fd: int, err_fd: int) -> int | None:
-        """A new worker's pid, or None where the server could not fork one."""
-        try:
-            if not self.wait_ready():
-                return None
-            reply = self._request(
-                {"op": "fork", "env": dict(env), "cwd": os.getcwd()}, (conn_fd, out_fd, err_fd)
-            )
-        except (OSError, ValueError):
-            return None
-        return reply.get("pid")
-
-    def status(self, pid: int, *, block: bool) -> int | None:
-        return self._request({"op": "status", "pid": pid, "block": block}).get("status")
+    def alive(self) -> bool:
+        return self.process.poll() is None
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.control.close()
+        if os.environ.get(SHARE_ENV) == self.address:
+            del os.environ[SHARE_ENV]
+        super().close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class SharedServer(_Connection):
+    """Another process's server, which serves this one as a guest (`SHARE_ENV`)."""
+
+    @classmethod
+    def connect(cls, address: str, env: Mapping[str, str]) -> SharedServer | None:
+        """A connection to the server at `address`, if it answers at once and serves workers
+        of `env`; else None."""
+        key = server_key(env)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            sock.settimeout(GUEST_TIMEOUT_S)
+            sock.connect(address)
+            sock.send(json.dumps({"op": "hello", "key": key}).encode())
+            accepted = json.loads(sock.recv(MESSAGE_BYTES) or b"{}").get("accepted")
+            sock.settimeout(None)
+        except (OSError, ValueError):
+            accepted = False
+        if not accepted:
+            sock.close()
+            return None
+        shared = cls(key, sock)
+        shared.address, shared.ready = address, True
+        return shared
+
+    def _watch(self) -> dict[str, int]:
+        return {"watch": os.getpid()}
 
 
 class ForkedProcess:
     """A worker the server forked, with the part of `subprocess.Popen` the parent uses."""
 
-    def __init__(self, pid: int, server: ForkServer):
+    def __init__(self, pid: int, server: _Connection):
         self.pid, self.server = pid, server
         self.returncode: int | None = None
         self._pidfd = os.pidfd_open(pid)
@@ -275,6 +470,8 @@ class ForkedProcess:
 
 
 _server: ForkServer | None = None
+_shared: SharedServer | None = None  # another process's server, serving this one
+_refused: tuple[str, str] | None = None  # (address, key) a shared server did not serve
 _needed = False  # a worker was started in this process before: the next ones are worth a server
 
 
@@ -294,7 +491,7 @@ def server_for(env: Mapping[str, str]) -> ForkServer | None:
     if not available():
         return None
     key = server_key(env)
-    if _server is not None and (_server.key != key or _server.process.poll() is not None):
+    if _server is not None and (_server.key != key or not _server.alive()):
         _server.close()
         _server = None
     if _server is None:
@@ -305,16 +502,56 @@ def server_for(env: Mapping[str, str]) -> ForkServer | None:
     return _server
 
 
+def shared_server(env: Mapping[str, str]) -> SharedServer | None:
+    """The server `SHARE_ENV` names, where it serves workers with `env` (asked once per
+    address and environment), or None."""
+    global _shared, _refused
+    address = os.environ.get(SHARE_ENV)
+    if not address or not available() or (_server is not None and _server.address == address):
+        return None
+    key = server_key(env)
+    if _shared is not None and (_shared.address, _shared.key) != (address, key):
+        _shared.close()
+        _shared = None
+    if _shared is None and _refused != (address, key):
+        _shared = SharedServer.connect(address, env)
+        if _shared is None:
+            _refused = (address, key)
+    return _shared
+
+
+def share(env: Mapping[str, str]) -> ForkServer | None:
+    """Starts this process's server for workers with `env` now (where none fits) and names it
+    to the processes started from now on (`SHARE_ENV`): a process that starts `gemmconf` runs
+    (a test session, say) so that their first workers are forked too. A guest that asks while
+    the server still imports waits for its answer (up to GUEST_TIMEOUT_S)."""
+    server = server_for(env)
+    if server is not None:
+        os.environ[SHARE_ENV] = server.address
+    return server
+
+
 def start_worker(env: Mapping[str, str], conn_fd: int, out_fd: int, err_fd: int) -> Any | None:
-    """A worker forked by this process's server (a `ForkedProcess`), or None: start one the
-    usual way. The process's first worker is spawned and starts no server (a run without a
-    crash, in one pytest session, needs no other worker); from the second on a server is
-    started. A server still importing is not waited for: the worker it would fork is no sooner
-    ready than a fresh interpreter started now."""
-    global _needed
-    if not _needed:  # a process's first worker: one that never needs another pays for no server
+    """A forked worker (a `ForkedProcess`), or None: start one the usual way. A server that
+    this process's parent shares (`SHARE_ENV`) forks even the first one. Otherwise the
+    process's first worker is spawned and starts no server (a run without a crash, in one
+    pytest session, needs no other worker), unless the process has a server already; from the
+    second on a server of its own is started, and shared once ready. A server still importing
+    is not waited for: the worker it would fork is no sooner ready than a fresh interpreter
+    started now."""
+    global _needed, _shared, _refused
+    shared = shared_server(env)
+    if shared is not None:
+        pid = shared.fork(env, conn_fd, out_fd, err_fd)
+        if pid is not None:
+            _needed = True
+            return ForkedProcess(pid, shared)
+        _refused, _shared = (shared.address, shared.key), None  # it stopped serving: not again
+        shared.close()
+    if not _needed and _server is None:  # a first worker, and no server: do not start one yet
         _needed = True
         return None
+    _needed = True
     server = server_for(env)
     if server is None:
         return None
@@ -323,6 +560,7 @@ def start_worker(env: Mapping[str, str], conn_fd: int, out_fd: int, err_fd: int)
             return None
     except (OSError, ValueError):
         return None
+    os.environ[SHARE_ENV] = server.address  # the processes started from now on may use it
     pid = server.fork(env, conn_fd, out_fd, err_fd)
     if pid is None:
         return None
