@@ -93,6 +93,16 @@ class BackendOptions:
     # the persistent kernel's tile loop warp-specialized (Triton's automatic producer/consumer
     # split; sm90 and later): an option until timed faster
     warp_specialize: bool = False
+    # K slices of `splitk_gemm_kernel`: "auto" (`split_count`: sm90 problems whose tiles leave
+    # SMs idle and whose K loop is long), "never", or a number (any target, the interpreter
+    # too, wherever the kernel applies; capped at K's tiles)
+    split_k: str | int = "auto"
+
+    def __post_init__(self) -> None:
+        if self.split_k not in ("auto", "never") and not (
+            isinstance(self.split_k, int) and self.split_k >= 1
+        ):
+            raise ValueError(f"split_k must be 'auto', 'never' or a positive int: {self.split_k!r}")
 
 
 @dataclass(frozen=True)
@@ -185,6 +195,13 @@ class LaunchPlan:
         the constexprs."""
         flags = ", ".join(f"{k}={v}" for k, v in self.constexprs)
         return f"  launch {self.kernel}[grid={self.grid}] {sizes}: {flags}"
+
+    def split_sizes(self) -> tuple[int, int]:
+        """`splitk_gemm_kernel`'s workspace: (fp32 partial-sum elements, arrival counters)."""
+        tiles_m, tiles_n, splits = self.grid
+        return splits * tiles_m * tiles_n * self.config.block_m * self.config.block_n, (
+            tiles_m * tiles_n
+        )
 
     @property
     def tma(self) -> bool:
@@ -295,6 +312,54 @@ def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> La
     return LaunchPlan(kernels.HOPPER, config, tuple(flags.items()), (flags["NUM_PROGRAMS"],))
 
 
+# split-K (kernels/splitk.py), "auto" on sm90: 16-bit operands (BENCHMARKS.md, "2026-11-29,
+# split-K decode", has what each dtype measured), each slice at least SPLIT_MIN_K_TILES K tiles
+# long, as many slices as keep tiles x slices within one wave of programs, at most SPLIT_MAX
+SPLIT_DTYPES = (torch.bfloat16, torch.float16)
+SPLIT_MIN_K_TILES = 8
+SPLIT_MAX = 8
+
+
+def splittable(problem: Problem) -> bool:
+    """Whether `splitk_gemm_kernel` computes `problem`: one batch, 32-bit offsets, a
+    floating-point accumulator, no fp8 scale applied inside the K loop (blockwise), K > 0."""
+    return (
+        problem.batch == 1
+        and not problem.int_acc
+        and not problem.index_64
+        and problem.scaling in ("none", "tensorwise", "rowwise")
+        and problem.k > 0
+    )
+
+
+def split_count(
+    problem: Problem, config: configs.TileConfig, target: Target, options: BackendOptions
+) -> int:
+    """How many K slices `splitk_gemm_kernel` cuts `problem` into; 1: the dense kernels.
+    "auto" splits on sm90 (compiled, not interpreted) 16-bit problems that the table's tiles
+    leave under a wave (`output_tiles` below the SM count) and whose K loop is long enough for
+    two slices of SPLIT_MIN_K_TILES each. The count depends on M only through the tile count:
+    configs.py's docstring says which calls that lets differ."""
+    if options.split_k == "never" or not splittable(problem):
+        return 1
+    tiles = output_tiles(problem, config)
+    k_tiles = _cdiv(problem.k, config.block_k)
+    if isinstance(options.split_k, int):
+        splits = min(options.split_k, k_tiles)
+    elif (
+        target.interpreter
+        or target.arch_class != "sm90"
+        or options.persistent == "always"
+        or problem.dtype not in SPLIT_DTYPES
+    ):
+        return 1
+    else:
+        splits = min(SPLIT_MAX, target.num_sms // tiles, k_tiles // SPLIT_MIN_K_TILES)
+    if splits < 2 or splits * tiles * config.block_m * config.block_n >= INT32_LIMIT:
+        return 1
+    return splits
+
+
 def plan_launch(
     problem: Problem,
     target: Target,
@@ -302,12 +367,14 @@ def plan_launch(
     config: configs.TileConfig | None = None,
 ) -> LaunchPlan:
     """The kernel, constexprs and grid for `problem` on `target` (pure: artifacts reuse it)."""
+    splits = 1
     if config is None:
         hopper = hopper_plan(problem, target, options)
         if hopper is not None:
             return hopper
     if config is None and target.interpreter:
         config = configs.interpreter_tile(problem.dtype, problem.n, problem.k)
+        splits = split_count(problem, config, target, options)
     elif config is None:
         size = configs.size_class(problem.batch, problem.m, problem.n)
         config = configs.lookup(target.arch_class, problem.dtype, size)
@@ -320,6 +387,7 @@ def plan_launch(
             problem.k,
             problem.dtype.itemsize,
         )
+        splits = split_count(problem, config, target, options)
     a_desc, b_desc = descriptor_paths(problem, target)
     flags: dict[str, Any] = {
         "BLOCK_M": config.block_m,
@@ -336,6 +404,11 @@ def plan_launch(
         "INDEX_64": problem.index_64,
         "BF16_RNE": target.interpreter,  # the interpreter truncates fp32 -> bf16
     }
+    if splits > 1:
+        constexprs = {name for name, constexpr in KERNEL_SIGNATURES[kernels.SPLITK] if constexpr}
+        grid = (_cdiv(problem.m, config.block_m), _cdiv(problem.n, config.block_n), splits)
+        split_flags = tuple((k, v) for k, v in flags.items() if k in constexprs)
+        return LaunchPlan(kernels.SPLITK, config, split_flags, grid)
     if use_persistent(problem, config, target, options):
         flags["GROUP_M"] = config.group_m
         flags["NUM_PROGRAMS"] = target.num_sms
@@ -382,7 +455,7 @@ class LaunchRecord:
         unaligned = kernels.ALIGNMENT_FREE.get(plan.kernel, frozenset())
         runtime = {
             p.name: replace(p, divisible_16=False) if p.name in unaligned else p
-            for p in self.runtime_params
+            for p in (*SPLIT_WORKSPACE_PARAMS, *self.runtime_params)
         }
         params = tuple(
             ParamSpec(name, "constexpr", value=flags[name]) if is_constexpr else runtime[name]
@@ -390,6 +463,10 @@ class LaunchRecord:
         )
         return CompileRequest(plan.kernel, params, plan.config.num_warps, plan.config.num_stages)
 
+
+# `splitk_gemm_kernel`'s workspace parameters as a launch specialises them (torch's allocations
+# are 16-byte aligned): what a launch replanned onto that kernel for artifacts gets
+SPLIT_WORKSPACE_PARAMS = (ParamSpec("ws_ptr", "*fp32", True), ParamSpec("count_ptr", "*i32", True))
 
 Launch = Callable[[Sequence[Any]], None]  # launches one kernel on a full argument list
 
@@ -553,16 +630,42 @@ class InterpreterLauncher:
         return launch
 
 
+class SplitBuffers:
+    """`splitk_gemm_kernel`'s workspace, one per (device, stream): fp32 partial sums, and the
+    tiles' arrival counters, zeroed once and left at zero by every launch. The launches of one
+    stream run one after another, so every split GEMM on it can share them; another stream
+    (a CUDA graph's capture stream too) gets its own. Each grows to the largest launch seen."""
+
+    def __init__(self) -> None:
+        self.by_stream: dict[tuple[Any, int], tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def get(
+        self, device: torch.device, partials: int, tiles: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(workspace, counters) for a launch on `device`'s current stream."""
+        stream = torch._C._cuda_getCurrentRawStream(device.index) if device.type == "cuda" else 0
+        key = (device, stream)
+        found = self.by_stream.get(key)
+        workspace, counters = found if found is not None else (None, None)
+        if workspace is None or workspace.numel() < partials:
+            workspace = torch.empty(partials, dtype=torch.float32, device=device)
+        if counters is None or counters.numel() < tiles:
+            counters = torch.zeros(tiles, dtype=torch.int32, device=device)
+        self.by_stream[key] = (workspace, counters)
+        return workspace, counters
+
+
 @dataclass
 class Runtime:
     """State shared by the GemmCalls of one backend instance: target, options, tuning cache,
-    and the launcher (Triton's compiled kernels on a GPU, the interpreter on a CPU; tools
-    measuring the host path put a stub here)."""
+    split-K's workspace, and the launcher (Triton's compiled kernels on a GPU, the interpreter
+    on a CPU; tools measuring the host path put a stub here)."""
 
     target: Target
     options: BackendOptions
     autotune_cache: configs.AutotuneCache = field(default_factory=configs.AutotuneCache)
     launcher: TritonLauncher | InterpreterLauncher | Any = None
+    split_buffers: SplitBuffers = field(default_factory=SplitBuffers)
 
     def __post_init__(self) -> None:
         if self.launcher is None:
@@ -636,6 +739,8 @@ class CallPlan:
     # epilogue tensors: (argument slot, index into the call's operands, stage shape, (B, M, N))
     operand_slots: tuple[tuple[int, int, tuple[int, ...], tuple[int, int, int]], ...] = ()
     graphs: LaunchGraphs | None = None
+    # split-K: (workspace slot, counters slot, LaunchPlan.split_sizes())
+    split: tuple[int, int, tuple[int, int]] | None = None
 
 
 class CudaGraphs:
@@ -899,6 +1004,9 @@ class GemmCall(KernelCall):
             args[plan.scale_slots[0]], args[plan.scale_slots[1]] = scale_a, scale_b
         for slot, index, stage, bmn in plan.operand_slots:
             args[slot] = self._broadcast_operand(operands[index], stage, bmn, a.device)
+        if plan.split is not None:
+            ws_slot, count_slot, sizes = plan.split
+            args[ws_slot], args[count_slot] = self.runtime.split_buffers.get(a.device, *sizes)
         plan.launch(args)
         return out
 
@@ -932,6 +1040,9 @@ class GemmCall(KernelCall):
         problem = self._problem(a3, b3, out, xs, scaling)
         args = self._runtime_args(a3, b3, out, scale_a, scale_b, xs, problem, batch)
         plan = self._plan(problem, args)
+        if plan.kernel == kernels.SPLITK:
+            buffers = self.runtime.split_buffers.get(a.device, *plan.split_sizes())
+            args["ws_ptr"], args["count_ptr"] = buffers
         signature = self._record(problem, plan, args)
         flags = plan.flags()
         positional = [
@@ -1038,6 +1149,9 @@ class GemmCall(KernelCall):
                 if step.operand is not None
             ),
             graphs=graphs,
+            split=(slot["ws_ptr"], slot["count_ptr"], plan.split_sizes())
+            if plan.kernel == kernels.SPLITK
+            else None,
         )
 
     def _check_scaled_mm(

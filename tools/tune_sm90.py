@@ -218,9 +218,174 @@ def sweep_decode() -> None:
                 )
 
 
+# `--split`: the split-K kernel (backend/kernels/splitk.py) on the decode projections
+SPLIT_TILES = (  # (BLOCK_M, BLOCK_N, stages); BLOCK_K stays the dtype's
+    (64, 64, 4),
+    (64, 64, 8),
+    (64, 128, 4),
+    (64, 128, 6),
+    (64, 128, 8),
+    (64, 256, 4),
+)
+SPLITS = (1, 2, 3, 4, 6, 8)
+
+
+def decode_call(recipe: str, split_k, tile):
+    """A GemmCall for the decode GEMM (F.linear's mm on W^T, or _scaled_mm), its config forced to
+    `tile` (no `deepen`), split as `split_k` says."""
+    from dataclasses import replace
+
+    from gemmconf_reference.launcher import BackendOptions, GemmCall, GemmSpec, Runtime
+    from gemmconf_reference.target import detect
+
+    fp8 = recipe == "fp8"
+    spec = GemmSpec(
+        name="sweep",
+        op="scaled_mm" if fp8 else "mm",
+        dtype=torch.float8_e4m3fn if fp8 else torch.bfloat16,
+        steps=(),
+        gemm_dtype=torch.bfloat16,
+        out_dtype=torch.bfloat16,
+        has_bias=False,
+        use_fast_accum=False,
+        input_precision="ieee",
+        gemm_node="sweep",
+        fused_nodes=(),
+        operand_names=(),
+        input_names=("a", "b"),
+    )
+    call = GemmCall(spec, Runtime(detect(), BackendOptions(split_k=split_k)))
+    lookup, deepen = configs.lookup, configs.deepen
+
+    def planned(*args):
+        configs.lookup = lambda arch, dtype, size: replace(
+            lookup(arch, dtype, size), block_m=tile[0], block_n=tile[1], num_stages=tile[2]
+        )
+        configs.deepen = lambda config, *_: config
+        try:
+            return call(*args)
+        finally:
+            configs.lookup, configs.deepen = lookup, deepen
+
+    return call, planned
+
+
+def reduce_kernel():
+    """The other reduction form, for comparison: a second kernel that sums the partials of
+    every slice in slice order and stores the bf16 tile (no scales, no epilogue)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def reduce_partials(ws_ptr, c_ptr, M, N, stride_cm, splits,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):  # fmt: skip
+        pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+        tiles = tl.num_programs(0) * tl.num_programs(1)
+        tile = pid_m * tl.num_programs(1) + pid_n
+        rows = tl.arange(0, BLOCK_M)
+        cols = tl.arange(0, BLOCK_N)
+        block = rows[:, None] * BLOCK_N + cols[None, :]
+        live = (pid_m * BLOCK_M + rows)[:, None] < M
+        total = tl.load(ws_ptr + tile * (BLOCK_M * BLOCK_N) + block, mask=live, other=0.0)
+        for s in range(1, splits):
+            part = ws_ptr + (s * tiles + tile) * (BLOCK_M * BLOCK_N) + block
+            total += tl.load(part, mask=live, other=0.0)
+        offs_m = pid_m * BLOCK_M + rows
+        offs_n = pid_n * BLOCK_N + cols
+        mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
+        tl.store(ptrs, total.to(c_ptr.dtype.element_ty), mask=mask)
+
+    return reduce_partials
+
+
+def two_kernel_form(call, planned, args, reduce_partials):
+    """The split call with its last-arrival sum switched off (counters far below the slice
+    count), followed by `reduce_partials`: a callable, and its first result."""
+    out = planned(*args)
+    ((workspace, counters),) = call.runtime.split_buffers.by_stream.values()
+    counters.fill_(-(2**30))
+    (launch,) = [record.plan for record in call.launches.values()]
+    tiles_m, tiles_n, splits = launch.grid
+    cfg = launch.config
+
+    def run():
+        c = planned(*args)
+        reduce_partials[(tiles_m, tiles_n)](
+            workspace, c, c.shape[0], c.shape[1], c.stride(0), splits, cfg.block_m, cfg.block_n
+        )
+        return c
+
+    return run, out
+
+
+def sweep_split() -> None:
+    from gemmconf.bench import CudaClock
+
+    clock = CudaClock("kernel")
+    reduce_partials = reduce_kernel()
+    for recipe in ("bf16", "fp8"):
+        for name, (n, k) in DECODE.items():
+            fn, args, _ = decode_problem(recipe, n, k)
+            call_args = (args[0], args[1].t(), None, None, [], []) if recipe == "bf16" else (
+                args[0], args[1], args[2], args[3], [], [])  # fmt: skip
+            flops = 2.0 * 16 * n * k
+            expected = fn(*args).float()
+            cublas_ms = kernel_ms(clock, lambda f=fn, a=args: f(*a), reps=50)
+            print(f"{recipe} decode {name} 16x{n}x{k}: cuBLAS {cublas_ms * 1e3:.1f} us", flush=True)
+            default = resolve("reference").compile(fn, list(args), dynamic=False)
+            default(*args)
+            ms = kernel_ms(clock, lambda c=default, a=args: c(*a), reps=50)
+            (record,) = default.compiler.launches()
+            print(
+                f"  default {record.plan.kernel} grid={record.plan.grid} "
+                f"{record.plan.config.describe()}: {ms * 1e3:.1f} us ({cublas_ms / ms:.3f}x)",
+                flush=True,
+            )
+            rows = []
+            for tile in SPLIT_TILES:
+                for splits in SPLITS:
+                    forms = ["last"] + (["two"] if recipe == "bf16" and splits > 1 else [])
+                    for form in forms:
+                        row = time_split(clock, recipe, tile, splits, form, call_args, expected,
+                                         reduce_partials)  # fmt: skip
+                        if row is None:
+                            continue
+                        ms, err, same = row
+                        rows.append((ms, tile, splits, form))
+                        print(
+                            f"  {tile} splits={splits} {form}: {ms * 1e3:.1f} us "
+                            f"{flops / ms / 1e9:.0f} TFLOP/s ({cublas_ms / ms:.3f}x) "
+                            f"rel.err {err:.1e} repeat-equal {same}",
+                            flush=True,
+                        )
+            for ms, tile, splits, form in sorted(rows)[:4]:
+                print(f"  best {tile} splits={splits} {form}: {cublas_ms / ms:.3f}x", flush=True)
+
+
+def time_split(clock, recipe, tile, splits, form, call_args, expected, reduce_partials):
+    """(kernel ms, rel. error against cuBLAS, two calls bitwise equal) of one candidate."""
+    try:
+        call, planned = decode_call(recipe, "never" if splits == 1 else splits, tile)
+        if form == "two":
+            run, _ = two_kernel_form(call, planned, call_args, reduce_partials)
+        else:
+            run = lambda: planned(*call_args)  # noqa: E731
+        first, second = run().float(), run().float()
+        ms = kernel_ms(clock, run, reps=50)
+    except Exception as exc:  # shared memory: the tile does not fit
+        print(f"  {tile} splits={splits} {form}: {exc!r}"[:200], flush=True)
+        return None
+    err = float((first - expected).norm() / expected.norm())
+    return ms, err, bool(torch.equal(first, second))
+
+
 if __name__ == "__main__":
     if "--decode" in sys.argv[1:]:
         sweep_decode()
+        sys.exit(0)
+    if "--split" in sys.argv[1:]:
+        sweep_split()
         sys.exit(0)
     names = [a for a in sys.argv[1:] if not a.startswith("--")]
     for name in names or ["bf16", "fp8"]:

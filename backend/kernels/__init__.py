@@ -30,6 +30,9 @@ Every GEMM the backend lowers runs one of these kernels (`KERNELS`, by name):
 - `numerics.py`: conversions and the masked store, converting to the output's element type. The
   interpreter truncates fp32 to bf16 (`.to(tl.bfloat16)`), so there `BF16_RNE` rounds to nearest
   even on the bits first, as GPUs and eager do.
+- `splitk.py`: `splitk_gemm_kernel`, the dense kernel with its K loop cut into slices, one
+  program per (tile, slice), the slices' fp32 partials summed in slice order by the tile's last
+  arriving program (sm90 decode; `launcher.split_count` says when).
 - `grouped.py`: `grouped_gemm_kernel` (`torch._grouped_mm`, `_scaled_grouped_mm`).
 - `blockscaled.py`: `blockscaled_gemm_kernel` (`F.scaled_mm` with MX, NVFP4 or fp32 blocks).
 - `hopper.py` (beside this package, in Gluon): `hopper_gemm_kernel`, sm90's warp-specialized one.
@@ -60,6 +63,7 @@ from gemmconf_reference.kernels.blockscaled import (
 from gemmconf_reference.kernels.dense import (
     UNALIGNED,
     UNALIGNED_PARAMETERS,
+    finish_tile,
     gemm_kernel,
     gemm_kernel_unaligned,
     gemm_persistent_kernel,
@@ -91,6 +95,7 @@ from gemmconf_reference.kernels.numerics import (
     store_tile,
     tanh,
 )
+from gemmconf_reference.kernels.splitk import SPLITK, splitk_gemm_kernel, splitk_tile
 
 if compat.interpreting():  # before any launch: the interpreter's own speed-ups
     compat.memoize_interpreter_patching()
@@ -104,6 +109,7 @@ KERNELS = {
     "gemm_kernel": gemm_kernel,
     UNALIGNED: gemm_kernel_unaligned,
     "gemm_persistent_kernel": gemm_persistent_kernel,
+    SPLITK: splitk_gemm_kernel,
     "grouped_gemm_kernel": grouped_gemm_kernel,
     "blockscaled_gemm_kernel": blockscaled_gemm_kernel,
 }
@@ -148,8 +154,11 @@ PIECES = (
     apply_scaling,
     epilogue_step,
     gemm_tile,
+    finish_tile,
     gemm_kernel,
     gemm_persistent_kernel,
+    splitk_tile,
+    splitk_gemm_kernel,
     group_extent,
     grouped_gemm_kernel,
     e8m0_to_fp32,
@@ -169,6 +178,7 @@ __all__ = [
     "KERNELS",
     "MAX_EPILOGUE_STEPS",
     "PIECES",
+    "SPLITK",
     "UNALIGNED",
     "UNALIGNED_PARAMETERS",
     "apply_scaling",
@@ -178,6 +188,7 @@ __all__ = [
     "e2m1_to_fp32",
     "e8m0_to_fp32",
     "epilogue_step",
+    "finish_tile",
     "fp8_to_fp32",
     "gemm_kernel",
     "gemm_kernel_unaligned",
@@ -198,6 +209,8 @@ __all__ = [
     "round_to_tf32",
     "scale_tile",
     "sigmoid",
+    "splitk_gemm_kernel",
+    "splitk_tile",
     "store_tile",
     "tanh",
     "to_dot_dtype",
