@@ -219,15 +219,25 @@ def sweep_decode() -> None:
 
 
 # `--split`: the split-K kernel (backend/kernels/splitk.py) on the decode projections
-SPLIT_TILES = (  # (BLOCK_M, BLOCK_N, stages); BLOCK_K stays the dtype's
-    (64, 64, 4),
-    (64, 64, 8),
-    (64, 128, 4),
-    (64, 128, 6),
-    (64, 128, 8),
-    (64, 256, 4),
+SPLIT_TILES = (  # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, operand path)
+    (64, 64, 64, 8, 4, "tma"),
+    (64, 128, 64, 8, 4, "tma"),
+    (64, 64, 128, 6, 4, "tma"),
+    (64, 128, 128, 4, 4, "tma"),
+    (64, 128, 128, 4, 8, "tma"),
+    (64, 128, 128, 4, 4, "pointers"),
+    (64, 256, 128, 2, 4, "tma"),
+    (64, 64, 256, 3, 4, "tma"),
+    (64, 128, 256, 2, 4, "tma"),
+    (16, 128, 128, 5, 4, "tma"),
 )
-SPLITS = (1, 2, 3, 4, 6, 8)
+SPLIT_TILES_FP8 = (
+    (64, 64, 128, 8, 4, "tma"),
+    (64, 128, 128, 6, 4, "tma"),
+    (64, 64, 256, 6, 4, "tma"),
+    (64, 128, 256, 4, 4, "tma"),
+)
+SPLITS = (1, 2, 3, 4, 6)
 
 
 def decode_call(recipe: str, split_k, tile):
@@ -235,6 +245,7 @@ def decode_call(recipe: str, split_k, tile):
     `tile` (no `deepen`), split as `split_k` says."""
     from dataclasses import replace
 
+    from gemmconf_reference import launcher
     from gemmconf_reference.launcher import BackendOptions, GemmCall, GemmSpec, Runtime
     from gemmconf_reference.target import detect
 
@@ -255,17 +266,22 @@ def decode_call(recipe: str, split_k, tile):
         input_names=("a", "b"),
     )
     call = GemmCall(spec, Runtime(detect(), BackendOptions(split_k=split_k)))
-    lookup, deepen = configs.lookup, configs.deepen
+    lookup, deepen, paths = configs.lookup, configs.deepen, launcher.descriptor_paths
+    block_m, block_n, block_k, stages, warps, path = tile
+
+    def forced(arch, dtype, size):
+        row = lookup(arch, dtype, size)
+        return replace(row, block_m=block_m, block_n=block_n, block_k=block_k,
+                       num_stages=stages, num_warps=warps)  # fmt: skip
 
     def planned(*args):
-        configs.lookup = lambda arch, dtype, size: replace(
-            lookup(arch, dtype, size), block_m=tile[0], block_n=tile[1], num_stages=tile[2]
-        )
-        configs.deepen = lambda config, *_: config
+        configs.lookup, configs.deepen = forced, lambda config, *_: config
+        if path == "pointers":
+            launcher.descriptor_paths = lambda *_: ("none", "none")
         try:
             return call(*args)
         finally:
-            configs.lookup, configs.deepen = lookup, deepen
+            configs.lookup, configs.deepen, launcher.descriptor_paths = lookup, deepen, paths
 
     return call, planned
 
@@ -319,7 +335,7 @@ def two_kernel_form(call, planned, args, reduce_partials):
     return run, out
 
 
-def sweep_split() -> None:
+def sweep_split(two_kernels: bool) -> None:
     from gemmconf.bench import CudaClock
 
     clock = CudaClock("kernel")
@@ -343,9 +359,10 @@ def sweep_split() -> None:
                 flush=True,
             )
             rows = []
-            for tile in SPLIT_TILES:
+            for tile in SPLIT_TILES if recipe == "bf16" else SPLIT_TILES_FP8:
                 for splits in SPLITS:
-                    forms = ["last"] + (["two"] if recipe == "bf16" and splits > 1 else [])
+                    two = two_kernels and recipe == "bf16" and splits > 1
+                    forms = ["last"] + (["two"] if two else [])
                     for form in forms:
                         row = time_split(clock, recipe, tile, splits, form, call_args, expected,
                                          reduce_partials)  # fmt: skip
@@ -385,7 +402,7 @@ if __name__ == "__main__":
         sweep_decode()
         sys.exit(0)
     if "--split" in sys.argv[1:]:
-        sweep_split()
+        sweep_split(two_kernels="--two" in sys.argv[1:])
         sys.exit(0)
     names = [a for a in sys.argv[1:] if not a.startswith("--")]
     for name in names or ["bf16", "fp8"]:
