@@ -182,6 +182,25 @@ def deepen(
     return replace(config, num_stages=stages)
 
 
+# sm90 decode: a 16-bit problem with one row of 64-row output tiles (M <= 64) over a long K (at
+# least DECODE_MIN_K) and under two waves of tiles reads its weight with this tile, through masked
+# pointer loads rather than tensor descriptors, and `launcher.split_count` cuts its K loop where
+# its tiles leave SMs idle (module docstring: measured on an H200, 2026-11-29)
+DECODE: dict[tuple[str, str], TileConfig] = {("sm90", "16bit"): _T(64, 128, 128, 4, 4)}
+DECODE_MIN_K = 2048
+
+
+def decode_tile(
+    arch_class: str, dtype: torch.dtype, size: str, m: int, k: int
+) -> TileConfig | None:
+    """The decode tile for a "small" or "skinny" problem of M rows and K on `arch_class` (None:
+    the table's): only M's tile-row count matters, so every M up to BLOCK_M gets the same."""
+    config = DECODE.get((arch_class, dtype_class(dtype)))
+    if config is None or size not in ("small", "skinny") or m > config.block_m:
+        return None
+    return config if k >= DECODE_MIN_K else None
+
+
 def interpreter_tile(dtype: torch.dtype, n: int, k: int) -> TileConfig:
     """The interpreter's tile for a problem with N columns and K: BLOCK_M the table's, BLOCK_N
     N rounded up to a power of two within [16, the table's], BLOCK_K K's within [the table's,

@@ -312,10 +312,9 @@ def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> La
     return LaunchPlan(kernels.HOPPER, config, tuple(flags.items()), (flags["NUM_PROGRAMS"],))
 
 
-# split-K (kernels/splitk.py), "auto" on sm90: 16-bit operands (BENCHMARKS.md, "2026-11-29,
-# split-K decode", has what each dtype measured), each slice at least SPLIT_MIN_K_TILES K tiles
-# long, as many slices as keep tiles x slices within one wave of programs, at most SPLIT_MAX
-SPLIT_DTYPES = (torch.bfloat16, torch.float16)
+# split-K (kernels/splitk.py), "auto": problems on the sm90 decode tile (configs.decode_tile),
+# each K slice at least SPLIT_MIN_K_TILES K tiles long, as many slices as keep tiles x slices
+# within one wave of programs, at most SPLIT_MAX
 SPLIT_MIN_K_TILES = 8
 SPLIT_MAX = 8
 
@@ -333,31 +332,51 @@ def splittable(problem: Problem) -> bool:
 
 
 def split_count(
-    problem: Problem, config: configs.TileConfig, target: Target, options: BackendOptions
+    problem: Problem,
+    config: configs.TileConfig,
+    target: Target,
+    options: BackendOptions,
+    decode: bool = False,
 ) -> int:
     """How many K slices `splitk_gemm_kernel` cuts `problem` into; 1: the dense kernels.
-    "auto" splits on sm90 (compiled, not interpreted) 16-bit problems that the table's tiles
-    leave under a wave (`output_tiles` below the SM count) and whose K loop is long enough for
-    two slices of SPLIT_MIN_K_TILES each. The count depends on M only through the tile count:
-    configs.py's docstring says which calls that lets differ."""
+    "auto" splits problems on the decode tile (`decode`: `decode_plan` chose it, so sm90
+    compiled, 16-bit, M within one tile row, a long K) whose tiles leave SMs idle: as many
+    slices as fit the SMs beside the tiles, each at least SPLIT_MIN_K_TILES K tiles long. The
+    count depends on the tile count and K, never on M within the tile row: configs.py's
+    docstring says which calls sum in which order."""
     if options.split_k == "never" or not splittable(problem):
         return 1
     tiles = output_tiles(problem, config)
     k_tiles = _cdiv(problem.k, config.block_k)
     if isinstance(options.split_k, int):
         splits = min(options.split_k, k_tiles)
-    elif (
-        target.interpreter
-        or target.arch_class != "sm90"
-        or options.persistent == "always"
-        or problem.dtype not in SPLIT_DTYPES
-    ):
-        return 1
-    else:
+    elif decode:
         splits = min(SPLIT_MAX, target.num_sms // tiles, k_tiles // SPLIT_MIN_K_TILES)
+    else:
+        return 1
     if splits < 2 or splits * tiles * config.block_m * config.block_n >= INT32_LIMIT:
         return 1
     return splits
+
+
+def decode_plan(
+    problem: Problem, target: Target, options: BackendOptions
+) -> configs.TileConfig | None:
+    """The sm90 decode tile (`configs.decode_tile`) where it applies: compiled (not the
+    interpreter), one batch, fewer tiles than two waves (no persistent walk), and the options
+    that pick Triton-kernel variants at their defaults."""
+    defaults = BackendOptions()
+    size = configs.size_class(problem.batch, problem.m, problem.n)
+    config = configs.decode_tile(target.arch_class, problem.dtype, size, problem.m, problem.k)
+    if (
+        config is None
+        or target.interpreter
+        or problem.batch != 1
+        or any(getattr(options, name) != getattr(defaults, name) for name in TRITON_KERNEL_OPTIONS)
+        or output_tiles(problem, config) >= 2 * target.num_sms
+    ):
+        return None
+    return config
 
 
 def plan_launch(
@@ -367,14 +386,14 @@ def plan_launch(
     config: configs.TileConfig | None = None,
 ) -> LaunchPlan:
     """The kernel, constexprs and grid for `problem` on `target` (pure: artifacts reuse it)."""
-    splits = 1
+    decode = None
     if config is None:
         hopper = hopper_plan(problem, target, options)
         if hopper is not None:
             return hopper
+        decode = config = decode_plan(problem, target, options)
     if config is None and target.interpreter:
         config = configs.interpreter_tile(problem.dtype, problem.n, problem.k)
-        splits = split_count(problem, config, target, options)
     elif config is None:
         size = configs.size_class(problem.batch, problem.m, problem.n)
         config = configs.lookup(target.arch_class, problem.dtype, size)
@@ -387,8 +406,9 @@ def plan_launch(
             problem.k,
             problem.dtype.itemsize,
         )
-        splits = split_count(problem, config, target, options)
-    a_desc, b_desc = descriptor_paths(problem, target)
+    splits = split_count(problem, config, target, options, decode is not None)
+    # the decode tile reads through pointers: faster there than tensor descriptors (configs.py)
+    a_desc, b_desc = ("none", "none") if decode else descriptor_paths(problem, target)
     flags: dict[str, Any] = {
         "BLOCK_M": config.block_m,
         "BLOCK_N": config.block_n,

@@ -267,6 +267,7 @@ def decode_call(recipe: str, split_k, tile):
     )
     call = GemmCall(spec, Runtime(detect(), BackendOptions(split_k=split_k)))
     lookup, deepen, paths = configs.lookup, configs.deepen, launcher.descriptor_paths
+    decode_plan = launcher.decode_plan
     block_m, block_n, block_k, stages, warps, path = tile
 
     def forced(arch, dtype, size):
@@ -276,12 +277,14 @@ def decode_call(recipe: str, split_k, tile):
 
     def planned(*args):
         configs.lookup, configs.deepen = forced, lambda config, *_: config
+        launcher.decode_plan = lambda *_: None  # the forced tile, not the decode tile
         if path == "pointers":
             launcher.descriptor_paths = lambda *_: ("none", "none")
         try:
             return call(*args)
         finally:
             configs.lookup, configs.deepen, launcher.descriptor_paths = lookup, deepen, paths
+            launcher.decode_plan = decode_plan
 
     return call, planned
 
