@@ -220,22 +220,24 @@ def sweep_decode() -> None:
 
 # `--split`: the split-K kernel (backend/kernels/splitk.py) on the decode projections
 SPLIT_TILES = (  # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, operand path)
-    (64, 64, 64, 8, 4, "tma"),
     (64, 128, 64, 8, 4, "tma"),
-    (64, 64, 128, 6, 4, "tma"),
     (64, 128, 128, 4, 4, "tma"),
-    (64, 128, 128, 4, 8, "tma"),
     (64, 128, 128, 4, 4, "pointers"),
-    (64, 256, 128, 2, 4, "tma"),
-    (64, 64, 256, 3, 4, "tma"),
-    (64, 128, 256, 2, 4, "tma"),
-    (16, 128, 128, 5, 4, "tma"),
+    (64, 128, 128, 3, 4, "pointers"),
+    (64, 128, 128, 5, 4, "pointers"),
+    (64, 128, 128, 4, 8, "pointers"),
+    (64, 64, 128, 6, 4, "pointers"),
+    (64, 128, 64, 8, 4, "pointers"),
+    (64, 256, 64, 4, 4, "pointers"),
+    (64, 128, 256, 2, 4, "pointers"),
+    (16, 128, 128, 6, 4, "pointers"),
 )
 SPLIT_TILES_FP8 = (
     (64, 64, 128, 8, 4, "tma"),
     (64, 128, 128, 6, 4, "tma"),
     (64, 64, 256, 6, 4, "tma"),
     (64, 128, 256, 4, 4, "tma"),
+    (64, 128, 128, 6, 4, "pointers"),
 )
 SPLITS = (1, 2, 3, 4, 6)
 
