@@ -27,7 +27,31 @@ Why these numbers:
   took the o and down projections from 0.57x / 0.52x of cuBLAS to 0.88x / 0.84x in bf16 and from
   0.80x / 0.75x to 1.10x / 1.21x in fp8; problems of a wave or more (gate_up, 224 tiles) gained
   nothing. Narrower tiles, to cover more SMs, measured slower (64x32: 0.48x on qkv). Stages
-  change no summation order, so rows stay batch-invariant; split-K, the usual cure, would not.
+  change no summation order.
+- sm90 decode tile and split-K (`DECODE`, `decode_tile`; `launcher.decode_plan` and
+  `split_count`): a bf16/fp16 problem with one row of 64-row tiles (M <= 64), a "small" or
+  "skinny" size class, K >= DECODE_MIN_K and under two waves of tiles runs 64x128x128 tiles with
+  4 stages, its operands read through masked pointers (cp.async) rather than tensor descriptors,
+  and where its tiles leave SMs idle the split-K kernel cuts its K loop into
+  min(8, SMs // tiles, K tiles // 8) slices, each slice's fp32 partial summed in slice order.
+  On an H200 (2026-11-29, `tools/tune_sm90.py --split`, then kernel mode against cuBLAS): qkv
+  0.87x -> 0.97x, o 0.83x -> 1.00x, gate_up 0.89x -> 1.02x (unsplit: 224 tiles fill the SMs),
+  down 0.70x -> 0.99x. With BLOCK_K 64 and tensor descriptors, tiles 64 to 256 wide split 1 to
+  8 ways reached 0.87-0.92x (gate_up 0.98x); BLOCK_K 128 and pointer loads gave the rest (the
+  same tile through descriptors: 0.82-0.94x). fp8 stays on the table's tiles: split, its down
+  projection measured 1.47-1.49x (against 1.22x) but o fell to 1.00-1.06x (against
+  1.06-1.08x), and a 256-wide BLOCK_K, which was faster still, would promote its products every
+  256 instead of every 128.
+- which calls sum a row in the same order (integrity/batch_invariant): a row's sum depends on
+  BLOCK_K and on the slice count, not on BLOCK_N, the stages or how operands are loaded.
+  Neither the decode tile nor the slice count depends on M within one row of 64-row tiles:
+  every call with M = 1..64 of the same N, K, dtype and target sums a row in one order (1 and
+  16 tokens of a decode step alike). Relative to a call with M > 64 (two tile rows or
+  more, the table's BLOCK_K 64, unsplit) the same row's bits may differ, for K >= DECODE_MIN_K
+  on sm90 in 16-bit types only; the batch_invariant items (K <= 1024) never take this path,
+  and no other target or dtype does unless `BackendOptions.split_k` forces a slice count (the
+  same count for every M then). Calls with different N can differ too (the slice count comes
+  from the tile count, which N sets), as can calls on GPUs with other SM counts.
 - fp8 blockwise scaling applies one scale per 128-wide K slab, so BLOCK_K must divide 128: every
   entry here keeps BLOCK_K <= 128 and a power of two.
 

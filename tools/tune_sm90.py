@@ -2,6 +2,7 @@
 
     python tools/tune_sm90.py [bf16|fp16|fp8 ...]
     python tools/tune_sm90.py --decode
+    python tools/tune_sm90.py --split [--two]
 
 For each recipe at 8192^3 and each candidate (tile config x persistent on, off or
 warp-specialized), patches the sm90 "large" row of backend/configs.TABLE, checks the result
@@ -16,6 +17,15 @@ loop forced.
 median of 100 calls issued while the GPU is busy, L2 flushed), next to cuBLAS: the tile the table
 gives (the "small" or "skinny" row), then each of `DECODE_TILES` (64-row tiles, 64 or 128
 wide, 3 to 8 pipeline stages; BLOCK_K stays the table's). About two minutes on an H100.
+
+`--split` times the same projections on the backend's own call path (a `GemmCall`, no graph)
+with the tile forced to each of `SPLIT_TILES` (`SPLIT_TILES_FP8`: block sizes, stages, warps,
+tensor descriptors or pointer loads; the decode tile and `deepen` bypassed) and K cut into each
+of `SPLITS` slices (`BackendOptions.split_k`; 1 runs the dense kernel), in kernel mode next to
+cuBLAS, with each result's error against cuBLAS and whether two calls gave the same bits.
+`--two` also times the other reduction form: the split kernel with its last-arrival sum
+switched off, followed by a second kernel that sums the partials (`reduce_partials`). About a
+minute on an H200 (2026-11-29).
 """
 
 from __future__ import annotations

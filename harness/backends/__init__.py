@@ -190,7 +190,7 @@ def _unknown_message(spec: str, what: str) -> str:
     return (
         f"{what}. Known backends: {known}; or an import path 'package.module:attr' naming a "
         f"Backend or a factory. Built-ins with options: reference:autotune (and persistent=, "
-        f"cudagraphs, ws), inductor-max-autotune:TRITON, "
+        f"cudagraphs, ws, split_k=), inductor-max-autotune:TRITON, "
         f":CUTLASS, :ATEN or a comma list, dynamo:NAME for a torch.compile backend registered "
         f"by NAME (dynamo:aot_eager)."
     )

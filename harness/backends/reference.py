@@ -128,7 +128,7 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
     addresses, while the previous output is free; GPU only, ignored in the interpreter), `ws`
     (the persistent kernel's tile loop warp-specialized by Triton; sm90 and later),
     `split_k=auto|never|N` (K slices of the split-K kernel: `BackendOptions.split_k`). All but
-    `cudagraphs` keep large sm90 GEMMs on the Triton kernels rather than on
+    `cudagraphs` and `split_k` keep large sm90 GEMMs on the Triton kernels rather than on
     `hopper_gemm_kernel` (gemmconf_reference.launcher.hopper_plan). The fp8 promotion variants
     `promote=N` and `fp8_accum=tile|mma|pingpong` are retired (RETIRED says why)."""
     from gemmconf_reference import BackendOptions

@@ -1,0 +1,200 @@
+"""Split-K (backend/kernels/splitk.py): `splitk_gemm_kernel` cuts the K loop into slices, one
+program per (tile, slice), and the tile's last-arriving program sums the slices' fp32 partials
+in slice order. On a CPU it runs in the Triton interpreter, forced with `split_k=N`; which
+problems "auto" splits is a plan (`launcher.plan_launch` for an sm90 target), and the sm90 code
+is cross-compiled. Its speed is BENCHMARKS.md's ("2026-11-29, split-K decode")."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from gemmconf.backends import resolve
+from gemmconf.backends.base import RunOptions
+from gemmconf.backends.reference import ReferenceBackend, ReferenceCompiled
+from gemmconf_reference import BackendOptions, kernels
+from gemmconf_reference.launcher import OperandLayout, Problem, plan_launch
+from gemmconf_reference.target import Target
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+H200 = Target("sm90", 90, False, 132)
+ROW, COL = OperandLayout("row", True), OperandLayout("col", True)
+
+
+def compile_ref(fn, **options) -> ReferenceCompiled:
+    backend = ReferenceBackend(BackendOptions(**options))
+    backend.configure(RunOptions(target_arch="sm90"))
+    return backend.compile(fn, [], dynamic=False)
+
+
+def launched(compiled: ReferenceCompiled) -> list[tuple[str, tuple[int, ...]]]:
+    return [(r.plan.kernel, r.plan.grid) for r in compiled.compiler.launches()]
+
+
+def randn(*shape: int, dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    return torch.randn(*shape, device=DEVICE).to(dtype)
+
+
+def relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
+    return float((got.double() - want.double()).norm() / want.double().norm())
+
+
+def linear(x, w):
+    return F.linear(x, w)
+
+
+# K = 1100 is 3 K tiles of the interpreter's 512 (the last one 76 long) and no multiple of the
+# slice count; 2100 is 5 tiles cut into 4 slices of 2, so the fourth slice starts past K
+@pytest.mark.parametrize(
+    ("dtype", "k", "splits"),
+    [(torch.bfloat16, 1100, 3), (torch.float32, 1100, 2), (torch.float16, 2100, 4)],
+)
+def test_split_sums_like_the_unsplit_kernel_and_twice_the_same(dtype, k, splits):
+    x, w = randn(16, k, dtype=dtype), randn(48, k, dtype=dtype)
+    split = compile_ref(linear, split_k=splits)
+    whole = compile_ref(linear, split_k="never")
+    first, second, unsplit = split(x, w), split(x, w), whole(x, w)
+    assert launched(split) == [(kernels.SPLITK, (1, 1, splits))]
+    assert launched(whole)[0][0] != kernels.SPLITK
+    exact = x.double() @ w.double().T
+    bar = 1e-5 if dtype == torch.float32 else 1e-2
+    assert relative_error(first, exact) < bar
+    assert relative_error(first, unsplit) < bar
+    assert torch.equal(first, second)  # the slices are summed in one order, whoever sums them
+
+
+def test_a_partial_is_lost_or_doubled_by_whole_integers():
+    """Integer values: every product and partial sum is exact in fp32, so a slice dropped, added
+    twice, or read before it was written is off by integers no rounding explains."""
+    x = torch.randint(-4, 5, (33, 2100), device=DEVICE).float()
+    w = torch.randint(-4, 5, (40, 2100), device=DEVICE).float()
+    compiled = compile_ref(linear, split_k=5)
+    assert torch.equal(compiled(x, w), x @ w.T)
+    assert launched(compiled) == [(kernels.SPLITK, (1, 1, 5))]
+
+
+def test_the_epilogue_and_bias_run_once_on_the_whole_sum():
+    def fn(x, w, bias, scale):
+        return torch.relu(F.linear(x, w, bias) * scale)
+
+    x, w, bias, scale = randn(16, 1100), randn(40, 1100), randn(40), randn(16, 40)
+    compiled = compile_ref(fn, split_k=3)
+    got = compiled(x, w, bias, scale)
+    assert launched(compiled) == [(kernels.SPLITK, (1, 1, 3))]
+    assert len(compiled.compiler.graphs[0].calls) == 1  # the bias, mul and relu fused into it
+    assert relative_error(got, fn(x.float(), w.float(), bias.float(), scale.float())) < 1e-2
+
+
+def test_fp8_rowwise_scales_apply_after_the_slices_are_summed():
+    def scaled(a, b, scale_a, scale_b):
+        return torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)
+
+    a = (torch.randn(16, 1152, device=DEVICE) * 2).to(torch.float8_e4m3fn)
+    b = (torch.randn(64, 1152, device=DEVICE) * 2).to(torch.float8_e4m3fn).T
+    scale_a = torch.rand(16, 1, device=DEVICE) + 0.5
+    scale_b = torch.rand(1, 64, device=DEVICE) + 0.5
+    compiled = compile_ref(scaled, split_k=3)
+    got = compiled(a, b, scale_a, scale_b)
+    assert launched(compiled)[0][0] == kernels.SPLITK
+    want = (a.double() @ b.double()) * scale_a.double() * scale_b.double()
+    assert relative_error(got, want) < 1e-2
+
+
+def test_every_arrival_counter_is_back_at_zero_after_a_call():
+    compiled = compile_ref(linear, split_k=3)
+    compiled(randn(16, 1100), randn(300, 1100))
+    (runtime,) = {
+        id(c.runtime): c.runtime for g in compiled.compiler.graphs for c in g.calls
+    }.values()
+    ((_, counters),) = runtime.split_buffers.by_stream.values()
+    assert counters.numel() >= 3 and not counters.any()
+
+
+def decode(m: int = 16, n: int = 4096, k: int = 14336, dtype=torch.bfloat16, **changes) -> Problem:
+    fp8 = dtype == torch.float8_e4m3fn
+    fields = dict(
+        dtype=dtype,
+        batch=1,
+        m=m,
+        n=n,
+        k=k,
+        a=ROW,
+        b=COL,
+        scaling="rowwise" if fp8 else "none",
+        int_acc=False,
+        input_precision="ieee",
+        fast_accum=not fp8,
+        epilogue=("none",) * 4,
+        index_64=False,
+        out_dtype=torch.bfloat16,
+    )
+    return Problem(**{**fields, **changes})
+
+
+# Llama-3 8B's decode projections on an H200's 132 SMs, with the decode tile (64x128x128):
+# qkv 48 tiles -> 2 slices, o and down 32 tiles -> 4; gate_up's 224 tiles fill the SMs unsplit
+@pytest.mark.parametrize(
+    ("n", "k", "grid"),
+    [(6144, 4096, (1, 48, 2)), (4096, 4096, (1, 32, 4)), (4096, 14336, (1, 32, 4))],
+)
+def test_auto_splits_the_bf16_decode_projections_on_sm90(n, k, grid):
+    plan = plan_launch(decode(n=n, k=k), H200, BackendOptions())
+    assert (plan.kernel, plan.grid) == (kernels.SPLITK, grid)
+    assert (plan.config.block_m, plan.config.block_n, plan.config.block_k) == (64, 128, 128)
+    assert plan.flags()["A_DESC"] == plan.flags()["B_DESC"] == "none"  # pointer loads
+
+
+def test_auto_leaves_whole_waves_fp8_prefill_and_other_targets_unsplit():
+    assert plan_launch(decode(n=28672, k=4096), H200, BackendOptions()).kernel == "gemm_kernel"
+    fp8 = plan_launch(decode(dtype=torch.float8_e4m3fn), H200, BackendOptions())
+    assert fp8.kernel == "gemm_kernel"  # fp8 decode stays on its table tile (configs.py)
+    assert plan_launch(decode(m=8192), H200, BackendOptions()).kernel == kernels.HOPPER
+    for target in (Target("sm90", 90, True, 4), Target("sm100", 100, False, 148)):
+        assert plan_launch(decode(), target, BackendOptions()).kernel != kernels.SPLITK
+    for options in (BackendOptions(split_k="never"), BackendOptions(persistent="always")):
+        assert plan_launch(decode(), H200, options).kernel != kernels.SPLITK
+
+
+@pytest.mark.parametrize(("m", "n", "k"), [(64, 48, 256), (33, 40, 1024)])
+def test_the_batch_invariant_items_keep_one_plan_for_every_row_count(m, n, k):
+    """suites/integrity's batch_invariant shapes, and their calls with 1 and M / 2 rows: short
+    K loops, so no split, and the same tile (the same summation order) for all three."""
+    plans = {plan_launch(decode(rows, n, k), H200, BackendOptions()) for rows in (m, m // 2, 1)}
+    kernel_names = {p.kernel for p in plans}
+    assert kernels.SPLITK not in kernel_names
+    assert len({(p.config, p.constexprs) for p in plans}) == 1
+
+
+def test_every_row_count_within_one_tile_row_splits_alike():
+    """The slice count comes from the tile count and K: M = 1..64 sum a row in one order; a
+    65th row makes two tile rows, off the decode tile (configs.py's docstring)."""
+    plans = {m: plan_launch(decode(m=m), H200, BackendOptions()) for m in (1, 16, 33, 64, 65)}
+    assert len({(p.kernel, p.grid[1:], p.config) for m, p in plans.items() if m <= 64}) == 1
+    assert plans[65].kernel != kernels.SPLITK and plans[65].config.block_k == 64
+
+
+def test_the_option_parses_and_refuses_what_it_cannot_be():
+    assert resolve("reference:split_k=3").options.split_k == 3
+    assert resolve("reference:split_k=never").options.split_k == "never"
+    with pytest.raises(ValueError, match="unknown reference option 'split_k=some'"):
+        resolve("reference:split_k=some")
+    with pytest.raises(ValueError, match="split_k must be"):
+        BackendOptions(split_k=0)
+
+
+def test_sm90_code_sums_under_an_acquire_release_counter():
+    """The artifacts replan an interpreted decode-like call for sm90: the split kernel, its
+    wgmma, operands through cp.async, partials read back from L2, a gpu-scope counter."""
+    compiled = compile_ref(linear)
+    compiled(randn(16, 2048), randn(256, 2048))  # 2 tiles of 128 columns, 16 K tiles of 128
+    artifacts = compiled.compiler.artifacts("sm90")
+    assert f"{kernels.SPLITK} for sm90" in artifacts["ptx"]
+    ptx = artifacts["ptx"]
+    assert "wgmma.mma_async" in ptx and "cp.async" in ptx
+    assert "atom.global.gpu.acq_rel.add" in ptx and "ld.global.cg" in ptx
+    assert re.search(r"bar\.sync|barrier\.sync", ptx)
+    assert "ttng.async_tma_copy_global_to_local" not in artifacts["ttgir"]
+    assert "def splitk_gemm_kernel(" in artifacts["triton"]
