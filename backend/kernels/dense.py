@@ -41,6 +41,8 @@ def gemm_tile(pid_b, pid_m, pid_n, a, b, c, scales, slots, M, N, K,
     off_n = pid_n * BLOCK_N
     offs_m = off_m + tl.arange(0, BLOCK_M)
     offs_n = off_n + tl.arange(0, BLOCK_N)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+
     acc = mainloop(
         (a_ptr + pid_b * stride_ab, stride_am, stride_ak),
         (b_ptr + pid_b * stride_bb, stride_bk, stride_bn),
@@ -49,16 +51,16 @@ def gemm_tile(pid_b, pid_m, pid_n, a, b, c, scales, slots, M, N, K,
         "mma",  # FP8_ACCUM: 4-6% faster than "tile" at fp8 8192^3 (H100, H200; 2026-11-25)
         INDEX_64,
     )  # fmt: skip
-    finish_tile(acc, pid_b, offs_m, offs_n, c, scales, slots, M, N, SCALING, EPI, BF16_RNE)
+    finish_tile(acc, pid_b, offs_m, offs_n, mask, c, scales, slots, M, N, SCALING, EPI, BF16_RNE)
 
 
 @triton.jit
-def finish_tile(acc, pid_b, offs_m, offs_n, c, scales, slots, M, N, SCALING: tl.constexpr,
+def finish_tile(acc, pid_b, offs_m, offs_n, mask, c, scales, slots, M, N, SCALING: tl.constexpr,
                 EPI: tl.constexpr, BF16_RNE: tl.constexpr):  # fmt: skip
-    """The tile's whole K sum `acc` (rows `offs_m`, columns `offs_n` of batch pid_b) scaled,
-    through the epilogue's slots, converted and stored into `c` (ptr, batch, row, col strides)."""
+    """The tile's whole K sum `acc` (rows `offs_m`, columns `offs_n` of batch pid_b, `mask`
+    those inside M x N) scaled, through the epilogue's slots, converted and stored into `c`
+    (ptr, batch, row, col strides)."""
     c_ptr, stride_cb, stride_cm, stride_cn = c
-    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     acc = apply_scaling(acc, scales, M, N, offs_m, offs_n, SCALING)
     for i in tl.static_range(EPILOGUE_SLOTS):
         acc = epilogue_step(acc, slots[i], pid_b, offs_m, offs_n, mask, EPI[i], BF16_RNE)

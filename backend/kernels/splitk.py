@@ -73,7 +73,9 @@ def splitk_tile(pid_m, pid_n, a, b, c, scales, slots, workspace, M, N, K,
         tl.atomic_xchg(count_ptr + tile, 0)  # ready for the next launch
         offs_m = off_m + rows
         offs_n = off_n + tl.arange(0, BLOCK_N)
-        finish_tile(total, 0, offs_m, offs_n, c, scales, slots, M, N, SCALING, EPI, BF16_RNE)
+        mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        finish_tile(total, 0, offs_m, offs_n, mask, c, scales, slots, M, N, SCALING, EPI,
+                    BF16_RNE)  # fmt: skip
 
 
 # gemm_kernel's launch ABI (dense.py) and the workspace: partial sums (fp32, slices x tiles x
