@@ -2,7 +2,7 @@
 program per (tile, slice), and the tile's last-arriving program sums the slices' fp32 partials
 in slice order. On a CPU it runs in the Triton interpreter, forced with `split_k=N`; which
 problems "auto" splits is a plan (`launcher.plan_launch` for an sm90 target), and the sm90 code
-is cross-compiled. Its speed is BENCHMARKS.md's ("2026-11-29, split-K decode")."""
+is cross-compiled. Its speed: BENCHMARKS.md, "2026-11-29, c85eccb to 03e2355"."""
 
 from __future__ import annotations
 
