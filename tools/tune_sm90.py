@@ -3,6 +3,7 @@
     python tools/tune_sm90.py [bf16|fp16|fp8 ...]
     python tools/tune_sm90.py --decode
     python tools/tune_sm90.py --split [--two]
+    python tools/tune_sm90.py --fill
 
 For each recipe at 8192^3 and each candidate (tile config x persistent on, off or
 warp-specialized), patches the sm90 "large" row of backend/configs.TABLE, checks the result
@@ -26,6 +27,13 @@ cuBLAS, with each result's error against cuBLAS and whether two calls gave the s
 `--two` also times the other reduction form: the split kernel with its last-arrival sum
 switched off, followed by a second kernel that sums the partials (`reduce_partials`). About a
 minute on an H200 (2026-11-29).
+
+`--fill` times how tiles and slices fill the SMs, on the bf16 projections: each of `FILL_TILES`
+(pointer loads; tiles 64 to 256 wide, BLOCK_K 64 or 128, 2 to 8 stages, 4 or 8 warps) cut into
+each of `FILL_SPLITS` slices while tiles x slices stay within three programs per SM, each
+candidate timed interleaved with cuBLAS (kernel mode, the two calls alternating, the ratio of
+their medians), with its programs, the shared memory and registers its kernel took and the
+programs per SM they allow; the backend's own choice (`auto`) first, and fp8's as it is.
 """
 
 from __future__ import annotations
@@ -412,9 +420,152 @@ def time_split(clock, recipe, tile, splits, form, call_args, expected, reduce_pa
     return ms, err, bool(torch.equal(first, second))
 
 
+# `--fill`: tiles x slices against the SMs' program slots (bf16 decode projections)
+FILL_TILES = (  # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps), pointer loads
+    (64, 128, 128, 4, 4),  # the decode tile (configs.DECODE, 2026-11-29)
+    (64, 128, 128, 3, 4),
+    (64, 128, 128, 2, 4),
+    (64, 128, 128, 4, 8),
+    (64, 128, 128, 3, 8),
+    (64, 128, 64, 8, 4),
+    (64, 128, 64, 6, 4),
+    (64, 128, 64, 4, 4),
+    (64, 128, 64, 3, 4),
+    (64, 64, 128, 6, 4),
+    (64, 64, 128, 4, 4),
+    (64, 64, 128, 3, 4),
+    (64, 64, 64, 8, 4),
+    (64, 64, 64, 6, 4),
+    (64, 64, 64, 4, 4),
+    (64, 256, 64, 4, 4),
+    (64, 256, 128, 2, 4),
+)
+FILL_SPLITS = (1, 2, 3, 4, 5, 6, 8)
+FILL_PAIRS = 60  # interleaved (cuBLAS, candidate) samples per candidate
+FILL_DEADLINE_S = 240.0  # no candidate starts after this: what was timed gets printed
+
+
+def interleaved(clock, first, second, pairs: int = FILL_PAIRS) -> tuple[float, float]:
+    """Median kernel ms of `first` and of `second`, sampled alternately (which goes first
+    alternates too), so that clock drift weighs on both alike."""
+    import statistics
+
+    a, b = [], []
+    for i in range(pairs):
+        if i % 2:
+            b.append(clock.sample(second, 0.2))
+            a.append(clock.sample(first, 0.2))
+        else:
+            a.append(clock.sample(first, 0.2))
+            b.append(clock.sample(second, 0.2))
+    return statistics.median(a), statistics.median(b)
+
+
+def resident(compiled, warps: int) -> tuple[int, int, int]:
+    """(shared bytes, registers per thread, programs per SM they allow) of a compiled kernel
+    (sm90: 228 KB of shared memory per SM, 1 KB kept per program; 64 K registers, allocated
+    per warp in 256s; at most 32 programs)."""
+    props = torch.cuda.get_device_properties(0)
+    smem = getattr(props, "shared_memory_per_multiprocessor", 233472)
+    shared = int(getattr(compiled.metadata, "shared", 0))
+    regs = int(getattr(compiled, "n_regs", 0) or 0)
+    by_smem = smem // (shared + 1024)
+    per_warp = -(-regs * 32 // 256) * 256
+    by_regs = 65536 // max(per_warp * warps, 1)
+    return shared, regs, min(by_smem, by_regs, 32)
+
+
+def sweep_fill() -> None:
+    import time
+
+    from gemmconf.bench import CudaClock
+    from gemmconf_reference import launcher
+
+    start = time.perf_counter()
+    clock = CudaClock("kernel")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    kernels: list = []
+    jit = launcher.TritonLauncher.jit
+
+    def heard(self, fn, launch, signature=None):  # the compiled kernel of each first launch
+        compiled = jit(self, fn, launch, signature)
+        kernels.append(compiled)
+        return compiled
+
+    launcher.TritonLauncher.jit = heard
+    print(f"{torch.cuda.get_device_name()}: {sms} SMs", flush=True)
+    for recipe in ("bf16", "fp8"):
+        for name, (n, k) in DECODE.items():
+            fn, args, _ = decode_problem(recipe, n, k)
+            expected = fn(*args).float()
+            cublas = lambda f=fn, a=args: f(*a)  # noqa: E731
+            default = resolve("reference").compile(fn, list(args), dynamic=False)
+            default(*args)
+            (record,) = default.compiler.launches()
+            plan = record.plan
+            base_ms, ms = interleaved(clock, cublas, lambda c=default, a=args: c(*a), 100)
+            print(
+                f"{recipe} decode {name} 16x{n}x{k}: cuBLAS {base_ms * 1e3:.2f} us; auto "
+                f"{plan.kernel} grid={plan.grid} {plan.config.describe()}: {ms * 1e3:.2f} us "
+                f"({base_ms / ms:.3f}x)",
+                flush=True,
+            )
+            if recipe != "bf16":
+                continue
+            call_args = (args[0], args[1].t(), None, None, [], [])
+            rows = []
+            for tile in FILL_TILES:
+                block_m, block_n, block_k = tile[:3]
+                tiles = -(-16 // block_m) * -(-n // block_n)
+                k_tiles = -(-k // block_k)
+                for splits in FILL_SPLITS:
+                    if tiles * splits > 3 * sms or k_tiles < 2 * splits:
+                        continue
+                    if time.perf_counter() - start > FILL_DEADLINE_S:
+                        print("  deadline: no more candidates", flush=True)
+                        break
+                    row = time_fill(clock, cublas, tile, splits, call_args, expected, kernels)
+                    if row is None:
+                        continue
+                    base_ms, ms, err, same, (shared, regs, per_sm) = row
+                    rows.append((base_ms / ms, tile, splits))
+                    print(
+                        f"  {tile} splits={splits} programs={tiles * splits} "
+                        f"shared={shared} regs={regs} per_sm={per_sm}: {ms * 1e3:.2f} us "
+                        f"cuBLAS {base_ms * 1e3:.2f} us ({base_ms / ms:.3f}x) rel.err {err:.1e} "
+                        f"repeat-equal {same}",
+                        flush=True,
+                    )
+            for ratio, tile, splits in sorted(rows, reverse=True)[:6]:
+                print(f"  best {tile} splits={splits}: {ratio:.3f}x", flush=True)
+    launcher.TritonLauncher.jit = jit
+    print(f"fill sweep: {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def time_fill(clock, cublas, tile, splits, call_args, expected, kernels):
+    """(cuBLAS ms, candidate ms, rel. error, two calls bitwise equal, `resident`) of one
+    candidate, pointer loads, timed interleaved with cuBLAS."""
+    try:
+        split_k = "never" if splits == 1 else splits
+        _call, planned = decode_call("bf16", split_k, (*tile, "pointers"))
+        kernels.clear()
+        run = lambda: planned(*call_args)  # noqa: E731
+        first, second = run().float(), run().float()
+        occupancy = resident(kernels[0], tile[4]) if kernels else (0, 0, 0)
+        base_ms, ms = interleaved(clock, cublas, run)
+    except Exception as exc:  # shared memory: the tile does not fit
+        print(f"  {tile} splits={splits}: {exc!r}"[:200], flush=True)
+        return None
+    err = float((first - expected).norm() / expected.norm())
+    return base_ms, ms, err, bool(torch.equal(first, second)), occupancy
+
+
 if __name__ == "__main__":
     if "--decode" in sys.argv[1:]:
         sweep_decode()
+        sys.exit(0)
+    if "--fill" in sys.argv[1:]:
+        sweep_fill()
         sys.exit(0)
     if "--split" in sys.argv[1:]:
         sweep_split(two_kernels="--two" in sys.argv[1:])
