@@ -30,15 +30,19 @@ Why these numbers:
   change no summation order.
 - sm90 decode tile and split-K (`DECODE`, `decode_tile`; `launcher.decode_plan` and
   `split_count`): a bf16/fp16 problem with one row of 64-row tiles (M <= 64), a "small" or
-  "skinny" size class, K >= DECODE_MIN_K and under two waves of tiles runs 64x128x128 tiles with
-  4 stages, its operands read through masked pointers (cp.async) rather than tensor descriptors,
-  and where its tiles leave SMs idle the split-K kernel cuts its K loop into
-  min(8, SMs // tiles, K tiles // 8) slices, each slice's fp32 partial summed in slice order.
-  On an H200 (2026-11-29, `tools/tune_sm90.py --split`, then kernel mode against cuBLAS): qkv
-  0.87x -> 0.97x, o 0.83x -> 1.00x, gate_up 0.89x -> 1.02x (unsplit: 224 tiles fill the SMs),
-  down 0.70x -> 0.99x. With BLOCK_K 64 and tensor descriptors, tiles 64 to 256 wide split 1 to
-  8 ways reached 0.87-0.92x (gate_up 0.98x); BLOCK_K 128 and pointer loads gave the rest (the
-  same tile through descriptors: 0.82-0.94x). fp8 stays on the table's tiles: split, its down
+  "skinny" size class, K >= DECODE_MIN_K and under two waves of tiles runs 64x64x128 tiles with
+  6 stages where those fit one wave of SMs, else 64x128x128 tiles with 4, its operands read
+  through masked pointers (cp.async) rather than tensor descriptors, and where its tiles leave
+  SMs idle the split-K kernel cuts its K loop into min(8, SMs // tiles, K tiles // 32) slices,
+  each slice's fp32 partial summed in slice order. On an H200 (2026-11-29,
+  `tools/tune_sm90.py --fill`: 17 tiles x 1-8 slices, each interleaved with cuBLAS) that picks
+  qkv 96 tiles whole 1.016x, o 64 whole 1.017x, gate_up 224 of 64x128 whole 1.023x, down 64 in
+  2 slices 0.990x, where the first rule's 64x128x128 tiles with min(8, SMs // tiles, K tiles //
+  8) slices (qkv 2, o 4, down 4) ran 0.950x / 0.957x / 0.978x in the same sweep (0.96x,
+  0.99x, 1.01x, 0.99x as bench items). More than one program per SM (2-3 stages, BLOCK_K 64)
+  and more programs than SMs measured slower; 8 warps and 256-wide tiles too. The first rule
+  came from `--split` (BLOCK_K 64 and tensor descriptors: 0.87-0.92x, gate_up 0.98x; BLOCK_K
+  128 through descriptors 0.82-0.94x). fp8 stays on the table's tiles: split, its down
   projection measured 1.47-1.49x (against 1.22x) but o fell to 1.00-1.06x (against
   1.06-1.08x), and a 256-wide BLOCK_K, which was faster still, would promote its products every
   256 instead of every 128.
@@ -51,7 +55,8 @@ Why these numbers:
   on sm90 in 16-bit types only; the batch_invariant items (K <= 1024) never take this path,
   and no other target or dtype does unless `BackendOptions.split_k` forces a slice count (the
   same count for every M then). Calls with different N can differ too (the slice count comes
-  from the tile count, which N sets), as can calls on GPUs with other SM counts.
+  from the tile count, which N and the SM count set; the decode tiles share BLOCK_K), as can
+  calls on GPUs with other SM counts.
 - fp8 blockwise scaling applies one scale per 128-wide K slab, so BLOCK_K must divide 128: every
   entry here keeps BLOCK_K <= 128 and a power of two.
 
@@ -207,22 +212,30 @@ def deepen(
 
 
 # sm90 decode: a 16-bit problem with one row of 64-row output tiles (M <= 64) over a long K (at
-# least DECODE_MIN_K) and under two waves of tiles reads its weight with this tile, through masked
-# pointer loads rather than tensor descriptors, and `launcher.split_count` cuts its K loop where
-# its tiles leave SMs idle (module docstring: measured on an H200, 2026-11-29)
-DECODE: dict[tuple[str, str], TileConfig] = {("sm90", "16bit"): _T(64, 128, 128, 4, 4)}
+# least DECODE_MIN_K) and under two waves of tiles reads its weight with the first of these tiles
+# whose output tiles fit one wave of SMs (else the last), through masked pointer loads rather
+# than tensor descriptors, and `launcher.split_count` cuts its K loop where its tiles leave SMs
+# idle (module docstring: measured on an H200, 2026-11-29). One BLOCK_M and one BLOCK_K for
+# all: which tile a problem gets changes no row's summation order, the slice count may.
+DECODE: dict[tuple[str, str], tuple[TileConfig, ...]] = {
+    ("sm90", "16bit"): (_T(64, 64, 128, 4, 6), _T(64, 128, 128, 4, 4)),
+}
 DECODE_MIN_K = 2048
 
 
 def decode_tile(
-    arch_class: str, dtype: torch.dtype, size: str, m: int, k: int
+    arch_class: str, dtype: torch.dtype, size: str, m: int, n: int, k: int, num_sms: int
 ) -> TileConfig | None:
-    """The decode tile for a "small" or "skinny" problem of M rows and K on `arch_class` (None:
-    the table's): only M's tile-row count matters, so every M up to BLOCK_M gets the same."""
-    config = DECODE.get((arch_class, dtype_class(dtype)))
-    if config is None or size not in ("small", "skinny") or m > config.block_m:
+    """The decode tile for a "small" or "skinny" problem of M rows, N columns and K on
+    `arch_class` with `num_sms` SMs (None: the table's): the first of DECODE's whose tiles
+    along N fit one wave, else its last. Only M's tile-row count matters, so every M up to
+    BLOCK_M gets the same."""
+    tiles = DECODE.get((arch_class, dtype_class(dtype)))
+    if tiles is None or size not in ("small", "skinny") or m > tiles[0].block_m:
         return None
-    return config if k >= DECODE_MIN_K else None
+    if k < DECODE_MIN_K:
+        return None
+    return next((t for t in tiles if -(-n // t.block_n) <= num_sms), tiles[-1])
 
 
 def interpreter_tile(dtype: torch.dtype, n: int, k: int) -> TileConfig:

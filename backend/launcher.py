@@ -314,8 +314,10 @@ def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> La
 
 # split-K (kernels/splitk.py), "auto": problems on the sm90 decode tile (configs.decode_tile),
 # each K slice at least SPLIT_MIN_K_TILES K tiles long, as many slices as keep tiles x slices
-# within one wave of programs, at most SPLIT_MAX
-SPLIT_MIN_K_TILES = 8
+# within one wave of programs, at most SPLIT_MAX. 32 K tiles (4096 of K at BLOCK_K 128): on an
+# H200 (2026-11-29, tune_sm90.py --fill) the o projection's 64 tiles of 64x64 ran 1.017x cuBLAS
+# whole and 1.001x in 2 slices of 16 K tiles, down's (K 14336) 0.891x whole and 0.990x in 2
+SPLIT_MIN_K_TILES = 32
 SPLIT_MAX = 8
 
 
@@ -367,7 +369,9 @@ def decode_plan(
     that pick Triton-kernel variants at their defaults."""
     defaults = BackendOptions()
     size = configs.size_class(problem.batch, problem.m, problem.n)
-    config = configs.decode_tile(target.arch_class, problem.dtype, size, problem.m, problem.k)
+    config = configs.decode_tile(
+        target.arch_class, problem.dtype, size, problem.m, problem.n, problem.k, target.num_sms
+    )
     if (
         config is None
         or target.interpreter

@@ -134,17 +134,37 @@ def decode(m: int = 16, n: int = 4096, k: int = 14336, dtype=torch.bfloat16, **c
     return Problem(**{**fields, **changes})
 
 
-# Llama-3 8B's decode projections on an H200's 132 SMs, with the decode tile (64x128x128):
-# qkv 48 tiles -> 2 slices, o and down 32 tiles -> 4; gate_up's 224 tiles fill the SMs unsplit
+# Llama-3 8B's decode projections on an H200's 132 SMs: qkv's 96 tiles of 64x64 and o's 64 fit
+# the SMs whole (o's K, 32 K tiles, too short for 2 slices), down's 64 take 2 slices of its 112
+# K tiles; gate_up's 448 would not fit one wave: 224 of 64x128, whole (configs.DECODE)
 @pytest.mark.parametrize(
-    ("n", "k", "grid"),
-    [(6144, 4096, (1, 48, 2)), (4096, 4096, (1, 32, 4)), (4096, 14336, (1, 32, 4))],
+    ("n", "k", "kernel", "grid", "block_n", "stages"),
+    [
+        (6144, 4096, "gemm_kernel", (1, 96, 1), 64, 6),
+        (4096, 4096, "gemm_kernel", (1, 64, 1), 64, 6),
+        (28672, 4096, "gemm_kernel", (1, 224, 1), 128, 4),
+        (4096, 14336, kernels.SPLITK, (1, 64, 2), 64, 6),
+    ],
 )
-def test_auto_splits_the_bf16_decode_projections_on_sm90(n, k, grid):
+def test_auto_picks_the_decode_tile_and_slices_from_tiles_and_sms(
+    n, k, kernel, grid, block_n, stages
+):
     plan = plan_launch(decode(n=n, k=k), H200, BackendOptions())
-    assert (plan.kernel, plan.grid) == (kernels.SPLITK, grid)
-    assert (plan.config.block_m, plan.config.block_n, plan.config.block_k) == (64, 128, 128)
+    assert (plan.kernel, plan.grid) == (kernel, grid)
+    assert (plan.config.block_m, plan.config.block_n, plan.config.block_k) == (64, block_n, 128)
+    assert plan.config.num_stages == stages
     assert plan.flags()["A_DESC"] == plan.flags()["B_DESC"] == "none"  # pointer loads
+
+
+def test_the_decode_tile_and_slices_follow_the_sm_count():
+    """The same shapes on fewer SMs: qkv's 96 narrow tiles would not fit 80, so 48 of 64x128;
+    down's 64 narrow tiles fit 80 but not twice: whole; 200 SMs cut down into 3 slices."""
+    qkv = plan_launch(decode(n=6144, k=4096), Target("sm90", 90, False, 80), BackendOptions())
+    assert (qkv.kernel, qkv.grid, qkv.config.block_n) == ("gemm_kernel", (1, 48, 1), 128)
+    down = plan_launch(decode(), Target("sm90", 90, False, 80), BackendOptions())
+    assert (down.kernel, down.grid, down.config.block_n) == ("gemm_kernel", (1, 64, 1), 64)
+    wide = plan_launch(decode(), Target("sm90", 90, False, 200), BackendOptions())
+    assert (wide.kernel, wide.grid) == (kernels.SPLITK, (1, 64, 3))
 
 
 def test_auto_leaves_whole_waves_fp8_prefill_and_other_targets_unsplit():
@@ -189,7 +209,7 @@ def test_sm90_code_sums_under_an_acquire_release_counter():
     """The artifacts replan an interpreted decode-like call for sm90: the split kernel, its
     wgmma, operands through cp.async, partials read back from L2, a gpu-scope counter."""
     compiled = compile_ref(linear)
-    compiled(randn(16, 2048), randn(256, 2048))  # 2 tiles of 128 columns, 16 K tiles of 128
+    compiled(randn(16, 8192), randn(256, 8192))  # 4 tiles of 64 columns, 64 K tiles of 128
     artifacts = compiled.compiler.artifacts("sm90")
     assert f"{kernels.SPLITK} for sm90" in artifacts["ptx"]
     ptx = artifacts["ptx"]
