@@ -56,7 +56,13 @@ Why these numbers:
   and no other target or dtype does unless `BackendOptions.split_k` forces a slice count (the
   same count for every M then). Calls with different N can differ too (the slice count comes
   from the tile count, which N and the SM count set; the decode tiles share BLOCK_K), as can
-  calls on GPUs with other SM counts.
+  calls on GPUs with other SM counts. Both hold for one-batch problems only: a linear on a
+  3-d input whose rows cannot be flattened into one matrix (the first row of each batch
+  entry, `x[:, :1]`, say) is a batched GEMM, which takes the table's tiles unsplit, so its
+  rows may differ from the same rows of a contiguous input's call that took the decode tile
+  and split (found on an H200, 2026-11-29: `reference:split_k=3` fails
+  integrity/batch_invariant[linear-fp32-*] there, at about 10 ulps, where `reference`
+  passes).
 - fp8 blockwise scaling applies one scale per 128-wide K slab, so BLOCK_K must divide 128: every
   entry here keeps BLOCK_K <= 128 and a power of two.
 
