@@ -196,6 +196,19 @@ def test_every_row_count_within_one_tile_row_splits_alike():
     assert plans[65].kernel != kernels.SPLITK and plans[65].config.block_k == 64
 
 
+def test_a_batched_gemm_takes_the_table_tile_unsplit_even_when_forced():
+    """A linear on a 3-d input whose rows cannot be flattened (`x[:, :1]`) is a batched GEMM:
+    neither the decode tile nor a slice applies, forced or not, so its rows may sum in another
+    order than the one-batch call of a contiguous input (configs.py's docstring; an H200 run
+    with split_k=3 failed integrity/batch_invariant[linear-fp32-*] this way, 2026-11-29)."""
+    one_batch = plan_launch(decode(m=16), H200, BackendOptions())
+    batched = plan_launch(decode(m=8, batch=2), H200, BackendOptions())
+    assert one_batch.kernel == kernels.SPLITK and one_batch.config.block_k == 128
+    assert batched.kernel != kernels.SPLITK and batched.config.block_k == 64
+    forced = plan_launch(decode(m=8, batch=2), H200, BackendOptions(split_k=3))
+    assert forced.kernel != kernels.SPLITK
+
+
 def test_the_option_parses_and_refuses_what_it_cannot_be():
     assert resolve("reference:split_k=3").options.split_k == 3
     assert resolve("reference:split_k=never").options.split_k == "never"
