@@ -4,6 +4,7 @@ workers while their environment stays the same."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -291,3 +292,32 @@ def test_the_server_keeps_serving_after_a_guest_sends_garbage(instances, monkeyp
         assert _parent_of(runner._worker.process.pid) == server.process.pid
     finally:
         runner.close()
+
+
+def _pipes_and_sockets(pid: int) -> set[str]:
+    """What the process's descriptors above stdin open, of pipes and sockets (`pipe:[inode]`)."""
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):  # closed meanwhile
+            target = os.readlink(fd)
+            if int(fd.name) > 0 and target.startswith(("pipe:", "socket:")):
+                found.add(target)
+    return found
+
+
+def test_a_forked_worker_holds_none_of_the_server_s_descriptors(instances, monkeypatch):
+    """The server's control socket, its listener, its guests' connections and its SIGCHLD pipe
+    stay the server's: a worker holding one would keep a guest's connection or the listener open
+    after the server dropped it."""
+    server = _shared_ready_server(instances, monkeypatch)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as guest:
+        guest.connect(server.address)  # a guest connected while the worker is forked
+        runner = isolation.IsolatedRunner({"eager": "eager"}, RunOptions())
+        try:
+            assert runner.run(_request(instances["tiny/addmm"], "eager")).passed
+            worker = runner._worker.process.pid
+            assert _parent_of(worker) == server.process.pid
+            shared = _pipes_and_sockets(server.process.pid) & _pipes_and_sockets(worker)
+        finally:
+            runner.close()
+    assert shared == set()

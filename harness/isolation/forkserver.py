@@ -125,10 +125,11 @@ def serve(control_fd: int, listen_fd: int) -> None:
             if sock is listener:
                 guests.update(dict.fromkeys(_accept(listener), False))
             elif sock is control:
-                if _answer(control, key, finished, [listener, children.fd, *guests]) is None:
+                if _answer(control, key, finished, [listener, *children.fds, *guests]) is None:
                     return  # the owner is gone
             elif sock in guests:
-                welcome = _answer(sock, key, finished, [control, listener, *guests], guests[sock])
+                others = [control, listener, *children.fds, *guests]
+                welcome = _answer(sock, key, finished, others, guests[sock])
                 if welcome is None:
                     del guests[sock]
                     sock.close()
@@ -193,10 +194,11 @@ class _ChildEvents:
     that looks for its workers after a run must not find zombies)."""
 
     def __init__(self) -> None:
-        self.fd, self._write = os.pipe()
+        self.fd, write = os.pipe()
+        self.fds = (self.fd, write)  # a forked worker closes both
         os.set_blocking(self.fd, False)
-        os.set_blocking(self._write, False)
-        signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        os.set_blocking(write, False)
+        signal.set_wakeup_fd(write, warn_on_full_buffer=False)
         signal.signal(signal.SIGCHLD, lambda *_: None)
 
     def drain(self) -> None:
