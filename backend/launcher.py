@@ -105,6 +105,13 @@ class BackendOptions:
             raise ValueError(f"split_k must be 'auto', 'never' or a positive int: {self.split_k!r}")
 
 
+def picks_triton_variant(options: BackendOptions) -> bool:
+    """Whether an option of TRITON_KERNEL_OPTIONS is away from its default (the kernels it asks
+    for then run every GEMM they can: neither the Gluon kernel nor the decode tile applies)."""
+    defaults = BackendOptions()
+    return any(getattr(options, name) != getattr(defaults, name) for name in TRITON_KERNEL_OPTIONS)
+
+
 @dataclass(frozen=True)
 class GemmSpec:
     """What the lowering decided for one GEMM node, fixed for the graph's lifetime."""
@@ -275,7 +282,6 @@ def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> La
     Triton kernel's 0.80x); and the options that pick Triton-kernel variants at their defaults.
     The ring has as many of the tile's stages as fit beside the output's buffers
     (`configs.hopper_stages`: fp8 with a 4-byte output gets 5 of 6)."""
-    defaults = BackendOptions()
     fp8 = problem.dtype in FP8_TORCH
     paths = descriptor_paths(problem, target)
     readable = {("mk", "nk")} if fp8 else {("mk", "nk"), ("mk", "kn")}  # fp8 wgmma: K-major B
@@ -283,7 +289,7 @@ def hopper_plan(problem: Problem, target: Target, options: BackendOptions) -> La
         kernels.HOPPER not in kernels.KERNELS
         or target.interpreter
         or target.arch_class != "sm90"
-        or any(getattr(options, name) != getattr(defaults, name) for name in TRITON_KERNEL_OPTIONS)
+        or picks_triton_variant(options)
         or problem.dtype not in (*FP8_TORCH, torch.bfloat16, torch.float16)
         or (fp8 and (problem.scaling not in ("rowwise", "tensorwise") or problem.fast_accum))
         or problem.batch != 1
@@ -367,7 +373,6 @@ def decode_plan(
     """The sm90 decode tile (`configs.decode_tile`) where it applies: compiled (not the
     interpreter), one batch, fewer tiles than two waves (no persistent walk), and the options
     that pick Triton-kernel variants at their defaults."""
-    defaults = BackendOptions()
     size = configs.size_class(problem.batch, problem.m, problem.n)
     config = configs.decode_tile(
         target.arch_class, problem.dtype, size, problem.m, problem.n, problem.k, target.num_sms
@@ -376,7 +381,7 @@ def decode_plan(
         config is None
         or target.interpreter
         or problem.batch != 1
-        or any(getattr(options, name) != getattr(defaults, name) for name in TRITON_KERNEL_OPTIONS)
+        or picks_triton_variant(options)
         or output_tiles(problem, config) >= 2 * target.num_sms
     ):
         return None
