@@ -122,14 +122,14 @@ def serve(control_fd: int, listen_fd: int) -> None:
         children.drain()
         _reap(finished)
         for sock in readable:
+            owned = [control, listener, *children.fds, *guests]  # a forked worker closes them
             if sock is listener:
                 guests.update(dict.fromkeys(_accept(listener), False))
             elif sock is control:
-                if _answer(control, key, finished, [listener, *children.fds, *guests]) is None:
+                if _answer(control, key, finished, owned) is None:
                     return  # the owner is gone
             elif sock in guests:
-                others = [control, listener, *children.fds, *guests]
-                welcome = _answer(sock, key, finished, others, guests[sock])
+                welcome = _answer(sock, key, finished, owned, guests[sock])
                 if welcome is None:
                     del guests[sock]
                     sock.close()
@@ -158,12 +158,13 @@ def _answer(
     sock: socket.socket,
     key: str,
     finished: dict[int, int],
-    others: list[Any],
+    owned: list[Any],
     welcome: bool = True,
 ) -> bool | None:
-    """Reads one request from `sock` and answers it. Returns whether the peer may ask for
-    workers from now on (a guest: once its hello named our environment), or None once it is
-    gone or sent what no peer of ours sends."""
+    """Reads one request from `sock` and answers it (`owned`: the server's sockets and
+    descriptors, `sock` among them, which a worker it forks closes). Returns whether the peer
+    may ask for workers from now on (a guest: once its hello named our environment), or None
+    once it is gone or sent what no peer of ours sends."""
     fds: list[int] = []
     try:
         data, fds, _, _ = socket.recv_fds(sock, MESSAGE_BYTES, 3)
@@ -176,7 +177,7 @@ def _answer(
         elif not welcome:
             raise ValueError("a request before the hello")
         elif request["op"] == "fork":
-            reply = _fork([sock, *others], request, fds)
+            reply = _fork(owned, request, fds)
             fds = []  # _fork closed them
         else:  # "status"
             reply = {"status": _status(finished, request["pid"], request.get("block", False))}
