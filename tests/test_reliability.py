@@ -15,8 +15,8 @@ import pytest
 import reliability_backends
 import torch
 
-from gemmconf import capability
-from gemmconf.plugin import hardware, isolating, run
+from gemmconf import capability, memory
+from gemmconf.plugin import hardware, isolating, run, sharding
 
 pytest_plugins = ["pytester"]
 
@@ -247,15 +247,22 @@ def test_workers_share_a_memory_budget_and_larger_items_run_alone(suite):
 
 
 def fake_config(**options) -> SimpleNamespace:
-    defaults = {"workers_per_gpu": None, "gpu_memory_budget": None, "backend": None}
+    defaults = {
+        "workers_per_gpu": None,
+        "gpu_memory_budget": None,
+        "backend": None,
+        "durations_from": None,
+        "shard": None,
+    }
     values = {**defaults, **options}
     config = SimpleNamespace(
         getoption=lambda dest: values[dest.removeprefix("gemmconf_")], stash=pytest.Stash()
     )
-    # what the run's and isolating's features answer hardware's questions with
+    # what the run's, isolating's and sharding's features answer hardware's questions with
     config.hook = SimpleNamespace(
         pytest_gemmconf_autotuning_backends=run.pytest_gemmconf_autotuning_backends,
         pytest_gemmconf_memory_budget=isolating.pytest_gemmconf_memory_budget,
+        pytest_gemmconf_earlier_results=sharding.pytest_gemmconf_earlier_results,
     )
     return config
 
@@ -290,6 +297,89 @@ def test_n_auto_on_a_gpu_is_bounded_by_cores_and_by_the_memory_budget(gpu_machin
         128,
         "16 per GPU: one per CPU core (--workers-per-gpu N to change)",
     )
+
+
+# The reference suite's measured needs on an H200 (2026-11-29, 3,768 items), as 100: 47 MB at
+# the median, 67 MB at p90, 191 MB at p95, 3.2 GB at p99, 16 GB at most.
+H200_NEEDS = (
+    [47 * 10**6] * 50 + [67 * 10**6] * 40 + [191 * 10**6] * 5 + [32 * 10**8] * 4 + [16 * 10**9]
+)
+
+
+def test_n_auto_under_a_budget_sizes_workers_by_the_items_measured_needs():
+    def per_gpu(gb: float, needs=H200_NEEDS, cpus: int = 16) -> tuple[int, str]:
+        return hardware.auto_workers(
+            gpus=1, cpus=cpus, autotuning=[], memory_bytes=int(gb * 1e9), needs=needs
+        )
+
+    measured = "measured needs p90 64 MiB of 100 items in --durations-from's results"
+    assert per_gpu(24) == (
+        11,
+        f"11 per GPU: its 24 GB less 1 GiB per worker keeps 50% for items; {measured} "
+        "(--workers-per-gpu N to change)",
+    )
+    # 11 leave the items half the budget, so an item of up to 12 GB runs beside others; 12 not
+    assert memory.shared_bytes(24 * 10**9, 11) >= 12 * 10**9 > memory.shared_bytes(24 * 10**9, 12)
+    assert per_gpu(24, cpus=8)[0] == 8  # still one per core at most
+    count, why = per_gpu(80)
+    assert count == 16 and why.startswith("16 per GPU: one per CPU core (memory would allow 37: ")
+    assert per_gpu(141)[0] == 16  # an H200 unconstrained: the cores
+    assert (
+        hardware.auto_workers(
+            gpus=8, cpus=128, autotuning=[], memory_bytes=141 * 10**9, needs=H200_NEEDS
+        )[0]
+        == 128
+    )
+    # items that need 2 GB each: one worker per 1 GiB and a p90 item, fewer than half allows
+    assert per_gpu(24, needs=[2 * 10**9] * 10) == (
+        7,
+        "7 per GPU: one per 2.9 GiB of its 24 GB (the worker's 1 GiB and a p90 item); "
+        "measured needs p90 1.9 GiB of 10 items in --durations-from's results "
+        "(--workers-per-gpu N to change)",
+    )
+    assert per_gpu(24, needs=())[0] == 3  # nothing measured here: one per 6 GiB, as before
+    assert per_gpu(2, needs=[16 * 10**9])[0] == 1
+    assert [hardware.percentile(range(1, 11), share) for share in (0.5, 0.9, 1.0)] == [5, 9, 10]
+    assert hardware.percentile([7], 0.9) == 7
+
+
+def test_n_auto_reads_the_measured_needs_of_this_class_of_gpu_once(
+    gpu_machine, monkeypatch, tmp_path
+):
+    from test_capability import H100
+    from test_memory import earlier_run, measured_record
+
+    monkeypatch.setattr(capability, "detect", lambda: H100)
+    reads = []
+    read = sharding.read_durations
+    monkeypatch.setattr(sharding, "read_durations", lambda path: reads.append(path) or read(path))
+    records = [
+        measured_record(f"s/{i}", "reference", int(need / memory.MEASURED_MARGIN), duration_s=1.0)
+        for i, need in enumerate(H200_NEEDS)
+    ]
+    for name, hardware_class in (("sm90.json", "sm90"), ("sm80.json", "sm80")):
+        document = earlier_run(
+            *records, environment={"device": "cuda", "hardware_class": hardware_class}
+        )
+        (tmp_path / name).write_text(json.dumps(document))
+
+    config = fake_config(gpu_memory_budget="24", durations_from=str(tmp_path / "sm90.json"))
+    assert hardware.pytest_xdist_auto_num_workers(config) == 11
+    assert hardware.pytest_report_header(config) == [
+        "gemmconf: -n auto: 11 xdist worker(s) on 1 GPU(s), 11 per GPU: its 24 GB less 1 GiB per "
+        "worker keeps 50% for items; measured needs p90 64 MiB of 100 items in --durations-from's "
+        "results (--workers-per-gpu N to change)"
+    ]
+    sharding.pytest_configure(config)  # the ordering by durations takes the same document
+    assert len(reads) == 1 and len(config.stash[sharding.DURATIONS]) == 100
+    assert sharding.DOCUMENT not in config.stash  # not kept past pytest_configure
+
+    # measured on another class of GPU: one per 6 GiB, as without measurements
+    config = fake_config(gpu_memory_budget="24", durations_from=str(tmp_path / "sm80.json"))
+    assert hardware.pytest_xdist_auto_num_workers(config) == 3
+    assert "3 per GPU: one per 6 GiB of its 24 GB" in hardware.pytest_report_header(config)[0]
+    with pytest.raises(pytest.UsageError, match=r"--durations-from: missing\.json: "):
+        hardware.pytest_xdist_auto_num_workers(fake_config(durations_from="missing.json"))
 
 
 def test_an_xdist_worker_takes_its_share_of_the_cores(gpu_machine, monkeypatch):

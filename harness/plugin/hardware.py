@@ -1,21 +1,38 @@
 """Hardware: --require-hardware, --target-arch, one GPU (or one OpenMP thread) per xdist worker,
-and how many workers ``-n auto`` starts on GPUs (--workers-per-gpu). It detects the machine and
+and how many workers ``-n auto`` starts on GPUs (--workers-per-gpu; by the items' measured
+memory where --durations-from measured them on this class of GPU). It detects the machine and
 publishes it (`facts.MACHINE`)."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
+from collections.abc import Collection
 
 import pytest
 
-from gemmconf import capability
+from gemmconf import capability, memory
 from gemmconf.inputs import LARGE_DRAW_THREADS_ENV
 from gemmconf.plugin import facts, options, scheduling
 
 # -n auto on GPUs, for a backend that does not autotune: at most one worker per this much of a
-# GPU's memory (budget), and per CPU core.
+# GPU's memory (budget), and per CPU core, where no earlier run measured the items here.
 WORKER_MEMORY_BYTES = 6 << 30
+# Where --durations-from measured the items on this class of GPU (`memory.measured_peaks`), a
+# worker takes its own memory (`memory.PROCESS_RESERVE_BYTES`) and this percentile of the
+# items' measured needs: the 90th, so that nine items in ten fit with every worker busy. Most
+# of the upper tenth are small beside a budget too; the largest, one in a hundred, take the
+# room kept for items (ITEMS_SHARE), dealt to a quarter of the workers (`scheduling`'s lanes).
+# Sizing every worker for those would idle the GPU beside the median item. On an H200
+# (2026-11-29, the reference suite's 3,768 items) the needs were 47 MB at the median, 67 MB at
+# p90, 191 MB at p95, 3.2 GB at p99 and 16 GB at most: by p99 a 24 GB budget would take 5
+# workers, by p90 21.
+MEASURED_PERCENTILE = 0.9
+# ... and at most as many workers as leave the items of a GPU this part of its budget
+# (`memory.shared_bytes`), so that an item of up to half the budget still runs beside others
+# instead of alone: 11 workers on 24 GB (not 21), each with its 1 GiB.
+ITEMS_SHARE = 0.5
 
 AUTO_WORKERS = pytest.StashKey[str]()  # what -n auto chose, and why (the header says it)
 
@@ -42,7 +59,10 @@ OPTIONS = (
         metavar="N",
         help="with -n auto on a GPU machine: N xdist workers per GPU. Default: 1 per GPU when a "
         "backend declares autotunes = True (autotuning side by side, workers would time each "
-        "other's kernels), else one per CPU core and per 6 GiB of the GPU's memory budget",
+        "other's kernels), else one per CPU core, and by the GPU's memory budget: where "
+        "--durations-from measured the items on this class of GPU, one per 1 GiB (the "
+        "worker's own) plus the measured needs' 90th percentile, and no more than leave the "
+        "items half the budget; without such measurements, one per 6 GiB",
     ),
 )
 pytest_addoption = options.registrar(OPTIONS)
@@ -127,20 +147,73 @@ def auto_workers(
     autotuning: list[str],
     per_gpu: int | None = None,
     memory_bytes: int | None = None,
+    needs: Collection[int] = (),
 ) -> tuple[int, str]:
-    """(xdist workers for -n auto on `gpus` GPUs, why), as the --workers-per-gpu help says."""
+    """(xdist workers for -n auto on `gpus` GPUs, why), as the --workers-per-gpu help says;
+    `needs`: the items' measured needs on this class of GPU (--durations-from), if any."""
     if per_gpu is not None:
         return per_gpu * gpus, f"{per_gpu} per GPU (--workers-per-gpu)"
     if autotuning:
         return gpus, f"1 per GPU: {', '.join(autotuning)} autotunes (--workers-per-gpu N to change)"
+    change = "(--workers-per-gpu N to change)"
     by_cpu = max(1, cpus // gpus)
-    by_memory = max(1, memory_bytes // WORKER_MEMORY_BYTES) if memory_bytes else by_cpu
+    if memory_bytes and needs:
+        by_memory, why = measured_workers(memory_bytes, needs)
+    elif memory_bytes:
+        by_memory = max(1, memory_bytes // WORKER_MEMORY_BYTES)
+        why = f"one per {WORKER_MEMORY_BYTES >> 30} GiB of its {memory_bytes / 1e9:g} GB"
+    else:
+        by_memory, why = by_cpu, ""
     if by_memory < by_cpu:
-        return by_memory * gpus, (
-            f"{by_memory} per GPU: one per {WORKER_MEMORY_BYTES >> 30} GiB of its "
-            f"{memory_bytes / 1e9:g} GB (--workers-per-gpu N to change)"
+        return by_memory * gpus, f"{by_memory} per GPU: {why} {change}"
+    # where the measurements were read, say what they would allow
+    allowed = f" (memory would allow {by_memory}: {why})" if memory_bytes and needs else ""
+    return by_cpu * gpus, f"{by_cpu} per GPU: one per CPU core{allowed} {change}"
+
+
+def measured_workers(memory_bytes: int, needs: Collection[int]) -> tuple[int, str]:
+    """(workers per GPU of `memory_bytes` by the items' measured `needs`, why): one per
+    `memory.PROCESS_RESERVE_BYTES` and the needs' MEASURED_PERCENTILE, and no more than leave
+    the items ITEMS_SHARE of the memory."""
+    reserve = memory.PROCESS_RESERVE_BYTES
+    need = percentile(needs, MEASURED_PERCENTILE)
+    by_need = memory_bytes // (reserve + need)
+    by_share = int(memory_bytes * (1 - ITEMS_SHARE)) // reserve
+    rank = f"p{MEASURED_PERCENTILE * 100:.0f}"
+    measured = (
+        f"measured needs {rank} {memory.size(need)} of {len(needs):,} items in "
+        "--durations-from's results"
+    )
+    gb = f"{memory_bytes / 1e9:g} GB"
+    if by_share <= by_need:
+        return max(1, by_share), (
+            f"its {gb} less {reserve >> 30} GiB per worker keeps {ITEMS_SHARE:.0%} for items; "
+            f"{measured}"
         )
-    return by_cpu * gpus, f"{by_cpu} per GPU: one per CPU core (--workers-per-gpu N to change)"
+    per_worker = memory.size(reserve + need)
+    return max(1, by_need), (
+        f"one per {per_worker} of its {gb} (the worker's {reserve >> 30} GiB and a {rank} "
+        f"item); {measured}"
+    )
+
+
+def percentile(values: Collection[int], share: float) -> int:
+    """The nearest-rank percentile: the smallest value at least `share` of `values` are at or
+    below."""
+    ranked = sorted(values)
+    return ranked[max(0, math.ceil(share * len(ranked)) - 1)]
+
+
+def measured_needs(config: pytest.Config) -> list[int]:
+    """The items' needs measured on this machine's class of GPU in --durations-from's results
+    (none where it is not given or measured none here). Asked before pytest_configure, so the
+    machine is detected here (`capability.detect` is cached: pytest_configure's is the same)."""
+    document = config.hook.pytest_gemmconf_earlier_results(config=config)
+    if not document:
+        return []
+    found = capability.detect()
+    kind = {"device": found.device, "hardware_class": found.hardware_class}
+    return list(memory.measured_peaks(document, **kind).values())
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -152,13 +225,15 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
         return None
     budget = config.hook.pytest_gemmconf_memory_budget(config=config)
     total = capability.gpu_memory_bytes()
-    memory = min(budget, total) if budget and total else budget or total
+    memory_bytes = min(budget, total) if budget and total else budget or total
+    autotuning = config.hook.pytest_gemmconf_autotuning_backends(config=config) or []
     count, why = auto_workers(
         gpus=len(gpus),
         cpus=os.cpu_count() or 1,
-        autotuning=config.hook.pytest_gemmconf_autotuning_backends(config=config) or [],
+        autotuning=autotuning,
         per_gpu=per_gpu,
-        memory_bytes=memory,
+        memory_bytes=memory_bytes,
+        needs=measured_needs(config) if per_gpu is None and not autotuning else (),
     )
     config.stash[AUTO_WORKERS] = f"-n auto: {count} xdist worker(s) on {len(gpus)} GPU(s), {why}"
     return count

@@ -4,7 +4,7 @@ Registered by the plugin package (`gemmconf.plugin`) through ``pytest_addhooks``
 in a conftest.py or a plugin, named ``pytest_gemmconf_*`` like the specs (pytest only collects
 hooks named ``pytest_*``).
 
-The last four are how gemmconf's own features ask each other what only one of them knows
+The last five are how gemmconf's own features ask each other what only one of them knows
 (`gemmconf.plugin.facts` holds the facts they publish); a plugin may answer or add to them too.
 """
 
@@ -57,3 +57,10 @@ def pytest_gemmconf_autotuning_backends(config: pytest.Config) -> list[str] | No
 def pytest_gemmconf_memory_budget(config: pytest.Config) -> int | None:
     """The GPU memory (bytes) the run may use per GPU, where --gpu-memory-budget gives one;
     asked before the run is configured (xdist's -n auto)."""
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_gemmconf_earlier_results(config: pytest.Config) -> dict[str, Any] | None:
+    """The earlier run's results document that --durations-from names (None: not given), read
+    once; asked before the run is configured (xdist's -n auto sizes workers by its measured
+    peaks). A file that cannot be read is a usage error."""

@@ -69,7 +69,8 @@ OPTIONS = (
         "24 GB GPU: xdist workers on one GPU share it (an item waits until its estimated "
         "memory, or with --durations-from its measured peak, is free; one larger than the "
         "share runs alone), and each worker process is "
-        "capped to it. Default: the GPU's memory. On a CPU-only machine it budgets the "
+        "capped to it; -n auto sizes the workers of a GPU to it (--workers-per-gpu). Default: "
+        "the GPU's memory. On a CPU-only machine it budgets the "
         "items' memory the same way (a simulation)",
     ),
     options.Option(

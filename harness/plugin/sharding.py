@@ -3,7 +3,8 @@
 --shard, the slowest items first (so that with xdist no long item starts last and ends the run
 alone), dealt to xdist's workers so that no one worker gets all of them (scheduling.py); and
 the items' measured memory peaks there, which the memory ledgers admit them by
-(`facts.MEASURED_PEAKS`)."""
+(`facts.MEASURED_PEAKS`). The results document is read once, by whichever asks first: -n auto
+(`pytest_gemmconf_earlier_results`, before pytest_configure) or pytest_configure."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ DURATIONS = pytest.StashKey[dict[str, float]]()
 NODE_DURATIONS = pytest.StashKey[dict[str, float]]()  # the same, by node id (xdist's scheduler)
 NODE_NEEDS = pytest.StashKey[dict[str, int]]()  # node id -> GPU memory there (xdist's scheduler)
 BALANCE = pytest.StashKey[str]()  # what the balancing did (the header says it)
+# --durations-from's document, from its reading to pytest_configure (a results file of the
+# whole suite is some 10 MB of JSON: read it once, keep it no longer than needed)
+DOCUMENT = pytest.StashKey[dict[str, Any] | None]()
 
 
 OPTIONS = (
@@ -37,7 +41,8 @@ OPTIONS = (
         "(longest first into the shard with the least time) instead of by count. Every shard "
         "must select the same items and read the same file. Items it measured on a GPU of "
         "this class are admitted to the GPU's memory budget by their measured peak (with a "
-        "margin, at most their estimate) instead of their estimate",
+        "margin, at most their estimate) instead of their estimate, and with -n auto the "
+        "workers of a GPU are sized by those peaks (--workers-per-gpu)",
     ),
 )
 pytest_addoption = options.registrar(OPTIONS)
@@ -64,11 +69,23 @@ def read_durations(path: str | None) -> dict[str, Any] | None:
         raise pytest.UsageError(f"--durations-from: {path}: {exc}") from None
 
 
+def earlier_results(config: pytest.Config) -> dict[str, Any] | None:
+    """--durations-from's results document, read on the first call (`read_durations`)."""
+    if DOCUMENT not in config.stash:
+        config.stash[DOCUMENT] = read_durations(options.get(config, "durations_from"))
+    return config.stash[DOCUMENT]
+
+
+def pytest_gemmconf_earlier_results(config: pytest.Config) -> dict[str, Any] | None:
+    return earlier_results(config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     part = parse_shard(options.get(config, "shard"))
     if part is not None:
         config.stash[facts.SHARD] = part
-    document = read_durations(options.get(config, "durations_from"))
+    document = earlier_results(config)
+    del config.stash[DOCUMENT]  # what the run needs of it is taken below
     if document is not None:
         config.stash[DURATIONS] = shard.durations_of(document)
         config.stash[NODE_DURATIONS] = shard.durations_of(document, key=shard.node_key)
