@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import faulty_backends
@@ -493,6 +494,38 @@ def test_worker_runs_items_like_run_item(instances):
     finally:
         runner.close()
     assert runner._worker is None
+
+
+def test_a_lost_worker_is_replaced_by_a_spare_kept_from_then_on(instances, monkeypatch):
+    """From a runner's first lost worker on, a spare is kept started: the item after each loss
+    is served by it, and a worker that lost its CUDA context is killed, not waited for."""
+    monkeypatch.syspath_prepend(str(Path(faulty_backends.__file__).parent))
+    runner = isolation.IsolatedRunner({"cuda-error": "faulty_backends:cuda_error"}, RunOptions())
+
+    def request(item_id: str) -> isolation.ItemRequest:
+        return isolation.ItemRequest(
+            instances[item_id], "cuda-error", seed=0, device="cpu", target=None, repro="r"
+        )
+
+    plain, trigger = request("tiny/addmm"), request(faulty_backends.TRIGGER_ID)
+    try:
+        assert runner.run(plain).passed and runner._spare is None
+        first = runner._worker
+        lost = runner.run(trigger)
+        assert "illegal memory access" in render(lost).reason
+        assert runner._worker is None and runner._spare is not None
+        first.process.wait(timeout=30)  # killed; its exit was not waited for by the run
+        spare = runner._spare
+        assert runner.run(plain).passed
+        assert runner._worker is spare and runner._spare not in (None, spare)
+        spare = runner._spare
+        assert not runner.run(trigger).passed and runner._spare is spare
+        assert runner.run(plain).passed and runner._worker is spare
+        # the first worker; the spare at the first loss; one more at each promotion
+        assert runner.starts == 4
+    finally:
+        runner.close()
+    assert runner._worker is None and runner._spare is None
 
 
 def test_exit_texts():

@@ -9,6 +9,12 @@ Around each item both runners hold its share of the machine and of its GPU's mem
 - with ``--confirm-failures N`` a failed item is rerun N times, each in a fresh worker with the
   same seed; the record counts the runs and failures (``confirm_runs``, ``confirm_failed``) and
   an item that passed on a rerun is marked ``flaky``.
+
+A worker lost to a crash or a CUDA fault is replaced by a spare: from the first loss on, the
+runner keeps one more worker started (its backends resolved and, on a GPU, its CUDA context
+made), so that the next loss costs the item alone. A worker whose context a fault lost is
+killed without waiting for its exit: the driver's teardown of that context runs beside the next
+item instead of before it.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -338,6 +345,22 @@ class _Worker:
             spool.close()
         self.spools = []
 
+    def abandon(self) -> None:
+        """End a worker that has nothing more to say (it answered, then lost its CUDA context):
+        SIGKILL, and no wait for its exit, whose teardown of a lost context takes the driver a
+        second or so. A forked worker is reaped by its fork server; a spawned one by a thread."""
+        self.process.kill()
+        if isinstance(self.process, subprocess.Popen):
+            threading.Thread(target=self.process.wait, name="gemmconf-reap", daemon=True).start()
+        self.conn.close()
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        for spool in self.spools:
+            spool.forward()
+            spool.close()
+        self.spools = []
+
     def forward_output(self) -> None:
         for spool in self.spools:
             spool.forward()
@@ -366,8 +389,9 @@ class IsolatedRunner(_Scheduling):
         worker_env: Mapping[str, str] | None = None,
         measured: Mapping[str, int] | None = None,
         timing: bool = False,
+        warm_cuda: bool = False,
     ):
-        self.config = WorkerConfig(dict(specs), options, leak_threshold)
+        self.config = WorkerConfig(dict(specs), options, leak_threshold, warm_cuda=warm_cuda)
         self.timing = timing  # the workers time calls (--benchmark): `worker_environment`
         self.timeouts = timeouts or TimeoutPolicy()
         self.budget = budget
@@ -375,13 +399,14 @@ class IsolatedRunner(_Scheduling):
         self.autotunes = autotunes
         self.measured = dict(measured or {})
         self.worker_env = dict(worker_env or {})
-        self.starts = 0  # workers started; a crash, timeout or CUDA fault costs one more
+        self.starts = 0  # workers started, spares included
         self.slowest: dict[str, float] = {}  # label -> longest item finished (the pace)
         self.slowest_phase: dict[tuple[str, str], float] = {}  # (label, phase) -> longest
         self.alone_reruns = 0
         self.phase_s: dict[str, float] = {}  # the last attempt's seconds per phase
         self._ran_alone = False  # the last attempt: no other item of the run ran beside it
         self._worker: _Worker | None = None
+        self._spare: _Worker | None = None  # kept from the first lost worker on (module docstring)
         self._registered = False
 
     def run(self, request: ItemRequest) -> ItemOutcome:
@@ -527,14 +552,14 @@ class IsolatedRunner(_Scheduling):
             return _timed_out(reply), reply
         if reply is None:
             returncode = worker.returncode()
-            self._discard()
+            self._lost()
             return _crashed(returncode, time.perf_counter() - start), None
         worker.warm.add(request.label)
         worker.forward_output()
         elapsed = time.perf_counter() - start
         self.slowest[request.label] = max(self.slowest.get(request.label, 0.0), elapsed)
         if reply.restart:
-            self._discard()
+            self._lost(abandon=True)
         if reply.kind != "result" or reply.result is None:
             raise WorkerError(reply.message or f"unexpected reply {reply.kind!r} from the worker")
         return reply.result, None
@@ -596,31 +621,48 @@ class IsolatedRunner(_Scheduling):
         )
 
     def close(self) -> None:
-        if self._worker is not None:
-            self._worker.stop(polite=True)
-            self._worker = None
+        for worker in (self._worker, self._spare):
+            if worker is not None:
+                worker.stop(polite=True)
+        self._worker = self._spare = None
 
     def _discard(self) -> None:
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
 
+    def _lost(self, *, abandon: bool = False) -> None:
+        """The worker crashed, or lost its CUDA context (`abandon`: it is killed, not waited
+        for); from now on a spare is kept (the module docstring)."""
+        if abandon and self._worker is not None:
+            self._worker.abandon()
+            self._worker = None
+        self._discard()
+        if self._spare is None:
+            self._spare = self._new_worker()
+
     def prestart(self) -> None:
         """Start a worker now (while pytest collects), so the first item need not wait."""
         if self._worker is None:
             self._spawn()
 
-    def _spawn(self) -> _Worker:
+    def _new_worker(self) -> _Worker:
         if not self._registered:
             atexit.register(self.close)
             self._registered = True
         self.starts += 1
-        self._worker = _Worker(self.config, self.worker_env, timing=self.timing)
+        return _Worker(self.config, self.worker_env, timing=self.timing)
+
+    def _spawn(self) -> _Worker:
+        self._worker = self._new_worker()
         return self._worker
 
     def _ready_worker(self) -> _Worker | ItemOutcome:
         """The worker once it said it is ready (its start is not timed against the item), or an
-        ItemOutcome saying why it would not start (a harness error)."""
+        ItemOutcome saying why it would not start (a harness error). A spare, where one is kept,
+        takes the place of a worker gone, and another spare starts."""
+        if self._worker is None and self._spare is not None:
+            self._worker, self._spare = self._spare, self._new_worker()
         worker = self._worker or self._spawn()
         if worker.ready:
             return worker

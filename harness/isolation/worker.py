@@ -45,6 +45,8 @@ class WorkerConfig:
     specs: dict[str, str]  # label -> --backend spec
     options: RunOptions
     leak_threshold: int = LEAK_THRESHOLD_BYTES
+    # the run's items are on a CUDA GPU: create the context while no item waits (`warm_cuda`)
+    warm_cuda: bool = False
 
 
 def worker_main(conn: Connection) -> None:
@@ -60,6 +62,8 @@ def worker_main(conn: Connection) -> None:
         conn.send(Reply("start_failed", message=traceback.format_exc()))
         return
     conn.send(Reply("ready", pid=os.getpid()))
+    if config.warm_cuda:
+        warm_cuda()
     leaks = LeakCheck(config.leak_threshold)
     while True:
         try:
@@ -83,6 +87,18 @@ def worker_main(conn: Connection) -> None:
             )
         if reply.restart:
             return
+
+
+def warm_cuda() -> None:
+    """Create this process's CUDA context now, between the worker's start and its first item:
+    while pytest collects (the first worker), or while another worker serves items (a spare,
+    `IsolatedRunner`). It allocates nothing, so the items' memory figures do not change. A
+    failure is left for the first item to meet and report as its own."""
+    import torch
+
+    with contextlib.suppress(Exception):
+        torch.cuda.init()
+        torch.cuda.synchronize()
 
 
 def exit_quickly() -> NoReturn:

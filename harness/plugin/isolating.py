@@ -270,6 +270,7 @@ def make_runner(
         worker_env=env,
         measured=measured,
         timing=state.config.stash.get(facts.BENCHMARK, None) is not None,
+        warm_cuda=machine.device == "cuda",
     )
 
 
