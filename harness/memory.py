@@ -16,13 +16,18 @@ allocator held reserved meanwhile, `memory_peak_bytes`, blocks it kept from earl
 included). Where an earlier run measured an item on the same kind of GPU (--durations-from), it
 is admitted by that figure with a margin instead (`measured_peaks`, `admitted`): the estimate
 over-states most items several times over, and an item waits for memory it will not use.
+
+The host's memory is ledgered the same way on GPU machines (`Footprint.host_total`): what an item
+added to its process's resident set at its peak is measured on every device
+(`HostPeakWatch`, `host_memory_peak_bytes`), and an earlier run's figure admits the item to the
+host's ledger (`measured_host_peaks`, `admitted`).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -317,6 +322,9 @@ class PeakWatch:
         import resource
 
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+        # (HostPeakWatch resets the kernel's mark per item; its own running maximum keeps this
+        # figure the process's largest so far)
+        rss = max(rss, _host_high_water)
         found = {"memory_peak_bytes": self.peak, "worker_max_rss_bytes": int(rss)}
         if self.allocated is not None:
             found["memory_peak_allocated_bytes"] = self.allocated
@@ -340,6 +348,71 @@ def cap_process() -> None:
     _capped = True
 
 
+class HostPeakWatch:
+    """The host memory one item added to its process at its peak
+    (``metrics["host_memory_peak_bytes"]``): the process's resident-set high-water mark during the
+    item, above its resident set at the item's start. Linux: the mark is reset at the start by
+    writing "5" to /proc/self/clear_refs (no privilege needed for one's own process), and read
+    from /proc/self/status (VmHWM, VmRSS). Where that fails (not Linux) nothing is measured."""
+
+    def __init__(self) -> None:
+        self.added: int | None = None
+
+    @contextmanager
+    def watching(self) -> Iterator[HostPeakWatch]:
+        start = _reset_high_water()
+        try:
+            yield self
+        finally:
+            end = None if start is None else _resident().get("VmHWM")
+            if start is not None and end is not None:
+                _note_high_water(end)
+                self.added = max(0, end - start)
+
+    def metrics(self) -> dict[str, int]:
+        return {} if self.added is None else {"host_memory_peak_bytes": self.added}
+
+
+_STATUS = "/proc/self/status"
+_CLEAR_REFS = "/proc/self/clear_refs"
+_RESET_HIGH_WATER = "5"  # clear_refs: the peak resident set becomes the current one (Linux 4.0)
+_host_high_water = 0  # this process's largest resident set, across the resets
+
+
+def _resident() -> dict[str, int]:
+    """VmHWM and VmRSS of this process, in bytes (empty where /proc cannot say)."""
+    found: dict[str, int] = {}
+    try:
+        with open(_STATUS) as status:
+            for line in status:
+                name, _, value = line.partition(":")
+                if name in ("VmHWM", "VmRSS"):
+                    found[name] = int(value.split()[0]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        return {}
+    return found
+
+
+def _note_high_water(nbytes: int) -> None:
+    global _host_high_water
+    _host_high_water = max(_host_high_water, nbytes)
+
+
+def _reset_high_water() -> int | None:
+    """Reset this process's resident-set high-water mark; the resident set now (None: the mark
+    cannot be reset or read here)."""
+    before = _resident().get("VmHWM")
+    if before is None:
+        return None
+    _note_high_water(before)
+    try:
+        with open(_CLEAR_REFS, "w") as clear:
+            clear.write(_RESET_HIGH_WATER)
+    except OSError:  # not Linux, an old kernel, a process that changed its user id
+        return None
+    return _resident().get("VmRSS")
+
+
 # --- what an item took in an earlier run ---------------------------------------------------------
 
 # An item a previous run measured is admitted by what its tensors took there at their peak
@@ -358,14 +431,31 @@ BY_ESTIMATE = "estimate"
 def measured_peaks(
     document: Mapping[str, Any], *, device: str, hardware_class: str
 ) -> dict[str, int]:
-    """``<record id>@<backend>`` -> what it needed at its peak (`measured_need`), from an earlier
-    run's results: only items that passed (a failed item may have stopped before its peak) on
-    the same device and hardware class as this run (another class's kernels and workspaces
-    differ). A merged file that has an item twice gives its largest figure."""
+    """``<record id>@<backend>`` -> what it needed of its GPU at its peak (`measured_need`), from
+    an earlier run's results: only items that passed (a failed item may have stopped before its
+    peak) on the same device and hardware class as this run (another class's kernels and
+    workspaces differ). A merged file that has an item twice gives its largest figure."""
+    return _measured(document, device, hardware_class, measured_need)
+
+
+def measured_host_peaks(
+    document: Mapping[str, Any], *, device: str, hardware_class: str
+) -> dict[str, int]:
+    """``<record id>@<backend>`` -> what it needed of the host's memory at its peak
+    (`measured_host_need`), from the same records as `measured_peaks`."""
+    return _measured(document, device, hardware_class, measured_host_need)
+
+
+def _measured(
+    document: Mapping[str, Any],
+    device: str,
+    hardware_class: str,
+    need: Callable[[Mapping[str, Any]], int | None],
+) -> dict[str, int]:
     default = document.get("environment") or {}
     found: dict[str, int] = {}
     for record in document.get("records") or []:
-        peak = measured_need(record.get("metrics") or {})
+        peak = need(record.get("metrics") or {})
         if record.get("outcome") != "passed" or peak is None:
             continue
         environment = record.get("environment") or default
@@ -393,6 +483,30 @@ def measured_need(metrics: Mapping[str, Any]) -> int | None:
     return need
 
 
+# An item a previous run measured is admitted to the host's ledger by what it added to its
+# process's resident set at its peak there (`host_memory_peak_bytes`: pages, the allocator's
+# rounding included), times a margin for what differs from run to run: the items that ran before
+# it in its worker (freed memory glibc kept, which the item reused without growing the resident
+# set), a library or Triton kernel the worker had loaded already. The figure is an admission
+# figure only: an item that then takes more of the host is not caught and rerun as on the GPU
+# (`parent._measured_retry`): the host's out of memory is the kernel killing a process, not an
+# error the item can report. The fifth of the host the ledger leaves out and each process's own
+# reserve (`isolating.host_budget`) are what stand between such an item and that. A run that puts an
+# item's fp64 reference values on the host where the measuring one held them on its GPU
+# (another --gpu-memory-budget or worker count: `reference_device`) admits it by too little too.
+HOST_MEASURED_MARGIN = 1.25
+HOST_MEASURED_SLACK_BYTES = 128 << 20
+
+
+def measured_host_need(metrics: Mapping[str, Any]) -> int | None:
+    """What an item's record says it needed of the host's memory at its peak: what it added to
+    its process's resident set, times HOST_MEASURED_MARGIN (None: not measured)."""
+    added = metrics.get("host_memory_peak_bytes")
+    if type(added) is not int or added < 0:
+        return None
+    return int(added * HOST_MEASURED_MARGIN)
+
+
 def earlier_needs(
     document: Mapping[str, Any], *, device: str, hardware_class: str
 ) -> dict[str, int]:
@@ -411,12 +525,15 @@ def earlier_needs(
     return found
 
 
-def admitted(estimate: int, measured: int | None) -> tuple[int, str]:
-    """(the bytes an item holds in its GPU's ledger, by what): its `measured_need` and a slack
-    where an earlier run measured one, never more than the estimate (the upper bound)."""
+def admitted(
+    estimate: int, measured: int | None, *, slack: int = MEASURED_SLACK_BYTES
+) -> tuple[int, str]:
+    """(the bytes an item holds in a memory ledger, by what): its measured need (its GPU's:
+    `measured_need`; the host's: `measured_host_need`, with HOST_MEASURED_SLACK_BYTES) and a
+    slack where an earlier run measured one, never more than the estimate (the upper bound)."""
     if measured is None:
         return estimate, BY_ESTIMATE
-    by_measure = measured + MEASURED_SLACK_BYTES
+    by_measure = measured + slack
     if by_measure >= estimate:
         return estimate, BY_ESTIMATE
     return by_measure, BY_MEASURE

@@ -118,6 +118,11 @@ class Metrics:
     memory_admitted_bytes = _Metric[int](_NUMBER)  # what the GPU's ledger held for the item
     memory_admitted_by = _Metric[str](_TEXT)  # "measured" (an earlier run's peak) or "estimate"
     memory_measured_retry = _Metric[dict[str, Any]](_OBJECT)  # ran out by a measured figure
+    # the host's memory: what the item added to its process's resident set at its peak (every
+    # device), and on GPU machines what the host's ledger held for it, by what
+    host_memory_peak_bytes = _Metric[int](_NUMBER)
+    host_memory_admitted_bytes = _Metric[int](_NUMBER)
+    host_memory_admitted_by = _Metric[str](_TEXT)
 
     @classmethod
     def from_json(cls, value: Any) -> Metrics:

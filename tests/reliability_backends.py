@@ -1,5 +1,6 @@
 """Backends for the reliability self-tests (test_reliability.py): flaky, slow on a busy machine,
-slow to compile, out of memory (always, or once), and one that logs when each call ran.
+slow to compile, out of memory (always, or once), one that takes 200 MiB of the host's memory
+for a moment, and one that logs when each call ran.
 
 Like `faulty_backends`, each computes eagerly and misbehaves on the trigger item only
 (``tiny/mm[fp16-17x9x33]`` of faulty_backends' suite). What must survive a fresh worker process
@@ -133,6 +134,22 @@ class _OutOfMemoryOnce(_OutOfMemory):
         return fn(*args)
 
 
+class _HostHungry(_Backend):
+    """On the trigger item, each call writes 200 MiB of the host's memory (`HUNGRY_BYTES`, every
+    page resident) and lets it go before it returns."""
+
+    name = "host-hungry"
+
+    def call(self, fn, args):
+        if is_trigger(args):
+            held = torch.ones(HUNGRY_BYTES // 4, dtype=torch.float32)
+            del held
+        return fn(*args)
+
+
+HUNGRY_BYTES = 200 << 20
+
+
 class _SlowChecks(_Backend):
     """Fine itself; but on the trigger item the harness's own checks (the oracle) take 60 s, as
     a huge item's fp64 reference did on an H100: gemmconf's fault, never the backend's."""
@@ -174,4 +191,5 @@ slow_compile = _SlowCompile()
 out_of_memory = _OutOfMemory()
 out_of_memory_once = _OutOfMemoryOnce()
 slow_checks = _SlowChecks()
+host_hungry = _HostHungry()
 timed = _Timed()

@@ -379,9 +379,12 @@ def test_a_refused_item_fails_as_unsupported_or_xfails_where_expected(suite):
     assert refused["outcome"] == "failed" and refused["kind"] == "unsupported"
     assert refused["reason"] == "unsupported by refuses-addmm: no addmm on this backend"
     assert "duration_s" in refused
-    # it never ran: no metrics but, on a GPU, what the harness measured of the worker's memory
-    memory = {"memory_estimate_bytes", "host_memory_estimate_bytes"}
+    # it never ran: no metrics but what the harness measured of the process's memory (the host's
+    # on every device) and, on a GPU, what the memory ledgers held for it
+    memory = {"memory_estimate_bytes", "memory_admitted_bytes", "memory_admitted_by"}
     memory |= {"memory_peak_bytes", "memory_peak_allocated_bytes", "worker_max_rss_bytes"}
+    memory |= {"host_memory_estimate_bytes", "host_memory_admitted_bytes"}
+    memory |= {"host_memory_admitted_by", "host_memory_peak_bytes"}
     assert set(refused.get("metrics", {})) <= memory, refused["metrics"]
     assert found[("tiny/mm[fp16-nt]", "refuses-addmm")]["outcome"] == "passed"
     result.stdout.fnmatch_lines(["FAILED *addmm[[]bias_N@refuses-addmm[]] - unsupported by*"])

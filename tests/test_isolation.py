@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import faulty_backends
 import pytest
+import reliability_backends
 import suite_files
 import torch
 
@@ -186,8 +187,9 @@ def test_same_seed_same_results_other_seeds_same_verdicts(suite):
         )
         runs[name] = document(suite, f"{name}.json")
 
-    # what the harness measured of the machine (GPU runs): times, waits and memory
-    measured = {"duration_s", "phase_s", "memory_wait_s"}
+    # what the harness measured of the machine: times, waits and memory (the host's on every
+    # device, the GPU's on GPU runs)
+    measured = {"duration_s", "phase_s", "memory_wait_s", "host_memory_peak_bytes"}
     measured |= {"memory_peak_bytes", "memory_peak_allocated_bytes", "worker_max_rss_bytes"}
 
     def results(doc: dict) -> list[dict]:
@@ -489,7 +491,13 @@ def test_worker_runs_items_like_run_item(instances):
             ).run(r)
             for r in requests
         ]
-        assert [r.metrics for r in isolated] == [r.metrics for r in here]
+        measured = {"host_memory_peak_bytes"}  # of the process that ran the item
+
+        def judged(outcome: ItemOutcome) -> dict:
+            return {k: v for k, v in outcome.metrics.items() if k not in measured}
+
+        assert [judged(r) for r in isolated] == [judged(r) for r in here]
+        assert all(measured <= r.metrics.keys() for r in isolated + here)
         assert all(r.passed for r in isolated) and runner.starts == 1
     finally:
         runner.close()
@@ -526,6 +534,30 @@ def test_a_lost_worker_is_replaced_by_a_spare_kept_from_then_on(instances, monke
     finally:
         runner.close()
     assert runner._worker is None and runner._spare is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/clear_refs")
+def test_the_host_memory_an_item_added_at_its_peak_is_measured_in_the_worker(instances):
+    """A backend that writes 200 MiB of the host's memory during the trigger item's calls: the
+    item's record says it added that much at its peak, and the item before it (the same worker,
+    warm) did not."""
+    runner = isolation.IsolatedRunner({"hungry": "reliability_backends:host_hungry"}, RunOptions())
+    try:
+        outcomes = [
+            runner.run(
+                isolation.ItemRequest(
+                    instances[i], "hungry", seed=0, device="cpu", target=None, repro="r"
+                )
+            )
+            for i in ("tiny/addmm", "tiny/addmm", TRIGGER)
+        ]
+    finally:
+        runner.close()
+    assert all(o.passed for o in outcomes) and runner.starts == 1
+    warm, hungry = (o.metrics["host_memory_peak_bytes"] for o in outcomes[1:])
+    assert warm < 32 << 20, warm
+    allocated = reliability_backends.HUNGRY_BYTES
+    assert allocated - (4 << 20) <= hungry < allocated + (32 << 20), (hungry, allocated)
 
 
 def test_exit_texts():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -596,7 +597,13 @@ def test_two_items_whose_estimates_do_not_fit_together_run_together_by_their_mea
     # a measurement of another backend's item is not this one's
     assert budgeted_runner(tmp_path, capacity, measured)._estimate(
         request_for(first, "other")
-    ) == type(admitted[0])(estimates[0], admitted[0].host, bound=estimates[0], by="estimate")
+    ) == type(admitted[0])(
+        estimates[0],
+        admitted[0].host,
+        bound=estimates[0],
+        by="estimate",
+        host_bound=admitted[0].host,
+    )
 
 
 def test_a_measured_admission_that_runs_out_of_memory_is_rerun_by_the_estimate(instances, tmp_path):
@@ -643,6 +650,125 @@ def test_a_measured_admission_that_runs_out_of_memory_is_rerun_by_the_estimate(i
     retry = outcome.metrics["memory_measured_retry"]
     assert retry["admitted_bytes"] == memory.admitted(estimate, 1 << 20)[0] < estimate
     assert retry["out_of_memory"]["requested_bytes"] == 2 << 30
+
+
+# --- the host's memory: measured, and admitted by an earlier run's figure -----------------------
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/clear_refs")
+def test_the_host_memory_an_item_adds_at_its_peak_is_measured():
+    """In this process, with its own earlier peak above it: the mark is reset at the start (an
+    isolation worker's item: tests/test_isolation.py)."""
+    earlier = torch.ones(300 << 18)  # 300 MiB resident, then given back: a high-water mark
+    del earlier
+    watch = memory.HostPeakWatch()
+    with watch.watching():
+        added = torch.ones(200 << 18)  # 200 MiB, every page written
+        del added
+    peak = watch.metrics()["host_memory_peak_bytes"]
+    assert 196 << 20 <= peak < 232 << 20, peak  # (pages the process gave back meanwhile: less)
+    assert memory._host_high_water >= 300 << 20  # worker_max_rss_bytes: the largest so far
+
+
+def test_no_host_peak_is_measured_where_the_mark_cannot_be_reset(monkeypatch, tmp_path):
+    monkeypatch.setattr(memory, "_CLEAR_REFS", str(tmp_path / "no" / "clear_refs"))
+    watch = memory.HostPeakWatch()
+    with watch.watching():
+        pass
+    assert watch.metrics() == {}
+    monkeypatch.setattr(memory, "_STATUS", str(tmp_path / "no" / "status"))  # not Linux
+    with watch.watching():
+        pass
+    assert watch.metrics() == {}
+
+
+def host_measured(record: dict, added: int) -> dict:
+    """`measured_record`'s record, with what the item added to the host's resident set."""
+    record["metrics"]["host_memory_peak_bytes"] = added
+    return record
+
+
+def test_measured_host_peaks_are_of_passed_items_on_the_same_device_and_hardware_class():
+    sm90 = {"device": "cuda", "hardware_class": "sm90"}
+    document = earlier_run(
+        host_measured(measured_record("s/a", "ref", 1), 100 << 20),
+        host_measured(
+            measured_record(
+                "s/b", "ref", 1, environment={"device": "cuda", "hardware_class": "sm80"}
+            ),
+            200 << 20,
+        ),
+        host_measured(measured_record("s/c", "ref", 1, outcome="failed"), 300 << 20),
+        measured_record("s/d", "ref", 1),  # measured on the GPU only (before host peaks)
+        host_measured(measured_record("s/e", "ref", 1), 400 << 20),
+        host_measured(measured_record("s/e", "ref", 1), 500 << 20),  # merged: the larger
+        environment=sm90,
+    )
+    margin = memory.HOST_MEASURED_MARGIN
+    assert memory.measured_host_peaks(document, device="cuda", hardware_class="sm90") == {
+        "s/a@ref": int((100 << 20) * margin),
+        "s/e@ref": int((500 << 20) * margin),
+    }
+    sm80 = memory.measured_host_peaks(document, device="cuda", hardware_class="sm80")
+    assert sm80 == {"s/b@ref": int((200 << 20) * margin)}
+    assert memory.measured_host_need({"host_memory_peak_bytes": -1}) is None
+
+
+def test_the_hosts_ledger_admits_an_item_by_its_measured_host_peak_of_this_class_only(
+    instances, tmp_path
+):
+    """On a GPU machine: a GPU item and a CPU item whose host estimates do not fit the host's
+    ledger together are admitted together by what an earlier run on this class measured; the
+    same document read on another class admits them by their estimates."""
+    from gemmconf.isolation import InProcessRunner, ItemRequest
+
+    first, second = (
+        next(i for i in instances if i.id == name)
+        for name in ("chunks/mm[nn]", "chunks/bmm[plain]")
+    )
+    sm90 = {"device": "cuda", "hardware_class": "sm90"}
+    document = earlier_run(
+        host_measured(measured_record(first.id, "b", 1 << 20), 10 << 20),
+        host_measured(measured_record(second.id, "b", 1 << 20), 20 << 20),
+        environment=sm90,
+    )
+    requests = [
+        ItemRequest(first, "b", seed=0, device="cuda", target=None, repro="pytest x"),
+        ItemRequest(second, "b", seed=0, device="cpu", target=None, repro="pytest x"),
+    ]
+    bounds = [
+        memory.estimate(first).host_total,
+        memory.estimate(second).host_total + memory.estimate(second).total,  # all on the host
+    ]
+    capacity = max(bounds) + min(bounds) // 2  # either fits; both do not
+
+    def runner(hardware_class: str) -> InProcessRunner:
+        budget = RunBudget(tmp_path, device_key="gpu-0", shared_bytes=1 << 40, host_bytes=capacity)
+        kind = {"device": "cuda", "hardware_class": hardware_class}
+        return InProcessRunner(
+            {},
+            budget=budget,
+            measured=memory.measured_peaks(document, **kind),
+            measured_host=memory.measured_host_peaks(document, **kind),
+        )
+
+    admitted = [runner("sm90")._estimate(r) for r in requests]
+    assert [a.host_by for a in admitted] == ["measured", "measured"]
+    assert [a.host_upper for a in admitted] == bounds
+    slack = memory.HOST_MEASURED_SLACK_BYTES
+    margin = memory.HOST_MEASURED_MARGIN
+    assert [a.host for a in admitted] == [
+        int((10 << 20) * margin) + slack,
+        int((20 << 20) * margin) + slack,
+    ]
+    assert sum(a.host for a in admitted) <= capacity < sum(bounds)
+    assert admitted[1].device == admitted[1].upper == 0  # a CPU item holds none of the GPU
+
+    with runner("sm90")._held(admitted[0]), runner("sm90")._held(admitted[1]) as granted:
+        assert granted[0].host.others_at_start == 1  # admitted while the first was held
+
+    other = [runner("sm80")._estimate(r) for r in requests]
+    assert [(a.host, a.host_by) for a in other] == [(b, "estimate") for b in bounds]
 
 
 # --- out of memory -------------------------------------------------------------------------
@@ -730,6 +856,19 @@ def test_the_summary_says_what_admitted_the_items_and_which_ledger_they_waited_f
         "(metrics.memory_measured_retry); 6 s waited for memory in all: gpu 5 s, host 1 s",
     ]
     assert reliability_lines([record("d", memory_admitted_by="estimate")]) == []
+    on_host = {"memory_admitted_by": "estimate", "host_memory_admitted_by": "measured"}
+    lines = reliability_lines(
+        [
+            record("e", **on_host, memory_wait_s=3.0, memory_waits_s={"host": 3.0}),
+            record("f", **on_host),
+            record("g", memory_admitted_by="estimate", host_memory_admitted_by="estimate"),
+        ]
+    )
+    assert lines[-1] == (
+        "gemmconf: host memory admitted 2 of 3 item(s) by their measured peak (--durations-from: "
+        "metrics.host_memory_peak_bytes), the others by their estimate; 3 s waited for the host's "
+        "memory"
+    )
 
 
 def test_the_memory_listing_compares_the_estimate_with_the_items_own_tensors():

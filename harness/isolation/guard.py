@@ -86,7 +86,16 @@ class LeakCheck:
 def run_guarded(
     request: ItemRequest, backend: Backend, *, watch: MemoryWatch | None = None
 ) -> ItemOutcome:
-    """`run_item`, plus the GPU leak check when watched (``metrics["leaked_bytes"]``)."""
+    """`run_item`, plus the GPU leak check when watched (``metrics["leaked_bytes"]``), and the
+    host memory the item added at its peak, its benchmark included: all of what it holds in the
+    host's ledger (``metrics["host_memory_peak_bytes"]``)."""
+    host = memory.HostPeakWatch()
+    with host.watching():
+        outcome = _run_watched(request, backend, watch)
+    return dataclasses.replace(outcome, metrics={**outcome.metrics, **host.metrics()})
+
+
+def _run_watched(request: ItemRequest, backend: Backend, watch: MemoryWatch | None) -> ItemOutcome:
     before = watch.baseline() if watch is not None else 0
     peak = memory.PeakWatch(request.device)  # the GPU memory the item took (memory.py)
     with peak.watching():

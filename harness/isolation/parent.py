@@ -57,17 +57,23 @@ MAX_ALONE_RERUNS = 3  # timeouts confirmed alone per process: each one stops the
 @dataclass(frozen=True)
 class Estimate:
     """What an item holds in the ledgers while it runs, in bytes: of its GPU, and of the host.
-    `device` is the scenario's estimate (`bound`, an upper bound), or less where an earlier run
-    measured the item (`by` "measured": `memory.admitted`)."""
+    Each is the scenario's estimate (`bound`, `host_bound`: upper bounds), or less where an
+    earlier run measured the item (`by`, `host_by` "measured": `memory.admitted`)."""
 
     device: int
     host: int
     bound: int | None = None  # the scenario's estimate of the GPU's bytes (None: `device`)
     by: str = memory.BY_ESTIMATE
+    host_bound: int | None = None  # and of the host's (None: `host`)
+    host_by: str = memory.BY_ESTIMATE
 
     @property
     def upper(self) -> int:
         return self.device if self.bound is None else self.bound
+
+    @property
+    def host_upper(self) -> int:
+        return self.host if self.host_bound is None else self.host_bound
 
     def by_estimate(self) -> Estimate:
         """The same item admitted by its estimate (after a measured figure ran it out)."""
@@ -94,6 +100,7 @@ class _Scheduling:
     confirm_failures: int
     autotunes: frozenset[str]
     measured: Mapping[str, int]  # `<record id>@<label>` -> its need in an earlier run (memory.py)
+    measured_host: Mapping[str, int]  # the same, of the host's memory
 
     def _estimate(self, request: ItemRequest) -> Estimate:
         if self.budget is None or (self.budget.device is None and self.budget.host is None):
@@ -103,11 +110,16 @@ class _Scheduling:
             autotunes=request.label in self.autotunes,
             shared=self.budget.shared_bytes,
         )
-        if request.device == "cpu" and self.budget.host is not None:  # the CPU of a GPU machine
-            return Estimate(0, footprint.host_total + footprint.total)
-        measured = self.measured.get(f"{request.instance.id}@{request.label}")
-        device, by = memory.admitted(footprint.total, measured)
-        return Estimate(device, footprint.host_total, bound=footprint.total, by=by)
+        key = f"{request.instance.id}@{request.label}"
+        on_host = request.device == "cpu" and self.budget.host is not None  # a GPU machine's CPU
+        gpu = 0 if on_host else footprint.total
+        host_bound = footprint.host_total + (footprint.total if on_host else 0)
+        device, by = memory.admitted(gpu, self.measured.get(key))
+        # the host's by a measured figure, for admission only (memory.HOST_MEASURED_MARGIN)
+        host, host_by = memory.admitted(
+            host_bound, self.measured_host.get(key), slack=memory.HOST_MEASURED_SLACK_BYTES
+        )
+        return Estimate(device, host, bound=gpu, by=by, host_bound=host_bound, host_by=host_by)
 
     def _measured_retry(self, estimate: Estimate, first: ItemOutcome) -> dict[str, Any] | None:
         """What to record when an item admitted by its measured peak ran out of memory (it is
@@ -140,7 +152,9 @@ class _Scheduling:
             "memory_admitted_by": estimate.by,
         }
         if self.budget.host is not None:
-            noted["host_memory_estimate_bytes"] = estimate.host
+            noted["host_memory_estimate_bytes"] = estimate.host_upper
+            noted["host_memory_admitted_bytes"] = estimate.host
+            noted["host_memory_admitted_by"] = estimate.host_by
         if grant.waited_s >= 0.5:
             noted["memory_wait_s"] = round(grant.waited_s, 1)
             # which ledger kept it waiting: the GPU's memory, the host's, or an item alone
@@ -192,6 +206,7 @@ class InProcessRunner(_Scheduling):
         confirm_failures: int = 0,
         autotunes: frozenset[str] = frozenset(),
         measured: Mapping[str, int] | None = None,
+        measured_host: Mapping[str, int] | None = None,
     ):
         self.backends = backends
         self.leaks = LeakCheck(leak_threshold)
@@ -199,6 +214,7 @@ class InProcessRunner(_Scheduling):
         self.confirm_failures = confirm_failures
         self.autotunes = autotunes
         self.measured = dict(measured or {})
+        self.measured_host = dict(measured_host or {})
 
     def run(self, request: ItemRequest) -> ItemOutcome:
         estimate = self._estimate(request)
@@ -388,6 +404,7 @@ class IsolatedRunner(_Scheduling):
         autotunes: frozenset[str] = frozenset(),
         worker_env: Mapping[str, str] | None = None,
         measured: Mapping[str, int] | None = None,
+        measured_host: Mapping[str, int] | None = None,
         timing: bool = False,
         warm_cuda: bool = False,
     ):
@@ -398,6 +415,7 @@ class IsolatedRunner(_Scheduling):
         self.confirm_failures = confirm_failures
         self.autotunes = autotunes
         self.measured = dict(measured or {})
+        self.measured_host = dict(measured_host or {})
         self.worker_env = dict(worker_env or {})
         self.starts = 0  # workers started, spares included
         self.slowest: dict[str, float] = {}  # label -> longest item finished (the pace)

@@ -108,6 +108,9 @@ SHARD = pytest.StashKey[Shard]()
 # `<record id>@<backend>` -> what the item needed at its peak there, on this machine's device
 # and hardware class (`gemmconf.memory.measured_peaks`); the memory ledgers admit by it.
 MEASURED_PEAKS = pytest.StashKey[dict[str, int]]()
+# `sharding`, likewise: what the item needed of the host's memory there
+# (`gemmconf.memory.measured_host_peaks`); the host's ledger admits by it.
+MEASURED_HOST_PEAKS = pytest.StashKey[dict[str, int]]()
 
 
 @dataclass(frozen=True)

@@ -245,6 +245,7 @@ def make_runner(
         label for label, backend in selection.backends.items() if declares_autotuning(backend)
     )
     measured = state.config.stash.get(facts.MEASURED_PEAKS, {})
+    measured_host = state.config.stash.get(facts.MEASURED_HOST_PEAKS, {})
     if not state.isolate:
         if shared is not None and machine.device == "cuda":
             os.environ[memory.SHARED_ENV] = str(shared)
@@ -254,6 +255,7 @@ def make_runner(
             confirm_failures=state.confirm,
             autotunes=autotunes,
             measured=measured,
+            measured_host=measured_host,
         )
     env: dict[str, str] = {}
     if machine.device == "cuda" and shared is not None:
@@ -269,6 +271,7 @@ def make_runner(
         autotunes=autotunes,
         worker_env=env,
         measured=measured,
+        measured_host=measured_host,
         timing=state.config.stash.get(facts.BENCHMARK, None) is not None,
         warm_cuda=machine.device == "cuda",
     )
@@ -304,6 +307,15 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
                 "admitted by their measured peak (tensors x "
                 f"{memory.MEASURED_MARGIN:g}, or the allocator's reserve where less, + "
                 f"{memory.size(memory.MEASURED_SLACK_BYTES)}; at most their estimate)"
+            )
+        measured_host = config.stash.get(facts.MEASURED_HOST_PEAKS, {})
+        if measured_host and host_budget(machine) is not None:
+            lines.append(
+                f"gemmconf: {len(measured_host)} item(s) measured on "
+                f"{machine.capability.hardware_class} in --durations-from's results are "
+                "admitted to the host's memory by their measured peak (resident set added x "
+                f"{memory.HOST_MEASURED_MARGIN:g} + "
+                f"{memory.size(memory.HOST_MEASURED_SLACK_BYTES)}; at most their estimate)"
             )
     if state.isolate and state.timeouts.fixed is None:
         autotuning = [label for label, b in selection.backends.items() if declares_autotuning(b)]
@@ -399,19 +411,31 @@ def reliability_lines(
 def admission_lines(read: Sequence[Record]) -> list[str]:
     """How many items the memory ledgers admitted by an earlier run's measured peak
     (--durations-from), and how many of those ran out of memory and were rerun by their
-    estimate; nothing where no item was admitted by measurement."""
+    estimate; then the same of the host's ledger; nothing where no item was admitted by
+    measurement."""
+    lines = []
     admitted = [r for r in read if r.metric.memory_admitted_by is not None]
     retried = [r for r in read if r.metric.memory_measured_retry is not None]
     measured = sum(r.metric.memory_admitted_by == memory.BY_MEASURE for r in admitted)
-    if not measured and not retried:
-        return []
-    waited = sum(r.metric.memory_wait_s or 0.0 for r in admitted)
-    return [
-        f"gemmconf: memory admitted {measured + len(retried)} of {len(admitted)} item(s) by their "
-        f"measured peak (--durations-from), the others by their estimate; {len(retried)} of "
-        "them ran out of memory and were rerun by their estimate (metrics.memory_measured_retry); "
-        f"{waited:.0f} s waited for memory in all{_by_ledger(admitted)}"
-    ]
+    if measured or retried:
+        waited = sum(r.metric.memory_wait_s or 0.0 for r in admitted)
+        lines.append(
+            f"gemmconf: memory admitted {measured + len(retried)} of {len(admitted)} item(s) by "
+            f"their measured peak (--durations-from), the others by their estimate; "
+            f"{len(retried)} of them ran out of memory and were rerun by their estimate "
+            "(metrics.memory_measured_retry); "
+            f"{waited:.0f} s waited for memory in all{_by_ledger(admitted)}"
+        )
+    on_host = [r for r in read if r.metric.host_memory_admitted_by is not None]
+    by_host = sum(r.metric.host_memory_admitted_by == memory.BY_MEASURE for r in on_host)
+    if by_host:
+        waited = sum((r.metric.memory_waits_s or {}).get("host", 0.0) for r in on_host)
+        lines.append(
+            f"gemmconf: host memory admitted {by_host} of {len(on_host)} item(s) by their "
+            "measured peak (--durations-from: metrics.host_memory_peak_bytes), the others by "
+            f"their estimate; {waited:.0f} s waited for the host's memory"
+        )
+    return lines
 
 
 def _by_ledger(read: Sequence[Record]) -> str:

@@ -2,9 +2,10 @@
 --durations-from RESULTS, parts of about equal time (gemmconf.shard), and, with or without
 --shard, the slowest items first (so that with xdist no long item starts last and ends the run
 alone), dealt to xdist's workers so that no one worker gets all of them (scheduling.py); and
-the items' measured memory peaks there, which the memory ledgers admit them by
-(`facts.MEASURED_PEAKS`). The results document is read once, by whichever asks first: -n auto
-(`pytest_gemmconf_earlier_results`, before pytest_configure) or pytest_configure."""
+the items' measured memory peaks there, of their GPU and of the host, which the memory ledgers
+admit them by (`facts.MEASURED_PEAKS`, `facts.MEASURED_HOST_PEAKS`). The results document is
+read once, by whichever asks first: -n auto (`pytest_gemmconf_earlier_results`, before
+pytest_configure) or pytest_configure."""
 
 from __future__ import annotations
 
@@ -40,9 +41,9 @@ OPTIONS = (
         "rest two at a time); with --shard, also balance the shards by those durations "
         "(longest first into the shard with the least time) instead of by count. Every shard "
         "must select the same items and read the same file. Items it measured on a GPU of "
-        "this class are admitted to the GPU's memory budget by their measured peak (with a "
-        "margin, at most their estimate) instead of their estimate, and with -n auto the "
-        "workers of a GPU are sized by those peaks (--workers-per-gpu)",
+        "this class are admitted to the GPU's memory budget, and to the host's, by their "
+        "measured peak (with a margin, at most their estimate) instead of their estimate, and "
+        "with -n auto the workers of a GPU are sized by those peaks (--workers-per-gpu)",
     ),
 )
 pytest_addoption = options.registrar(OPTIONS)
@@ -93,6 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if machine is not None:
             kind = {"device": machine.device, "hardware_class": machine.capability.hardware_class}
             config.stash[facts.MEASURED_PEAKS] = memory.measured_peaks(document, **kind)
+            config.stash[facts.MEASURED_HOST_PEAKS] = memory.measured_host_peaks(document, **kind)
             config.stash[NODE_NEEDS] = memory.earlier_needs(document, **kind)
 
 
