@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on `nvidia-h200-x2` (issue 43, items 2, 3 and 5), from the project root with .whl
-# carried:  TREE=<commit> bash reports/published/2026-11-30-nvidia-h200-x2-spare-worker/call1.sh
+# carried:  TREE=<commit> bash reports/published/2026-11-29-nvidia-h200-x2-spare-worker/call1.sh
 # 1. what a lost CUDA context costs against a segfault, on GPU 0 with 16 workers (the shape of
 #    the 2026-11-29 730de9b run): tools.fault_cost's two backends over the 246 items of
 #    `suites/dense suites/epilogue -m mm`, each from a fresh Triton cache;
