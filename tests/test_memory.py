@@ -548,6 +548,9 @@ def test_an_item_is_admitted_by_its_measured_need_and_a_slack_never_above_its_es
     assert memory.admitted(estimate, 100 << 20) == (by_measure, "measured")
     assert memory.admitted(estimate, None) == (estimate, "estimate")
     assert memory.admitted(estimate, 990 << 20) == (estimate, "estimate")  # the upper bound
+    # the host's estimate is no upper bound: a larger measured need is held as it is
+    larger = memory.admitted(estimate, 990 << 20, upper_bound=False)
+    assert larger == ((990 << 20) + memory.MEASURED_SLACK_BYTES, "measured")
 
 
 def budgeted_runner(tmp_path: Path, capacity: int, measured: dict, backends: dict | None = None):
@@ -769,6 +772,17 @@ def test_the_hosts_ledger_admits_an_item_by_its_measured_host_peak_of_this_class
 
     other = [runner("sm80")._estimate(r) for r in requests]
     assert [(a.host, a.host_by) for a in other] == [(b, "estimate") for b in bounds]
+
+    # a host peak measured above the item's host estimate is held as measured (no upper bound)
+    above = earlier_run(
+        host_measured(measured_record(first.id, "b", 1 << 20), 2 * bounds[0]), environment=sm90
+    )
+    grown = InProcessRunner(
+        {},
+        budget=RunBudget(tmp_path, device_key="gpu-0", shared_bytes=1 << 40, host_bytes=capacity),
+        measured_host=memory.measured_host_peaks(above, **sm90),
+    )._estimate(requests[0])
+    assert grown.host_by == "measured" and grown.host > 2 * bounds[0]
 
 
 # --- out of memory -------------------------------------------------------------------------

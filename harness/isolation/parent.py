@@ -117,7 +117,10 @@ class _Scheduling:
         device, by = memory.admitted(gpu, self.measured.get(key))
         # the host's by a measured figure, for admission only (memory.HOST_MEASURED_MARGIN)
         host, host_by = memory.admitted(
-            host_bound, self.measured_host.get(key), slack=memory.HOST_MEASURED_SLACK_BYTES
+            host_bound,
+            self.measured_host.get(key),
+            slack=memory.HOST_MEASURED_SLACK_BYTES,
+            upper_bound=False,
         )
         return Estimate(device, host, bound=gpu, by=by, host_bound=host_bound, host_by=host_by)
 
