@@ -355,14 +355,7 @@ class _Worker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self.conn.close()
-        if self.pidfd is not None:
-            os.close(self.pidfd)
-            self.pidfd = None
-        for spool in self.spools:
-            spool.forward()
-            spool.close()
-        self.spools = []
+        self._let_go()
 
     def abandon(self) -> None:
         """End a worker that has nothing more to say (it answered, then lost its CUDA context):
@@ -371,6 +364,10 @@ class _Worker:
         self.process.kill()
         if isinstance(self.process, subprocess.Popen):
             threading.Thread(target=self.process.wait, name="gemmconf-reap", daemon=True).start()
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """Close what this side holds of an ended worker; its last output goes to our streams."""
         self.conn.close()
         if self.pidfd is not None:
             os.close(self.pidfd)
