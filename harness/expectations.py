@@ -184,6 +184,8 @@ class Expectation:
         where = f"; on {', '.join(self.hardware)}" if self.hardware else ""
         where += f"; torch {self.torch}" if self.torch else ""
         what = f"{self.kind}: " if self.kind else ""
+        if self.kind and self.reason.lower().startswith(f"{self.kind.lower()}:"):
+            what = ""  # a reason that already names its kind (a file written so) says it once
         if self.status == "either":
             what = f"passes or fails as {self.kind}: "
         return f"{what}{self.reason}{link} [{self.source}{where}]"

@@ -3,6 +3,7 @@ entries come from, and a backend's declared refusals (`supports`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 from pathlib import Path
@@ -234,6 +235,9 @@ def test_an_entry_with_a_kind_expects_only_that_failure(tmp_path, instances):
     crash = loaded.lookup("tiny/addmm[bias_N]")
     assert crash.expects("crash", "Backend raised") and not crash.expects("unsupported", "")
     assert crash.text() == "crash: r [expectations/b.yaml:8]"
+    # a reason that already names its kind is not prefixed with it again
+    said = dataclasses.replace(crash, reason="Crash: r")
+    assert said.text() == "Crash: r [expectations/b.yaml:8]"
     assert loaded.lookup("tiny/mm[fp16-nn]").expects("timeout", "")
 
 

@@ -33,10 +33,16 @@ _SIGNATURE_RULES = (
     (re.compile(r"'[^']*\[[^']*\]'"), "'ID'"),  # a quoted item id
     (re.compile(r"\b(?:fp64|fp32|tf32|fp16|bf16|fp8_fast_accum|fp8|e4m3fn|e5m2|int8)\b"), "T"),
     (re.compile(r"\b(?:float|bfloat|int)(?:8|16|32|64)\b"), "T"),  # torch dtype names
+    # C++ element type names in torch's messages (c10::BFloat16, c10::Half, float, signed char)
+    (re.compile(r"\bc10::\w+|\b(?:(?:un)?signed )?char\b|\b(?:double|float|half)\b"), "T"),
     (re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"), "#"),  # numbers, shapes' parts
     (re.compile(r"#(?:\s*[x,]\s*#)+"), "#"),  # 64x64x64, (4, 7)
+    # a shape set's sizes by name, whichever dimensions the op has: (M=# N=# K=#), (B=# M=# ...)
+    (re.compile(r"\((?:\s*[A-Z][A-Za-z0-9_]*=#)+\s*\)"), "(#)"),
     (re.compile(r"\s+"), " "),
 )
+# where in an item a failure happened: " on shape set 0 (M=4 N=4 K=4)" (gemmconf.outcome's stages)
+_WHERE = re.compile(r" on shape set \d+ \([^)]*\)")
 SIGNATURE_CHARS = 160  # of a reason's first line: past it, messages differ in detail only
 # An axis with more failing values than this is no pattern (most of a long axis failing)
 PATTERN_VALUES = 6
@@ -60,9 +66,13 @@ class FailureGroup:
 
     @property
     def cause(self) -> str:
-        """The representative's reason, first line: the group's cause in the backend's words."""
+        """The representative's reason, first line: the group's cause in the backend's words,
+        without the shape set it happened on (`_WHERE`: every item has its own, and in a title
+        cut to a terminal's width the shape would take the room of the error)."""
         reason = self.representative.reason or self.kind or "failed"
-        return " ".join(reason.splitlines()[0].split()) if reason.strip() else self.kind
+        if not reason.strip():
+            return self.kind
+        return _WHERE.sub("", " ".join(reason.splitlines()[0].split()))
 
     def title(self) -> str:
         """`18 failures (wrong values): Tensor-likes are not close! ...`."""
