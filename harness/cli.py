@@ -586,13 +586,31 @@ def _explain(args: argparse.Namespace) -> int:
     try:
         backend = resolve(args.backend)
     except UnknownBackendError as exc:
-        print(f"gemmconf explain: --backend: {exc}", file=sys.stderr)
+        print(f"gemmconf explain: --backend: {exc}{_recorded_spec(args.backend)}", file=sys.stderr)
         return 2
     print(f"  run: {_run_command(i, args, record_name(args.backend, backend))}")
     print(f"  standalone repro: {standalone_command(i.id, args.backend, seed=args.seed)}")
     if args.run:
         return _run_one(i, args, backend)
     return 0
+
+
+RESULTS = Path("reports") / "results.json"  # where `gemmconf run` writes them, by default
+
+
+def _recorded_spec(name: str) -> str:
+    """Where `name` is the name a run in this folder recorded for a backend given by another
+    spec (`my_tvm:backend` records as its `name`), a sentence naming that spec; else ''."""
+    from gemmconf.report import results
+
+    try:
+        specs = results.read(RESULTS).get("backend_specs") or {}
+    except Exception:  # no run here, or a file that says nothing usable: no hint
+        return ""
+    spec = specs.get(name) if isinstance(specs, dict) else None
+    if not isinstance(spec, str) or spec == name:
+        return ""
+    return f"\n{name!r} is the name {RESULTS} records for --backend {spec}: pass --backend {spec}"
 
 
 def _repro(args: argparse.Namespace) -> int:
@@ -624,7 +642,7 @@ def _repro(args: argparse.Namespace) -> int:
             instance, args.backend, seed=args.seed, device=device, gemmconf_version=version
         )
     except UnknownBackendError as exc:
-        print(f"gemmconf repro: --backend: {exc}", file=sys.stderr)
+        print(f"gemmconf repro: --backend: {exc}{_recorded_spec(args.backend)}", file=sys.stderr)
         return 2
     except ReproUnsupported as exc:
         print(f"gemmconf repro: {exc}", file=sys.stderr)

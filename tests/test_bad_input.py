@@ -220,3 +220,19 @@ def test_results_json_of_a_run_is_still_utf8_json(suite):
     assert run(suite).ret == pytest.ExitCode.OK
     document = json.loads((suite.path / "reports" / "results.json").read_text(encoding="utf-8"))
     assert document["complete"] is True
+
+
+def test_a_torch_compile_compiler_given_as_a_backend_is_told_how_to_wrap_it(tmp_path, monkeypatch):
+    """`--backend pkg:factory` whose factory gives a torch.compile compiler function (as
+    apache-tvm's `relax_dynamo()` does) names the two ways it runs."""
+    from gemmconf.backends import UnknownBackendError, resolve
+
+    (tmp_path / "my_compilers.py").write_text(
+        "def relax_like():\n    return lambda gm, example_inputs: gm.forward\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UnknownBackendError) as raised:
+        resolve("my_compilers:relax_like")
+    said = str(raised.value)
+    assert "lacks name, availability, compile" in said
+    assert "dynamo:NAME" in said and "dynamo_backend(compiler, name=...)" in said

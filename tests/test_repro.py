@@ -140,3 +140,23 @@ def test_a_repro_names_what_it_cannot_write():
     (mx,) = [i for i in api.instances(["*mx*"]) if i.scaling == "mx"][:1]
     with pytest.raises(ReproUnsupported, match="not written as code yet"):
         repro_source(mx, "eager")
+
+
+def test_a_backend_named_as_a_run_records_it_gets_the_spec_to_pass(tmp_path, monkeypatch, capsys):
+    """`--backend tvm-relax` (the name a run of `my_tvm:backend` records) is no spec; explain
+    and repro say which spec the run in this folder was given."""
+    from gemmconf.cli import main
+    from gemmconf.report import results
+
+    (tmp_path / "reports").mkdir()
+    document = {"format": results.FORMAT, "version": results.VERSION, "records": []}
+    document["backend_specs"] = {"tvm-relax": "my_tvm:backend"}
+    (tmp_path / "reports" / "results.json").write_text(json.dumps(document))
+    monkeypatch.chdir(tmp_path)
+    for command in ("repro", "explain"):
+        assert main([command, "first/mm[fp32-64x64x64-nn]", "--backend", "tvm-relax"]) == 2
+        said = capsys.readouterr().err
+        assert "unknown backend 'tvm-relax'" in said
+        assert "pass --backend my_tvm:backend" in said
+    assert main(["repro", "first/mm[fp32-64x64x64-nn]", "--backend", "nothing-known"]) == 2
+    assert "pass --backend" not in capsys.readouterr().err

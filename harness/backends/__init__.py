@@ -178,9 +178,17 @@ def _instantiate(obj: Any) -> Any:
 def _checked(backend: Any, spec: str) -> Backend:
     missing = [a for a in ("name", "availability", "compile") if not hasattr(backend, a)]
     if missing:
+        hint = ""
+        if callable(backend) and not isinstance(backend, type):
+            hint = (
+                "; a torch.compile backend (a callable of a graph module and example inputs) "
+                "runs as `dynamo:NAME` where torch._dynamo registers it, or wrapped: "
+                "`backend = gemmconf.backends.dynamo.dynamo_backend(compiler, name=...)` in a "
+                "module of yours, passed as --backend module:backend"
+            )
         raise UnknownBackendError(
             f"backend {spec!r} resolved to {type(backend).__name__}, which lacks "
-            f"{', '.join(missing)} of the Backend protocol (gemmconf.backends.base)"
+            f"{', '.join(missing)} of the Backend protocol (gemmconf.backends.base){hint}"
         )
     return backend
 
