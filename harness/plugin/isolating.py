@@ -315,7 +315,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
                 f"{machine.capability.hardware_class} in --durations-from's results are "
                 "admitted to the host's memory by their measured peak (resident set added x "
                 f"{memory.HOST_MEASURED_MARGIN:g} + "
-                f"{memory.size(memory.HOST_MEASURED_SLACK_BYTES)}; at most their estimate)"
+                f"{memory.size(memory.HOST_MEASURED_SLACK_BYTES)}; above their estimate where "
+                "measured so)"
             )
     if state.isolate and state.timeouts.fixed is None:
         autotuning = [label for label, b in selection.backends.items() if declares_autotuning(b)]

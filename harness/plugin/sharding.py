@@ -42,7 +42,8 @@ OPTIONS = (
         "(longest first into the shard with the least time) instead of by count. Every shard "
         "must select the same items and read the same file. Items it measured on a GPU of "
         "this class are admitted to the GPU's memory budget, and to the host's, by their "
-        "measured peak (with a margin, at most their estimate) instead of their estimate, and "
+        "measured peak (with a margin; on the GPU at most their estimate) instead of their "
+        "estimate, and "
         "with -n auto the workers of a GPU are sized by those peaks (--workers-per-gpu)",
     ),
 )
