@@ -26,12 +26,13 @@ def test_csv_has_a_row_per_record(tmp_path: Path, capsys: pytest.CaptureFixture)
     assert row["outcome"] == first["outcome"] and row["markers"] == ";".join(first["markers"])
     assert row["axes"] == ";".join(f"{k}={v}" for k, v in first["axes"].items())
     assert float(row["err_ratio"]) == first["metrics"]["err_ratio"]
-    assert CSV_COLUMNS[-5:] == (  # added last
+    assert CSV_COLUMNS[-6:] == (  # added last
         "max_ratio",
         "draws",
         "draws_failed",
         "computed_by",
         "inherited",
+        "host_memory_peak_bytes",
     )
     assert (row["max_ratio"], row["draws"], row["draws_failed"]) == ("3.0", "3", "0")
     out = tmp_path / "out.csv"

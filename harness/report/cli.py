@@ -64,8 +64,8 @@ Write RESULTS.json as CSV, one row per record: id, backend, device, outcome, kin
 scenario's fields (suite, scenario, op, dtype, shape, markers and axes, both `;`-joined), the
 metrics (err_ratio, max_abs_err, max_rel_err, recompiles, time_ms, tflops, vs_cublas),
 duration_s, source and nodeid, then max_ratio (the bar err_ratio was held to), draws,
-draws_failed, computed_by and inherited (columns added later go last). A killed run's .partial
-file is read too."""
+draws_failed, computed_by, inherited and host_memory_peak_bytes (columns added later go last).
+A killed run's .partial file is read too."""
 
 CSV_METRICS = (
     "err_ratio",
@@ -78,6 +78,7 @@ CSV_METRICS = (
 )
 # metrics added after the first columns were fixed: at the end, so that no column moves
 CSV_LATER_METRICS = ("max_ratio", "draws", "draws_failed")
+CSV_LAST_METRICS = ("host_memory_peak_bytes",)  # after computed_by and inherited, for the same
 CSV_COLUMNS = (
     "id",
     "backend",
@@ -99,6 +100,7 @@ CSV_COLUMNS = (
     *CSV_LATER_METRICS,
     "computed_by",  # who computed the GEMM, and whose failure it is (gemmconf.attribution)
     "inherited",
+    *CSV_LAST_METRICS,
 )
 
 
@@ -414,7 +416,8 @@ def csv_row(record: Record, document: dict[str, Any]) -> dict[str, Any]:
     row["device"] = merge_mod.device_of(record, document)
     row["markers"] = ";".join(record.markers or [])
     row["axes"] = ";".join(f"{k}={v}" for k, v in (record.axes or {}).items())
-    row.update({name: record.metric.get(name, "") for name in (*CSV_METRICS, *CSV_LATER_METRICS)})
+    metrics = (*CSV_METRICS, *CSV_LATER_METRICS, *CSV_LAST_METRICS)
+    row.update({name: record.metric.get(name, "") for name in metrics})
     return {k: "" if v is None else csv_cell(v) for k, v in row.items()}
 
 
