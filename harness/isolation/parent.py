@@ -57,14 +57,15 @@ MAX_ALONE_RERUNS = 3  # timeouts confirmed alone per process: each one stops the
 @dataclass(frozen=True)
 class Estimate:
     """What an item holds in the ledgers while it runs, in bytes: of its GPU, and of the host.
-    Each is the scenario's estimate (`bound`, `host_bound`: upper bounds), or less where an
-    earlier run measured the item (`by`, `host_by` "measured": `memory.admitted`)."""
+    Each is the scenario's estimate (`bound`, `host_bound`), or the figure an earlier run
+    measured (`by`, `host_by` "measured": `memory.admitted`): on the GPU never above its
+    estimate, an upper bound; on the host above it where the measure says so."""
 
     device: int
     host: int
     bound: int | None = None  # the scenario's estimate of the GPU's bytes (None: `device`)
     by: str = memory.BY_ESTIMATE
-    host_bound: int | None = None  # and of the host's (None: `host`)
+    host_bound: int | None = None  # and of the host's, no upper bound (None: `host`)
     host_by: str = memory.BY_ESTIMATE
 
     @property
@@ -73,6 +74,7 @@ class Estimate:
 
     @property
     def host_upper(self) -> int:
+        """The host's estimate (`host_memory_estimate_bytes`)."""
         return self.host if self.host_bound is None else self.host_bound
 
     def by_estimate(self) -> Estimate:
