@@ -1,7 +1,8 @@
 """Hardware: --require-hardware, --target-arch, one GPU (or one OpenMP thread) per xdist worker,
 and how many workers ``-n auto`` starts on GPUs (--workers-per-gpu; by the items' measured
 memory where --durations-from measured them on this class of GPU). It detects the machine and
-publishes it (`facts.MACHINE`)."""
+publishes it (`facts.MACHINE`). Every process of a run assembles Triton's kernels with one ptxas
+(`toolchain.pin_ptxas`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Collection
 
 import pytest
 
-from gemmconf import capability, memory
+from gemmconf import capability, memory, toolchain
 from gemmconf.inputs import LARGE_DRAW_THREADS_ENV
 from gemmconf.plugin import facts, options, scheduling
 
@@ -35,6 +36,7 @@ MEASURED_PERCENTILE = 0.9
 ITEMS_SHARE = 0.5
 
 AUTO_WORKERS = pytest.StashKey[str]()  # what -n auto chose, and why (the header says it)
+PTXAS = pytest.StashKey[toolchain.PtxasChoice]()  # the ptxas this process's compiles use
 
 
 OPTIONS = (
@@ -245,9 +247,12 @@ def pytest_configure(config: pytest.Config) -> None:
     target_arch = parse_target(options.get(config, "target_arch"))
     required = parse_required(options.get(config, "require_hardware"))
     pin_worker(config)  # before anything starts CUDA
+    config.stash[PTXAS] = toolchain.pin_ptxas()  # before anything compiles; workers inherit it
     config.stash[facts.MACHINE] = facts.Machine(capability.detect(), target_arch, required)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     chosen = config.stash.get(AUTO_WORKERS, None)
-    return [f"gemmconf: {chosen}"] if chosen else []
+    ptxas = config.stash.get(PTXAS, None)
+    lines = [f"gemmconf: {chosen}"] if chosen else []
+    return lines + ([f"gemmconf: {ptxas.line()}"] if ptxas and ptxas.path else [])
