@@ -247,7 +247,8 @@ def pytest_configure(config: pytest.Config) -> None:
     target_arch = parse_target(options.get(config, "target_arch"))
     required = parse_required(options.get(config, "require_hardware"))
     pin_worker(config)  # before anything starts CUDA
-    config.stash[PTXAS] = toolchain.pin_ptxas()  # before anything compiles; workers inherit it
+    inductor = toolchain.runs_inductor(options.get(config, "backend") or "")
+    config.stash[PTXAS] = toolchain.pin_ptxas(inductor=inductor)  # before anything compiles
     config.stash[facts.MACHINE] = facts.Machine(capability.detect(), target_arch, required)
 
 
