@@ -4,26 +4,23 @@ Triton assembles PTX with the ptxas that `TRITON_PTXAS_PATH` names, else the one
 Inductor sets that variable, in its own process, at its first Triton compile, to the ptxas that
 a CUDA build of torch ships in `torch/bin` (torch 2.11-2.13:
 `torch._inductor.runtime.compile_tasks._set_triton_ptxas_path`, which leaves a variable that is
-set alone). From then on every Triton compile in that process, a backend's too, takes torch's
-ptxas, and the ptxas version in Triton's cache key changes with it, but only where no compile
-had read the version before (Triton keeps the first version it reads, per process and arch).
-
-So in a run whose processes had met inductor at different times (an item that compiles with
-inductor, the torch.compile layer of a failure's attribution), one kernel signature was
-assembled by two ptxas versions under two cache keys, or by torch's under the key of Triton's.
-On an H200 (2026-11-30, torch 2.11.0+cu130, triton 3.6.0) Triton's own ptxas is CUDA 12.8's
-and torch's CUDA 13.0's; one inductor compile switched a process from one to the other
-(reports/published/2026-11-30-nvidia-h200-compile-key/), and whole reference-suite runs met 1,014
-to 1,017 distinct Triton kernels for 882 kernel signatures where others met 882.
+set alone). From then on every Triton compile in that process, another backend's too, takes
+torch's ptxas, while Triton's cache key keeps the ptxas version the process read first (Triton
+caches it per process and arch): a kernel assembled by torch's ptxas is stored under the key of
+Triton's, and a process that met inductor before its first compile keys the same kernel
+differently from one that met it later. On an H200 (2026-11-30, torch 2.11.0+cu130, triton
+3.6.0) Triton's own ptxas is CUDA 12.8's and torch's CUDA 13.0's, and one inductor compile
+switched a process from one to the other (reports/published/2026-11-30-nvidia-h200-compile-key/,
+call 2). A run whose backends include inductor and a Triton backend, or whose checks run
+inductor in a worker, meets this.
 
 `pin_ptxas` sets the variable before any process compiles, so that one ptxas serves the whole
-run: torch's where the run has an inductor backend (as inductor would set it), else Triton's own,
-which inductor then leaves alone (it sets an unset variable only). A variable the user set is
-kept. Triton's own also compiled faster there: a compile's median 0.61 s with CUDA 12.8's and
-0.89 s with 13.0's, over two cold reference-suite runs on that kind. Where torch ships no ptxas (CPU
-builds) inductor cannot switch one and nothing is set. Called in each pytest process's
-`pytest_configure`; xdist and isolation workers inherit the variable from the process that starts
-them.
+run: torch's where the run has an inductor backend (as inductor would set it), else Triton's own
+(what a Triton backend gets in a process that never runs inductor), which inductor then leaves
+alone. A variable the user set is kept. Where torch ships no ptxas (CPU builds) inductor cannot
+switch one and nothing is set. The choice moved no kernel-mode bench figure on that H200 (the 27
+bench items with each ptxas, call 4). Called in each pytest process's `pytest_configure`; xdist
+and isolation workers inherit the variable from the process that starts them.
 """
 
 from __future__ import annotations
