@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+import suite_files
 import torch
 from faulty_backends import runs_mm_sm90
 
 pytest_plugins = ["pytester"]
 
 TESTS = Path(__file__).resolve().parent
+BOTH = "eager,planted_backends:bias_broadcast_dropped"
 SUITE = """
 suite: tiny
 scenarios:
@@ -260,36 +265,49 @@ def test_expectation_matching_nothing_is_an_error(suite):
     )
 
 
-def test_xdist_and_serial_runs_agree(suite):
-    serial = suite.runpytest_subprocess(
-        "suites", "--backend", "eager", "--results", "serial.json", "-n", "0"
-    )
-    parallel = suite.runpytest_subprocess(
-        "suites", "--backend", "eager", "--results", "parallel.json", "-n", "2"
-    )
-    assert serial.ret == parallel.ret == 0
-    a, b = records(suite, "serial.json"), records(suite, "parallel.json")
-    assert outcomes(a) == outcomes(b) and len(outcomes(a)) == 8
+@pytest.fixture(scope="module")
+def eager_and_planted_runs(tmp_path_factory) -> dict[str, tuple[int, Path]]:
+    """The suite on eager and a planted backend, in a pytest process of its own, serially
+    (`-n 0`) and on two xdist workers (`-n 2`), each with its junit.xml: by worker count, the
+    exit status and the run's folder. The tests below only read them (one xdist worker runs
+    them all: `xdist_group`)."""
+    runs = {}
+    for workers in ("0", "2"):
+        folder = tmp_path_factory.mktemp(f"workers{workers}")
+        suite_files.lay_out(folder, SUITE)
+        command = [sys.executable, "-m", "pytest", "suites", "--backend", BOTH]
+        command += ["--junitxml", "junit.xml", "-n", workers, "-p", "no:randomly"]
+        done = subprocess.run(
+            command,
+            cwd=folder,
+            env={**os.environ, "PYTHONPATH": str(TESTS)},  # planted_backends, in the workers
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        runs[workers] = (done.returncode, folder)
+    return runs
+
+
+@pytest.mark.xdist_group("eager_and_planted_runs")
+def test_xdist_and_serial_runs_agree(eager_and_planted_runs):
+    (serial, one), (parallel, two) = eager_and_planted_runs["0"], eager_and_planted_runs["2"]
+    assert serial == parallel == pytest.ExitCode.TESTS_FAILED
+    a = json.loads((one / "reports" / "results.json").read_text())
+    b = json.loads((two / "reports" / "results.json").read_text())
+    assert outcomes(a) == outcomes(b) and len(outcomes(a)) == 16
+    assert "failed" in outcomes(a).values()  # the planted backend's failures agree too
     assert b["complete"] is True
 
 
+@pytest.mark.xdist_group("eager_and_planted_runs")
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_junit_properties_are_each_items_verdict_record_as_json(suite, workers, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))  # planted_backends, in the subprocess
-    result = suite.runpytest_subprocess(
-        "suites",
-        "--backend",
-        "eager,planted_backends:bias_broadcast_dropped",
-        "--junitxml",
-        "junit.xml",
-        "-n",
-        workers,
-        "-p",
-        "no:randomly",
-    )
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    written = {r["nodeid"]: r for r in records(suite)["records"]}
-    cases = ElementTree.parse(suite.path / "junit.xml").getroot().iter("testcase")
+def test_junit_properties_are_each_items_verdict_record_as_json(eager_and_planted_runs, workers):
+    status, folder = eager_and_planted_runs[workers]
+    assert status == pytest.ExitCode.TESTS_FAILED
+    document = json.loads((folder / "reports" / "results.json").read_text())
+    written = {r["nodeid"]: r for r in document["records"]}
+    cases = ElementTree.parse(folder / "junit.xml").getroot().iter("testcase")
     found = {}
     for case in cases:
         (prop,) = [p for p in case.iter("property") if p.get("name") == "gemmconf"]
