@@ -20,6 +20,11 @@ from gemmconf.report import cli as report_cli
 
 # pytest's configuration for `gemmconf run` (the plugin knows such a run by it)
 RUN_INI = Path(__file__).with_name("run.ini")
+# `explain` and `repro` find an item by either (`_find`)
+ID_HELP = (
+    "instance id, e.g. 'first/mm[bf16-127x65x33-nt]', or the node id a run printed, e.g. "
+    "'dense/first.yaml::mm[bf16-127x65x33-nt@eager]'"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,7 +90,7 @@ def _add_explain(commands: Any) -> None:
         "explain",
         help="show one scenario instance: its fields, inputs, and the command that runs it",
     )
-    explain.add_argument("id", help="instance id, e.g. 'first/mm[bf16-127x65x33-nt]'")
+    explain.add_argument("id", help=ID_HELP)
     _suite_options(explain)
     explain.add_argument("--backend", default="reference")
     explain.add_argument("--seed", type=int, default=0)
@@ -98,15 +103,16 @@ def _add_repro(commands: Any) -> None:
     """`gemmconf repro`: one item as a standalone file."""
     repro = commands.add_parser(
         "repro",
-        help="write one item as a standalone Python file that needs torch alone (the program, "
-        "its inputs, the backend's call, the comparison): ready for an upstream issue",
+        help="write one item as a standalone Python file that needs torch (and a backend's own "
+        "package, for a backend that is not PyTorch's): the program, "
+        "its inputs, the backend's call, the comparison; ready for an upstream issue",
         description="Write a standalone repro of one item on one backend: a Python file with "
         "the program under test, how its inputs are drawn (as gemmconf draws them for --seed), "
         "the backend's call (dynamo:NAME as torch.compile(fn, backend=NAME); an import path as "
         "an import of that object) and the comparison against eager and fp64 with the item's "
         "tolerance. It exits 1 when the backend fails the item, 0 when it passes.",
     )
-    repro.add_argument("id", help="instance id, e.g. 'first/mm[bf16-127x65x33-nt]'")
+    repro.add_argument("id", help=ID_HELP)
     repro.add_argument("--backend", default="reference", help="as pytest's --backend (one)")
     repro.add_argument("--seed", type=int, default=0, help="the run seed (default: 0)")
     repro.add_argument(
@@ -481,6 +487,27 @@ def _instances(suites: str | None, max_items: int | None = None, max_elements: i
         raise SystemExit(4) from None
 
 
+def _find(instances: Any, wanted: str) -> Any:
+    """The instance `wanted` names: its id (`dense/first[...]`), or the node id a run printed
+    (`suites/dense/first.yaml::mm[...@backend]`, the file's path from the suites folder or the
+    checkout, or its part after `::` where one suite alone has it); None where none does."""
+    instances = list(instances)
+    match = next((i for i in instances if i.id == wanted), None)
+    if match is not None or ("::" not in wanted and "@" not in wanted):
+        return match
+    file, _, name = wanted.rpartition("::")
+    if "@" in name:  # the backend's label: `mm[fp32-...@eager]`, `matmul_dropout[@eager]`
+        name = name[: name.rindex("@")] + "]"
+    name = name.removesuffix("[]")
+    found = [
+        i
+        for i in instances
+        if i.id.partition("/")[2] == name
+        and (not file or f"/{i.source.rpartition(':')[0]}".endswith(f"/{file}"))
+    ]
+    return found[0] if len(found) == 1 else None  # a bare name in two suites names neither
+
+
 def _list(
     suites: str | None,
     pattern: str,
@@ -539,7 +566,7 @@ def _explain(args: argparse.Namespace) -> int:
     from gemmconf.scenario import implied_markers
 
     instances = _instances(args.suites, args.max_items, args.max_elements)
-    match = next((i for i in instances if i.id == args.id), None)
+    match = _find(instances, args.id)
     if match is None:
         print(
             f"gemmconf: no instance {args.id!r} (try `gemmconf list '*pattern*'`)", file=sys.stderr
@@ -623,7 +650,7 @@ def _repro(args: argparse.Namespace) -> int:
     from gemmconf.repro import ReproUnsupported, repro_source
 
     instances = _instances(args.suites, args.max_items, args.max_elements)
-    instance = next((i for i in instances if i.id == args.id), None)
+    instance = _find(instances, args.id)
     if instance is None:
         print(
             f"gemmconf repro: no instance {args.id!r} (try `gemmconf list '*pattern*'`)",

@@ -45,6 +45,26 @@ def reproduce_command(
     return shlex.join(["gemmconf", "run", f"{file.relative_to(suites)}::{name}", *options, *extra])
 
 
+# how a failure's details begin the line that says no standalone repro can be written for it
+# (gemmconf.report.groups picks a group's representative among the others)
+NO_STANDALONE = "No standalone repro"
+
+
+def standalone_needs(spec: str) -> str:
+    """What a standalone repro of a backend (a --backend spec) needs besides the file: torch
+    alone for PyTorch's own backends, else torch and the backend's code."""
+    base, _, option = spec.partition(":")
+    if base in ("eager", "inductor", "inductor-max-autotune"):
+        return "torch alone"
+    if base == "dynamo":
+        return (
+            f"torch, and the package that registers {option or 'the compiler'} where torch does not"
+        )
+    if base == "reference":
+        return "torch and gemmconf's reference backend (gemmconf_reference)"
+    return "torch and the backend's own package"
+
+
 def standalone_command(
     instance_id: str,
     spec: str,
@@ -54,7 +74,7 @@ def standalone_command(
     out: str | None = None,
 ) -> str:
     """`gemmconf repro ID --backend SPEC`: the command that writes an item's standalone repro
-    (gemmconf.repro), a Python file that needs torch alone."""
+    (gemmconf.repro), a Python file that needs what `standalone_needs` says."""
     words = ["gemmconf", "repro", instance_id, "--backend", spec]
     if seed:
         words += ["--seed", str(seed)]

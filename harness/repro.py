@@ -49,7 +49,7 @@ from gemmconf.checks import compile_budget
 from gemmconf.gemm.dtypes import DTYPES, is_quantized, torch_dtype
 from gemmconf.gemm.reference import HELPERS
 from gemmconf.gemm.scaling import RECIPES, WHOLE
-from gemmconf.ids import standalone_command
+from gemmconf.ids import standalone_command, standalone_needs
 from gemmconf.item import fixed_strides
 from gemmconf.scenario import TENSOR_EPILOGUES, ScenarioInstance, eval_dim
 
@@ -103,6 +103,13 @@ def repro_source(
 
 
 def _check_supported(instance: ScenarioInstance) -> None:
+    why = unsupported(instance)
+    if why is not None:
+        raise ReproUnsupported(f"no standalone repro for {instance.id}: {why}")
+
+
+def unsupported(instance: ScenarioInstance) -> str | None:
+    """Why no standalone repro can be written for `instance`; None where one can."""
     spec = instance.spec
     recipe = RECIPES.get(instance.scaling or "")
     why = None
@@ -118,8 +125,7 @@ def _check_supported(instance: ScenarioInstance) -> None:
         why = "its grouped fp8 operands are not written as code yet"
     elif instance.checks.raises_or_correct:
         why = "an error scenario that allows a correct result is judged against fp64 alone"
-    if why is not None:
-        raise ReproUnsupported(f"no standalone repro for {instance.id}: {why}")
+    return why
 
 
 def _draw_table(instance: ScenarioInstance) -> _Draws:
@@ -145,8 +151,8 @@ def _header(instance: ScenarioInstance, spec: str, seed: int, device: str, versi
     command = standalone_command(instance.id, spec, seed=seed)
     made = f"gemmconf {version}, " if version else ""
     paragraphs = [
-        f"Written by `{command}` ({made}torch {torch.__version__}); it needs torch alone"
-        f"{_extra_needs(spec)}. The scenario ({instance.source}): op {instance.op}, dtype "
+        f"Written by `{command}` ({made}torch {torch.__version__}); it needs "
+        f"{standalone_needs(spec)}. The scenario ({instance.source}): op {instance.op}, dtype "
         f"{instance.dtype}, compile mode {instance.compile.mode}, "
         f"{len(instance.shape_sets)} shape set(s).",
         "It runs the program below eagerly, through the backend and in fp64, on the inputs "
@@ -164,15 +170,6 @@ def _header(instance: ScenarioInstance, spec: str, seed: int, device: str, versi
         f'"""Standalone repro of gemmconf item {instance.id} on backend {spec}.\n\n'
         f'{wrapped}\n"""'
     )
-
-
-def _extra_needs(spec: str) -> str:
-    base = spec.split(":")[0]
-    if base in ("eager", "inductor", "inductor-max-autotune", "dynamo"):
-        return ""
-    if base == "reference":
-        return " and gemmconf's reference backend (gemmconf_reference)"
-    return " and the backend's own package"
 
 
 def _imports(instance: ScenarioInstance, spec: str) -> str:

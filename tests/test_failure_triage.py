@@ -139,6 +139,15 @@ def test_a_signature_leaves_out_what_differs_between_items_of_one_cause():
     )
     assert signature(mixed) == signature(mixed.replace("c10::Half", "c10::BFloat16"))
     assert signature(mixed) == signature(mixed.replace("float", "signed char"))
+    # and its legacy tensor type names (a lightning-thunder trial, 2026-11-30: one cause, 3 groups)
+    legacy = "expected CPUBFloat16Type got torch.HalfTensor for argument #2 'mat1'"
+    assert signature(legacy) == signature(
+        legacy.replace("CPUBFloat16Type", "CPUFloatType").replace("HalfTensor", "FloatTensor")
+    )
+    assert signature(legacy) == signature(
+        legacy.replace("torch.HalfTensor", "torch.cuda.DoubleTensor")
+    )
+    assert "Tensor-likes" in signature("Tensor-likes are not close!")  # words that merely end so
 
 
 def test_a_group_title_names_the_error_not_the_shape_set_it_met():
@@ -156,3 +165,40 @@ def test_a_group_title_names_the_error_not_the_shape_set_it_met():
         == "Backend raised during the call: AssertionError: Unsupported function types ['mm']"
     )
     assert group.title().endswith(group.cause)
+
+
+def test_a_groups_representative_has_a_repro_and_elements_where_a_member_does():
+    """A lightning-thunder trial (2026-11-30): the largest group's repro command named a K = 0
+    MX item, for which no standalone repro is written, and so failed."""
+    from gemmconf.ids import NO_STANDALONE
+    from gemmconf.report.groups import summary_lines
+
+    def failed(item: str, dims: dict[str, int], repro: bool) -> dict:
+        details = "Standalone repro ..." if repro else f"{NO_STANDALONE} (mx): run the item again"
+        return {
+            "id": f"s/f[{item}]",
+            "nodeid": f"suites/s.yaml::f[{item}@b]",
+            "backend": "b",
+            "outcome": "failed",
+            "kind": "crash",
+            "reason": "Backend raised during the call: AssertionError: no swizzles",
+            "dims": dims,
+            "details": details,
+        }
+
+    zero_mx = failed("mx-k0", {"M": 16, "N": 16, "K": 0}, repro=False)
+    small_mx = failed("mx-small", {"M": 1, "N": 1, "K": 32}, repro=False)
+    zero = failed("rowwise-k0", {"M": 16, "N": 16, "K": 0}, repro=True)
+    large = failed("rowwise-large", {"M": 64, "N": 64, "K": 64}, repro=True)
+    (group,) = group_failures([zero_mx, small_mx, zero, large])
+    assert group.representative.id == "s/f[rowwise-large]"
+    (group,) = group_failures([zero_mx, small_mx, zero])
+    assert group.representative.id == "s/f[rowwise-k0]"
+    (group,) = group_failures([zero_mx, small_mx])
+    assert group.representative.id == "s/f[mx-small]"
+    lines = summary_lines([group])
+    assert "gemmconf repro" not in "\n".join(lines)
+    assert (
+        lines[-1].strip()
+        == "no standalone repro; its node id runs it again: suites/s.yaml::f[mx-small@b]"
+    )

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gemmconf import api
-from gemmconf.repro import ReproUnsupported, repro_source
+from gemmconf.repro import ReproUnsupported, repro_source, unsupported
 
 # A torch.compile backend with a planted bug, installed under dynamo's entry-point group (as a
 # package of its own would be): mm sums K only up to its last multiple of 16.
@@ -140,6 +140,9 @@ def test_a_repro_names_what_it_cannot_write():
     (mx,) = [i for i in api.instances(["*mx*"]) if i.scaling == "mx"][:1]
     with pytest.raises(ReproUnsupported, match="not written as code yet"):
         repro_source(mx, "eager")
+    # what a failure's details and the failure groups say instead of a command that would fail
+    assert "not written as code yet" in unsupported(mx)
+    assert unsupported(instance) is None
 
 
 def test_a_backend_named_as_a_run_records_it_gets_the_spec_to_pass(tmp_path, monkeypatch, capsys):
@@ -160,3 +163,21 @@ def test_a_backend_named_as_a_run_records_it_gets_the_spec_to_pass(tmp_path, mon
         assert "pass --backend my_tvm:backend" in said
     assert main(["repro", "first/mm[fp32-64x64x64-nn]", "--backend", "nothing-known"]) == 2
     assert "pass --backend" not in capsys.readouterr().err
+
+
+def test_explain_and_repro_take_the_node_id_a_run_printed(capsys):
+    """A lightning-thunder trial (2026-11-30) pasted `seeds/max_autotune.yaml::matmul_dropout[@…]`
+    from a run's output into `explain` and got "no instance"."""
+    from gemmconf.cli import main
+
+    for wanted in (
+        "seeds/max_autotune.yaml::matmul_dropout[@thunder]",
+        "suites/seeds/max_autotune.yaml::matmul_dropout[@thunder]",
+        "matmul_dropout[@thunder]",
+    ):
+        assert main(["explain", wanted]) == 0
+        assert capsys.readouterr().out.startswith("seed_max_autotune/matmul_dropout  (")
+    # a file that does not hold it, and a name in no suite, name nothing
+    assert main(["explain", "dense/first.yaml::matmul_dropout[@thunder]"]) == 2
+    assert main(["explain", "nowhere[@thunder]"]) == 2
+    assert "no instance" in capsys.readouterr().err

@@ -18,6 +18,7 @@ from gemmconf import (
     ids,
     isolation,
     kinds,
+    repro,
 )
 from gemmconf.backends import Backend
 from gemmconf.backends.base import compile_allowance, for_item
@@ -444,14 +445,20 @@ class ScenarioItem(pytest.Item):
         )
 
     def standalone_line(self) -> str:
-        """How to write this item's standalone repro (gemmconf.repro)."""
+        """How to write this item's standalone repro (gemmconf.repro), or why none can be."""
+        why = repro.unsupported(self.instance)
+        if why is not None:
+            return f"{ids.NO_STANDALONE} ({why}): run the item again as above"
+        spec = self.config.stash[facts.SELECTION].specs[self.label]
         command = ids.standalone_command(
             self.instance.id,
-            self.config.stash[facts.SELECTION].specs[self.label],
+            spec,
             seed=self.config.stash[facts.SELECTION].seed,
             target_arch=self.config.stash[facts.MACHINE].target_arch,
         )
-        return f"Standalone repro (a Python file that needs torch alone): {command}"
+        return (
+            f"Standalone repro (a Python file that needs {ids.standalone_needs(spec)}): {command}"
+        )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         if isinstance(excinfo.value, ConformanceFailure | UnexpectedFailure | HarnessError):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gemmconf import attribution
-from gemmconf.ids import standalone_command
+from gemmconf.ids import NO_STANDALONE, standalone_command
 from gemmconf.record import Record, typed
 from gemmconf.report.results import is_failing
 
@@ -31,6 +31,14 @@ from gemmconf.report.results import is_failing
 _SIGNATURE_RULES = (
     (re.compile(r"0x[0-9a-fA-F]+"), "#"),  # addresses
     (re.compile(r"'[^']*\[[^']*\]'"), "'ID'"),  # a quoted item id
+    # torch's legacy tensor type names: CPUBFloat16Type, torch.HalfTensor, torch.cuda.FloatTensor
+    (
+        re.compile(
+            r"\b(?:torch\.(?:cuda\.)?)?(?:CPU|CUDA)?(?:BFloat16|Half|Float|Double|Int|Long|Short"
+            r"|Char|Byte|Bool|ComplexFloat|ComplexDouble)(?:Type|Tensor)\b"
+        ),
+        "T",
+    ),
     (re.compile(r"\b(?:fp64|fp32|tf32|fp16|bf16|fp8_fast_accum|fp8|e4m3fn|e5m2|int8)\b"), "T"),
     (re.compile(r"\b(?:float|bfloat|int)(?:8|16|32|64)\b"), "T"),  # torch dtype names
     # C++ element type names in torch's messages (c10::BFloat16, c10::Half, float, signed char)
@@ -89,6 +97,10 @@ class FailureGroup:
             target_arch=self.representative.target_arch or None,
         )
 
+    def rerun_hint(self) -> str:
+        """The representative's node id (`pytest NODEID` or `gemmconf run NODEID` runs it)."""
+        return self.representative.nodeid or self.representative.id
+
 
 def signature(reason: str | None) -> str:
     """A reason's first line with numbers, shapes, addresses and dtype names taken out."""
@@ -128,9 +140,14 @@ def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[Failur
     return sorted(groups, key=lambda g: (g.inherited is not None, -g.size, g.backend, g.ids[0]))
 
 
-def _smallness(record: Record) -> tuple[float, str]:
+def _smallness(record: Record) -> tuple[bool, bool, float, str]:
+    """The representative's order: an item with a standalone repro before one without (its
+    details say so: `ids.NO_STANDALONE`), an item with elements before a zero-size one, then
+    the smallest."""
     sizes = [v for v in (record.dims or {}).values() if isinstance(v, int | float)]
-    return (math.prod(sizes) if sizes else math.inf, record.id)
+    size = math.prod(sizes) if sizes else math.inf
+    no_repro = NO_STANDALONE in (record.details or "")
+    return (no_repro, size == 0, size, record.id)
 
 
 def pattern(members: Sequence[Record], records: Sequence[Record]) -> tuple[str, ...]:
@@ -195,7 +212,12 @@ def summary_lines(
         common = f"      {'; '.join(group.pattern)}"
         lines.append(common if len(common) <= width else common[: width - 3] + "...")
         spec = (specs or {}).get(group.backend)
-        lines.append(f"      repro: {group.repro_command(spec, seed)}")  # whole: it is pasted
+        if NO_STANDALONE in (group.representative.details or ""):  # none of the group has one
+            lines.append(
+                f"      no standalone repro; its node id runs it again: {group.rerun_hint()}"
+            )
+        else:
+            lines.append(f"      repro: {group.repro_command(spec, seed)}")  # whole: it is pasted
     rest = groups[limit:]
     if rest:
         lines.append(

@@ -127,7 +127,9 @@ class Item:
     inherited: str | None
     reason: str
     rerun: str  # the pytest command that runs it again
-    standalone: str  # `gemmconf repro ...`: it as a file that needs torch alone
+    standalone: (
+        str  # `gemmconf repro ...`: it as a file (`ids.standalone_needs` says what it needs)
+    )
     run: int  # the number of the file it comes from
 
 
@@ -293,7 +295,7 @@ def rerun_command(nodeid: str, spec: str, seed: int, target_arch: str | None) ->
 
 
 def standalone_command(item_id: str, spec: str, seed: int, target_arch: str | None) -> str:
-    """`gemmconf repro ID --backend SPEC`: the item as a file that needs torch alone
+    """`gemmconf repro ID --backend SPEC`: the item as a standalone file
     (gemmconf.ids.standalone_command, with every value quoted as `shell_word` says)."""
     options = [_option("--backend", spec)]
     if seed:
