@@ -55,3 +55,36 @@ def test_module_runs_alone(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "0 regression(s)" in done.stdout
+
+
+def test_groups_prints_every_group_of_a_results_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """An outside author's trial (2026-11-30): the run's end shows 8 groups, and nothing printed
+    the rest."""
+    document = sample_document()
+    reason = "Backend raised during the call: RuntimeError: cause {}"
+    for n in range(10):  # ten causes, two items each, beside the sample's own failures
+        for item in range(2):
+            record = {
+                "id": f"s/mm[c{n}-{item}]",
+                "nodeid": f"suites/s.yaml::mm[c{n}-{item}@b]",
+                "backend": "b",
+                "outcome": "failed",
+                "kind": "crash",
+                "reason": reason.format(chr(ord("a") + n)),
+            }
+            document["records"].append(record)
+    source = tmp_path / "results.json"
+    source.write_text(json.dumps(document))
+    assert main(["groups", str(source)]) == 0
+    out = capsys.readouterr().out
+    assert "more group(s)" not in out
+    titles = [line for line in out.splitlines() if "failures (crash)" in line and "b: " in line]
+    assert len(titles) == 10
+    assert main(["groups", str(source), "--limit", "3"]) == 0
+    assert "more group(s)" in capsys.readouterr().out
+    assert main(["groups", str(source), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert sum(1 for g in listed if g["backend"] == "b") == 10
+    assert all(g["repro"].startswith("gemmconf repro ") for g in listed if g["backend"] == "b")

@@ -1,4 +1,5 @@
-"""`gemmconf report merge|html|matrix|diff|ab|csv`: join, render, compare and export results files.
+"""`gemmconf report merge|html|matrix|diff|ab|csv|groups`: join, render, compare, export and
+triage results files.
 
 Exit codes: 0 done; 1 `diff` found outcome regressions; 2 bad input (a file that is not a
 gemmconf results file, truncated, not UTF-8, of another version, inputs that cannot be
@@ -124,7 +125,25 @@ def add_subcommands(commands: Any) -> argparse.ArgumentParser:
     _add_csv(actions)
     _add_diff(actions)
     _add_ab(actions)
+    _add_groups(actions)
     return report
+
+
+def _add_groups(actions: Any) -> None:
+    """`report groups`: a results file's failures by cause, every group."""
+    groups = actions.add_parser(
+        "groups",
+        help="a results file's failures grouped by cause, each with its repro",
+        description="The failures of a results file (a run's or a merge's) grouped by cause, "
+        "largest first, the backend's own before those inherited from eager or torch.compile: "
+        "each group's cause, what its items share, and the command that writes its smallest "
+        "item's standalone repro. The run's end prints the first 8; this prints them all.",
+    )
+    groups.add_argument("results", metavar="RESULTS.json")
+    groups.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="the first N groups (default: all)"
+    )
+    groups.add_argument("--json", action="store_true", help="the groups as JSON")
 
 
 def _add_merge(actions: Any) -> None:
@@ -335,6 +354,8 @@ def run(args: argparse.Namespace) -> int:
             return _csv(args)
         if args.report_command == "ab":
             return _ab(args)
+        if args.report_command == "groups":
+            return _groups(args)
         return _diff(args)
     except (
         ResultsError,
@@ -448,6 +469,21 @@ def _show(args: argparse.Namespace, result: Any, lines: Any) -> None:
         print(json.dumps(result.as_json(), indent=1))
     else:
         print("\n".join(terminal(line) for line in lines()))
+
+
+def _groups(args: argparse.Namespace) -> int:
+    from gemmconf.report import groups as groups_mod
+
+    document = merge_mod.load(args.results)
+    found = groups_mod.group_failures(document["records"])
+    specs, seed = document.get("backend_specs") or {}, document.get("seed")
+    if args.json:
+        print(json.dumps(groups_mod.page_groups(found, specs=specs, seed=seed), indent=1))
+        return OK
+    limit = len(found) if args.limit is None else max(0, args.limit)
+    lines = groups_mod.summary_lines(found, specs=specs, seed=seed, limit=limit)
+    print("\n".join(terminal(line) for line in lines) if lines else "gemmconf: no failures")
+    return OK
 
 
 def _ab(args: argparse.Namespace) -> int:

@@ -97,9 +97,19 @@ class FailureGroup:
             target_arch=self.representative.target_arch or None,
         )
 
-    def rerun_hint(self) -> str:
-        """The representative's node id (`pytest NODEID` or `gemmconf run NODEID` runs it)."""
-        return self.representative.nodeid or self.representative.id
+    @property
+    def has_repro(self) -> bool:
+        """Whether a standalone repro can be written for the representative (where none can,
+        its details say so: `ids.NO_STANDALONE`; `_smallness` picks one that can if any)."""
+        return NO_STANDALONE not in (self.representative.details or "")
+
+    def repro_line(self, spec: str | None = None, seed: int | None = None) -> str:
+        """`repro: gemmconf repro ...`, or where no member has one, the node id that runs the
+        representative again (`pytest NODEID` in a checkout)."""
+        if self.has_repro:
+            return f"repro: {self.repro_command(spec, seed)}"
+        node = self.representative.nodeid or self.representative.id
+        return f"no standalone repro; its node id runs it again: {node}"
 
 
 def signature(reason: str | None) -> str:
@@ -212,17 +222,12 @@ def summary_lines(
         common = f"      {'; '.join(group.pattern)}"
         lines.append(common if len(common) <= width else common[: width - 3] + "...")
         spec = (specs or {}).get(group.backend)
-        if NO_STANDALONE in (group.representative.details or ""):  # none of the group has one
-            lines.append(
-                f"      no standalone repro; its node id runs it again: {group.rerun_hint()}"
-            )
-        else:
-            lines.append(f"      repro: {group.repro_command(spec, seed)}")  # whole: it is pasted
+        lines.append(f"      {group.repro_line(spec, seed)}")  # whole: it is pasted
     rest = groups[limit:]
     if rest:
         lines.append(
             f"    ... and {len(rest)} more group(s) of {sum(g.size for g in rest)} failure(s) "
-            "(all on the run's conformance page)"
+            "(all on the run's conformance page, and `gemmconf report groups RESULTS.json`)"
         )
     return lines
 
@@ -244,7 +249,10 @@ def page_groups(
             "cause": g.cause,
             "pattern": list(g.pattern),
             "representative": g.representative.id,
-            "repro": g.repro_command((specs or {}).get(g.backend), seed),
+            "repro": g.repro_line((specs or {}).get(g.backend), seed).partition(": ")[2]
+            if g.has_repro
+            else None,
+            "rerun": None if g.has_repro else g.representative.nodeid or g.representative.id,
             "ids": list(g.ids),
         }
         for g in groups
