@@ -97,20 +97,40 @@ def _commit_of(path: Path) -> str | None:
 def backend_packages(backend: Any) -> dict[str, str]:
     """{distribution: version} of the packages that define `backend`: its class's (or
     function's) module, and for a torch.compile backend named by its registered name, the
-    module of the function registered under that name."""
+    module of the function registered under that name. Where one of those modules belongs to
+    no distribution (an adapter file beside the run, `my_thunder.py`), the packages it imports
+    (`lightning-thunder`): the code the adapter hands the work to."""
     modules = {getattr(backend, "__module__", None), type(backend).__module__}
     compiler = getattr(backend, "compiler", None)
     if isinstance(compiler, str):
         modules.add(_registered_module(compiler))
     elif compiler is not None:
         modules.add(getattr(compiler, "__module__", None))
+    modules = {m for m in modules if m and m != "builtins"}
+    for module in sorted(modules):
+        if not _distributions().get(module.partition(".")[0]):
+            modules |= _imported_by(module)
     found: dict[str, str] = {}
-    for module in sorted(m for m in modules if m and m != "builtins"):
+    for module in sorted(modules):
         for dist in _distributions().get(module.partition(".")[0], ()):
             version = _version(dist)
             if version:
                 found[dist] = version
     return dict(sorted(found.items()))
+
+
+def _imported_by(module: str) -> set[str]:
+    """The top-level packages whose modules, classes or functions `module`'s namespace holds
+    (what a loaded adapter module imported)."""
+    loaded = sys.modules.get(module)
+    names: set[str] = set()
+    for value in vars(loaded).values() if loaded is not None else ():
+        name = (
+            value.__name__ if isinstance(value, type(sys)) else getattr(value, "__module__", None)
+        )
+        if isinstance(name, str) and name.partition(".")[0] != module.partition(".")[0]:
+            names.add(name.partition(".")[0])
+    return names
 
 
 def _registered_module(name: str) -> str | None:

@@ -97,3 +97,20 @@ def test_the_code_hash_tells_two_trees_apart_and_two_installs_of_one_tree_not(tm
     assert provenance.hash_code(copies[0]) != provenance.hash_code(copies[1])
     assert provenance.gemmconf_source()["code"] == provenance.code_hash()
     assert len(provenance.code_hash() or "") == 12
+
+
+def test_an_adapter_file_names_the_packages_it_hands_the_work_to(tmp_path, monkeypatch):
+    """A lightning-thunder trial (2026-11-30): `my_thunder:backend`, a file beside the run,
+    recorded gemmconf alone; the package it wraps is the one a report must name."""
+    (tmp_path / "my_adapter.py").write_text(
+        "import yaml\n"
+        "from gemmconf.backends.dynamo import dynamo_backend\n\n"
+        "def compile_with_yaml(gm, example_inputs):\n"
+        "    return gm.forward\n\n"
+        "backend = dynamo_backend(compile_with_yaml, name='adapted')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    packages = provenance.backend_packages(resolve("my_adapter:backend"))
+    assert packages["PyYAML"] == importlib.metadata.version("PyYAML")  # what the file imports
+    assert packages["gemmconf"] == importlib.metadata.version("gemmconf")
+    assert "my_adapter" not in packages
