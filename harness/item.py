@@ -126,6 +126,7 @@ class ItemRun:
         self.problems: list[Problem] = []  # found so far, in the order the outcome gives them
         self.compiled: Any = None
         self.compiles = 0  # the compiled callable's compiles() after the first calls
+        self.graph_frames: int | None = None  # how many frames those graphs came from, if known
         self.frames = FrameWatch()  # what dynamo did during the backend's compile and calls
         # what compiled autograd did then, for a scenario whose backward runs under it
         self.autograd = AutogradWatch() if instance.compiled_autograd is not None else None

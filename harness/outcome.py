@@ -496,15 +496,24 @@ class Recompiled:
     budget: int
     shape_sets: tuple[str, ...]
     mode: str
+    frames: int | None = None  # how many frames (functions dynamo traced) the graphs came from
     kind = kinds.RECOMPILES
 
     def describe(self) -> str:
         """This problem's paragraph; its first line stands alone."""
-        return (
+        text = (
             f"Recompiled: {self.compiles} compiles over {len(self.shape_sets)} shape set(s) "
             f"({', '.join(self.shape_sets)}); the scenario allows {self.budget} (compile "
             f"mode {self.mode})."
         )
+        if self.frames is not None and self.frames > 1:
+            text += (
+                f"\nThe graphs came from {self.frames} frames, not from one frame compiled "
+                "again: dynamo hands the backend a graph for each function it traces, and a "
+                "function besides the program's (the code after a graph break, or one the "
+                "backend's own code runs, such as its backward) is one more."
+            )
+        return text
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,8 @@ def _first_calls(
     progress.report("check")
     compiled = item.compiled
     item.compiles = item.backend_raises("compiles()", lambda: compiled.compiles())
+    frames = getattr(compiled, "graph_frames", None)  # TorchCompiled's: graphs' frames
+    item.graph_frames = item.backend_raises("graph_frames()", frames) if frames else None
     item.metrics["recompiles"] = max(0, item.compiles - 1)
     item.metrics["compiles"] = item.compiles
 

@@ -198,3 +198,41 @@ def test_the_layer_tool_finds_failures_the_layer_lacks_and_entries_a_run_contrad
     assert entry["match"] == "tiny/mm[fp16-8x8x8]" and entry["kind"] == "crash"
     assert entry["hardware"] == "cpu" and entry["torch"] == "==2.13.*"
     assert entry["message"] == "no fp"  # cut before the first number: a draft to edit
+
+
+def test_a_compile_count_tells_frames_from_recompiles_of_one_frame():
+    """A lightning-thunder trial (2026-11-30): its backward, traced by dynamo as a frame of its
+    own, made 2 compiles over 1 shape set, and the report said "recompiled"."""
+    import torch
+
+    from gemmconf.backends.dynamo import TorchCompiled
+    from gemmconf.outcome import Recompiled
+
+    def passthrough(gm, example_inputs):
+        return gm.forward
+
+    def helper(x):
+        return x.cos() * 2
+
+    def broken(x):
+        y = x.sin()
+        torch._dynamo.graph_break()
+        return helper(y) + 1
+
+    two_frames = TorchCompiled(broken, passthrough, dynamic=False)
+    two_frames(torch.randn(3))
+    assert (two_frames.compiles(), two_frames.graph_frames()) == (2, 2)
+
+    def plain(x):
+        return x.sin() + 1
+
+    one_frame = TorchCompiled(plain, passthrough, dynamic=False)
+    one_frame(torch.randn(3))
+    one_frame(torch.randn(4, 5))  # a new shape: the same frame compiled again
+    assert (one_frame.compiles(), one_frame.graph_frames()) == (2, 1)
+    assert TorchCompiled(plain, "eager", dynamic=False).graph_frames() is None  # not seen
+
+    said = Recompiled(2, 1, ("M=4 N=4 K=4",), "static", frames=2).describe()
+    assert said.splitlines()[0].startswith("Recompiled: 2 compiles over 1 shape set(s)")
+    assert "came from 2 frames, not from one frame compiled again" in said
+    assert "frames" not in Recompiled(2, 1, ("M=4 N=4 K=4",), "static", frames=1).describe()

@@ -534,6 +534,7 @@ class TorchCompiled:
         import torch._dynamo.config as dynamo_config_module
 
         self._invocations: int | None = None  # counted by our wrapper of a compiler function
+        self._frame_ids: set[int | None] = set()  # dynamo's frame of each graph it handed over
         backend: Any = compiler
         if not isinstance(compiler, str):
             self._invocations = 0
@@ -551,6 +552,7 @@ class TorchCompiled:
     def _counted(self, compiler: Callable[..., Any]) -> Callable[..., Any]:
         def counted(gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
             self._invocations = (self._invocations or 0) + 1
+            self._frame_ids.add(_frame_id())
             return compiler(gm, example_inputs, **kwargs)
 
         counted.__name__ = _callable_name(compiler)
@@ -571,6 +573,14 @@ class TorchCompiled:
             return self._invocations
         return self._watch.graphs
 
+    def graph_frames(self) -> int | None:
+        """How many different frames (functions dynamo traced) the compiler's graphs came from;
+        None where our wrapper did not see each graph (a backend named as a string) or dynamo
+        did not say."""
+        if self._invocations is None or None in self._frame_ids:
+            return None
+        return len(self._frame_ids)
+
     def artifacts(self) -> dict[str, str]:
         """Inductor's output modules and kernel sources (`python`, `triton`, `cpp`); none for
         other backends, whose generated code gemmconf cannot know."""
@@ -585,6 +595,18 @@ class TorchCompiled:
     def user_callable(self) -> Callable[..., Any]:
         """The torch.compile'd function itself, as a user calls it (what benchmarks time)."""
         return self._compiled
+
+
+def _frame_id() -> int | None:
+    """The frame dynamo is compiling now (torch 2.11-2.13: `CompileContext.current_compile_id`;
+    a recompile of one frame keeps its id); None where this torch does not say."""
+    try:
+        from torch._guards import CompileContext
+
+        compile_id = CompileContext.current_compile_id()
+        return None if compile_id is None else int(compile_id.frame_id)
+    except Exception:
+        return None
 
 
 def make_dynamo(option: str | None = None) -> DynamoBackend:

@@ -52,7 +52,9 @@ class Recompiles:
         if item.compiles <= budget:
             return NOTHING
         shape_sets = tuple(shape_text(s) for s in instance.shape_sets)
-        problem = Recompiled(item.compiles, budget, shape_sets, instance.compile.mode)
+        problem = Recompiled(
+            item.compiles, budget, shape_sets, instance.compile.mode, frames=item.graph_frames
+        )
         return Findings(problems=(problem,))
 
 
