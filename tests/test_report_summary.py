@@ -126,7 +126,7 @@ def test_a_backend_s_own_failures_are_listed_before_those_eager_shares() -> None
     # records without `inherited` (who computed them not observed): counted as the backend's own
     assert (
         "failing where eager is expected to fail too, not inherited (computed by the backend, "
-        "or not observed): mine 6 of its 7" in text
+        "or not observed): mine 6 of its 7 (records with eager_fails true and no inherited" in text
     )
     listed = [line for line in lines if line.startswith("  FAIL ")]
     assert listed[0].startswith("  FAIL s/own[bf16-1]@mine")

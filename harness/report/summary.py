@@ -196,7 +196,8 @@ def _kind_lines(records: list[Record], count_inherited: bool) -> list[str]:
     if shared:  # eager fails them too, but PyTorch did not compute them for the backend
         lines.append(
             "  failing where eager is expected to fail too, not inherited (computed by the "
-            "backend, or not observed): " + "; ".join(shared)
+            "backend, or not observed): " + "; ".join(shared) + " (records with eager_fails "
+            "true and no inherited; each one's details name eager's expected failure)"
         )
     return lines
 
