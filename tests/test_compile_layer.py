@@ -236,3 +236,19 @@ def test_a_compile_count_tells_frames_from_recompiles_of_one_frame():
     assert said.splitlines()[0].startswith("Recompiled: 2 compiles over 1 shape set(s)")
     assert "came from 2 frames, not from one frame compiled again" in said
     assert "frames" not in Recompiled(2, 1, ("M=4 N=4 K=4",), "static", frames=1).describe()
+
+
+def test_a_name_torch_keeps_a_module_of_but_does_not_register_says_so():
+    """An outside author's trial (2026-11-30) installed onnxruntime for `dynamo:onnxrt`, which
+    torch 2.13 keeps as a placeholder module registering nothing."""
+    from gemmconf.backends import UnknownBackendError
+
+    with pytest.raises(UnknownBackendError) as raised:
+        resolve("dynamo:onnxrt")
+    text = str(raised.value)
+    if "onnxrt" in text.split(";")[1]:  # a torch that registers it: nothing to say
+        pytest.skip("this torch registers onnxrt")
+    assert "has a module torch._dynamo.backends.onnxrt, but no backend registered from it" in text
+    with pytest.raises(UnknownBackendError) as raised:
+        resolve("dynamo:nosuch")
+    assert "torch._dynamo.backends.nosuch" not in str(raised.value)

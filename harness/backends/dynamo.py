@@ -609,6 +609,27 @@ def _frame_id() -> int | None:
         return None
 
 
+def _unregistered_by_torch(name: str) -> str:
+    """Where torch has a module of the name's backend but no backend of that name is
+    registered (torch 2.13's `onnxrt`: a placeholder, with onnxruntime installed or not), a
+    clause saying so."""
+    import importlib.util
+
+    import torch
+
+    try:
+        found = importlib.util.find_spec(f"torch._dynamo.backends.{name}") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        return ""
+    return (
+        f" (torch {torch.__version__} has a module torch._dynamo.backends.{name}, but no backend "
+        "registered from it: this torch removed or disabled it (2.13's onnxrt), or it needs a "
+        "package that is missing)"
+    )
+
+
 def make_dynamo(option: str | None = None) -> DynamoBackend:
     """Registry factory for `dynamo:NAME[,key=value...]`: the torch.compile backend NAME through
     `DynamoBackend`. `mode=` and `fullgraph=` go to torch.compile, every other key to the backend
@@ -623,7 +644,7 @@ def make_dynamo(option: str | None = None) -> DynamoBackend:
         what = (
             "the dynamo backend needs a name: dynamo:NAME"
             if not name
-            else f"no torch.compile backend is named {name!r} here"
+            else f"no torch.compile backend is named {name!r} here{_unregistered_by_torch(name)}"
         )
         raise UnknownBackendError(
             f"{what}; torch._dynamo.list_backends() (debug ones included): "
