@@ -252,3 +252,43 @@ def test_a_name_torch_keeps_a_module_of_but_does_not_register_says_so():
     with pytest.raises(UnknownBackendError) as raised:
         resolve("dynamo:nosuch")
     assert "torch._dynamo.backends.nosuch" not in str(raised.value)
+
+
+def test_a_failure_inductor_is_expected_to_have_says_so_and_stays_the_backends(tmp_path):
+    """A lightning-thunder trial (2026-11-30): 90 of thunder's own failures were inductor's
+    (graphs it hands to inductor), found only by a second run on inductor. `dynamo:inductor`
+    stands for such a backend here: inductor's expectations file lists the item."""
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    results = tmp_path / "results.json"
+    command = [sys.executable, "-m", "pytest", "suites", "--backend", "dynamo:inductor"]
+    command += ["-k", "layouts_cpu_only and rowwise-row-offset", "-p", "no:xdist", "-q"]
+    command += ["-p", "no:randomly", "--results", str(results), "--conformance-html", "none"]
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
+    (record,) = json.loads(results.read_text())["records"]
+    assert record["outcome"] == "failed" and not record.get("inherited")
+    assert "Inductor is expected to fail this item the same way: " in record["details"]
+    assert "suites/expectations/inductor.yaml:" in record["details"]
+
+
+def test_the_inductor_note_needs_the_same_failure():
+    from types import SimpleNamespace
+
+    from gemmconf.plugin.items import inductor_note
+
+    class Entry:  # an expectation that expects crashes whose reason says "mat_a must"
+        def expects(self, kind, reason):
+            return kind == "crash" and "mat_a must" in reason
+
+        def text(self):
+            return "rejects it [inductor.yaml:1]"
+
+    crash = SimpleNamespace(kind="crash")
+    assert "rejects it" in inductor_note(Entry(), crash, "RuntimeError: mat_a must be row_major")
+    assert inductor_note(Entry(), crash, "RuntimeError: something else") is None
+    assert inductor_note(Entry(), SimpleNamespace(kind="wrong values"), "mat_a must") is None
+    assert inductor_note(None, crash, "RuntimeError: mat_a must be row_major") is None

@@ -37,6 +37,8 @@ from gemmconf.scenario import (
 )
 
 EAGER = EagerBackend.name  # the baseline's label: PyTorch as it ships
+# inductor's label: a backend that hands graphs to inductor meets inductor's failures (a note)
+INDUCTOR = "inductor"
 
 
 OPTIONS = (
@@ -82,6 +84,8 @@ class Collection:
         # the torch.compile layer: how torch.compile fails items with a pass-through backend,
         # which every backend built on it inherits
         self.layer_table: expectations.ExpectationTable | None = None
+        # inductor's expected failures, for the note on another backend's same failure
+        self.inductor_table: expectations.ExpectationTable | None = None
 
     def load(self, path: Path) -> list[ScenarioInstance]:
         path = path.resolve()
@@ -127,6 +131,10 @@ class Collection:
         elif expectations.path_for(directory, EAGER).exists():
             self.eager_table = expectations.load(directory, EAGER, instances, root=self.root)
         self.layer_table = expectations.load_layer(directory, instances, root=self.root)
+        if INDUCTOR in self.tables:
+            self.inductor_table = self.tables[INDUCTOR]
+        elif expectations.path_for(directory, INDUCTOR).exists():
+            self.inductor_table = expectations.load(directory, INDUCTOR, instances, root=self.root)
 
     def eager_fails(
         self,
@@ -141,6 +149,20 @@ class Collection:
         if label == EAGER or self.eager_table is None:
             return None
         entry = self.eager_table.lookup(instance_id, hardware, torch_version)
+        return entry if entry is not None and entry.status == "xfail" else None
+
+    def inductor_fails(
+        self,
+        instance_id: str,
+        label: str,
+        hardware: str | None = None,
+        torch_version: str | None = None,
+    ) -> expectations.Expectation | None:
+        """Inductor's expected failure of this item here, for another backend's note (one that
+        hands graphs to inductor meets it); None for inductor's own backends."""
+        if label.startswith(INDUCTOR) or self.inductor_table is None:
+            return None
+        entry = self.inductor_table.lookup(instance_id, hardware, torch_version)
         return entry if entry is not None and entry.status == "xfail" else None
 
     def torch_compile_fails(
@@ -328,6 +350,8 @@ class ScenarioItem(pytest.Item):
         # failure is that one (runtest)
         self.layer_entry = collection.torch_compile_fails(instance.id, hardware, torch_version)
         self.layer_note: str | None = None  # said where the failure is the layer's (runtest)
+        self.inductor_entry = collection.inductor_fails(instance.id, label, hardware, torch_version)
+        self.inductor_note: str | None = None  # said where inductor fails it alike (runtest)
         self.outcome: ItemOutcome | None = None  # what the run found (runtest)
         self.as_expected = False  # the run failed as its expectation entry expects (runtest)
         self.skip_reason: str | None = None  # why setup skipped it
@@ -412,6 +436,9 @@ class ScenarioItem(pytest.Item):
         self.layer_note = layer_note(self.layer_entry, outcome, message.reason)
         if self.layer_note:
             text += f"\n\n{self.layer_note}"
+        self.inductor_note = inductor_note(self.inductor_entry, outcome, message.reason)
+        if self.inductor_note:
+            text += f"\n\n{self.inductor_note}"
         expected = self.expected
         if expected is None or not expected.expects_failure:
             raise ConformanceFailure(text)
@@ -515,6 +542,7 @@ class ScenarioItem(pytest.Item):
                     f"Expected to fail: {self.expected.text()}",
                     self.eager_note,
                     self.layer_note,
+                    self.inductor_note,
                 )
                 note = "\n\n".join(n for n in notes if n)
                 return Decision("xfailed", run=outcome, note=note, **whose)
@@ -523,7 +551,13 @@ class ScenarioItem(pytest.Item):
                 if self.expected is not None and self.expected.expects_failure
                 else None
             )
-            notes = (unexpected, self.standalone_line(), self.eager_note, self.layer_note)
+            notes = (
+                unexpected,
+                self.standalone_line(),
+                self.eager_note,
+                self.layer_note,
+                self.inductor_note,
+            )
             note = "\n\n".join(n for n in notes if n)
             return Decision("failed", run=outcome, note=note, **whose)
         if report.failed:  # teardown
@@ -548,6 +582,22 @@ def eager_note(
     return False, (
         f"Eager PyTorch is expected to fail this item too, but not this way: {entry.text()}. "
         "This failure is the backend's own."
+    )
+
+
+def inductor_note(
+    entry: expectations.Expectation | None, outcome: ItemOutcome, reason: str
+) -> str | None:
+    """Where inductor is expected to fail this item with this kind and reason, the paragraph
+    that says so: a backend that hands graphs to inductor (a fallback, a splitter) meets
+    inductor's failures. A hint only: the failure stays the backend's own (a lightning-thunder
+    trial, 2026-11-30: 90 of its 146 own failures were inductor's, found by a second run)."""
+    if entry is None or not entry.expects(outcome.kind, reason):
+        return None
+    return (
+        f"Inductor is expected to fail this item the same way: {entry.text()}. Where this "
+        "backend hands the graph to inductor, the defect is inductor's; counted as this "
+        "backend's own all the same."
     )
 
 
