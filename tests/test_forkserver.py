@@ -322,3 +322,28 @@ def test_a_forked_worker_holds_none_of_the_server_s_descriptors(instances, monke
         finally:
             runner.close()
     assert shared == set()
+
+
+OWNER = """
+import os, sys
+from gemmconf.isolation import forkserver
+server = forkserver.ForkServer(dict(os.environ))
+child = os.fork()
+if child == 0:
+    sys.exit(0)  # a forked child's normal exit runs the atexit handlers it inherited
+os.waitpid(child, 0)
+print(server.folder, os.path.isdir(server.folder), flush=True)
+"""
+
+
+def test_a_server_s_folder_goes_with_the_process_that_started_it():
+    """Every pytest process that started a fork server left its folder in the temp folder (140
+    in a day of this machine's runs, 2026-11-30): its owner's exit removes it; a forked child's
+    exit does not."""
+    done = subprocess.run(
+        [sys.executable, "-c", OWNER], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    folder, kept_after_child = done.stdout.split()
+    assert kept_after_child == "True"  # the child left it to its owner
+    assert not Path(folder).exists()

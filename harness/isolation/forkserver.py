@@ -33,6 +33,7 @@ the guest through a pidfd and dies with it, as an owner's worker dies with its s
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib.util
 import json
@@ -373,6 +374,10 @@ class ForkServer(_Connection):
         finally:
             listener.close()
         super().__init__(server_key(env), ours)
+        # the folder goes with this process, not only with `close`: every pytest process that
+        # started a server left one in the temp folder (140 in a day of this machine's runs,
+        # 2026-11-30). Only the owner removes it (a forked child inherits atexit handlers).
+        atexit.register(_remove_folder, self.folder, os.getpid())
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> bool:
         """Whether the server has imported what workers share (waiting up to `timeout`)."""
@@ -397,6 +402,12 @@ class ForkServer(_Connection):
             self.process.kill()
             self.process.wait()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _remove_folder(folder: str, owner: int) -> None:
+    """At the owner's exit: its server's folder and socket (the server ends with its owner)."""
+    if os.getpid() == owner:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class SharedServer(_Connection):
