@@ -16,6 +16,7 @@ import importlib.metadata
 import importlib.util
 import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +127,9 @@ def _imported_by(module: str) -> set[str]:
     names: set[str] = set()
     for value in vars(loaded).values() if loaded is not None else ():
         name = (
-            value.__name__ if isinstance(value, type(sys)) else getattr(value, "__module__", None)
+            value.__name__
+            if isinstance(value, types.ModuleType)
+            else getattr(value, "__module__", None)
         )
         if isinstance(name, str) and name.partition(".")[0] != module.partition(".")[0]:
             names.add(name.partition(".")[0])

@@ -126,15 +126,20 @@ class Collection:
                 extra=[f for f in given if f.backend == label],
                 packaged=expectations.packaged_files(backend, label),
             )
-        if EAGER in self.tables:
-            self.eager_table = self.tables[EAGER]
-        elif expectations.path_for(directory, EAGER).exists():
-            self.eager_table = expectations.load(directory, EAGER, instances, root=self.root)
+        self.eager_table = self._baseline_table(EAGER, directory, instances)
         self.layer_table = expectations.load_layer(directory, instances, root=self.root)
-        if INDUCTOR in self.tables:
-            self.inductor_table = self.tables[INDUCTOR]
-        elif expectations.path_for(directory, INDUCTOR).exists():
-            self.inductor_table = expectations.load(directory, INDUCTOR, instances, root=self.root)
+        self.inductor_table = self._baseline_table(INDUCTOR, directory, instances)
+
+    def _baseline_table(
+        self, label: str, directory: Path, instances: list[ScenarioInstance]
+    ) -> expectations.ExpectationTable | None:
+        """A baseline's table (eager's, inductor's), for the notes on other backends' failures:
+        this run's where the baseline runs, else the suite's file where it has one."""
+        if label in self.tables:
+            return self.tables[label]
+        if expectations.path_for(directory, label).exists():
+            return expectations.load(directory, label, instances, root=self.root)
+        return None
 
     def eager_fails(
         self,
@@ -146,10 +151,9 @@ class Collection:
         """Eager's expected failure of this item on this class of hardware and torch version,
         for another backend's failure note (a backend that leaves the op to aten inherits it);
         None for eager itself."""
-        if label == EAGER or self.eager_table is None:
+        if label == EAGER:
             return None
-        entry = self.eager_table.lookup(instance_id, hardware, torch_version)
-        return entry if entry is not None and entry.status == "xfail" else None
+        return _expected_failure(self.eager_table, instance_id, hardware, torch_version)
 
     def inductor_fails(
         self,
@@ -160,10 +164,9 @@ class Collection:
     ) -> expectations.Expectation | None:
         """Inductor's expected failure of this item here, for another backend's note (one that
         hands graphs to inductor meets it); None for inductor's own backends."""
-        if label.startswith(INDUCTOR) or self.inductor_table is None:
+        if label.startswith(INDUCTOR):
             return None
-        entry = self.inductor_table.lookup(instance_id, hardware, torch_version)
-        return entry if entry is not None and entry.status == "xfail" else None
+        return _expected_failure(self.inductor_table, instance_id, hardware, torch_version)
 
     def torch_compile_fails(
         self, instance_id: str, hardware: str | None = None, torch_version: str | None = None
@@ -173,6 +176,17 @@ class Collection:
         if self.layer_table is None:
             return None
         return self.layer_table.lookup(instance_id, hardware, torch_version)
+
+
+def _expected_failure(
+    table: expectations.ExpectationTable | None,
+    instance_id: str,
+    hardware: str | None,
+    torch_version: str | None,
+) -> expectations.Expectation | None:
+    """The xfail entry `table` has for this item on this hardware and torch version, or None."""
+    entry = table.lookup(instance_id, hardware, torch_version) if table is not None else None
+    return entry if entry is not None and entry.status == "xfail" else None
 
 
 COLLECTION = pytest.StashKey[Collection]()

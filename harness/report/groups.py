@@ -99,17 +99,21 @@ class FailureGroup:
 
     @property
     def has_repro(self) -> bool:
-        """Whether a standalone repro can be written for the representative (where none can,
-        its details say so: `ids.NO_STANDALONE`; `_smallness` picks one that can if any)."""
-        return NO_STANDALONE not in (self.representative.details or "")
+        """Whether a standalone repro can be written for the representative (`_has_repro`;
+        `_smallness` picks a member that has one, if any does)."""
+        return _has_repro(self.representative)
+
+    @property
+    def rerun_node(self) -> str:
+        """The representative's node id (`pytest NODEID` in a checkout runs it again)."""
+        return self.representative.nodeid or self.representative.id
 
     def repro_line(self, spec: str | None = None, seed: int | None = None) -> str:
         """`repro: gemmconf repro ...`, or where no member has one, the node id that runs the
-        representative again (`pytest NODEID` in a checkout)."""
+        representative again."""
         if self.has_repro:
             return f"repro: {self.repro_command(spec, seed)}"
-        node = self.representative.nodeid or self.representative.id
-        return f"no standalone repro; its node id runs it again: {node}"
+        return f"no standalone repro; its node id runs it again: {self.rerun_node}"
 
 
 def signature(reason: str | None) -> str:
@@ -150,14 +154,18 @@ def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[Failur
     return sorted(groups, key=lambda g: (g.inherited is not None, -g.size, g.backend, g.ids[0]))
 
 
+def _has_repro(record: Record) -> bool:
+    """Whether a standalone repro can be written for a failing record: where none can, its
+    details say so (`ids.NO_STANDALONE`)."""
+    return NO_STANDALONE not in (record.details or "")
+
+
 def _smallness(record: Record) -> tuple[bool, bool, float, str]:
-    """The representative's order: an item with a standalone repro before one without (its
-    details say so: `ids.NO_STANDALONE`), an item with elements before a zero-size one, then
-    the smallest."""
+    """The representative's order: an item with a standalone repro before one without, an item
+    with elements before a zero-size one, then the smallest."""
     sizes = [v for v in (record.dims or {}).values() if isinstance(v, int | float)]
     size = math.prod(sizes) if sizes else math.inf
-    no_repro = NO_STANDALONE in (record.details or "")
-    return (no_repro, size == 0, size, record.id)
+    return (not _has_repro(record), size == 0, size, record.id)
 
 
 def pattern(members: Sequence[Record], records: Sequence[Record]) -> tuple[str, ...]:
@@ -249,10 +257,8 @@ def page_groups(
             "cause": g.cause,
             "pattern": list(g.pattern),
             "representative": g.representative.id,
-            "repro": g.repro_line((specs or {}).get(g.backend), seed).partition(": ")[2]
-            if g.has_repro
-            else None,
-            "rerun": None if g.has_repro else g.representative.nodeid or g.representative.id,
+            "repro": g.repro_command((specs or {}).get(g.backend), seed) if g.has_repro else None,
+            "rerun": None if g.has_repro else g.rerun_node,
             "ids": list(g.ids),
         }
         for g in groups
