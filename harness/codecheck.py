@@ -42,6 +42,7 @@ error shows as a failed code check.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import importlib.metadata
@@ -150,6 +151,20 @@ class Engine:
 def default_engine() -> Engine:
     """LLVM FileCheck from the triton wheel if it is there, else the `filecheck` package."""
     return _default_engine(os.environ.get(ENGINE_ENV, ""))
+
+
+def engine_identity() -> str:
+    """What decides which FileCheck `default_engine` takes and how it judges a block, found
+    without running one: the choice in $GEMMCONF_FILECHECK, the binary the triton wheel ships
+    (its size and modification time) and the filecheck package's version."""
+    parts = [os.environ.get(ENGINE_ENV, "")]
+    for binary in (os.environ.get(ENGINE_ENV, ""), _triton_filecheck()):
+        with contextlib.suppress(OSError, TypeError):
+            stat = os.stat(binary)
+            parts.append(f"{binary} {stat.st_size} {stat.st_mtime_ns}")
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+        parts.append(importlib.metadata.version("filecheck"))
+    return "\0".join(parts)
 
 
 def available_engines() -> list[Engine]:

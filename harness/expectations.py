@@ -70,7 +70,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from gemmconf.capability import HARDWARE_CLASSES
 from gemmconf.kinds import KINDS
-from gemmconf.scenario import Node, ScenarioError, ScenarioInstance, implied_markers, load_yaml
+from gemmconf.scenario import Node, ScenarioError, ScenarioInstance, load_yaml
+from gemmconf.scenario.facts import Facts
 from gemmconf.scenario.patterns import MessagePattern, PatternError, compile_message_pattern
 from gemmconf.scenario.source import read_source
 
@@ -89,33 +90,6 @@ ENTRY_FIELDS = (
 MATCH_FIELDS = ("id", "suite", "scenario", "op", "dtype", "markers", "axes", "not")
 SUFFIXES = (".yaml", ".yml")
 ENTRY_POINT_GROUP = "gemmconf.expectations"
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What an entry can name about one instance: the fields its results record carries."""
-
-    id: str
-    suite: str = ""
-    scenario: str = ""
-    op: str = ""
-    dtype: str = ""
-    markers: tuple[str, ...] = ()
-    axes: tuple[tuple[str, str], ...] = ()
-
-    @classmethod
-    def of(cls, instance: ScenarioInstance | str) -> Facts:
-        if isinstance(instance, str):  # an id alone: field patterns never match it
-            return cls(instance)
-        return cls(
-            instance.id,
-            instance.suite,
-            instance.name,
-            instance.op,
-            instance.dtype,
-            tuple(implied_markers(instance)),
-            instance.axes,
-        )
 
 
 @dataclass(frozen=True)
@@ -511,7 +485,7 @@ LAYER_FILE = "torch_compile.yaml"  # in the suite's expectations folder
 
 
 def load_layer(
-    directory: Path, instances: Iterable[ScenarioInstance | str], root: Path | None = None
+    directory: Path, instances: Iterable[ScenarioInstance | Facts | str], root: Path | None = None
 ) -> ExpectationTable | None:
     """The torch.compile layer of `directory` (LAYER_FILE), validated against `instances`; None
     where the suite has none. Its entries say how torch.compile fails an item with a backend
@@ -560,7 +534,7 @@ def load_layer(
 def load(
     directory: Path,
     backend: str,
-    instances: Iterable[ScenarioInstance | str],
+    instances: Iterable[ScenarioInstance | Facts | str],
     root: Path | None = None,
     *,
     extra: Sequence[ExpectationFile] = (),

@@ -22,6 +22,7 @@ from gemmconf import (
 )
 from gemmconf.backends import Backend
 from gemmconf.backends.base import compile_allowance, for_item
+from gemmconf.backends.cache import cache_dir
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.outcome import ItemOutcome, plain, render
 from gemmconf.plugin import facts, options
@@ -35,6 +36,7 @@ from gemmconf.scenario import (
     implied_markers,
     load_suite,
 )
+from gemmconf.scenario.facts import CACHE_NAME, Facts, suite_facts
 
 EAGER = EagerBackend.name  # the baseline's label: PyTorch as it ships
 # inductor's label: a backend that hands graphs to inductor meets inductor's failures (a note)
@@ -100,10 +102,19 @@ class Collection:
 
     def load_expectations(self) -> None:
         """Every backend's expectations (--expectations files, the suite's file, the backend
-        package's), each entry validated against every instance of the whole suite."""
+        package's), each entry validated against every instance of the whole suite: its facts,
+        kept across processes (`scenario.facts`), so a process expands only the files it runs."""
         selection = self.config.stash[facts.SELECTION]
         suites_dir, backends = selection.suites_dir, selection.backends
-        instances = [i for path in discover([suites_dir], self.root) for i in self.load(path)]
+        suite = suite_facts(
+            discover([suites_dir], self.root),
+            self.load,
+            limits=(
+                options.get(self.config, "max_items"),
+                options.get(self.config, "max_elements"),
+            ),
+            cache=cache_dir(CACHE_NAME),
+        )
         given = [
             expectations.read(self.config.invocation_params.dir / path, self.root)
             for path in options.get(self.config, "expectations")
@@ -121,24 +132,24 @@ class Collection:
             self.tables[label] = expectations.load(
                 directory,
                 label,
-                instances,
+                suite,
                 root=self.root,
                 extra=[f for f in given if f.backend == label],
                 packaged=expectations.packaged_files(backend, label),
             )
-        self.eager_table = self._baseline_table(EAGER, directory, instances)
-        self.layer_table = expectations.load_layer(directory, instances, root=self.root)
-        self.inductor_table = self._baseline_table(INDUCTOR, directory, instances)
+        self.eager_table = self._baseline_table(EAGER, directory, suite)
+        self.layer_table = expectations.load_layer(directory, suite, root=self.root)
+        self.inductor_table = self._baseline_table(INDUCTOR, directory, suite)
 
     def _baseline_table(
-        self, label: str, directory: Path, instances: list[ScenarioInstance]
+        self, label: str, directory: Path, suite: list[Facts]
     ) -> expectations.ExpectationTable | None:
         """A baseline's table (eager's, inductor's), for the notes on other backends' failures:
         this run's where the baseline runs, else the suite's file where it has one."""
         if label in self.tables:
             return self.tables[label]
         if expectations.path_for(directory, label).exists():
-            return expectations.load(directory, label, instances, root=self.root)
+            return expectations.load(directory, label, suite, root=self.root)
         return None
 
     def eager_fails(
