@@ -13,11 +13,6 @@ TEST_JOBS ?= $(shell echo $$(($(JOBS) + 1)))
 PYTEST  := $(PY) -m pytest
 comma   := ,
 export GEMMCONF_REQUIRE_BROWSER ?= 1
-# Python keeps its compiled modules (__pycache__, which git ignores) even where the environment
-# says not to: `make test` starts about 250 Python processes, and with PYTHONDONTWRITEBYTECODE set
-# (as on this project's CPU machines) each compiled gemmconf's modules again and pytest rewrote
-# their asserts again, 0.3-0.5 s of CPU a process on the 2-core dev CPU.
-unexport PYTHONDONTWRITEBYTECODE
 
 # pytest exits 5 when it ran no test: for us that is a failure, never a pass. (Inside $(call),
 # a comma separates arguments: write $(comma) in a backend list.)

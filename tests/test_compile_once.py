@@ -269,3 +269,39 @@ def test_a_launch_that_raises_after_compiling_counts_its_compile_and_frees_the_l
         "sig-c", tmp_path / compile_once.LOCKS_FOLDER, wait_s=0
     ) as lock:
         assert lock.held
+
+
+# A process that hashes the kernels in the given order (compiled mode, as on a GPU), then prints
+# every kernel's Triton cache key.
+HASHED_IN_ORDER = """
+import json, sys
+from gemmconf_reference import kernels
+names = sys.argv[1:]
+for name in names:
+    kernels.KERNELS[name].cache_key
+print(json.dumps({name: kernels.KERNELS[name].cache_key for name in names}))
+"""
+
+
+def test_every_process_keys_the_kernels_alike_whatever_it_hashes_first():
+    """Triton 3.6-3.7.1 keys a kernel by what the process hashed before it (its dependency
+    hashing merges a helper's globals before hashing the helper): on `nvidia-h200-x2`
+    (2026-11-30) two of 32 processes, whose first compile was split-K, keyed `gemm_kernel`
+    differently and compiled again what the others had compiled. Importing the kernels settles
+    every key in one order (compat.settle_cache_keys)."""
+    from gemmconf_reference.kernels import KERNELS
+
+    names = list(KERNELS)
+    keys = []
+    for order in (names, names[::-1], ["splitk_gemm_kernel", *names]):
+        done = subprocess.run(
+            [sys.executable, "-c", HASHED_IN_ORDER, *order],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "TRITON_INTERPRET": "0"},
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        keys.append(json.loads(done.stdout.splitlines()[-1]))
+    assert keys[0] == keys[1] == keys[2]
+    assert len(set(keys[0].values())) >= len(names) - 1  # the unaligned copy shares gemm_kernel's

@@ -7,7 +7,7 @@ business: the suites name them `%{wgmma}` etc., from `gemmconf.codecheck.IR_SPEL
 
 - `interpreter.py`: whether kernels run in the Triton interpreter, and its speed-ups;
 - `launch.py`: the direct C launch of compiled kernels and in-kernel descriptors' scratch;
-- `codegen.py`: compiling for a GPU arch (targets, AST sources, pointer types);
+- `codegen.py`: compiling for a GPU arch (targets, AST sources, pointer types, cache keys);
 - `dynamo.py`: dynamo's op rules and the TF32 setting.
 """
 
@@ -15,6 +15,7 @@ from gemmconf_reference.compat.codegen import (
     TRITON_POINTER_TYPES,
     ast_source,
     gpu_target,
+    settle_cache_keys,
     triton_version,
 )
 from gemmconf_reference.compat.dynamo import DYNAMO_SKIPPED_OPS, ops_in_graph, tf32_allowed
@@ -48,6 +49,7 @@ __all__ = [
     "memoize_interpreter_types",
     "ops_in_graph",
     "set_tma_allocator",
+    "settle_cache_keys",
     "skip_nested_interpreter_patching",
     "tf32_allowed",
     "triton_version",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -31,6 +32,22 @@ def gpu_target(capability: int) -> Any:
     from triton.backends.compiler import GPUTarget
 
     return GPUTarget("cuda", capability, 32)
+
+
+def settle_cache_keys(functions: Iterable[Any]) -> None:
+    """Compute each @triton.jit function's Triton cache key now, in the order given, so that
+    every process keys the kernels alike.
+
+    Triton 3.6-3.7.1 (`DependenciesFinder._update_hash`) merges a called function's globals
+    into its caller's before it computes the called function's key: a key then depends on which
+    functions the process hashed earlier (the kernels share helpers). On `nvidia-h200-x2`
+    (2026-11-30, e8050d1) two of 32 processes whose first compile was `splitk_gemm_kernel` keyed
+    `gemm_kernel` as d012d2d6 and bd640a07 where the other 30 had 11b67632, and compiled again
+    what the others had compiled (965 distinct Triton kernels for 882 signatures). Fixed upstream
+    by triton-lang/triton#10494 (2026-06-05), after 3.7.1. Costs 16 ms for the 31 pieces on the
+    dev CPU."""
+    for function in functions:
+        _ = function.cache_key
 
 
 def ast_source(

@@ -170,6 +170,9 @@ PIECES = (
     blockscaled_gemm_kernel,
 )
 
+if not compat.interpreting():  # one order of hashing for every process (settle_cache_keys)
+    compat.settle_cache_keys((*PIECES, *KERNELS.values()))
+
 __all__ = [
     "ALIGNMENT_FREE",
     "EPILOGUE_OPS",
