@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from gemmconf import cli
+
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples"
 FIRST = "dense/first.yaml"
@@ -90,12 +94,17 @@ def test_a_registered_torch_compile_backend_runs_by_name(tmp_path):
     assert [r["metrics"]["compiles"] for r in records] == [1, 1, 1, 1]
 
 
-def test_an_unknown_torch_compile_backend_is_a_usage_error_naming_the_known_ones(tmp_path):
-    done = gemmconf_run(tmp_path, FIRST, "--backend", "dynamo:nosuch")
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
-    assert "no torch.compile backend is named 'nosuch'" in done.stderr
-    assert "aot_eager" in done.stderr and "inductor" in done.stderr
-    assert not (tmp_path / "reports" / "results.json").exists()
+def test_an_unknown_torch_compile_backend_is_a_usage_error_naming_the_known_ones(pytester):
+    """`gemmconf run`'s pytest arguments, run in this process: the run stops at its start."""
+    command = cli.pytest_arguments(
+        [FIRST, "--backend", "dynamo:nosuch", "-p", "no:xdist"], pytester.path
+    )
+    done = pytester.runpytest_inprocess(*command)
+    stderr = done.stderr.str()
+    assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str() + stderr
+    assert "no torch.compile backend is named 'nosuch'" in stderr
+    assert "aot_eager" in stderr and "inductor" in stderr
+    assert not (pytester.path / "reports" / "results.json").exists()
 
 
 def test_a_backend_list_keeps_a_backends_own_commas():
