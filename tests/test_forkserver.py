@@ -244,13 +244,23 @@ def _guest(tmp_path: Path, how: str, **env: str) -> dict:
     return json.loads(done.stdout.splitlines()[0])
 
 
-def test_a_process_started_here_forks_even_its_first_worker_from_this_server(
-    instances, monkeypatch, tmp_path
-):
-    server = _shared_ready_server(instances, monkeypatch)
-    guest = _guest(tmp_path, "close")
+@pytest.fixture(scope="module")
+def died_guest(instances, tmp_path_factory) -> tuple[dict, int, float]:
+    """One guest that ended at once after its first item (GUEST "die"), started while this
+    process's server was ready and shared: what it printed of its worker, the server's pid, and
+    when it had ended (`time.monotonic()`). The tests below only read it (one xdist worker runs
+    them both: `xdist_group`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        server = _shared_ready_server(instances, patch)
+        guest = _guest(tmp_path_factory.mktemp("guest"), "die")
+        return guest, server.process.pid, time.monotonic()
+
+
+@pytest.mark.xdist_group("died_guest")
+def test_a_process_started_here_forks_even_its_first_worker_from_this_server(died_guest):
+    guest, server_pid, _ = died_guest
     assert guest == {**guest, "passed": True, "kind": "ForkedProcess"}
-    assert guest["parent"] == server.process.pid
+    assert guest["parent"] == server_pid
 
 
 def test_a_process_whose_workers_need_another_environment_spawns_its_own(
@@ -262,19 +272,19 @@ def test_a_process_whose_workers_need_another_environment_spawns_its_own(
     assert guest["parent"] != server.process.pid
 
 
-def test_a_guest_s_worker_dies_with_the_guest_and_is_reaped(instances, monkeypatch, tmp_path):
-    _shared_ready_server(instances, monkeypatch)
-    guest = _guest(tmp_path, "die")
+@pytest.mark.xdist_group("died_guest")
+def test_a_guest_s_worker_dies_with_the_guest_and_is_reaped(died_guest):
+    guest, _, ended = died_guest
     assert guest["kind"] == "ForkedProcess"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    deadline = ended + 30  # from the guest's end, whenever this test runs
+    while True:
         try:
             os.kill(guest["pid"], 0)  # a zombie answers too: gone means reaped
         except ProcessLookupError:
             break
+        if time.monotonic() > deadline:
+            pytest.fail(f"the worker {guest['pid']} outlived its guest")
         time.sleep(0.05)
-    else:
-        pytest.fail(f"the worker {guest['pid']} outlived its guest")
 
 
 def test_the_server_keeps_serving_after_a_guest_sends_garbage(instances, monkeypatch):
