@@ -17,6 +17,12 @@ filesystem without flock) the launch goes ahead unlocked: never worse than witho
 Lock files stay (one empty file per distinct signature, reused by later runs): removing a lock
 file that another process may be about to lock is a race.
 
+A waiter loads only what it would have compiled under the same Triton key: every process must
+key a kernel alike, which Triton 3.6-3.7.1 does only when processes hash the kernels' helpers
+in the same order (`compat.settle_cache_keys`, run when the kernels are imported: on
+`nvidia-h200-x2`, 2026-11-30, two of 32 processes keyed `gemm_kernel` otherwise and compiled
+83 kernels again).
+
 `counting_builds` tells a compile from a load: Triton 3.6 and 3.7 call
 `triton.knobs.compilation.listener(src=..., metadata=..., metadata_group=..., times=...,
 cache_hit=...)` after each `triton.compile`; while a first launch runs, a listener counts the
