@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import suite_files
+import torch
 
 from gemmconf import capability, expectations
 from gemmconf.backends import resolve
@@ -69,7 +70,8 @@ def layered(make_suite):
 def test_a_failure_the_pass_through_shares_is_inherited_from_torch_compile(layered):
     # items run in a worker process (the default): a second in-process run would import
     # dynamo's lazily imported modules a second time
-    result = layered.runpytest("suites", "--backend", THROUGH_DYNAMO, "-rf")
+    # not mm_sm90: a GPU runs it, a sixth failure, and the summary lists five
+    result = layered.runpytest("suites", "--backend", THROUGH_DYNAMO, "-rf", "-k", "not mm_sm90")
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # a failure for pytest all the same
     found = records(layered)
     shared = found["tiny/mm[fp32-8x8x8]"]
@@ -91,7 +93,9 @@ def test_a_failure_the_pass_through_shares_is_inherited_from_torch_compile(layer
     assert "[inherited from torch.compile]" in listed[-1]  # after the backend's own
     assert not any("[inherited" in line for line in listed[:-1])
 
-    counted = layered.runpytest("suites", "--backend", THROUGH_DYNAMO, "--count-inherited")
+    counted = layered.runpytest(
+        "suites", "--backend", THROUGH_DYNAMO, "--count-inherited", "-k", "not mm_sm90"
+    )
     summary = counted.stdout.str()[counted.stdout.str().index("gemmconf summary") :]
     assert "inherited failures (counted above, --count-inherited):" in summary
 
@@ -254,6 +258,10 @@ def test_a_name_torch_keeps_a_module_of_but_does_not_register_says_so():
     assert "torch._dynamo.backends.nosuch" not in str(raised.value)
 
 
+@pytest.mark.skipif(
+    torch.cuda.is_available(),
+    reason="the inductor failure it uses is a CPU one (fp8/layouts_cpu_only; inductor.yaml)",
+)
 def test_a_failure_inductor_is_expected_to_have_says_so_and_stays_the_backends(tmp_path):
     """A lightning-thunder trial (2026-11-30): 90 of thunder's own failures were inductor's
     (graphs it hands to inductor), found only by a second run on inductor. `dynamo:inductor`
