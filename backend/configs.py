@@ -290,12 +290,16 @@ class AutotuneCache:
     ) -> TileConfig:
         if key not in self.best:
             timings = {}
+            errors: list[Exception] = []
             for cfg in options:
                 try:
                     timings[cfg] = time_fn(cfg)
-                except Exception:  # a candidate may not fit (shared memory)
-                    continue
+                except Exception as exc:  # a candidate may not fit (shared memory)
+                    errors.append(exc)
             if not timings:
-                raise RuntimeError(f"no tile config compiled for {key}")
+                first = f"; the first: {type(errors[0]).__name__}: {errors[0]}" if errors else ""
+                raise RuntimeError(
+                    f"no tile config compiled for {key}: {len(errors)} candidates failed{first}"
+                ) from (errors[0] if errors else None)
             self.best[key] = min(timings, key=timings.__getitem__)
         return self.best[key]

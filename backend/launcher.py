@@ -1310,7 +1310,8 @@ class GemmCall(KernelCall):
             import triton.testing
 
             plan = plan_launch(problem, runtime.target, runtime.options, config)
-            return float(triton.testing.do_bench(lambda: self._launch(plan, args)))
+            # no signature: each candidate compiles unlocked (only the chosen one is recorded)
+            return float(triton.testing.do_bench(lambda: self._launch(plan, args, None)))
 
         options = configs.candidates(runtime.target.arch_class, problem.dtype)
         best = runtime.autotune_cache.choose(key, options, time_config)

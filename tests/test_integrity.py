@@ -444,6 +444,8 @@ def test_a_run_in_this_process_says_when_small_unwritten_outputs_may_go_unfound(
     said = "--no-isolate: glibc's thread cache is on in this process"
     here = suite.runpytest("suites", "--backend", "eager", "-p", "no:xdist", "--no-isolate")
     assert here.ret == 0
-    assert (said in here.stdout.str()) == (not integrity.tcache_off_here())
+    # the gap is a CPU output's: a run on a GPU device poisons CUDA memory, and says nothing
+    on_cpu = not torch.cuda.is_available()
+    assert (said in here.stdout.str()) == (on_cpu and not integrity.tcache_off_here())
     isolated = suite.runpytest("suites", "--backend", "eager", "-p", "no:xdist")
     assert isolated.ret == 0 and "thread cache" not in isolated.stdout.str()

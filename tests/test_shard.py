@@ -11,6 +11,7 @@ from pathlib import Path
 
 import faulty_backends
 import pytest
+import torch
 
 from gemmconf import shard
 from gemmconf.plugin import scheduling
@@ -127,7 +128,13 @@ def test_four_shards_of_the_suite_merged_are_its_unsharded_run(pytester):
     merged = json.loads((pytester.path / "merged.json").read_text())
     assert merged["counts"] == whole["counts"]
     ran = {outcome for outcome, count in whole["counts"].items() if count}
-    assert ran >= {"passed", "skipped", "xfailed", "xpassed"}
+    # a CPU skips the items that need a GPU; a GPU runs them (nothing here is skipped there)
+    assert ran >= {
+        "passed",
+        "xfailed",
+        "xpassed",
+        *(() if torch.cuda.is_available() else ["skipped"]),
+    }
 
     def untimed(records: list[dict]) -> list[str]:
         kept = [{k: v for k, v in r.items() if k not in TIMINGS} for r in records]
