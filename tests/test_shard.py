@@ -109,7 +109,18 @@ def test_merged_shards_equal_one_unsharded_run(suite):
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 TIMINGS = ("duration_s", "phase_s")  # what two runs of one item may differ in
-MEASURED = ("host_memory_peak_bytes",)  # and of its metrics: what the process's memory did
+# and of its metrics: what the process's memory did (on a GPU also its allocator's peaks and
+# what admitted the item by them: a shard's process met other items before)
+MEASURED = (
+    "host_memory_peak_bytes",
+    "worker_max_rss_bytes",
+    "memory_peak_bytes",
+    "memory_peak_allocated_bytes",
+    "memory_admitted_by",
+    "memory_admitted_bytes",
+    "host_memory_admitted_by",
+    "host_memory_admitted_bytes",
+)
 
 
 def test_four_shards_of_the_suite_merged_are_its_unsharded_run(pytester):
