@@ -17,6 +17,8 @@ One module per job:
 - `axes`: axis value ids, the pieces of an instance id;
 - `schema`: the field tables and the validation of one scenario into an instance;
 - `expansion`: a suite file expanded over its axes (`load_suite`), and `discover`.
+- `facts`: what an expectation entry can name about an instance, and every suite file's facts
+  kept across processes (`suite_facts`).
 """
 
 from gemmconf.scenario.axes import value_id
