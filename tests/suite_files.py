@@ -4,6 +4,7 @@ process of their own call `lay_out` on their folder."""
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
@@ -56,6 +57,13 @@ def lay_out(
             f"[pytest]\n{addopts}pythonpath = {TESTS}\ngemmconf_suites = suites\n"
         )
     return suites
+
+
+def python_path(*first: Path | str) -> str:
+    """PYTHONPATH for a child process: `first`, then this process's own entries (where gemmconf
+    itself may be importable from: a GPU machine's copy outside the venv)."""
+    inherited = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return os.pathsep.join(str(entry) for entry in (*first, *inherited) if str(entry))
 
 
 def write_suite(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:

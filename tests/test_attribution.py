@@ -15,6 +15,7 @@ from pathlib import Path
 
 import planted_backends
 import pytest
+import suite_files
 import torch
 
 from gemmconf import attribution, capability, pristine
@@ -302,7 +303,7 @@ def gemmconf_run(folder: Path, *extra: str) -> subprocess.CompletedProcess:
     command += ["-p", "no:xdist", "--no-isolate", "--results", str(folder / "results.json")]
     command += ["--conformance-html", str(folder / "page.html"), *extra]
     tests = str(Path(__file__).resolve().parent)  # planted_backends
-    environment = {**os.environ, "PYTHONPATH": tests}
+    environment = {**os.environ, "PYTHONPATH": suite_files.python_path(tests)}
     return subprocess.run(
         command, cwd=folder, capture_output=True, text=True, timeout=900, env=environment
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import suite_files
 
 from gemmconf_reference import compile_once
 from gemmconf_reference.launcher import TritonLauncher
@@ -112,7 +113,7 @@ def first_launches(
         **os.environ,
         "TRITON_CACHE_DIR": str(cache),
         "TRITON_INTERPRET": "0",
-        "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+        "PYTHONPATH": suite_files.python_path(ROOT),
     }
     go = tmp_path / "go"
     children = []

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+import suite_files
 
 from gemmconf import cli
 
@@ -56,8 +57,7 @@ def test_an_installed_backend_package_with_its_own_expectations(tmp_path, capsys
     (work / "suites").mkdir(parents=True)
     (work / "suites" / "tiny.yaml").write_text(SUITE)
     (work / "pytest.ini").write_text("[pytest]\ngemmconf_suites = suites\n")
-    inherited = os.environ.get("PYTHONPATH")  # where gemmconf itself is importable from there
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), inherited]))}
+    env = {**os.environ, "PYTHONPATH": suite_files.python_path(site)}
     done = subprocess.run(
         [*PYTEST, "--no-isolate", "-rfx"],
         cwd=work,

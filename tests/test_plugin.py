@@ -265,11 +265,6 @@ def test_expectation_matching_nothing_is_an_error(suite):
     )
 
 
-def python_path() -> list[str]:
-    """This process's PYTHONPATH entries, for a child that adds its own."""
-    return [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
-
-
 @pytest.fixture(scope="module")
 def eager_and_planted_runs(tmp_path_factory) -> dict[str, tuple[int, Path]]:
     """The suite on eager and a planted backend, in a pytest process of its own, serially
@@ -285,9 +280,8 @@ def eager_and_planted_runs(tmp_path_factory) -> dict[str, tuple[int, Path]]:
         done = subprocess.run(
             command,
             cwd=folder,
-            # planted_backends, in the workers; gemmconf where PYTHONPATH installs it (a GPU
-            # machine's copy outside the venv)
-            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), *python_path()])},
+            # planted_backends, in the workers
+            env={**os.environ, "PYTHONPATH": suite_files.python_path(TESTS)},
             capture_output=True,
             text=True,
             timeout=600,
