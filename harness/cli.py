@@ -466,25 +466,59 @@ def _backends() -> int:
     return 0
 
 
-def _instances(suites: str | None, max_items: int | None = None, max_elements: int | None = None):
+def _instances(
+    suites: str | None,
+    max_items: int | None = None,
+    max_elements: int | None = None,
+    wanted: str | None = None,
+):
+    """The suite's instances, file by file. With `wanted` (an id or node id, as `_find` takes),
+    only the files whose stored facts (`scenario.facts`, kept by every run) hold an id it may
+    name are expanded: `explain` and `repro` of one item read one file of the suite's 27."""
+    from gemmconf.backends.cache import cache_dir
     from gemmconf.scenario import MAX_ELEMENTS, MAX_INSTANCES, ScenarioError, discover, load_suite
+    from gemmconf.scenario.facts import CACHE_NAME, suite_facts
 
     root = Path.cwd()
     folder = _suites_arg(suites)
     if not folder.is_dir():
         print(f"gemmconf: --suites {folder}: no such folder", file=sys.stderr)
         raise SystemExit(2)
+    limits = (max_items or MAX_INSTANCES, max_elements or MAX_ELEMENTS)
+
+    loaded: dict[Path, list[Any]] = {}  # a file the facts were not stored for is read once
+
+    def load(path: Path) -> list[Any]:
+        if path not in loaded:
+            loaded[path] = load_suite(
+                path, root=root, max_instances=limits[0], max_elements=limits[1]
+            )
+        return loaded[path]
+
     try:
         for path in discover([folder], root):
-            yield from load_suite(
-                path,
-                root=root,
-                max_instances=max_items or MAX_INSTANCES,
-                max_elements=max_elements or MAX_ELEMENTS,
-            )
+            if wanted is not None:
+                ids = suite_facts([path], load, limits=limits, cache=cache_dir(CACHE_NAME))
+                if not any(_may_name(wanted, fact.id) for fact in ids):
+                    loaded.pop(path, None)
+                    continue
+            yield from load(path)
+            loaded.pop(path, None)
     except ScenarioError as exc:
         print(f"gemmconf: invalid suite file: {exc}", file=sys.stderr)
         raise SystemExit(4) from None
+
+
+def _may_name(wanted: str, instance_id: str) -> bool:
+    """Whether `wanted` may name the instance of this id (`_find` decides which one it does)."""
+    if instance_id == wanted:
+        return True
+    if "::" not in wanted and "@" not in wanted:
+        return False
+    name = wanted.rpartition("::")[2]
+    if "@" in name:
+        name = name[: name.rindex("@")] + "]"
+    return instance_id.partition("/")[2] == name.removesuffix("[]")
 
 
 def _find(instances: Any, wanted: str) -> Any:
@@ -495,14 +529,11 @@ def _find(instances: Any, wanted: str) -> Any:
     match = next((i for i in instances if i.id == wanted), None)
     if match is not None or ("::" not in wanted and "@" not in wanted):
         return match
-    file, _, name = wanted.rpartition("::")
-    if "@" in name:  # the backend's label: `mm[fp32-...@eager]`, `matmul_dropout[@eager]`
-        name = name[: name.rindex("@")] + "]"
-    name = name.removesuffix("[]")
+    file = wanted.rpartition("::")[0]
     found = [
         i
         for i in instances
-        if i.id.partition("/")[2] == name
+        if _may_name(wanted, i.id)
         and (not file or f"/{i.source.rpartition(':')[0]}".endswith(f"/{file}"))
     ]
     return found[0] if len(found) == 1 else None  # a bare name in two suites names neither
@@ -565,7 +596,7 @@ def _explain(args: argparse.Namespace) -> int:
     from gemmconf.ids import standalone_command
     from gemmconf.scenario import implied_markers
 
-    instances = _instances(args.suites, args.max_items, args.max_elements)
+    instances = _instances(args.suites, args.max_items, args.max_elements, wanted=args.id)
     match = _find(instances, args.id)
     if match is None:
         print(
@@ -649,7 +680,7 @@ def _repro(args: argparse.Namespace) -> int:
     from gemmconf.backends import UnknownBackendError
     from gemmconf.repro import ReproUnsupported, repro_source
 
-    instances = _instances(args.suites, args.max_items, args.max_elements)
+    instances = _instances(args.suites, args.max_items, args.max_elements, wanted=args.id)
     instance = _find(instances, args.id)
     if instance is None:
         print(

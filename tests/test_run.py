@@ -165,6 +165,40 @@ def test_list_and_explain_use_the_installed_suite_from_any_folder(tmp_path, monk
     )
 
 
+def test_explain_and_repro_expand_only_the_file_that_holds_the_item(tmp_path, monkeypatch, capsys):
+    """With the suite's facts stored (any run stores them), finding one item expands the one
+    file whose facts hold it, by id or by node id; a name no file holds expands none."""
+    from gemmconf import scenario
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("GEMMCONF_CACHE", str(tmp_path / "cache"))
+    expanded: list[str] = []
+    load_suite = scenario.load_suite
+
+    def counted(path, **kwargs):
+        expanded.append(Path(path).name)
+        return load_suite(path, **kwargs)
+
+    monkeypatch.setattr(scenario, "load_suite", counted)
+    assert cli.main(["explain", "first/mm[fp32-127x65x33-nn]"]) == 0  # stores every file's
+    every = [path.name for path in scenario.discover([bundled_suites()], tmp_path)]
+    assert len(every) > 20 and expanded == every
+    for wanted in ("first/mm[fp32-127x65x33-nn]", "dense/first.yaml::mm[fp32-127x65x33-nn@eager]"):
+        expanded.clear()
+        assert cli.main(["explain", wanted]) == 0
+        assert "first/mm[fp32-127x65x33-nn]  (" in capsys.readouterr().out
+        assert expanded == ["first.yaml"]
+    expanded.clear()
+    assert (
+        cli.main(["repro", "first/mm[fp32-64x64x64-nn]", "--backend", "eager", "-o", "r.py"]) == 0
+    )
+    assert expanded == ["first.yaml"] and (tmp_path / "r.py").is_file()
+    expanded.clear()
+    assert cli.main(["explain", "first/mm[fp32-1x2x3-nn]"]) == 2
+    assert expanded == [] and "no instance 'first/mm[fp32-1x2x3-nn]'" in capsys.readouterr().err
+
+
 def test_list_selects_by_markers_as_a_run_does(tmp_path, monkeypatch, capsys, pytester):
     """`gemmconf list -m EXPR` lists the instances `gemmconf run -m EXPR` runs, one item each
     for one backend; a malformed expression exits 2 naming the option."""
