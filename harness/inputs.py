@@ -26,7 +26,7 @@ import contextlib
 import hashlib
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -121,6 +121,15 @@ def build(
 ) -> Inputs:
     """Tensors for one shape set of an instance, on `device` (`draw`: see `item_seed`)."""
     return build_copies(instance, shape_index, run_seed, device, draw=draw, copies=1)[0]
+
+
+def target_fill(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+    """An out= target as the harness hands it to the op: NaN, made in the target's dtype. Its
+    bytes must not all be one value, or an unwritten target reads as fresh memory holding a
+    poison pattern (`integrity`: 0xFF on a GPU): float32 NaN converted to bfloat16 on the CPU is
+    0xFFFF, where a bfloat16 NaN made as such is 0x7FC0 (an H200 run, 2026-11-30, named the
+    planted unwritten bf16 target "Unwritten output ... fresh memory")."""
+    return torch.full(tuple(shape), math.nan, dtype=dtype)
 
 
 def build_copies(
@@ -277,7 +286,7 @@ def _draw_operands(
         else:
             shape_drawn = shape
         if operand.name in instance.spec.writes:  # an out= target: NaN until the op writes it
-            values[operand.name] = torch.full(shape_drawn, math.nan).to(torch_dtype(operand.dtype))
+            values[operand.name] = target_fill(shape_drawn, torch_dtype(operand.dtype))
             ref[operand.name] = torch.zeros(shape_drawn, dtype=torch.float64)
             continue
         source = _draw(operand, shape_drawn, k, instance.values, gen)

@@ -316,7 +316,7 @@ def _operand_lines(instance: ScenarioInstance, operand: Any, kind: str) -> list[
     if name in spec.writes:
         return [
             f"{what} (an out= target: NaN until the op writes it)",
-            f"    value = torch.full({drawn_shape}, math.nan).to({dtype})",
+            f"    value = torch.full({drawn_shape}, math.nan, dtype={dtype})",
             f'    ref["{name}"] = torch.zeros({drawn_shape}, dtype=torch.float64)',
             f'    args["{name}"] = lay_out(value, "{operand.layout}", {shape})',
         ]

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 import torch
 
-from gemmconf import inputs, program
+from gemmconf import inputs, program, repro
 from gemmconf.scenario import load_suite
 
 
@@ -433,3 +433,26 @@ def test_each_further_draw_turns_the_group_sizes():
     ends = [dict(zip(b.names, b.tensors, strict=True))["offs"].tolist() for b in offs]
     assert ends == [[0, 24, 24, 64], [24, 24, 64, 64], [0, 40, 40, 64]]
     assert "offs: (4,) stride (1,) offset 0 int32 = [0, 24, 24, 64]" in offs[0].describe()
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16", "fp32"])
+def test_an_out_target_is_nan_whose_bytes_are_no_poison_pattern(tmp_path, dtype):
+    """An out= target is NaN in its own dtype, and no element's bytes are all one value: a GPU
+    run's poison is 0xFF in every byte of fresh memory (gemmconf.integrity), and a bfloat16 NaN
+    converted from float32 on the CPU is 0xFFFF, so an unwritten bf16 target read as fresh
+    memory there. The generated repro fills its target alike."""
+    item = instance(
+        tmp_path,
+        f"""
+        op: mm_out
+        dtype: {dtype}
+        shape: {{M: 5, N: 7, K: 3}}
+    """,
+    )
+    built = inputs.build(item, 0, 0)
+    target = dict(zip(built.names, built.tensors, strict=True))["out"]
+    assert torch.isnan(target).all()
+    raw = target.contiguous().view(torch.uint8).reshape(target.numel(), target.element_size())
+    assert not (raw == raw[:, :1]).all(dim=1).any()
+    fills = [line for line in repro.repro_source(item, "eager").splitlines() if "math.nan" in line]
+    assert fills == [f'    value = torch.full(shapes["out"], math.nan, dtype={target.dtype})']
