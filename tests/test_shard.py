@@ -283,8 +283,8 @@ def test_memory_heavy_is_an_eighth_of_what_a_gpus_items_share(monkeypatch):
 
 def test_heavy_items_are_dealt_to_a_few_lanes_longest_first_into_the_lightest():
     # 13 workers (an H100 run): three lanes; items of 1/20 of a fair share or more are heavy
-    durations = [90.0, 80.0, 50.0, 40.0, 35.0, 30.0, None, 5.0, *[1.0] * 400]
-    plan = scheduling.lanes(durations, 13)  # fair share (735 / 13) 56.5 s: heavy from 2.8 s
+    durations = [90.0, 80.0, 50.0, 40.0, 30.0, 20.0, None, 6.0, *[1.0] * 1100]
+    plan = scheduling.lanes(durations, 13)  # fair share (1,416 / 13) 108.9 s: heavy from 5.4 s
     assert plan == [[0, 5], [1, 4], [2, 3, 7]]
     assert scheduling.lanes(durations, 1) is None  # one worker: nothing to deal
     assert scheduling.lanes([None, None], 4) is None  # nothing known
@@ -298,6 +298,21 @@ def test_heavy_items_are_dealt_to_a_few_lanes_longest_first_into_the_lightest():
         ]
     }
     assert shard.durations_of(document, key=shard.node_key) == {"s.yaml::x[a@b]": 7.0}
+
+
+def test_heavy_items_get_as_many_lanes_as_their_time_needs():
+    """Where the heavy items add up to more than a quarter of the workers' fair shares, more
+    workers are lanes, so that no lane runs far past the others (2026-11-30, nvidia-h200-x2, 32
+    workers: 8 lanes of about 150 s each, the rest done at 128 s); one worker is left to the
+    rest, however heavy the items."""
+    # 32 workers, fair share (1,200 + 1,980) / 32 = 99.4 s: the heavy items need 13 lanes
+    durations = [*[40.0] * 10, *[20.0] * 40, *[1.0] * 1980]
+    plan = scheduling.lanes(durations, 32)
+    assert plan is not None and len(plan) == 13 > scheduling.lane_count(32)
+    loads = [sum(durations[i] for i in lane) for lane in plan]
+    assert max(loads) <= 100.0 and sorted(i for lane in plan for i in lane) == list(range(50))
+    assert len(scheduling.lanes([30.0] * 40, 4)) == 3  # all heavy: one worker left
+    assert scheduling.lanes([30.0, 30.0, *[1.0] * 50], 4) == [[0], [1]]  # no more than items
 
 
 def test_with_xdist_the_slowest_item_gets_a_worker_of_its_own(suite):

@@ -132,7 +132,8 @@ def cpu_share(cpus: int, workers: int) -> int:
 def large_draw_threads(cpus: int, workers: int) -> int:
     """torch's CPU threads per xdist worker while an item draws inputs past
     `gemmconf.inputs.PARALLEL_DRAW_ELEMENTS` (seconds of CPU work each): such items are heavy
-    and run in `scheduling.lane_count` of the workers, so each may take cores / lanes."""
+    and run in `scheduling.lane_count` of the workers (more where their time needs more), so
+    each may take cores / lane_count."""
     return max(cpu_share(cpus, workers), cpus // scheduling.lane_count(workers))
 
 

@@ -10,7 +10,12 @@ xdist's default):
 - the *heavy* items, each longer than HEAVY_SHARE of a worker's fair share of the run, are dealt
   at the start, longest first, each to the lane with the least time so far. The lanes are a few
   workers (LANE_SHARE of them): such items are the ones that hold most of a GPU's memory, and
-  more of them at once would only wait for each other in the memory ledger;
+  more of them at once would only wait for each other in the memory ledger. Where the heavy
+  items add up to more than those lanes' fair shares, there are as many lanes as their time
+  needs (one worker at least left to the rest): on `nvidia-h200-x2` (2026-11-30, 9194bf6, 32
+  workers) 94 heavy items of 1,194 s, small outputs of 64 draws among them, loaded 8 lanes with
+  about 150 s each where a fair share was 100 s; the other workers ran out of items at 128 s
+  and the lanes ran to 149 s (`tools/budget_model.py` on that run: 152 s);
 - so are the *memory-heavy* items, each needing more than MEMORY_HEAVY_SHARE of what the items
   of a GPU share (by the earlier run's records: `memory.earlier_needs`): under a memory budget
   they are also the slow ones, and slowest first put one in every worker at the start, where
@@ -26,6 +31,7 @@ Nothing changes where the durations file knows none of the run's items by node i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,7 +77,8 @@ def lanes(
     )
     if not heavy:
         return None
-    count = min(len(heavy), lane_count(workers))
+    load = sum(durations[i] or 0.0 for i in heavy)
+    count = min(len(heavy), max(lane_count(workers), min(workers - 1, math.ceil(load / fair))))
     plan: list[list[int]] = [[] for _ in range(count)]
     loads = [0.0] * count
     for index in heavy:

@@ -37,9 +37,10 @@ OPTIONS = (
         "--durations-from",
         metavar="RESULTS.json",
         help="run the items that took longest in this results file first (items it lacks "
-        "count as its median; with -n, the slowest go to a quarter of the workers and the "
-        "rest two at a time); with --shard, also balance the shards by those durations "
-        "(longest first into the shard with the least time) instead of by count. Every shard "
+        "count as its median; with -n, the slowest go to a quarter of the workers, or as many "
+        "as their time needs, and the rest two at a time); with --shard, also balance the "
+        "shards by those durations (longest first into the shard with the least time) "
+        "instead of by count. Every shard "
         "must select the same items and read the same file. Items it measured on a GPU of "
         "this class are admitted to the GPU's memory budget, and to the host's, by their "
         "measured peak (with a margin; on the GPU at most their estimate) instead of their "
