@@ -3,9 +3,10 @@
 # (the same tree with e299d66's harness/plugin/scheduling.py, carried as .whl/old_scheduling.py):
 # the whole reference suite cold on GPU 0 (32 workers), each tree once, both ordered by the
 # durations of 2026-11-30-nvidia-h200-x2-compile-key call 3's one-GPU run; then report diff.
+# Call 5: GPUS=0,1 RUN=two-gpu (both GPUs, that call 3's two-GPU run's durations).
 set -u
 source reports/published/2026-11-29-nvidia-h200-inductor-seed-ports/setup.sh
-gunzip -c reports/published/2026-11-30-nvidia-h200-x2-compile-key/call3-one-gpu-suite.json.gz \
+gunzip -c "reports/published/2026-11-30-nvidia-h200-x2-compile-key/call3-${RUN:-one-gpu}-suite.json.gz" \
   > /tmp/durations.json
 rm -rf /tmp/old-src /tmp/gc-old && mkdir -p /tmp/old-src
 tar --exclude=./reports --exclude=./.whl --exclude=./.venv -cf - . | tar -xf - -C /tmp/old-src
@@ -13,7 +14,7 @@ cp .whl/old_scheduling.py /tmp/old-src/harness/plugin/scheduling.py
 python3 -m pip install -q --no-deps --no-build-isolation --target /tmp/gc-old /tmp/old-src \
   /tmp/old-src/plugins/gemmconf-cutlass > /dev/null 2>&1 || echo "old tree: install failed"
 new_path=$PYTHONPATH
-export CUDA_VISIBLE_DEVICES=0 SUITE_LIMIT=270
+export CUDA_VISIBLE_DEVICES=${GPUS:-0} SUITE_LIMIT=270
 TAG=lanes-new source reports/published/2026-11-29-nvidia-h200-suite-time/cold_suite.sh
 export PYTHONPATH="/tmp/gc-old:${new_path#/tmp/gc:}"
 python3 -c "import gemmconf.plugin.scheduling as s; print('old tree lanes rule:', 'math.ceil' not in open(s.__file__).read())"
