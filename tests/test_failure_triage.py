@@ -202,3 +202,35 @@ def test_a_groups_representative_has_a_repro_and_elements_where_a_member_does():
         lines[-1].strip()
         == "no standalone repro; its node id runs it again: suites/s.yaml::f[mx-small@b]"
     )
+
+
+def test_a_groups_pattern_says_how_many_of_its_items_an_axis_covers_most_first():
+    """An OpenVINO trial (2026-11-30): 350 crashes of padded layouts (8 of the run's 23 layouts)
+    showed only `zero m0, n0 (of 4)`, an axis that 2 of them had, and read as zero-size ones."""
+    reason = "Backend raised during the call: AssertionError: sources must not be empty for s7"
+    layouts = [f"layout{n:02d}" for n in range(20)]
+
+    def record(item: str, axes: dict[str, str], failed: bool) -> dict:
+        return {
+            "id": f"s/mm[{item}]",
+            "suite": "s",
+            "scenario": "mm",
+            "op": "mm",
+            "dtype": "fp32",
+            "backend": "b",
+            "outcome": "failed" if failed else "passed",
+            "kind": "crash" if failed else None,
+            "reason": reason if failed else None,
+            "axes": axes,
+        }
+
+    records = [record(f"{name}", {"layout": name}, name < "layout08") for name in layouts]
+    records += [record(f"zero-{z}", {"zero": z}, z == "m0") for z in ("m0", "k0")]
+    (group,) = group_failures(records)
+    assert group.size == 9
+    assert group.pattern == (
+        "op mm",
+        "layout layout00, layout01, layout02, layout03, layout04, layout05 and 2 more "
+        "(of 20; in 8 of the 9 items)",
+        "zero m0 (of 2; in 1 of the 9 items)",
+    )

@@ -7,8 +7,11 @@ signature: the first line of the reason
 with what differs between items of one cause taken out (numbers, shapes, the dtype row of the
 tolerance). A group says what its items have in common beyond that: their ops, and each scenario
 axis whose failing values are only some of the values the run had for those scenarios
-(`bias M1, N (of 4)`: the items with the other bias shapes passed). Each group names one
-representative, its smallest item, and the command that writes that item's standalone repro.
+(`bias M1, N (of 4)`: the items with the other bias shapes passed), the axes its most items have
+first; an axis that only some of the group's items have says how many (`zero m0, n0 (of 4; in 2
+of the 350 items)`: an OpenVINO trial, 2026-11-30, whose 350 crashes of padded layouts read as
+zero-size ones). Each group names one representative, its smallest item, and the command that
+writes that item's standalone repro.
 
 Only records are read (the "Reports read only records" contract): the terminal summary and the
 page group the same records the same way.
@@ -52,7 +55,8 @@ _SIGNATURE_RULES = (
 # where in an item a failure happened: " on shape set 0 (M=4 N=4 K=4)" (gemmconf.outcome's stages)
 _WHERE = re.compile(r" on shape set \d+ \([^)]*\)")
 SIGNATURE_CHARS = 160  # of a reason's first line: past it, messages differ in detail only
-# An axis with more failing values than this is no pattern (most of a long axis failing)
+# An axis with more failing values than this is a pattern only where they are at most half of
+# its values (8 padded layouts of 23); else most of a long axis failing is none
 PATTERN_VALUES = 6
 
 
@@ -175,11 +179,13 @@ def pattern(members: Sequence[Record], records: Sequence[Record]) -> tuple[str, 
     population = [r for r in records if (r.suite, r.scenario, r.backend) in scenarios]
     found = [f"op {_listed(sorted({str(r.op) for r in members}))}"]
     axes = sorted({"dtype"} | {axis for r in members for axis in (r.axes or {})})
-    for axis in axes:
+    for axis in sorted(axes, key=lambda axis: -_having(members, axis)):
         failing = _values(members, axis)
         every = _values(population, axis)
-        if failing != every and len(failing) <= PATTERN_VALUES:
-            found.append(f"{axis} {_listed(sorted(failing))} (of {len(every)})")
+        if failing != every and len(failing) <= max(PATTERN_VALUES, len(every) / 2):
+            having = _having(members, axis)
+            part = f"; in {having} of the {len(members)} items" if having < len(members) else ""
+            found.append(f"{axis} {_listed(sorted(failing))} (of {len(every)}{part})")
     if len(found) == 1:
         names = sorted({f"{r.suite}/{r.scenario}" for r in members})
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
@@ -197,6 +203,13 @@ def _listed(values: Sequence[str]) -> str:
     return shown + (
         f" and {len(values) - PATTERN_VALUES} more" if len(values) > PATTERN_VALUES else ""
     )
+
+
+def _having(records: Sequence[Record], axis: str) -> int:
+    """How many of `records` have `axis` (every record has a dtype)."""
+    if axis == "dtype":
+        return len(records)
+    return sum(1 for r in records if r.axes and axis in r.axes)
 
 
 def _values(records: Sequence[Record], axis: str) -> set[str]:
