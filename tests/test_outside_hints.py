@@ -91,3 +91,14 @@ def test_a_run_that_collects_no_suite_points_at_gemmconf_run(pytester):
             "gemmconf: `gemmconf run --backend eager [[]pytest args[]]` runs the suite from any*",
         ]
     )
+
+
+def test_the_backend_options_help_names_the_way_in_for_a_torch_compile_backend():
+    """An OpenVINO trial (2026-11-30): `gemmconf run --help` listed built-ins, entry points and
+    import paths, not `dynamo:NAME`, the way in for a registered torch.compile backend."""
+    from gemmconf.plugin.run import OPTIONS
+
+    (backend,) = (o for o in OPTIONS if o.name == "--backend")
+    assert "dynamo:NAME[,key=value...]" in backend.help
+    assert "gemmconf backends" in backend.help
+

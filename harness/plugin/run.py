@@ -30,9 +30,10 @@ OPTIONS = (
         "--backend",
         metavar="NAME[,NAME...]",
         help="systems under test: built-ins (reference, eager, inductor, "
-        "inductor-max-autotune[:TRITON|CUTLASS|ATEN,...]), names registered under the "
-        "entry-point group gemmconf.backends, or package.module:attr. "
-        f"Default: {DEFAULT_BACKEND}.",
+        "inductor-max-autotune[:TRITON|CUTLASS|ATEN,...]), dynamo:NAME[,key=value...] for a "
+        "torch.compile backend registered by NAME (dynamo:openvino), names registered under "
+        "the entry-point group gemmconf.backends, or package.module:attr; `gemmconf backends` "
+        f"lists them. Default: {DEFAULT_BACKEND}.",
     ),
     options.flag(
         "--allow-unavailable",
