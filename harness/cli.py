@@ -562,7 +562,18 @@ def _list(
             print(instance.id)
             count += 1
     print(f"{count} instances", file=sys.stderr)
+    if not count and not set(pattern) & {"*", "?"}:
+        print(_WHOLE_IDS.format(pattern=pattern), file=sys.stderr)
     return 0 if count else 1
+
+
+# `gemmconf list dense` (a folder `gemmconf run` takes) listed nothing and said only "0 instances"
+_WHOLE_IDS = (
+    "gemmconf list: the pattern {pattern!r} names whole instance ids such as "
+    "first/mm[fp32-64x64x64-nn] (the file's suite name, the scenario, its axes); "
+    "'{pattern}*' lists the ids that start so. `gemmconf run` takes the suite's folders and "
+    "files (`gemmconf run dense`), `gemmconf list` ids."
+)
 
 
 def _marker_expression(text: str | None) -> Any:

@@ -102,3 +102,18 @@ def test_the_backend_options_help_names_the_way_in_for_a_torch_compile_backend()
     assert "dynamo:NAME[,key=value...]" in backend.help
     assert "gemmconf backends" in backend.help
 
+
+def test_a_list_pattern_that_names_no_whole_id_says_what_it_matches(tmp_path, capsys):
+    """An OpenVINO trial (2026-11-30): `gemmconf list -m cpu dense`, a folder `gemmconf run`
+    takes, printed "0 instances" and nothing else."""
+    from gemmconf.cli import main
+
+    (tmp_path / "tiny.yaml").write_text(SUITE)
+    assert main(["list", "--suites", str(tmp_path), "tiny"]) == 1
+    err = capsys.readouterr().err
+    assert "0 instances" in err
+    assert "'tiny*' lists the ids that start so" in err
+    assert main(["list", "--suites", str(tmp_path), "tiny*"]) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == ["tiny/mm", "tiny/addmm[bias_MN]", "tiny/addmm[bias_N]"]
+    assert "start so" not in err
