@@ -136,6 +136,23 @@ def tensors_of(value: Any) -> list[torch.Tensor]:
     return [leaf for _, leaf in leaves(value) if isinstance(leaf, torch.Tensor)]
 
 
+def as_returned(value: Any) -> Any:
+    """A nested result with each strided tensor copied storage and all (its offset, strides and
+    padding as returned), so that what a later call writes into the backend's memory does not
+    reach it; a tensor that requires grad (its graph is the result) is kept as it is."""
+    if isinstance(value, tuple | list):
+        return type(value)(as_returned(item) for item in value)
+    if isinstance(value, dict):
+        return {key: as_returned(item) for key, item in value.items()}
+    if not isinstance(value, torch.Tensor) or value.requires_grad:
+        return value
+    if value.layout != torch.strided or type(value) is not torch.Tensor:
+        return value
+    storage = value.untyped_storage().clone()
+    copy = torch.empty(0, dtype=value.dtype, device=value.device)
+    return copy.set_(storage, value.storage_offset(), value.size(), value.stride())
+
+
 class Poison:
     """Fresh memory holds a known pattern in every byte while the backend's call runs (module
     docstring); `patterns` are the bytes an unwritten element may hold. `fill`: another byte

@@ -97,6 +97,9 @@ class Draw:
     verdict: oracle.Verdict | None = None
     judged: Judged | None = None  # what the oracle is given (cached)
     sqnr: float | None = None  # dB, of a block-scaled (MX/NVFP4) result against fp64
+    # returned before the backend was found to overwrite its results (gemmconf.checks.
+    # overwritten): it may hold a later call's values, and its values are not judged
+    overwritten: bool = False
 
 
 class ItemRun:
@@ -138,6 +141,9 @@ class ItemRun:
         self.backend_inputs: list[inputs.Inputs] = []  # per shape set: the first call's inputs
         # what a check or call guard keeps across the item's calls, under its own key
         self.stash: dict[Any, Any] = {}
+        # set once the backend was found to overwrite a result it returned (gemmconf.checks.
+        # overwritten): from that call on, each result is copied as returned (`call`)
+        self.copies_results = False
         # who computed the GEMM during the backend's call (gemmconf.attribution's words; None:
         # not observed), as gemmconf.checks.computed_by saw it
         self.computed_by: str | None = None
@@ -217,8 +223,14 @@ class ItemRun:
                 stack.enter_context(watch)
             actual = self.backend_raises(stage, lambda: self.compiled(*tensors))
         problems: list[Problem] = []
+        copying = self.copies_results
         for watch in watches:
             problems += watch.problems(actual)
+        if self.copies_results and not copying:  # found on this call: the draws before it
+            for draw in (draw for draws in self.draws for draw in draws):  # may hold its values
+                draw.overwritten = True
+        if self.copies_results:
+            actual = integrity.as_returned(actual)
         return actual, problems
 
     def names(self) -> tuple[str, ...]:

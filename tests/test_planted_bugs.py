@@ -630,3 +630,33 @@ def test_inputs_rounded_to_a_narrower_float_are_named_and_other_bugs_are_not_cal
     )
     assert not accumulated.passed
     assert not any("rounded to" in note for note in accumulated.notes), accumulated.notes
+
+
+class _SharedRounded(planted_backends._SharedOutput):
+    """OpenVINO's torch.compile backend on a CPU with AVX512_BF16 (2026-11-30): every result in
+    one output buffer its next call writes again, and fp32 operands rounded to bf16 (its CPU
+    plugin's default INFERENCE_PRECISION_HINT)."""
+
+    def __call__(self, func, args, kwargs):
+        narrow = (a.bfloat16().float() if isinstance(a, torch.Tensor) else a for a in args)
+        return super().__call__(func, tuple(narrow), kwargs)
+
+
+def test_results_a_backend_overwrites_are_judged_as_it_returned_them():
+    """The values of a backend that overwrites its results were judged after its later calls: a
+    later draw's values against an earlier draw's eager result ("err_ratio 5388", any backend
+    that shares its output buffer). Results returned once that is found are copied as returned
+    and judged; those returned before it are not judged."""
+    (instance,) = (i for i in instances(FIRST[0]) if i.id == "first/mm[fp32-64x64x64-nn]")
+
+    def judged(rewrite) -> object:
+        backend = planted_backends.PlantedBackend("shared", rewrite)
+        return render(run_item(instance, backend, seed=0, device="cpu", target=None))
+
+    right = judged(planted_backends._SharedOutput())
+    assert right.reason.startswith("Result overwritten"), right.reason
+    assert "Tensor-likes are not close" not in right.details, right.details
+    narrow = judged(_SharedRounded())
+    assert narrow.reason.startswith("Result overwritten"), narrow.reason
+    assert "Tensor-likes are not close! err_ratio" in narrow.details
+    assert "The result is the product of the inputs rounded to bf16" in narrow.details

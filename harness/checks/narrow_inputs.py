@@ -20,7 +20,8 @@ class NarrowInputs:
         failure = next((p for p in item.problems if isinstance(p, NumericFailure)), None)
         if failure is None or failure.verdict.attributes_failed:
             return NOTHING
-        draw = item.draws[failure.shape_set][0]
+        drawn = item.draws[failure.shape_set]
+        draw = next((d for d in drawn if not d.overwritten), drawn[0])  # values as returned
         item.stage = "looking for inputs rounded to a narrower float"
         note = narrow_inputs_note(item.instance, draw.inputs, draw.actual, item.reference_fn)
         return NOTHING if note is None else Findings(notes=(note,))

@@ -5,7 +5,10 @@ each such result reads like a numerics bug ("err_ratio 2.9e+06"); this guard nam
 
 A call guard: it samples each call's result after the call, and after every later call looks
 whether the earlier results still hold the sampled values (a buffer kept per shape is only
-overwritten by a later call of the same shapes)."""
+overwritten by a later call of the same shapes). From the call that finds one on, the item copies
+each result as the backend returns it (gemmconf.item), and the results returned before it are
+not judged: judged after the later calls, they were a later draw's values against an earlier
+draw's eager result (an OpenVINO trial, 2026-11-30: its bf16 precision read as "err_ratio 5388")."""
 
 from __future__ import annotations
 
@@ -39,8 +42,9 @@ class ResultOverwritten:
             f"changed when it was called again (on shape set {self.later}, fresh values): "
             f"{self.count} of {self.sampled} sampled elements differ. The backend returns "
             "memory it writes again on its next call (a reused output buffer, CUDA graphs' "
-            "static outputs), so a caller that keeps a result sees it change; every judgment "
-            "of an earlier result below read the later call's values."
+            "static outputs), so a caller that keeps a result sees it change. The values "
+            "below are judged on the results returned from then on, each copied as returned; "
+            "the earlier ones are not judged."
         )
 
 
@@ -77,6 +81,7 @@ class _KeptWatch:
         tensors = integrity.tensors_of(actual)
         if found is not None:
             item.stash[ResultsKept] = None  # said once: the calls after it are not watched
+            item.copies_results = True  # and their results are copied as returned
             return [found]
         if self.earlier is not None:
             self.earlier.append(_Earlier(item.shape_index, tensors, [_sample(t) for t in tensors]))

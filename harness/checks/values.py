@@ -94,10 +94,10 @@ def _judge_shape_set(
         return draw
 
     next_draw = [len(drawn)]
-    while len(drawn) < per_judgment:
+    while len(_kept(drawn)) < per_judgment:
         drawn.append(more())
     rounds = [_judge(item, drawn)]
-    draws, draws_failed = len(drawn), _failed(drawn)
+    draws, draws_failed = len(_kept(drawn)), _failed(drawn)
     decided = drawing.decision(rounds)
     while decided is None:
         batch = [more() for _ in range(per_judgment)]
@@ -136,6 +136,12 @@ def _judge_shape_set(
     return next((v for v in rounds if v.passed), rounds[0])
 
 
+def _kept(drawn: list[Draw]) -> list[Draw]:
+    """The draws whose results were judged as the backend returned them (`Draw.overwritten`);
+    all of them where none was (a backend whose results all read later values)."""
+    return [d for d in drawn if not d.overwritten] or drawn
+
+
 def _failed(drawn: list[Draw]) -> int:
     """Draws whose own judgment failed."""
     return sum(1 for d in drawn if d.verdict is not None and not d.verdict.passed)
@@ -159,7 +165,8 @@ def _borderline_note(index: int, shape_text: str, rounds: list[oracle.Verdict]) 
 def _judge(item: ItemRun, drawn: list[Draw]) -> oracle.Verdict:
     """One judgment over draws: each draw's own (attributes, strides), then, for small
     outputs, all values pooled as one output, so that a few elements per draw add up to
-    many; a large output's draws are judged each on its own."""
+    many; a large output's draws are judged each on its own. Overwritten draws are left out."""
+    drawn = _kept(drawn)
     numel = sum(t.numel() for t in integrity.tensors_of(drawn[0].expected))
     verdicts = []
     for draw in drawn:
