@@ -148,9 +148,14 @@ def as_returned(value: Any) -> Any:
         return value
     if value.layout != torch.strided or type(value) is not torch.Tensor:
         return value
-    storage = value.untyped_storage().clone()
-    copy = torch.empty(0, dtype=value.dtype, device=value.device)
-    return copy.set_(storage, value.storage_offset(), value.size(), value.stride())
+    return view_like(value.untyped_storage().clone(), value)
+
+
+def view_like(storage: torch.UntypedStorage, like: torch.Tensor) -> torch.Tensor:
+    """A tensor over `storage` (a copy of `like`'s) with `like`'s dtype, offset, shape and
+    strides: `like` as it was, read from the copy."""
+    view = torch.empty(0, dtype=like.dtype, device=storage.device)
+    return view.set_(storage, like.storage_offset(), like.shape, like.stride())
 
 
 class Poison:
@@ -399,9 +404,7 @@ class InputGuard:
         for name, t, raw, raw_before in self.entries:
             if _equal_bytes(raw, raw_before):
                 continue
-            before = torch.empty(0, dtype=t.dtype, device=raw_before.device).set_(
-                raw_before.untyped_storage(), t.storage_offset(), t.shape, t.stride()
-            )
+            before = view_like(raw_before.untyped_storage(), t)
             diff = bitwise_diff(before, t)
             if diff is None:  # only bytes outside the view changed
                 count = int((raw.to(raw_before.device) != raw_before).sum())
