@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -393,9 +394,11 @@ def test_the_counters_artifact_lists_the_inductor_counters_an_item_moved() -> No
     moved during this Compiled's calls, nothing from before it."""
     from gemmconf import codecheck
 
-    counters = importlib.import_module("torch._dynamo.utils").counters["inductor"]
-    before = counters["cutlass_epilogue_fusion_counter"]
-    counters["cutlass_epilogue_fusion_counter"] += 5  # moved before the item: not its own
+    def counters() -> Counter:  # looked up each time: a compile may replace the group
+        return importlib.import_module("torch._dynamo.utils").counters["inductor"]
+
+    before = counters()["cutlass_epilogue_fusion_counter"]
+    counters()["cutlass_epilogue_fusion_counter"] += 5  # moved before the item: not its own
     try:
         compiled = make_inductor().compile(torch.mm, [], dynamic=False)
         _run_shapes(compiled, _mm, [5])
@@ -410,9 +413,9 @@ def test_the_counters_artifact_lists_the_inductor_counters_an_item_moved() -> No
         # A fusion the item's own compile made is listed, and the seed's check catches it.
         counted: dict[str, int] = {}
         with inductor_module.counting_inductor(counted):
-            counters["cutlass_epilogue_fusion_counter"] += 1
+            counters()["cutlass_epilogue_fusion_counter"] += 1
         fused = inductor_module.counters_artifact(counted)
         assert "cutlass_epilogue_fusion_counter 1" in fused.splitlines()
         assert not codecheck.run_filecheck(no_fusion, fused).passed
     finally:
-        counters["cutlass_epilogue_fusion_counter"] = before
+        counters()["cutlass_epilogue_fusion_counter"] = before

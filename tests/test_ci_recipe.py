@@ -222,9 +222,16 @@ def test_the_report_jobs_scripts_run_without_torch_and_gate_on_a_regression(suit
     env = {
         **os.environ,
         "PATH": f"{_python_on_path(suite.path / 'bin')}{os.pathsep}{os.environ['PATH']}",
-        # the report job installs gemmconf without its dependencies, and jinja2
-        "PYTHONPATH": str(
-            _without(("torch", "triton", "numpy", "yaml", "pytest"), suite.path / "no")
+        # the report job installs gemmconf without its dependencies, and jinja2; the folder
+        # that hides them goes first, and what was on the path stays after it (where gemmconf
+        # is installed apart, as on the GPU machine's `pip --target`)
+        "PYTHONPATH": os.pathsep.join(
+            p
+            for p in (
+                str(_without(("torch", "triton", "numpy", "yaml", "pytest"), suite.path / "no")),
+                os.environ.get("PYTHONPATH", ""),
+            )
+            if p
         ),
     }
 

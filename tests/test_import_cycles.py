@@ -125,10 +125,15 @@ def planted_copy(tmp_path: Path, module: str, imported: str) -> Path:
 def check_copy(copy: Path) -> tuple[subprocess.CompletedProcess, list[list[str]]]:
     """lint-imports with the contract, and `cycles`, run on the copy (not the installed
     package: a fresh process whose path finds the copy first)."""
-    env = {**os.environ, "PYTHONPATH": f"{copy}{os.pathsep}{Path(__file__).parent}"}
-    lint = Path(sys.executable).with_name("lint-imports")
+    # the copy first; what was on the path stays after it (grimp and import-linter installed
+    # apart, as on the GPU machine's `pip --target`), and so does their script folder
+    path = [str(copy), str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
+    scripts = os.pathsep.join((str(Path(sys.executable).parent), os.environ.get("PATH", "")))
+    lint = shutil.which("lint-imports", path=scripts)
+    assert lint is not None, f"no lint-imports beside {sys.executable} or on PATH"
     linted = subprocess.run(
-        [str(lint), "--no-cache"], cwd=copy, env=env, capture_output=True, text=True, timeout=300
+        [lint, "--no-cache"], cwd=copy, env=env, capture_output=True, text=True, timeout=300
     )
     ignored = acyclic_contract().get("ignore_imports", [])
     script = (
