@@ -253,9 +253,32 @@ def test_a_name_torch_keeps_a_module_of_but_does_not_register_says_so():
     if "onnxrt" in text.split(";")[1]:  # a torch that registers it: nothing to say
         pytest.skip("this torch registers onnxrt")
     assert "has a module torch._dynamo.backends.onnxrt, but no backend registered from it" in text
+    # the onnxrt trial (2026-11-30) had onnxruntime, onnxscript and onnx installed: the error
+    # says that no package helps, rather than "or it needs a package that is missing"
+    assert "its source registers none (a placeholder" in text
+    assert "installing a package does not bring it back" in text
     with pytest.raises(UnknownBackendError) as raised:
         resolve("dynamo:nosuch")
     assert "torch._dynamo.backends.nosuch" not in str(raised.value)
+
+
+def test_a_backend_module_registers_only_in_code_not_in_comments(tmp_path):
+    """A placeholder (torch 2.13's onnxrt.py: its `register_backend` lines commented out) calls
+    none; a module that registers by call or by decorator does; an unreadable one is not claimed
+    to be a placeholder."""
+    from gemmconf.backends.dynamo import _calls_register_backend
+
+    sources = {
+        "placeholder": '"""Placeholder"""\n# register_backend(name="x", compiler_fn=f)\n',
+        "call": "from .registry import register_backend\nregister_backend(name='x')\n",
+        "decorator": "@registry.register_backend\ndef x(gm, inputs):\n    return gm\n",
+    }
+    found = {}
+    for kind, text in sources.items():
+        (tmp_path / f"{kind}.py").write_text(text)
+        found[kind] = _calls_register_backend(str(tmp_path / f"{kind}.py"))
+    assert found == {"placeholder": False, "call": True, "decorator": True}
+    assert _calls_register_backend(str(tmp_path / "absent.py"))
 
 
 @pytest.mark.skipif(

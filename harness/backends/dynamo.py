@@ -60,6 +60,7 @@ import re
 import sys
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -611,22 +612,48 @@ def _frame_id() -> int | None:
 
 def _unregistered_by_torch(name: str) -> str:
     """Where torch has a module of the name's backend but no backend of that name is
-    registered (torch 2.13's `onnxrt`: a placeholder, with onnxruntime installed or not), a
-    clause saying so."""
+    registered, a clause saying so and which of two cases it is: the module's source calls no
+    `register_backend` (torch 2.13's `onnxrt`: a placeholder, its registration commented out, so
+    no package installed brings it back), or it does and its registration did not run here (a
+    package it needs is missing, or its import raised: the error is named)."""
     import importlib.util
 
     import torch
 
+    module = f"torch._dynamo.backends.{name}"
     try:
-        found = importlib.util.find_spec(f"torch._dynamo.backends.{name}") is not None
+        spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
-        found = False
-    if not found:
+        spec = None
+    if spec is None:
         return ""
-    return (
-        f" (torch {torch.__version__} has a module torch._dynamo.backends.{name}, but no backend "
-        "registered from it: this torch removed or disabled it (2.13's onnxrt), or it needs a "
-        "package that is missing)"
+    said = f" (torch {torch.__version__} has a module {module}, but no backend registered from it: "
+    if not _calls_register_backend(spec.origin):
+        return said + (
+            "its source registers none (a placeholder, its registration commented out), so "
+            "installing a package does not bring it back; an older torch or another backend "
+            "does)"
+        )
+    try:
+        importlib.import_module(module)
+    except Exception as exc:
+        return said + f"importing it raised {type(exc).__name__}: {exc})"
+    return said + "its registration did not run here: it may need a package that is missing)"
+
+
+def _calls_register_backend(path: str | None) -> bool:
+    """Whether the Python source at path names `register_backend` in its code (a call or a
+    decorator; comments are not code); True where it cannot be read, so that nothing is claimed."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(path or "").read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return True
+    return any(
+        (isinstance(node, ast.Name) and node.id == "register_backend")
+        or (isinstance(node, ast.Attribute) and node.attr == "register_backend")
+        for node in ast.walk(tree)
     )
 
 
