@@ -81,6 +81,22 @@ def unwrap(error: BaseException) -> tuple[BaseException, tuple[str, ...]]:
     return error, tuple(wrappers)
 
 
+def _root_cause(error: BaseException) -> str:
+    """`Type: first line` of the innermost error of `error`'s explicit chain (`raise ... from`):
+    torch's `tvm` backend (2.13) raises "Please install apache-tvm" from the ImportError that
+    says what is missing, `cannot import name 'relay' from 'tvm'` where apache-tvm 0.27 is
+    installed; "" where it was not raised from another error."""
+    seen = {id(error)}
+    inner = error.__cause__
+    while inner is not None and inner.__cause__ is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        inner = inner.__cause__
+    if inner is None:
+        return ""
+    text = str(inner).strip().splitlines()
+    return f"{type_name(type(inner))}: {text[0][:200] if text else '(no message)'}"
+
+
 def type_name(cls: type) -> str:
     """`RuntimeError` for builtins, else the qualified name (`torch.AcceleratorError`)."""
     module = cls.__module__
@@ -109,6 +125,9 @@ class Raised:
     wrappers: tuple[str, ...] = ()  # torch.compile wrappers it was taken out of, outermost first
     cuda_fault: bool = False  # torch.AcceleratorError: the process's CUDA context is lost
     out_of_memory: bool = False  # torch.OutOfMemoryError
+    # `Type: first line` of the error it was raised from (`raise ... from error`, innermost
+    # first), which a trimmed traceback loses; "" where it was not raised from another
+    cause: str = ""
     exception: BaseException | None = field(default=None, compare=False, repr=False)
 
     @classmethod
@@ -128,6 +147,7 @@ class Raised:
             wrappers=wrappers,
             cuda_fault=_is_instance(inner, "AcceleratorError"),
             out_of_memory=_is_instance(inner, "OutOfMemoryError"),
+            cause=_root_cause(inner),
             exception=inner,
         )
 
@@ -148,10 +168,12 @@ class Raised:
         return text or "(no message)"
 
     def short(self) -> str:
-        """`Type: first line`; an empty message still says where it was raised."""
+        """`Type: first line`, then what it was raised from; an empty message still says where
+        it was raised."""
+        cause = f" (raised from {self.cause})" if self.cause else ""
         if self.message:
-            return f"{self.type_name}: {self.first_line}"
-        return f"{self.type_name} (no message) at {self.location or 'an unknown place'}"
+            return f"{self.type_name}: {self.first_line}{cause}"
+        return f"{self.type_name} (no message) at {self.location or 'an unknown place'}{cause}"
 
     def portable(self) -> Raised:
         return dataclasses.replace(self, exception=None)

@@ -22,6 +22,7 @@ from gemmconf import capability, expectations, inputs, program
 from gemmconf.backends import resolve
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.outcome import (
+    Crash,
     HarnessFault,
     ItemOutcome,
     NotACompiled,
@@ -77,6 +78,34 @@ def test_dynamo_wrappers_are_taken_off():
     raised = Raised.of(compiled.value)
     assert raised.type_name == "ValueError" and raised.message == "the backend's own error"
     assert "torch._dynamo.exc.BackendCompilerFailed" in raised.wrappers
+
+
+def test_what_a_backends_error_was_raised_from_is_in_its_first_line():
+    """torch 2.13's `tvm` backend raises "Please install apache-tvm" from the ImportError that
+    says what is wrong (`cannot import name 'relay'`, apache-tvm 0.27 installed); the six
+    traceback lines kept lost it. The onnxrt trial's TVM fallback, 2026-11-30."""
+
+    def mm(a, b):
+        return torch.mm(a, b)
+
+    def tvm_like(gm, example_inputs):
+        try:
+            raise ImportError("cannot import name 'relay' from 'tvm'")
+        except ImportError as e:
+            raise ImportError("Please install apache-tvm to use the tvm backend.") from e
+
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as compiled:
+        torch.compile(mm, backend=tvm_like)(torch.randn(4, 5), torch.randn(5, 7))
+    raised = Raised.of(compiled.value)
+    assert raised.message == "Please install apache-tvm to use the tvm backend."
+    assert raised.cause == "ImportError: cannot import name 'relay' from 'tvm'"
+    assert raised.short().endswith(
+        "(raised from ImportError: cannot import name 'relay' from 'tvm')"
+    )
+    crash = render(ItemOutcome(problems=(Crash("compile", raised),)))
+    assert "cannot import name 'relay'" in crash.reason
+    assert Raised.of(ValueError("alone")).cause == ""
 
 
 class _Raising:
