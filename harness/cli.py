@@ -722,8 +722,31 @@ def _repro(args: argparse.Namespace) -> int:
     slug = re.sub(r"[^A-Za-z0-9]+", "_", f"{args.id}_{args.backend}").strip("_")
     out = Path(args.output or f"repro_{slug}.py")
     out.write_text(source)
-    print(f"gemmconf: wrote {out} ({len(source.splitlines())} lines); run it: python {out}")
+    print(
+        f"gemmconf: wrote {out} ({len(source.splitlines())} lines); "
+        f"run it: {_run_it(out, args.backend)}"
+    )
     return 0
+
+
+def _run_it(out: Path, spec: str) -> str:
+    """The command that runs a repro file: `python FILE`, with this folder on PYTHONPATH where
+    the backend is a `module:attr` whose module lives here and the file is written elsewhere
+    (Python puts the file's folder on the path, not the current one: the onnxrt trial's TVM
+    fallback, 2026-11-30, wrote one with `-o` and its import of the module failed)."""
+    import importlib.util
+    import shlex
+
+    module = spec.partition(":")[0] if ":" in spec else ""
+    here = Path.cwd().resolve()
+    try:
+        found = importlib.util.find_spec(module) if module else None
+    except (ImportError, ValueError):
+        found = None
+    origin = Path(found.origin).resolve() if found and found.origin else None
+    if origin is None or here not in origin.parents or out.resolve().parent == here:
+        return f"python {shlex.quote(str(out))}"
+    return f"PYTHONPATH={shlex.quote(str(here))} python {shlex.quote(str(out))}"
 
 
 def _run_command(instance, args: argparse.Namespace, label: str) -> str:

@@ -133,6 +133,55 @@ def test_a_repro_runs_without_gemmconf_and_fails_as_the_item_did(tmp_path):
     assert ratios[PASSING] == []
 
 
+# A `module:attr` backend in a file beside the run (as an outside author writes one): no bug
+BESIDE = """
+class Compiled:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *inputs):
+        return self.fn(*inputs)
+
+
+class Beside:
+    name = "beside"
+
+    def availability(self):
+        return None
+
+    def compile(self, fn, example_inputs, *, dynamic):
+        return Compiled(fn)
+
+
+backend = Beside()
+"""
+
+
+def test_a_repro_written_elsewhere_says_how_to_import_a_backend_from_here(tmp_path):
+    """The onnxrt trial's TVM fallback (2026-11-30) ran `repro ID --backend tvm_relax:backend -o
+    ../file.py` and then `python ../file.py` as printed: ModuleNotFoundError tvm_relax."""
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    (work / "beside_backend.py").write_text(BESIDE)
+    file = elsewhere / "repro.py"
+    wrote = gemmconf(work, "repro", PASSING, "--backend", "beside_backend:backend", "-o", str(file))
+    assert wrote.returncode == 0, wrote.stderr
+    said = wrote.stdout.strip().split("run it: ")[-1]
+    assert said == f"PYTHONPATH={work.resolve()} python {file}"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(work)}
+    run = [sys.executable, str(file)]
+    plain = subprocess.run(run, cwd=work, capture_output=True, text=True, env=env, timeout=600)
+    assert "No module named 'beside_backend'" in plain.stdout + plain.stderr  # as it was
+    env["PYTHONPATH"] = str(work.resolve())
+    ran = subprocess.run(run, cwd=work, capture_output=True, text=True, env=env, timeout=600)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    here = gemmconf(work, "repro", PASSING, "--backend", "beside_backend:backend")
+    assert here.stdout.strip().endswith(
+        "run it: python repro_first_mm_fp32_64x64x64_nn_beside_backend_backend.py"
+    )
+
+
 def test_a_repro_names_what_it_cannot_write():
     (instance,) = api.instances(["first/mm[fp32-64x64x64-nn]"])
     with pytest.raises(ReproUnsupported, match="a repro is for one backend"):
