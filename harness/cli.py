@@ -95,7 +95,16 @@ def _add_explain(commands: Any) -> None:
     explain.add_argument("--backend", default="reference")
     explain.add_argument("--seed", type=int, default=0)
     explain.add_argument(
-        "--run", action="store_true", help="also run it on the backend here and print the verdict"
+        "--run",
+        action="store_true",
+        help="also run it on the backend here and print the verdict (in a worker process, as "
+        "`gemmconf run` does: a crash, hang or lost CUDA context is the verdict)",
+    )
+    explain.add_argument(
+        "--no-isolate",
+        action="store_true",
+        help="with --run: run it in this process instead (a debugger sees the backend; a crash "
+        "ends explain)",
     )
 
 
@@ -774,9 +783,11 @@ def _run_one(instance, args: argparse.Namespace, backend) -> int:
     if reason:
         print(f"  not run: backend {args.backend} unavailable: {reason}")
         return 1
-    outcome = run_item(
-        instance, backend, seed=args.seed, device=cap.device, target=target_class(cap, None)
-    )
+    target = target_class(cap, None)
+    if args.no_isolate:
+        outcome = run_item(instance, backend, seed=args.seed, device=cap.device, target=target)
+    else:
+        outcome = _run_isolated(instance, args, cap.device, target)
     if outcome.passed:
         print(f"  verdict: PASSED{_why_passed(outcome)}")
         return 0
@@ -784,6 +795,33 @@ def _run_one(instance, args: argparse.Namespace, backend) -> int:
     print(f"  verdict: {verdict} ({outcome.kind})")
     print("\n".join("    " + line for line in render(outcome).details.splitlines()))
     return 1
+
+
+def _run_isolated(instance, args: argparse.Namespace, device: str, target: str | None):
+    """The item in one isolation worker, as `gemmconf run` runs it (its timeout, a crash or a
+    lost CUDA context the outcome): a backend that segfaults ends the worker, not explain."""
+    from gemmconf import isolation
+    from gemmconf.backends import RunOptions
+    from gemmconf.ids import standalone_command
+    from gemmconf.outcome import ItemOutcome
+
+    runner = isolation.IsolatedRunner(
+        {args.backend: args.backend}, RunOptions(device=device), warm_cuda=device == "cuda"
+    )
+    request = isolation.ItemRequest(
+        instance,
+        args.backend,
+        seed=args.seed,
+        device=device,
+        target=target,
+        repro=standalone_command(instance.id, args.backend, seed=args.seed),
+    )
+    try:
+        return runner.run(request)
+    except isolation.WorkerError as exc:
+        return ItemOutcome.harness("the isolation worker", exc)
+    finally:
+        runner.close()
 
 
 def _why_passed(outcome) -> str:

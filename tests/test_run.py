@@ -243,6 +243,27 @@ def test_explain_names_an_outside_backend_as_its_items_do(tmp_path, monkeypatch,
     assert "no module 'nosuchmodule' is on the import path" in err and "Traceback" not in err
 
 
+def test_explain_runs_the_item_in_a_worker_and_names_a_crash(tmp_path, monkeypatch, capsys):
+    """An outside author's trial (TVM's relax frontend, 2026-11-30): `explain --run` on an item
+    whose backend segfaults ended explain itself with status 139 and no verdict. It runs the
+    item in an isolation worker, as `gemmconf run` does: the crash is the verdict."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "crashy.py").write_text(
+        "import ctypes\n"
+        "from gemmconf.backends.dynamo import dynamo_backend\n\n"
+        "def _compile(gm, example_inputs):\n"
+        "    def run(*args):\n"
+        "        ctypes.string_at(0)\n"
+        "    return run\n\n"
+        "backend = dynamo_backend(_compile, name='crashy')\n"
+    )
+    ident = "first/mm[fp32-64x64x64-nn]"
+    assert cli.main(["explain", ident, "--backend", "crashy:backend", "--run"]) == 1
+    out = capsys.readouterr().out
+    assert "verdict: FAILED (crash)" in out and "killed by SIGSEGV" in out
+
+
 def test_missing_suite_folder_is_a_usage_error(pytester, tmp_path, monkeypatch, capsys):
     pytester.makeini("[pytest]\ngemmconf_suites = suites\n")
     result = pytester.runpytest("--suites", "no/such/folder", "--backend", "eager")
