@@ -54,10 +54,18 @@ VALUES_SHOWN = 16  # an integer input this short (`offs`) is described with its 
 LARGE_DRAW_THREADS_ENV = "GEMMCONF_LARGE_DRAW_THREADS"
 
 
-def item_seed(instance_id: str, shape_index: int, run_seed: int, draw: int = 0) -> int:
+# The run seed of the confirmation draws: the rounds that decide a judgment near its bar
+# (gemmconf.drawing) draw from the item's own stream, the same whatever --seed.
+CONFIRMATION = None
+
+
+def item_seed(instance_id: str, shape_index: int, run_seed: int | None, draw: int = 0) -> int:
     """A 63-bit seed from the item's id, its shape set, the run's --seed and the draw (0: the
-    item's first inputs; further draws are independent values of the same shapes)."""
-    return _seed(f"{instance_id}|{shape_index}|{run_seed}" + (f"|{draw}" if draw else ""))
+    item's first inputs; further draws are independent values of the same shapes). A run seed
+    of `CONFIRMATION` (None) gives the item's confirmation draws, independent of every run
+    seed's."""
+    run = "confirmation" if run_seed is CONFIRMATION else run_seed
+    return _seed(f"{instance_id}|{shape_index}|{run}" + (f"|{draw}" if draw else ""))
 
 
 def _seed(text: str) -> int:
@@ -114,7 +122,7 @@ class Inputs:
 def build(
     instance: ScenarioInstance,
     shape_index: int,
-    run_seed: int,
+    run_seed: int | None,
     device: str | torch.device = "cpu",
     *,
     draw: int = 0,
@@ -135,7 +143,7 @@ def target_fill(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
 def build_copies(
     instance: ScenarioInstance,
     shape_index: int,
-    run_seed: int,
+    run_seed: int | None,
     device: str | torch.device = "cpu",
     *,
     draw: int = 0,
@@ -219,7 +227,9 @@ class _Drawn:
         return Inputs(self.names, tensors, self.reference, self.dims, self.seed, self.reduction)
 
 
-def _draw_values(instance: ScenarioInstance, shape_index: int, run_seed: int, draw: int) -> _Drawn:
+def _draw_values(
+    instance: ScenarioInstance, shape_index: int, run_seed: int | None, draw: int
+) -> _Drawn:
     spec = instance.spec
     dims = instance.dims(shape_index)
     seed = item_seed(instance.id, shape_index, run_seed, draw)

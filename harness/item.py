@@ -244,12 +244,17 @@ class ItemRun:
         except Exception as exc:
             return None, exc
 
-    def draw(self, index: int, draw: int) -> tuple[Draw, list[Problem]]:
+    def draw(
+        self, index: int, draw: int, *, confirming: bool = False
+    ) -> tuple[Draw, list[Problem]]:
         """Draw `draw` of shape set `index`: fresh values, eager's result, the backend's (and
-        what the call guards found on that call)."""
+        what the call guards found on that call). `confirming`: draw `draw` of the item's
+        confirmation stream (inputs.CONFIRMATION: the rounds that decide a judgment near its
+        bar, the same whatever --seed), not of the run's seed."""
         self.stage = "building the inputs"
+        run_seed = inputs.CONFIRMATION if confirming else self.seed
         eager_inputs, backend_inputs = inputs.build_copies(
-            self.instance, index, self.seed, self.device, draw=draw
+            self.instance, index, run_seed, self.device, draw=draw
         )
         self.stage = "running eager"
         expected, error = self.eager(eager_inputs)
@@ -258,7 +263,8 @@ class ItemRun:
         self.shape_index = index
         progress.report("call")
         actual, problems = self.call(
-            f"the call on shape set {index} (draw {draw}: fresh values, {shape(eager_inputs)})",
+            f"the call on shape set {index} ({'confirmation ' if confirming else ''}draw "
+            f"{draw}: fresh values, {shape(eager_inputs)})",
             backend_inputs.tensors,
             expected,
         )

@@ -13,6 +13,7 @@ import pytest
 
 from gemmconf import drawing
 from gemmconf.backends.eager import EagerBackend
+from gemmconf.item import ItemRun
 from gemmconf.outcome import render
 from gemmconf.runner import run_item
 from gemmconf.scenario import load_suite
@@ -55,19 +56,20 @@ def _decided(median: float, spread: float, rng: random.Random) -> tuple[str, int
 
 @pytest.mark.parametrize("spread", [0.0, 0.1, 0.3, 0.6])
 def test_the_sequential_test_keeps_its_error_rates(spread):
-    """At the bar a shape set fails at the stated rate at most (0.1%: 2 of 2,000); an
+    """At the bar a shape set fails at the stated rate at most (0.1%: 10 of 10,000); an
     error steadily well above the bar fails (twice it at a spread of 0.1, three times at 0.3);
-    one at 0.6 times the bar passes in about three rounds, one at 0.3 times it mostly in one."""
+    one at 0.6 times the bar passes in about four rounds (the first, three further), one at 0.3
+    times it mostly in one."""
     rng = random.Random(0)
-    at_bar = [_decided(1.0, spread, rng)[0] for _ in range(2000)]
-    assert at_bar.count(drawing.FAILED) <= 2000 * drawing.FAIL_RATE
-    assert at_bar.count(drawing.BORDERLINE) > 1000
+    at_bar = [_decided(1.0, spread, rng)[0] for _ in range(10000)]
+    assert at_bar.count(drawing.FAILED) <= 10000 * drawing.FAIL_RATE
+    assert at_bar.count(drawing.BORDERLINE) > 5000
     above = {0.0: 2.0, 0.1: 2.0, 0.3: 3.0}.get(spread)
     if above is not None:
         assert all(_decided(above, spread, rng)[0] == drawing.FAILED for _ in range(200))
         clean = [_decided(0.6, spread, rng) for _ in range(200)]
         assert all(d == drawing.PASSED for d, _ in clean)
-        assert sum(n for _, n in clean) / len(clean) <= 3.5
+        assert sum(n for _, n in clean) / len(clean) <= 4.5
     far = [_decided(0.3, spread, rng) for _ in range(200)]
     assert all(d == drawing.PASSED for d, _ in far)
     if spread <= 0.3:  # a first round this far from the bar is rarely near it
@@ -107,7 +109,7 @@ def test_a_backend_at_its_bar_gets_one_verdict_whatever_the_seed(monkeypatch):
     assert len(borderline) >= len(outcomes) // 2  # most are at the bar, not clearly below it
     ratios = []
     for outcome in borderline:
-        assert outcome.metrics["rounds"] == drawing.MAX_ROUNDS
+        assert outcome.metrics["rounds"] == 1 + drawing.MAX_ROUNDS  # the first, the further
         ratios += outcome.metrics["err_ratio_rounds"]
     over = sum(r > 3.0 for r in ratios)  # the rounds fall on both sides of the bar
     assert len(ratios) * 0.2 < over < len(ratios) * 0.9, sorted(ratios)
@@ -123,6 +125,34 @@ def test_a_backend_at_its_bar_gets_one_verdict_whatever_the_seed(monkeypatch):
     monkeypatch.setattr(drawing, "decision", majority_of_three)
     voted = _verdicts(planted_backends.near_bar, range(1, 6))
     assert any(len({o.passed for o in by_seed.values()}) > 1 for by_seed in voted.values())
+
+
+def _differing(found):
+    return {
+        i: {s: (o.passed, o.kind, o.metrics.get("err_ratio")) for s, o in by_seed.items()}
+        for i, by_seed in found.items()
+        if len({(o.passed, o.kind) for o in by_seed.values()}) > 1
+    }
+
+
+def test_a_backend_in_the_test_s_band_gets_one_verdict_whatever_the_seed(monkeypatch):
+    """planted_backends.above_bar errs at 1.13-1.5 times the bar, where the sequential test
+    decides either way on random rounds (TVM's relax_dynamo on fp16 baddbmm, 2026-11-30: 10 of
+    3,558 verdicts differed over seeds 0-2). The rounds that decide are the item's confirmation
+    draws, so over seeds 1-5 each item gets one verdict; drawn from the run's seed, as they
+    were, the same items' verdicts differed with the seed."""
+    found = _verdicts(planted_backends.above_bar, range(1, 6))
+    assert _differing(found) == {}
+    outcomes = [o for by_seed in found.values() for o in by_seed.values()]
+    assert all(o.metrics["rounds"] > drawing.MIN_ROUNDS for o in outcomes)  # decided near the bar
+
+    draw = ItemRun.draw
+
+    def seeded(self, index, number, *, confirming=False):
+        return draw(self, index, number + 1000 * confirming)  # the run seed's, past its own
+
+    monkeypatch.setattr(ItemRun, "draw", seeded)
+    assert _differing(_verdicts(planted_backends.above_bar, range(1, 6)))
 
 
 def test_items_far_from_the_bar_cost_nothing_more():

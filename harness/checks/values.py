@@ -85,22 +85,24 @@ def _judge_shape_set(
     numel = sum(t.numel() for t in integrity.tensors_of(drawn[0].expected))
     per_judgment = drawing.judgment_draws(item.instance, index, drawn[0].inputs.dims, numel)
 
-    def more() -> Draw:
-        draw, problems = item.draw(index, next_draw[0])
-        next_draw[0] += 1
+    def more(confirming: bool = False) -> Draw:
+        counter = next_draw[confirming]
+        draw, problems = item.draw(index, counter, confirming=confirming)
+        next_draw[confirming] += 1
         # one finding of a kind is enough: the first draw's already says it
         kinds_seen = {type(q) for q in (*item.problems, *found)}
         found.extend(p for p in problems if type(p) not in kinds_seen)
         return draw
 
-    next_draw = [len(drawn)]
+    next_draw = [len(drawn), 0]  # the run seed's next draw, the confirmation stream's
     while len(_kept(drawn)) < per_judgment:
         drawn.append(more())
     rounds = [_judge(item, drawn)]
     draws, draws_failed = len(_kept(drawn)), _failed(drawn)
     decided = drawing.decision(rounds)
     while decided is None:
-        batch = [more() for _ in range(per_judgment)]
+        # the rounds that decide: the item's confirmation draws, the same whatever --seed
+        batch = [more(confirming=True) for _ in range(per_judgment)]
         rounds.append(_judge(item, batch))
         draws, draws_failed = draws + len(batch), draws_failed + _failed(batch)
         del batch  # judged: its tensors are not needed again (one round's draws held at a time)
