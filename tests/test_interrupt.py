@@ -189,6 +189,35 @@ def test_a_sigterm_after_the_results_are_written_lets_the_run_finish(tmp_path):
     assert document["complete"] is True and document["exit_status"] == 0
 
 
+def test_a_sigterm_while_the_results_are_written_lets_the_file_be_written(tmp_path):
+    """An H200 run stopped by `timeout` (2026-11-30): every item had ended when the SIGTERM came,
+    during the final results file's write (a 3,954-record document); the KeyboardInterrupt
+    raised inside json.dumps left only results.json.partial and a traceback. A SIGTERM from the
+    moment that write begins now lets it finish."""
+    suite_files.lay_out(tmp_path)
+    (tmp_path / "conftest.py").write_text(
+        "import os, signal, time\n\n"
+        "def pytest_gemmconf_results_fields(records, config):\n"  # just before the write
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(0.5)\n"
+        "    return {}\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "suites", "--backend", "eager", "-p", "no:randomly"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_default_sigint,
+    )
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output, output
+    document = json.loads((tmp_path / "reports" / "results.json").read_text())
+    assert document["complete"] is True and document["exit_status"] == 0
+    assert result.returncode == pytest.ExitCode.OK, output
+    assert not (tmp_path / "reports" / "results.json.partial").exists()
+
+
 def test_a_repeated_sigterm_after_the_cleanup_is_still_the_same_request(tmp_path):
     """A fresh clone's `make test`, on a loaded box, died by the second of `timeout`'s two
     SIGTERMs (status -15, not 2): the run had unwound and its cleanup had put the default action

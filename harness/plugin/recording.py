@@ -47,6 +47,7 @@ class Results:
     def __init__(self, writer: ResultsWriter | None):
         self.writer = writer  # None in xdist's workers and with --collect-only
         self.path: Path | None = None  # once the file is written
+        self.finishing = False  # the final file is being written: a SIGTERM lets it finish
         self.report_lines: list[str] = []  # from pytest_gemmconf_run_finished (the page, ...)
         self.kept = False  # the run wrote no results file: the previous one stays
 
@@ -148,10 +149,11 @@ def _handle_sigterm(config: pytest.Config) -> None:
 
     Ours goes first even where a handler is already installed (a plugin or a site hook of the
     environment that exits at once would otherwise lose the run's final results file); only an
-    ignored SIGTERM stays ignored. A first SIGTERM after the results file is written lets the
-    run finish its summary: nothing is left to keep, and the exit status stays the one the file
-    records (it used to end in a KeyboardInterrupt traceback and status 130). Once a run that got
-    a SIGTERM has ended, further ones are ignored while the process exits."""
+    ignored SIGTERM stays ignored. A first SIGTERM once the results file is being written lets
+    the run finish it and its summary: nothing is left to keep, and the exit status stays the one
+    the file records (during the summary it used to end in a KeyboardInterrupt traceback and
+    status 130; during the write, on an H200 on 2026-11-30, with only the .partial file left).
+    Once a run that got a SIGTERM has ended, further ones are ignored while the process exits."""
     if threading.current_thread() is not threading.main_thread():
         return
     previous = signal.getsignal(signal.SIGTERM)
@@ -165,8 +167,8 @@ def _handle_sigterm(config: pytest.Config) -> None:
         if not first:
             first.append(now)
             results = config.stash.get(RESULTS, None)
-            if results is not None and results.path is not None:
-                return  # the results are written: the run is all but over
+            if results is not None and (results.finishing or results.path is not None):
+                return  # the results are being written, or are: the run is all but over
             raise KeyboardInterrupt(f"{signal.Signals(signum).name}: the run was asked to stop")
         if now - first[0] <= SIGTERM_REPEAT_S:
             return  # the same request, delivered twice
@@ -271,6 +273,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or (
         exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and facts.SHARD in config.stash
     )
+    results.finishing = True  # every item has its record: a SIGTERM now lets the file be written
     for fields in config.hook.pytest_gemmconf_results_fields(records=writer.records, config=config):
         writer.run.update(fields)
     results.path = writer.finish(complete=complete, exit_status=int(exitstatus))
