@@ -303,8 +303,9 @@ def _note_runs(
     if seeds(old) != seeds(new):
         result.notes.append(
             f"the runs drew their inputs with different seeds ({', '.join(sorted(seeds(old)))} "
-            f"-> {', '.join(sorted(seeds(new)))}): an item near its tolerance can change with "
-            "the draw, not the backend; compare runs of one seed to gate a change"
+            f"-> {', '.join(sorted(seeds(new)))}): a verdict near its tolerance is decided by "
+            "the item's own confirmation draws, the same for every seed, but an error or time "
+            "can still move with the draw; compare runs of one seed to gate a change"
         )
     if result.removed_ids:  # not compared, so not a regression: say which, for a gate to see
         shown = ", ".join(result.removed_ids[:REMOVED_SHOWN])
