@@ -161,6 +161,20 @@ def test_sigterm_sent_twice_like_timeout_still_writes_the_results(tmp_path, work
     assert not (tmp_path / "reports" / "results.json.partial").exists()
 
 
+def run_the_tiny_suite_on_eager(tmp_path: Path) -> tuple[subprocess.CompletedProcess, str]:
+    """The tiny suite on eager in a pytest process of its own (SIGINT at its default action),
+    to its end; the process and its output."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "suites", "--backend", "eager", "-p", "no:randomly"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_default_sigint,
+    )
+    return result, result.stdout + result.stderr
+
+
 def test_a_sigterm_after_the_results_are_written_lets_the_run_finish(tmp_path):
     """A CI engineer's trial: a SIGTERM during the terminal summary ended the run with a
     KeyboardInterrupt traceback and status 130, while results.json said complete, status 0.
@@ -174,15 +188,7 @@ def test_a_sigterm_after_the_results_are_written_lets_the_run_finish(tmp_path):
         "    time.sleep(0.5)\n"
         "    terminalreporter.write_line('summary went on after the signal')\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "suites", "--backend", "eager", "-p", "no:randomly"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        preexec_fn=_default_sigint,
-    )
-    output = result.stdout + result.stderr
+    result, output = run_the_tiny_suite_on_eager(tmp_path)
     assert result.returncode == pytest.ExitCode.OK, output
     assert "summary went on after the signal" in output and "Traceback" not in output
     document = json.loads((tmp_path / "reports" / "results.json").read_text())
@@ -202,15 +208,7 @@ def test_a_sigterm_while_the_results_are_written_lets_the_file_be_written(tmp_pa
         "    time.sleep(0.5)\n"
         "    return {}\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "suites", "--backend", "eager", "-p", "no:randomly"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        preexec_fn=_default_sigint,
-    )
-    output = result.stdout + result.stderr
+    result, output = run_the_tiny_suite_on_eager(tmp_path)
     assert "Traceback" not in output, output
     document = json.loads((tmp_path / "reports" / "results.json").read_text())
     assert document["complete"] is True and document["exit_status"] == 0
