@@ -787,7 +787,7 @@ def _run_one(instance, args: argparse.Namespace, backend) -> int:
     if args.no_isolate:
         outcome = run_item(instance, backend, seed=args.seed, device=cap.device, target=target)
     else:
-        outcome = _run_isolated(instance, args, cap.device, target)
+        outcome = _run_isolated(instance, args, backend, cap.device, target)
     if outcome.passed:
         print(f"  verdict: PASSED{_why_passed(outcome)}")
         return 0
@@ -797,11 +797,13 @@ def _run_one(instance, args: argparse.Namespace, backend) -> int:
     return 1
 
 
-def _run_isolated(instance, args: argparse.Namespace, device: str, target: str | None):
-    """The item in one isolation worker, as `gemmconf run` runs it (its timeout, a crash or a
-    lost CUDA context the outcome): a backend that segfaults ends the worker, not explain."""
+def _run_isolated(instance, args: argparse.Namespace, backend, device: str, target: str | None):
+    """The item in one isolation worker, as `gemmconf run` runs it (its timeout, with the
+    backend's extra seconds per compile; a crash or a lost CUDA context the outcome): a backend
+    that segfaults ends the worker, not explain."""
     from gemmconf import isolation
     from gemmconf.backends import RunOptions
+    from gemmconf.backends.base import compile_allowance, for_item
     from gemmconf.ids import standalone_command
     from gemmconf.outcome import ItemOutcome
 
@@ -815,6 +817,7 @@ def _run_isolated(instance, args: argparse.Namespace, device: str, target: str |
         device=device,
         target=target,
         repro=standalone_command(instance.id, args.backend, seed=args.seed),
+        compile_s=compile_allowance(for_item(backend, instance)),
     )
     try:
         return runner.run(request)
