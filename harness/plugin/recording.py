@@ -47,7 +47,8 @@ class Results:
     def __init__(self, writer: ResultsWriter | None):
         self.writer = writer  # None in xdist's workers and with --collect-only
         self.path: Path | None = None  # once the file is written
-        self.finishing = False  # the final file is being written: a SIGTERM lets it finish
+        # from the final file's write on (`path` is set after it): a SIGTERM lets the run finish
+        self.finishing = False
         self.report_lines: list[str] = []  # from pytest_gemmconf_run_finished (the page, ...)
         self.kept = False  # the run wrote no results file: the previous one stays
 
@@ -167,7 +168,7 @@ def _handle_sigterm(config: pytest.Config) -> None:
         if not first:
             first.append(now)
             results = config.stash.get(RESULTS, None)
-            if results is not None and (results.finishing or results.path is not None):
+            if results is not None and results.finishing:
                 return  # the results are being written, or are: the run is all but over
             raise KeyboardInterrupt(f"{signal.Signals(signum).name}: the run was asked to stop")
         if now - first[0] <= SIGTERM_REPEAT_S:

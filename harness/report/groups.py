@@ -179,12 +179,13 @@ def pattern(members: Sequence[Record], records: Sequence[Record]) -> tuple[str, 
     population = [r for r in records if (r.suite, r.scenario, r.backend) in scenarios]
     found = [f"op {_listed(sorted({str(r.op) for r in members}))}"]
     axes = sorted({"dtype"} | {axis for r in members for axis in (r.axes or {})})
-    for axis in sorted(axes, key=lambda axis: -_having(members, axis)):
+    having = {axis: _having(members, axis) for axis in axes}
+    for axis in sorted(axes, key=lambda axis: -having[axis]):
         failing = _values(members, axis)
         every = _values(population, axis)
         if failing != every and len(failing) <= max(PATTERN_VALUES, len(every) / 2):
-            having = _having(members, axis)
-            part = f"; in {having} of the {len(members)} items" if having < len(members) else ""
+            some = having[axis] < len(members)
+            part = f"; in {having[axis]} of the {len(members)} items" if some else ""
             found.append(f"{axis} {_listed(sorted(failing))} (of {len(every)}{part})")
     if len(found) == 1:
         names = sorted({f"{r.suite}/{r.scenario}" for r in members})
