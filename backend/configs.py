@@ -42,24 +42,34 @@ Why these numbers:
   0.99x, 1.01x, 0.99x as bench items). More than one program per SM (2-3 stages, BLOCK_K 64)
   and more programs than SMs measured slower; 8 warps and 256-wide tiles too. The first rule
   came from `--split` (BLOCK_K 64 and tensor descriptors: 0.87-0.92x, gate_up 0.98x; BLOCK_K
-  128 through descriptors 0.82-0.94x). fp8 stays on the table's tiles: split, its down
-  projection measured 1.47-1.49x (against 1.22x) but o fell to 1.00-1.06x (against
-  1.06-1.08x), and a 256-wide BLOCK_K, which was faster still, would promote its products every
-  256 instead of every 128.
+  128 through descriptors 0.82-0.94x). Stream-K (`split_k="stream"`) measured slower for
+  bf16 in `--stream` (2026-11-30, H200: best 0.949x / 0.937x / 0.988x / 0.948x against the
+  plan's 0.993x on qkv, 1.016x on gate_up).
+- sm90 fp8 decode, stream-K (`DECODE`'s fp8 row, DECODE_STREAM_PER_SM; `launcher.
+  stream_programs`): an fp8 problem with tensorwise or rowwise scales, one row of 64-row tiles,
+  a "small" or "skinny" size class and K >= DECODE_MIN_K runs 64x64x128 tiles with 6 stages
+  (96 KB: two programs per SM) through pointer loads, as stream-K over two programs per SM,
+  at any tile count. On an H200 (2026-11-30, `tools/tune_sm90.py --stream`, interleaved with
+  cuBLAS) that tile as stream-K ran qkv 1.179x, o 1.088x, gate_up 1.157x, down 1.522x against
+  the table tiles' 1.098x / 1.051x / 1.131x / 1.243x in the same sweep; one program per SM
+  with 8 stages 1.147x / 1.107x / 1.025x / 1.506x. A 256-wide BLOCK_K was as fast (o 1.157x)
+  but would promote the products every 256 instead of every 128. Split-K (2026-11-29) had
+  taken down to 1.47-1.49x but o down to 1.00-1.06x.
 - which calls sum a row in the same order (integrity/batch_invariant): a row's sum depends on
   BLOCK_K and on the slice count, not on BLOCK_N, the stages or how operands are loaded.
   Neither the decode tile nor the slice count depends on M within one row of 64-row tiles:
   every call with M = 1..64 of the same N, K, dtype and target sums a row in one order (1 and
   16 tokens of a decode step alike). Relative to a call with M > 64 (two tile rows or
   more, the table's BLOCK_K 64, unsplit) the same row's bits may differ, for K >= DECODE_MIN_K
-  on sm90 in 16-bit types only; the batch_invariant items (K <= 1024) never take this path,
-  and no other target or dtype does unless `BackendOptions.split_k` forces a slice count (the
-  same count for every M then). Calls with different N can differ too (the slice count comes
-  from the tile count, which N and the SM count set; the decode tiles share BLOCK_K), as can
-  calls on GPUs with other SM counts. Both hold for one-batch problems only: a linear on a
-  3-d input whose rows cannot be flattened into one matrix (the first row of each batch
-  entry, `x[:, :1]`, say) is a batched GEMM, which takes the table's tiles unsplit, so its
-  rows may differ from the same rows of a contiguous input's call that took the decode tile
+  on sm90 in 16-bit and fp8 types only; the batch_invariant items (K <= 1024) never take this
+  path, and no other target or dtype does unless `BackendOptions.split_k` forces a slice count
+  (the same count for every M then) or "stream" (whose tile, from the table, can then depend
+  on M's size class). Calls with different N can differ too (the slice count and stream-K's
+  shares come from the tile count, which N and the SM count set; the decode tiles share
+  BLOCK_K), as can calls on GPUs with other SM counts. Both hold for one-batch problems only:
+  a linear on a 3-d input whose rows cannot be flattened into one matrix (the first row of
+  each batch entry, `x[:, :1]`, say) is a batched GEMM, which takes the table's tiles unsplit,
+  so its rows may differ from the same rows of a contiguous input's call that took the decode tile
   and split (found on an H200, 2026-11-29: `reference:split_k=3` fails
   integrity/batch_invariant[linear-fp32-*] there, at about 10 ulps, where `reference`
   passes).
@@ -222,11 +232,15 @@ def deepen(
 # whose output tiles fit one wave of SMs (else the last), through masked pointer loads rather
 # than tensor descriptors, and `launcher.split_count` cuts its K loop where its tiles leave SMs
 # idle (module docstring: measured on an H200, 2026-11-29). One BLOCK_M and one BLOCK_K for
-# all: which tile a problem gets changes no row's summation order, the slice count may.
+# all: which tile a problem gets changes no row's summation order, the slice count may. fp8
+# (tensorwise or rowwise) runs one tile as stream-K, DECODE_STREAM_PER_SM programs per SM
+# (`launcher.stream_programs`), at any tile count.
 DECODE: dict[tuple[str, str], tuple[TileConfig, ...]] = {
     ("sm90", "16bit"): (_T(64, 64, 128, 4, 6), _T(64, 128, 128, 4, 4)),
+    ("sm90", "fp8"): (_T(64, 64, 128, 4, 6),),
 }
 DECODE_MIN_K = 2048
+DECODE_STREAM_PER_SM = 2  # two 96 KB programs share an SM's 228 KB of shared memory
 
 
 def decode_tile(

@@ -94,15 +94,18 @@ class BackendOptions:
     # split; sm90 and later): an option until timed faster
     warp_specialize: bool = False
     # K slices of `splitk_gemm_kernel`: "auto" (`split_count`: sm90 problems whose tiles leave
-    # SMs idle and whose K loop is long), "never", or a number (any target, the interpreter
-    # too, wherever the kernel applies; capped at K's tiles)
+    # SMs idle and whose K loop is long), "never", a number (any target, the interpreter
+    # too, wherever the kernel applies; capped at K's tiles), or "stream": stream-K, one program
+    # per SM, each an equal share of all tiles' K steps (`stream_programs`; any target)
     split_k: str | int = "auto"
 
     def __post_init__(self) -> None:
-        if self.split_k not in ("auto", "never") and not (
+        if self.split_k not in ("auto", "never", "stream") and not (
             isinstance(self.split_k, int) and self.split_k >= 1
         ):
-            raise ValueError(f"split_k must be 'auto', 'never' or a positive int: {self.split_k!r}")
+            raise ValueError(
+                f"split_k must be 'auto', 'never', 'stream' or a positive int: {self.split_k!r}"
+            )
 
 
 def picks_triton_variant(options: BackendOptions) -> bool:
@@ -193,6 +196,8 @@ class LaunchPlan:
     config: configs.TileConfig
     constexprs: tuple[tuple[str, Any], ...]
     grid: tuple[int, ...]
+    # `splitk_gemm_kernel`'s workspace: (fp32 partial-sum elements, arrival counters)
+    workspace: tuple[int, int] | None = None
 
     def flags(self) -> dict[str, Any]:
         return dict(self.constexprs)
@@ -202,13 +207,6 @@ class LaunchPlan:
         the constexprs."""
         flags = ", ".join(f"{k}={v}" for k, v in self.constexprs)
         return f"  launch {self.kernel}[grid={self.grid}] {sizes}: {flags}"
-
-    def split_sizes(self) -> tuple[int, int]:
-        """`splitk_gemm_kernel`'s workspace: (fp32 partial-sum elements, arrival counters)."""
-        tiles_m, tiles_n, splits = self.grid
-        return splits * tiles_m * tiles_n * self.config.block_m * self.config.block_n, (
-            tiles_m * tiles_n
-        )
 
     @property
     def tma(self) -> bool:
@@ -352,7 +350,7 @@ def split_count(
     slices as fit the SMs beside the tiles, each at least SPLIT_MIN_K_TILES K tiles long. The
     count depends on the tile count and K, never on M within the tile row: configs.py's
     docstring says which calls sum in which order."""
-    if options.split_k == "never" or not splittable(problem):
+    if options.split_k in ("never", "stream") or not splittable(problem):
         return 1
     tiles = output_tiles(problem, config)
     k_tiles = _cdiv(problem.k, config.block_k)
@@ -367,12 +365,63 @@ def split_count(
     return splits
 
 
+def stream_programs(
+    problem: Problem,
+    config: configs.TileConfig,
+    target: Target,
+    options: BackendOptions,
+    decode: bool = False,
+) -> int:
+    """How many programs stream-K (`splitk_gemm_kernel` with STREAM) shares `problem`'s (tile,
+    K tile) steps among; 0: not stream-K. "auto": fp8 problems on the decode tile (`decode`),
+    configs.DECODE_STREAM_PER_SM programs per SM; "stream": one per SM, wherever the kernel
+    applies and a tile has two K tiles or more. Never more programs than steps (every program's
+    share holds one at least: the kernel counts a tile's parts by their owners)."""
+    k_tiles = _cdiv(problem.k, config.block_k)
+    if not splittable(problem) or k_tiles < 2:
+        return 0
+    if options.split_k == "stream":
+        programs = target.num_sms
+    elif options.split_k == "auto" and decode and configs.dtype_class(problem.dtype) == "fp8":
+        programs = configs.DECODE_STREAM_PER_SM * target.num_sms
+    else:
+        return 0
+    programs = min(programs, output_tiles(problem, config) * k_tiles)
+    if programs * 2 * config.block_m * config.block_n >= INT32_LIMIT:
+        return 0
+    return programs
+
+
+def split_plan(
+    problem: Problem,
+    config: configs.TileConfig,
+    flags: dict[str, Any],
+    splits: int,
+    programs: int,
+) -> LaunchPlan:
+    """`splitk_gemm_kernel`'s launch: `splits` K slices per tile, or stream-K over `programs`
+    (when not 0), with the workspace each needs."""
+    constexprs = {name for name, constexpr in KERNEL_SIGNATURES[kernels.SPLITK] if constexpr}
+    split_flags = tuple((k, v) for k, v in flags.items() if k in constexprs)
+    tiles_m, tiles_n = _cdiv(problem.m, config.block_m), _cdiv(problem.n, config.block_n)
+    block = config.block_m * config.block_n
+    if programs:
+        grid: tuple[int, ...] = (programs,)
+        partials = programs * 2 * block
+    else:
+        grid, partials = (tiles_m, tiles_n, splits), splits * tiles_m * tiles_n * block
+    stream = (("STREAM", bool(programs)),)
+    workspace = (partials, tiles_m * tiles_n)
+    return LaunchPlan(kernels.SPLITK, config, split_flags + stream, grid, workspace)
+
+
 def decode_plan(
     problem: Problem, target: Target, options: BackendOptions
 ) -> configs.TileConfig | None:
     """The sm90 decode tile (`configs.decode_tile`) where it applies: compiled (not the
-    interpreter), one batch, fewer tiles than two waves (no persistent walk), and the options
-    that pick Triton-kernel variants at their defaults."""
+    interpreter), one batch, the options that pick Triton-kernel variants at their defaults,
+    and 16-bit: fewer tiles than two waves (no persistent walk); fp8: any tile count (it runs
+    stream-K, `stream_programs`), tensorwise or rowwise scales (what `splittable` takes)."""
     size = configs.size_class(problem.batch, problem.m, problem.n)
     config = configs.decode_tile(
         target.arch_class, problem.dtype, size, problem.m, problem.n, problem.k, target.num_sms
@@ -382,7 +431,11 @@ def decode_plan(
         or target.interpreter
         or problem.batch != 1
         or picks_triton_variant(options)
-        or output_tiles(problem, config) >= 2 * target.num_sms
+        or (
+            output_tiles(problem, config) >= 2 * target.num_sms
+            if configs.dtype_class(problem.dtype) != "fp8"
+            else not splittable(problem)
+        )
     ):
         return None
     return config
@@ -415,7 +468,8 @@ def plan_launch(
             problem.k,
             problem.dtype.itemsize,
         )
-    splits = split_count(problem, config, target, options, decode is not None)
+    programs = stream_programs(problem, config, target, options, decode is not None)
+    splits = 1 if programs else split_count(problem, config, target, options, decode is not None)
     # the decode tile reads through pointers: faster there than tensor descriptors (configs.py)
     a_desc, b_desc = ("none", "none") if decode else descriptor_paths(problem, target)
     flags: dict[str, Any] = {
@@ -433,11 +487,8 @@ def plan_launch(
         "INDEX_64": problem.index_64,
         "BF16_RNE": target.interpreter,  # the interpreter truncates fp32 -> bf16
     }
-    if splits > 1:
-        constexprs = {name for name, constexpr in KERNEL_SIGNATURES[kernels.SPLITK] if constexpr}
-        grid = (_cdiv(problem.m, config.block_m), _cdiv(problem.n, config.block_n), splits)
-        split_flags = tuple((k, v) for k, v in flags.items() if k in constexprs)
-        return LaunchPlan(kernels.SPLITK, config, split_flags, grid)
+    if splits > 1 or programs:
+        return split_plan(problem, config, flags, splits, programs)
     if use_persistent(problem, config, target, options):
         flags["GROUP_M"] = config.group_m
         flags["NUM_PROGRAMS"] = target.num_sms
@@ -768,7 +819,7 @@ class CallPlan:
     # epilogue tensors: (argument slot, index into the call's operands, stage shape, (B, M, N))
     operand_slots: tuple[tuple[int, int, tuple[int, ...], tuple[int, int, int]], ...] = ()
     graphs: LaunchGraphs | None = None
-    # split-K: (workspace slot, counters slot, LaunchPlan.split_sizes())
+    # split-K and stream-K: (workspace slot, counters slot, LaunchPlan.workspace)
     split: tuple[int, int, tuple[int, int]] | None = None
 
 
@@ -1069,8 +1120,8 @@ class GemmCall(KernelCall):
         problem = self._problem(a3, b3, out, xs, scaling)
         args = self._runtime_args(a3, b3, out, scale_a, scale_b, xs, problem, batch)
         plan = self._plan(problem, args)
-        if plan.kernel == kernels.SPLITK:
-            buffers = self.runtime.split_buffers.get(a.device, *plan.split_sizes())
+        if plan.workspace is not None:
+            buffers = self.runtime.split_buffers.get(a.device, *plan.workspace)
             args["ws_ptr"], args["count_ptr"] = buffers
         signature = self._record(problem, plan, args)
         flags = plan.flags()
@@ -1178,8 +1229,8 @@ class GemmCall(KernelCall):
                 if step.operand is not None
             ),
             graphs=graphs,
-            split=(slot["ws_ptr"], slot["count_ptr"], plan.split_sizes())
-            if plan.kernel == kernels.SPLITK
+            split=(slot["ws_ptr"], slot["count_ptr"], plan.workspace)
+            if plan.workspace is not None
             else None,
         )
 

@@ -1,8 +1,10 @@
 """Split-K (backend/kernels/splitk.py): `splitk_gemm_kernel` cuts the K loop into slices, one
 program per (tile, slice), and the tile's last-arriving program sums the slices' fp32 partials
-in slice order. On a CPU it runs in the Triton interpreter, forced with `split_k=N`; which
-problems "auto" splits is a plan (`launcher.plan_launch` for an sm90 target), and the sm90 code
-is cross-compiled. Its speed: BENCHMARKS.md, "2026-11-29, c85eccb to 03e2355"."""
+in slice order; with STREAM (stream-K, `split_k="stream"`) each of one program per SM takes an
+equal share of all tiles' K steps, and a tile's parts are summed in program order. On a CPU
+both run in the Triton interpreter, forced with `split_k=N` or "stream"; which problems "auto"
+splits is a plan (`launcher.plan_launch` for an sm90 target), and the sm90 code is
+cross-compiled. Its speed: BENCHMARKS.md, "2026-11-29, c85eccb to 03e2355"."""
 
 from __future__ import annotations
 
@@ -38,6 +40,18 @@ def randn(*shape: int, dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
     return torch.randn(*shape, device=DEVICE).to(dtype)
 
 
+def stream_grid(compiled: ReferenceCompiled) -> tuple[int, ...]:
+    """The grid stream-K must have had for `compiled`'s one launch: one program per SM, no more
+    than the (tile, K tile) steps of the tile it ran (the interpreter's "SMs" are 4)."""
+    ((record,),) = [compiled.compiler.launches()]
+    config, problem = record.plan.config, record.problem
+    (runtime,) = {
+        id(c.runtime): c.runtime for g in compiled.compiler.graphs for c in g.calls
+    }.values()
+    tiles = -(-problem.m // config.block_m) * -(-problem.n // config.block_n)
+    return (min(runtime.target.num_sms, tiles * -(-problem.k // config.block_k)),)
+
+
 def relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
     return float((got.double() - want.double()).norm() / want.double().norm())
 
@@ -66,24 +80,48 @@ def test_split_sums_like_the_unsplit_kernel_and_twice_the_same(dtype, k, splits)
     assert torch.equal(first, second)  # the slices are summed in one order, whoever sums them
 
 
-def test_a_partial_is_lost_or_doubled_by_whole_integers():
+# In the interpreter (tiles 128 x (N up to 128) x 512, 4 "SMs", target.py): 48 x 1100 is one
+# tile of 3 K steps in 3 parts; 300 x 2100 three tiles of 5 steps, each program's share (3, 4,
+# 4, 4 steps) ending inside the next tile; 700 x 1100 six tiles of 3 steps, shares of 4 and 5:
+# tiles whole in one program beside tiles in two parts; 150 rows make two tile rows. On a GPU
+# the same calls share their steps among its SMs.
+@pytest.mark.parametrize(
+    ("m", "n", "k", "programs"),
+    [(16, 48, 1100, 3), (16, 300, 2100, 4), (16, 700, 1100, 4), (150, 300, 1100, 4)],
+)
+def test_stream_k_shares_the_steps_and_sums_each_tile_in_one_order(m, n, k, programs):
+    x, w = randn(m, k, dtype=torch.float32), randn(n, k, dtype=torch.float32)
+    stream = compile_ref(linear, split_k="stream")
+    first, second = stream(x, w), stream(x, w)
+    ((kernel, grid),) = launched(stream)
+    assert (kernel, grid) == (kernels.SPLITK, stream_grid(stream))
+    assert DEVICE == "cuda" or grid == (programs,)
+    assert relative_error(first, x.double() @ w.double().T) < 1e-5
+    assert torch.equal(first, second)  # the parts are summed in one order, whoever sums them
+
+
+@pytest.mark.parametrize(("split_k", "n"), [(5, 40), ("stream", 400)])
+def test_a_partial_is_lost_or_doubled_by_whole_integers(split_k, n):
     """Integer values: every product and partial sum is exact in fp32, so a slice dropped, added
     twice, or read before it was written is off by integers no rounding explains."""
     x = torch.randint(-4, 5, (33, 2100), device=DEVICE).float()
-    w = torch.randint(-4, 5, (40, 2100), device=DEVICE).float()
-    compiled = compile_ref(linear, split_k=5)
+    w = torch.randint(-4, 5, (n, 2100), device=DEVICE).float()
+    compiled = compile_ref(linear, split_k=split_k)
     assert torch.equal(compiled(x, w), x @ w.T)
-    assert launched(compiled) == [(kernels.SPLITK, (1, 1, 5))]
+    grid = (1, 1, 5) if split_k == 5 else stream_grid(compiled)
+    assert launched(compiled) == [(kernels.SPLITK, grid)]
 
 
-def test_the_epilogue_and_bias_run_once_on_the_whole_sum():
+@pytest.mark.parametrize(("split_k", "n"), [(3, 40), ("stream", 300)])
+def test_the_epilogue_and_bias_run_once_on_the_whole_sum(split_k, n):
     def fn(x, w, bias, scale):
         return torch.relu(F.linear(x, w, bias) * scale)
 
-    x, w, bias, scale = randn(16, 1100), randn(40, 1100), randn(40), randn(16, 40)
-    compiled = compile_ref(fn, split_k=3)
+    x, w, bias, scale = randn(16, 1100), randn(n, 1100), randn(n), randn(16, n)
+    compiled = compile_ref(fn, split_k=split_k)
     got = compiled(x, w, bias, scale)
-    assert launched(compiled) == [(kernels.SPLITK, (1, 1, 3))]
+    grid = (1, 1, 3) if split_k == 3 else stream_grid(compiled)
+    assert launched(compiled) == [(kernels.SPLITK, grid)]
     assert len(compiled.compiler.graphs[0].calls) == 1  # the bias, mul and relu fused into it
     assert relative_error(got, fn(x.float(), w.float(), bias.float(), scale.float())) < 1e-2
 
@@ -103,8 +141,9 @@ def test_fp8_rowwise_scales_apply_after_the_slices_are_summed():
     assert relative_error(got, want) < 1e-2
 
 
-def test_every_arrival_counter_is_back_at_zero_after_a_call():
-    compiled = compile_ref(linear, split_k=3)
+@pytest.mark.parametrize("split_k", [3, "stream"])
+def test_every_arrival_counter_is_back_at_zero_after_a_call(split_k):
+    compiled = compile_ref(linear, split_k=split_k)
     compiled(randn(16, 1100), randn(300, 1100))
     (runtime,) = {
         id(c.runtime): c.runtime for g in compiled.compiler.graphs for c in g.calls
@@ -167,10 +206,42 @@ def test_the_decode_tile_and_slices_follow_the_sm_count():
     assert (wide.kernel, wide.grid) == (kernels.SPLITK, (1, 64, 3))
 
 
-def test_auto_leaves_whole_waves_fp8_prefill_and_other_targets_unsplit():
+# fp8 decode runs stream-K on one tile, two programs per SM, whatever its tile count: Llama-3
+# 8B's qkv, o, gate_up and down (96, 64, 448 and 64 tiles of 64x64) alike (configs.DECODE)
+@pytest.mark.parametrize(("n", "k"), [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336)])
+def test_auto_streams_fp8_decode_on_its_tile_two_programs_per_sm(n, k):
+    plans = {
+        plan_launch(decode(m, n, k, dtype=torch.float8_e4m3fn, scaling=scaling), H200, options)
+        for m in (1, 16, 64)
+        for scaling in ("rowwise", "tensorwise")
+        for options in (BackendOptions(),)
+    }
+    assert {(p.kernel, p.grid, p.flags()["STREAM"]) for p in plans} == {
+        (kernels.SPLITK, (264,), True)
+    }
+    (config,) = {p.config for p in plans}  # every M of one tile row sums in one order
+    assert (config.block_m, config.block_n, config.block_k, config.num_stages) == (64, 64, 128, 6)
+    assert {(p.flags()["A_DESC"], p.flags()["B_DESC"]) for p in plans} == {("none", "none")}
+
+
+def test_fp8_decode_keeps_its_table_tile_where_stream_k_cannot_run():
+    """Blockwise scales apply inside the K loop (no split); 65 rows make two tile rows; the
+    interpreter, another arch, and `split_k="never"` keep the dense kernels."""
+    fp8 = torch.float8_e4m3fn
+    blockwise = plan_launch(decode(dtype=fp8, scaling="blockwise"), H200, BackendOptions())
+    assert blockwise.kernel == "gemm_kernel" and blockwise.flags()["A_DESC"] != "none"
+    assert plan_launch(decode(m=65, dtype=fp8), H200, BackendOptions()).kernel == "gemm_kernel"
+    assert plan_launch(decode(m=16, k=1024, dtype=fp8), H200, BackendOptions()).kernel == (
+        "gemm_kernel"
+    )  # K under configs.DECODE_MIN_K
+    for target in (Target("sm90", 90, True, 4), Target("sm100", 100, False, 148)):
+        assert plan_launch(decode(dtype=fp8), target, BackendOptions()).kernel != kernels.SPLITK
+    never = plan_launch(decode(dtype=fp8), H200, BackendOptions(split_k="never"))
+    assert never.kernel == "gemm_kernel"
+
+
+def test_auto_leaves_whole_waves_prefill_and_other_targets_unsplit():
     assert plan_launch(decode(n=28672, k=4096), H200, BackendOptions()).kernel == "gemm_kernel"
-    fp8 = plan_launch(decode(dtype=torch.float8_e4m3fn), H200, BackendOptions())
-    assert fp8.kernel == "gemm_kernel"  # fp8 decode stays on its table tile (configs.py)
     assert plan_launch(decode(m=8192), H200, BackendOptions()).kernel == kernels.HOPPER
     for target in (Target("sm90", 90, True, 4), Target("sm100", 100, False, 148)):
         assert plan_launch(decode(), target, BackendOptions()).kernel != kernels.SPLITK
@@ -212,6 +283,7 @@ def test_a_batched_gemm_takes_the_table_tile_unsplit_even_when_forced():
 def test_the_option_parses_and_refuses_what_it_cannot_be():
     assert resolve("reference:split_k=3").options.split_k == 3
     assert resolve("reference:split_k=never").options.split_k == "never"
+    assert resolve("reference:split_k=stream").options.split_k == "stream"
     with pytest.raises(ValueError, match="unknown reference option 'split_k=some'"):
         resolve("reference:split_k=some")
     with pytest.raises(ValueError, match="split_k must be"):
@@ -231,3 +303,17 @@ def test_sm90_code_sums_under_an_acquire_release_counter():
     assert re.search(r"bar\.sync|barrier\.sync", ptx)
     assert "ttng.async_tma_copy_global_to_local" not in artifacts["ttgir"]
     assert "def splitk_gemm_kernel(" in artifacts["triton"]
+
+
+def test_sm90_stream_k_code_walks_its_share_in_one_program_per_sm():
+    """Forced stream-K, replanned for sm90: one program per SM (132 on the artifacts' target,
+    fewer where the problem has fewer steps), the same wgmma, counter and L2 reads."""
+    compiled = compile_ref(linear, split_k="stream")
+    compiled(randn(16, 8192), randn(256, 8192))
+    artifacts = compiled.compiler.artifacts("sm90")
+    ptx = artifacts["ptx"]
+    assert "wgmma.mma_async" in ptx and "atom.global.gpu.acq_rel.add" in ptx
+    assert "ld.global.cg" in ptx
+    plan = plan_launch(decode(n=6144, k=4096), H200, BackendOptions(split_k="stream"))
+    assert (plan.kernel, plan.grid, plan.flags()["STREAM"]) == (kernels.SPLITK, (132,), True)
+    assert plan.workspace == (132 * 2 * 64 * 64, 96)  # two partials per program, a counter a tile

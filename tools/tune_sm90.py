@@ -34,6 +34,10 @@ each of `FILL_SPLITS` slices while tiles x slices stay within three programs per
 candidate timed interleaved with cuBLAS (kernel mode, the two calls alternating, the ratio of
 their medians), with its programs, the shared memory and registers its kernel took and the
 programs per SM they allow; the backend's own choice (`auto`) first, and fp8's as it is.
+
+`--stream` times stream-K (`split_k="stream"`: one program per SM, or two, each an equal share
+of all tiles' K steps) on the bf16 and fp8 decode projections: the backend's own plan first,
+then each of `STREAM_TILES`, interleaved with cuBLAS as `--fill` times them.
 """
 
 from __future__ import annotations
@@ -260,9 +264,10 @@ SPLIT_TILES_FP8 = (
 SPLITS = (1, 2, 3, 4, 6)
 
 
-def decode_call(recipe: str, split_k, tile):
+def decode_call(recipe: str, split_k, tile, programs: int | None = None):
     """A GemmCall for the decode GEMM (F.linear's mm on W^T, or _scaled_mm), its config forced to
-    `tile` (no `deepen`), split as `split_k` says."""
+    `tile` (no `deepen`), split as `split_k` says; `programs`: stream-K's program count (the
+    target's SM count, which only stream-K reads once the tile is forced)."""
     from dataclasses import replace
 
     from gemmconf_reference import launcher
@@ -285,7 +290,8 @@ def decode_call(recipe: str, split_k, tile):
         operand_names=(),
         input_names=("a", "b"),
     )
-    call = GemmCall(spec, Runtime(detect(), BackendOptions(split_k=split_k)))
+    target = detect() if programs is None else replace(detect(), num_sms=programs)
+    call = GemmCall(spec, Runtime(target, BackendOptions(split_k=split_k)))
     lookup, deepen, paths = configs.lookup, configs.deepen, launcher.descriptor_paths
     decode_plan = launcher.decode_plan
     block_m, block_n, block_k, stages, warps, path = tile
@@ -560,7 +566,112 @@ def time_fill(clock, cublas, tile, splits, call_args, expected, kernels):
     return base_ms, ms, err, bool(torch.equal(first, second)), occupancy
 
 
+# `--stream`: stream-K (splitk_gemm_kernel with STREAM) on the decode projections
+STREAM_TILES = {  # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps), pointer loads
+    "bf16": (
+        (64, 64, 128, 6, 4),
+        (64, 64, 128, 4, 4),
+        (64, 64, 128, 3, 4),
+        (64, 128, 128, 4, 4),
+        (64, 128, 128, 3, 4),
+        (64, 64, 64, 8, 4),
+        (64, 128, 64, 6, 4),
+        (64, 32, 128, 8, 4),
+    ),
+    "fp8": (
+        (64, 64, 128, 8, 4),
+        (64, 64, 128, 6, 4),
+        (64, 128, 128, 6, 4),
+        (64, 128, 128, 4, 4),
+        (64, 64, 256, 4, 4),
+    ),
+}
+STREAM_PER_SM = (1, 2)  # programs per SM
+
+
+def sweep_stream() -> None:
+    """Per projection and recipe: cuBLAS against the backend's own plan (`auto`), then each of
+    `STREAM_TILES` as stream-K with one and two programs per SM (where they fit), each candidate
+    timed interleaved with cuBLAS (kernel mode, ratio of medians)."""
+    import time
+
+    from gemmconf.bench import CudaClock
+    from gemmconf_reference import launcher
+
+    start = time.perf_counter()
+    clock = CudaClock("kernel")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    kernels: list = []
+    jit = launcher.TritonLauncher.jit
+
+    def heard(self, fn, launch, signature=None):  # the compiled kernel of each first launch
+        compiled = jit(self, fn, launch, signature)
+        kernels.append(compiled)
+        return compiled
+
+    launcher.TritonLauncher.jit = heard
+    print(f"{torch.cuda.get_device_name()}: {sms} SMs", flush=True)
+    for recipe in ("bf16", "fp8"):
+        for name, (n, k) in DECODE.items():
+            fn, args, _ = decode_problem(recipe, n, k)
+            call_args = (args[0], args[1].t(), None, None, [], []) if recipe == "bf16" else (
+                args[0], args[1], args[2], args[3], [], [])  # fmt: skip
+            expected = fn(*args).float()
+            cublas = lambda f=fn, a=args: f(*a)  # noqa: E731
+            default = resolve("reference").compile(fn, list(args), dynamic=False)
+            default(*args)
+            (record,) = default.compiler.launches()
+            base_ms, ms = interleaved(clock, cublas, lambda c=default, a=args: c(*a), 100)
+            print(
+                f"{recipe} decode {name} 16x{n}x{k}: cuBLAS {base_ms * 1e3:.2f} us; auto "
+                f"{record.plan.kernel} grid={record.plan.grid} {record.plan.config.describe()}: "
+                f"{ms * 1e3:.2f} us ({base_ms / ms:.3f}x)",
+                flush=True,
+            )
+            rows = []
+            for tile in STREAM_TILES[recipe]:
+                for per_sm in STREAM_PER_SM:
+                    if time.perf_counter() - start > FILL_DEADLINE_S:
+                        print("  deadline: no more candidates", flush=True)
+                        break
+                    row = time_stream(clock, cublas, recipe, tile, sms * per_sm, call_args,
+                                      expected, kernels)  # fmt: skip
+                    if row is None:
+                        continue
+                    base_ms, ms, err, same, (shared, regs, fits) = row
+                    rows.append((base_ms / ms, tile, per_sm))
+                    print(
+                        f"  {tile} stream programs={sms * per_sm} shared={shared} regs={regs} "
+                        f"per_sm={fits}: {ms * 1e3:.2f} us cuBLAS {base_ms * 1e3:.2f} us "
+                        f"({base_ms / ms:.3f}x) rel.err {err:.1e} repeat-equal {same}",
+                        flush=True,
+                    )
+            for ratio, tile, per_sm in sorted(rows, reverse=True)[:4]:
+                print(f"  best {tile} stream x{per_sm}: {ratio:.3f}x", flush=True)
+    launcher.TritonLauncher.jit = jit
+    print(f"stream sweep: {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def time_stream(clock, cublas, recipe, tile, programs, call_args, expected, kernels):
+    """`time_fill`'s figures for one stream-K candidate with `programs` programs."""
+    try:
+        _call, planned = decode_call(recipe, "stream", (*tile, "pointers"), programs)
+        kernels.clear()
+        run = lambda: planned(*call_args)  # noqa: E731
+        first, second = run().float(), run().float()
+        occupancy = resident(kernels[0], tile[4]) if kernels else (0, 0, 0)
+        base_ms, ms = interleaved(clock, cublas, run)
+    except Exception as exc:  # shared memory: the tile does not fit
+        print(f"  {tile} stream programs={programs}: {exc!r}"[:200], flush=True)
+        return None
+    err = float((first - expected).norm() / expected.norm())
+    return base_ms, ms, err, bool(torch.equal(first, second)), occupancy
+
+
 if __name__ == "__main__":
+    if "--stream" in sys.argv[1:]:
+        sweep_stream()
+        sys.exit(0)
     if "--decode" in sys.argv[1:]:
         sweep_decode()
         sys.exit(0)

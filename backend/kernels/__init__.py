@@ -32,7 +32,9 @@ Every GEMM the backend lowers runs one of these kernels (`KERNELS`, by name):
   even on the bits first, as GPUs and eager do.
 - `splitk.py`: `splitk_gemm_kernel`, the dense kernel with its K loop cut into slices, one
   program per (tile, slice), the slices' fp32 partials summed in slice order by the tile's last
-  arriving program (sm90 decode; `launcher.split_count` says when).
+  arriving program (sm90 decode; `launcher.split_count` says when); with `STREAM`, stream-K:
+  one program per SM, each an equal share of all tiles' K steps, a tile's parts summed in
+  program order (`launcher.stream_programs`).
 - `grouped.py`: `grouped_gemm_kernel` (`torch._grouped_mm`, `_scaled_grouped_mm`).
 - `blockscaled.py`: `blockscaled_gemm_kernel` (`F.scaled_mm` with MX, NVFP4 or fp32 blocks).
 - `hopper.py` (beside this package, in Gluon): `hopper_gemm_kernel`, sm90's warp-specialized one.
@@ -95,7 +97,14 @@ from gemmconf_reference.kernels.numerics import (
     store_tile,
     tanh,
 )
-from gemmconf_reference.kernels.splitk import SPLITK, splitk_gemm_kernel, splitk_tile
+from gemmconf_reference.kernels.splitk import (
+    SPLITK,
+    arrive_and_finish,
+    splitk_gemm_kernel,
+    splitk_tile,
+    stream_owner,
+    streamk_tiles,
+)
 
 if compat.interpreting():  # before any launch: the interpreter's own speed-ups
     compat.memoize_interpreter_patching()
@@ -158,6 +167,9 @@ PIECES = (
     gemm_kernel,
     gemm_persistent_kernel,
     splitk_tile,
+    arrive_and_finish,
+    stream_owner,
+    streamk_tiles,
     splitk_gemm_kernel,
     group_extent,
     grouped_gemm_kernel,
@@ -185,6 +197,7 @@ __all__ = [
     "UNALIGNED",
     "UNALIGNED_PARAMETERS",
     "apply_scaling",
+    "arrive_and_finish",
     "blockscaled_gemm_kernel",
     "cdiv",
     "dot_operand",
@@ -215,6 +228,8 @@ __all__ = [
     "splitk_gemm_kernel",
     "splitk_tile",
     "store_tile",
+    "stream_owner",
+    "streamk_tiles",
     "tanh",
     "to_dot_dtype",
 ]

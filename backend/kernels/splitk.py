@@ -15,6 +15,14 @@ The order of a row's sum differs from the unsplit kernel's (a sum per slice, the
 sums in order), and depends on the number of slices, which the launcher derives from the
 problem's tile count and K: configs.py's docstring says which calls that makes differ.
 
+Stream-K (`STREAM`, `split_k="stream"`): one program per SM (fewer where the problem has fewer
+steps), the problem's (tile, K tile) steps laid out tile after tile and cut into equal shares,
+one per program. A program walks its share: a tile it holds whole it finishes itself; a part of
+a tile (its share's first and last, at most) goes to its two workspace slots, and the tile's
+last arriving part sums the parts in program order, as above. Which programs hold a tile's
+parts follows from the share bounds (`stream_owner`), so the order is fixed by the problem and
+the program count: two calls give the same bits; GPUs with other SM counts may differ.
+
 Why one kernel rather than a partial-sums kernel followed by a reducing one: on an H200 the one
 kernel was faster in 109 of 120 bf16 decode candidates, by 1.3-2.1 us at each projection's best
 (BENCHMARKS.md, "2026-11-29, c85eccb to 03e2355"); it needs no second launch, the partials
@@ -43,7 +51,6 @@ def splitk_tile(pid_m, pid_n, a, b, c, scales, slots, workspace, M, N, K,
     pointer, counters pointer)."""
     a_ptr, _, stride_am, stride_ak = a
     b_ptr, _, stride_bk, stride_bn = b
-    ws_ptr, count_ptr = workspace
     pid_s = tl.program_id(2)
     splits = tl.num_programs(2)
     span = cdiv(cdiv(K, BLOCK_K), splits) * BLOCK_K
@@ -60,17 +67,33 @@ def splitk_tile(pid_m, pid_n, a, b, c, scales, slots, workspace, M, N, K,
 
     tiles = tl.num_programs(0) * tl.num_programs(1)
     tile = pid_m * tl.num_programs(1) + pid_n
+    # slice s's partial in slot s * tiles + tile
+    arrive_and_finish(acc, workspace, tile, pid_s * tiles + tile, tile, tile, tiles, splits, off_m,
+                      off_n, c, scales, slots, M, N, BLOCK_M, BLOCK_N, SCALING, EPI,
+                      BF16_RNE)  # fmt: skip
+
+
+@triton.jit
+def arrive_and_finish(acc, workspace, tile, slot, first, base, step, count, off_m, off_n, c,
+                      scales, slots, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                      SCALING: tl.constexpr, EPI: tl.constexpr,
+                      BF16_RNE: tl.constexpr):  # fmt: skip
+    """Store this program's partial sum `acc` of `tile` in workspace slot `slot` and count it in
+    the tile's arrival counter; the program that arrives `count`-th sums the tile's partials in
+    the order of their slots (`first`, then `base + step`, `base + 2 * step`, ... `count` of
+    them), resets the counter and finishes the tile: the order is the slots', whoever sums."""
+    ws_ptr, count_ptr = workspace
     rows = tl.arange(0, BLOCK_M)
     block = rows[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
     live = (off_m + rows)[:, None] < M  # rows past M are never read back
-    tl.store(ws_ptr + (pid_s * tiles + tile) * (BLOCK_M * BLOCK_N) + block, acc, mask=live)
+    tl.store(ws_ptr + slot * (BLOCK_M * BLOCK_N) + block, acc, mask=live)
     tl.debug_barrier()  # every thread's partial stored before the arrival releases them
     arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel", scope="gpu")
-    if arrived == splits - 1:
-        total = tl.load(ws_ptr + tile * (BLOCK_M * BLOCK_N) + block, mask=live, other=0.0,
+    if arrived == count - 1:
+        total = tl.load(ws_ptr + first * (BLOCK_M * BLOCK_N) + block, mask=live, other=0.0,
                         cache_modifier=".cg")  # fmt: skip
-        for s in range(1, splits):
-            part = ws_ptr + (s * tiles + tile) * (BLOCK_M * BLOCK_N) + block
+        for j in range(1, count):
+            part = ws_ptr + (base + j * step) * (BLOCK_M * BLOCK_N) + block
             total += tl.load(part, mask=live, other=0.0, cache_modifier=".cg")
         tl.atomic_xchg(count_ptr + tile, 0)  # ready for the next launch
         offs_m = off_m + rows
@@ -80,8 +103,70 @@ def splitk_tile(pid_m, pid_n, a, b, c, scales, slots, workspace, M, N, K,
                     BF16_RNE)  # fmt: skip
 
 
-# gemm_kernel's launch ABI (dense.py) and the workspace: partial sums (fp32, slices x tiles x
-# BLOCK_M x BLOCK_N) and one arrival counter per tile (int32, 0 between launches)
+@triton.jit
+def stream_owner(x, programs, total):
+    """The program whose share of the `total` (tile, K tile) steps holds step `x`: program p
+    takes steps [p * total // programs, (p + 1) * total // programs)."""
+    return ((x + 1) * programs - 1) // total
+
+
+@triton.jit
+def streamk_tiles(a, b, c, scales, slots, workspace, M, N, K,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  A_DESC: tl.constexpr, B_DESC: tl.constexpr, SCALING: tl.constexpr,
+                  DOT_UPCAST: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+                  FAST_ACCUM: tl.constexpr, EPI: tl.constexpr,
+                  BF16_RNE: tl.constexpr):  # fmt: skip
+    """This program's equal share of all tiles' K steps (tile after tile, each tile's K tiles in
+    order): a tile it covers whole it finishes itself; a part of a tile (at most the first and
+    the last of its share) goes to its two workspace slots, 2p (the part its share starts with)
+    and 2p + 1, and the tile's last arriving part sums them in program order."""
+    a_ptr, _, stride_am, stride_ak = a
+    b_ptr, _, stride_bk, stride_bn = b
+    program = tl.program_id(0)
+    programs = tl.num_programs(0)
+    tiles_n = cdiv(N, BLOCK_N)
+    steps = cdiv(K, BLOCK_K)  # K tiles per output tile
+    total = cdiv(M, BLOCK_M) * tiles_n * steps
+    start = program * total // programs
+    end = (program + 1) * total // programs
+    x = start
+    while x < end:
+        tile = x // steps
+        tile_start = tile * steps
+        part_end = tl.minimum(end, tile_start + steps)
+        k_start = (x - tile_start) * BLOCK_K
+        k_len = tl.minimum(K - k_start, (part_end - x) * BLOCK_K)
+        off_m = (tile // tiles_n) * BLOCK_M
+        off_n = (tile % tiles_n) * BLOCK_N
+        acc = mainloop(
+            (a_ptr + k_start * stride_ak, stride_am, stride_ak),
+            (b_ptr + k_start * stride_bk, stride_bk, stride_bn),
+            scales, M, N, k_len, off_m, off_n, BLOCK_M, BLOCK_N, BLOCK_K, A_DESC, B_DESC,
+            SCALING, False, DOT_UPCAST, INPUT_PRECISION, FAST_ACCUM, "mma", False,
+        )  # fmt: skip
+        first_owner = stream_owner(tile_start, programs, total)
+        parts = stream_owner(tile_start + steps - 1, programs, total) - first_owner + 1
+        if parts == 1:
+            offs_m = off_m + tl.arange(0, BLOCK_M)
+            offs_n = off_n + tl.arange(0, BLOCK_N)
+            mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+            finish_tile(acc, 0, offs_m, offs_n, mask, c, scales, slots, M, N, SCALING, EPI,
+                        BF16_RNE)  # fmt: skip
+        else:
+            # the first owner's part is its share's last (slot 2p + 1) unless its share starts
+            # with this tile; every later owner's share starts in this tile (slot 2p)
+            first = 2 * first_owner + (first_owner * total // programs != tile_start).to(tl.int32)
+            slot = 2 * program + (x != start).to(tl.int32)
+            arrive_and_finish(acc, workspace, tile, slot, first, 2 * first_owner, 2, parts, off_m,
+                              off_n, c, scales, slots, M, N, BLOCK_M, BLOCK_N, SCALING, EPI,
+                              BF16_RNE)  # fmt: skip
+        x = part_end
+
+
+# gemm_kernel's launch ABI (dense.py) and the workspace: partial sums (fp32; split-K: slices x
+# tiles x BLOCK_M x BLOCK_N, stream-K: programs x 2 x BLOCK_M x BLOCK_N) and one arrival counter
+# per tile (int32, 0 between launches)
 @triton.jit
 def splitk_gemm_kernel(
     a_ptr, b_ptr, c_ptr, a_scale_ptr, b_scale_ptr, x0_ptr, x1_ptr, x2_ptr, x3_ptr, M, N, K,
@@ -96,24 +181,28 @@ def splitk_gemm_kernel(
     A_DESC: tl.constexpr, B_DESC: tl.constexpr, SCALING: tl.constexpr,
     DOT_UPCAST: tl.constexpr, INPUT_PRECISION: tl.constexpr, FAST_ACCUM: tl.constexpr,
     EPI0: tl.constexpr, EPI1: tl.constexpr, EPI2: tl.constexpr, EPI3: tl.constexpr,
-    BF16_RNE: tl.constexpr,
+    BF16_RNE: tl.constexpr, STREAM: tl.constexpr,
 ):  # fmt: skip
-    """One program per (output tile, K slice); grid = (tiles along M, tiles along N, slices).
+    """Split-K: one program per (output tile, K slice), grid = (tiles along M, tiles along N,
+    slices). Stream-K (`STREAM`): grid = (programs,), each an equal share of all tiles' K steps.
     One batch, 32-bit offsets, a floating-point accumulator (the launcher sends no others)."""
-    splitk_tile(
-        tl.program_id(0), tl.program_id(1),
-        (a_ptr, stride_ab, stride_am, stride_ak),
-        (b_ptr, stride_bb, stride_bk, stride_bn),
-        (c_ptr, stride_cb, stride_cm, stride_cn),
-        (a_scale_ptr, b_scale_ptr, stride_sam, stride_sak, stride_sbk, stride_sbn),
-        ((x0_ptr, stride_x0b, stride_x0m, stride_x0n, e0s0, e0s1),
-         (x1_ptr, stride_x1b, stride_x1m, stride_x1n, e1s0, e1s1),
-         (x2_ptr, stride_x2b, stride_x2m, stride_x2n, e2s0, e2s1),
-         (x3_ptr, stride_x3b, stride_x3m, stride_x3n, e3s0, e3s1)),
-        (ws_ptr, count_ptr),
-        M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, A_DESC, B_DESC, SCALING, DOT_UPCAST,
-        INPUT_PRECISION, FAST_ACCUM, (EPI0, EPI1, EPI2, EPI3), BF16_RNE,
-    )  # fmt: skip
+    a = (a_ptr, stride_ab, stride_am, stride_ak)
+    b = (b_ptr, stride_bb, stride_bk, stride_bn)
+    c = (c_ptr, stride_cb, stride_cm, stride_cn)
+    scales = (a_scale_ptr, b_scale_ptr, stride_sam, stride_sak, stride_sbk, stride_sbn)
+    slots = ((x0_ptr, stride_x0b, stride_x0m, stride_x0n, e0s0, e0s1),
+             (x1_ptr, stride_x1b, stride_x1m, stride_x1n, e1s0, e1s1),
+             (x2_ptr, stride_x2b, stride_x2m, stride_x2n, e2s0, e2s1),
+             (x3_ptr, stride_x3b, stride_x3m, stride_x3n, e3s0, e3s1))  # fmt: skip
+    if STREAM:
+        streamk_tiles(a, b, c, scales, slots, (ws_ptr, count_ptr), M, N, K, BLOCK_M, BLOCK_N,
+                      BLOCK_K, A_DESC, B_DESC, SCALING, DOT_UPCAST, INPUT_PRECISION, FAST_ACCUM,
+                      (EPI0, EPI1, EPI2, EPI3), BF16_RNE)  # fmt: skip
+    else:
+        splitk_tile(tl.program_id(0), tl.program_id(1), a, b, c, scales, slots,
+                    (ws_ptr, count_ptr), M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, A_DESC, B_DESC,
+                    SCALING, DOT_UPCAST, INPUT_PRECISION, FAST_ACCUM, (EPI0, EPI1, EPI2, EPI3),
+                    BF16_RNE)  # fmt: skip
 
 
 SPLITK = "splitk_gemm_kernel"

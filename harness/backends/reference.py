@@ -127,7 +127,8 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
     always|never`, `cudagraphs` (replay each call's launch from a CUDA graph per set of input
     addresses, while the previous output is free; GPU only, ignored in the interpreter), `ws`
     (the persistent kernel's tile loop warp-specialized by Triton; sm90 and later),
-    `split_k=auto|never|N` (K slices of the split-K kernel: `BackendOptions.split_k`). All but
+    `split_k=auto|never|N|stream` (K slices of the split-K kernel, or stream-K over the SMs:
+    `BackendOptions.split_k`). All but
     `cudagraphs` and `split_k` keep large sm90 GEMMs on the Triton kernels rather than on
     `hopper_gemm_kernel` (gemmconf_reference.launcher.hopper_plan). The fp8 promotion variants
     `promote=N` and `fp8_accum=tile|mma|pingpong` are retired (RETIRED says why)."""
@@ -146,13 +147,13 @@ def make_reference(option: str | None = None) -> ReferenceBackend:
             fields["cudagraphs"] = True
         elif key == "ws" and not value:
             fields["warp_specialize"] = True
-        elif key == "split_k" and (value in ("auto", "never") or value.isdigit()):
+        elif key == "split_k" and (value in ("auto", "never", "stream") or value.isdigit()):
             fields["split_k"] = int(value) if value.isdigit() else value
         elif key in RETIRED:
             raise ValueError(f"reference option {part!r} is retired: {RETIRED[key]}")
         else:
             raise ValueError(
                 f"unknown reference option {part!r}; known: autotune, "
-                "persistent=auto|always|never, cudagraphs, ws, split_k=auto|never|N"
+                "persistent=auto|always|never, cudagraphs, ws, split_k=auto|never|N|stream"
             )
     return ReferenceBackend(BackendOptions(**fields), name=f"reference:{option}")
