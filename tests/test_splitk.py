@@ -240,6 +240,17 @@ def test_fp8_decode_keeps_its_table_tile_where_stream_k_cannot_run():
     assert never.kernel == "gemm_kernel"
 
 
+def test_stream_k_needs_two_k_tiles_a_tile():
+    """K within one K tile (K = 1 in suites/epilogue's odd shapes) leaves stream-K nothing to
+    share: the dense kernels run it, forced or not (Triton 3.6 failed to compile such a
+    stream-K launch on an H200, 2026-11-30)."""
+    for k in (1, 64):
+        plan = plan_launch(decode(m=33, n=17, k=k), H200, BackendOptions(split_k="stream"))
+        assert plan.kernel != kernels.SPLITK
+    wide = plan_launch(decode(m=33, n=17, k=8192), H200, BackendOptions(split_k="stream"))
+    assert wide.kernel == kernels.SPLITK and wide.flags()["STREAM"]
+
+
 def test_auto_leaves_whole_waves_prefill_and_other_targets_unsplit():
     assert plan_launch(decode(n=28672, k=4096), H200, BackendOptions()).kernel == "gemm_kernel"
     assert plan_launch(decode(m=8192), H200, BackendOptions()).kernel == kernels.HOPPER
