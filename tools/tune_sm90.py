@@ -42,7 +42,9 @@ then each of `STREAM_TILES`, interleaved with cuBLAS as `--fill` times them.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import time
 
 import torch
 from triton.testing import do_bench
@@ -481,89 +483,119 @@ def resident(compiled, warps: int) -> tuple[int, int, int]:
     return shared, regs, min(by_smem, by_regs, 32)
 
 
-def sweep_fill() -> None:
-    import time
-
-    from gemmconf.bench import CudaClock
+@contextlib.contextmanager
+def compiled_kernels():
+    """A list that receives the compiled kernel of each first launch while the block runs."""
     from gemmconf_reference import launcher
 
-    start = time.perf_counter()
-    clock = CudaClock("kernel")
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
     kernels: list = []
     jit = launcher.TritonLauncher.jit
 
-    def heard(self, fn, launch, signature=None):  # the compiled kernel of each first launch
+    def heard(self, fn, launch, signature=None):
         compiled = jit(self, fn, launch, signature)
         kernels.append(compiled)
         return compiled
 
     launcher.TritonLauncher.jit = heard
+    try:
+        yield kernels
+    finally:
+        launcher.TritonLauncher.jit = jit
+
+
+def auto_line(clock, recipe: str, name: str, n: int, k: int):
+    """Prints cuBLAS against the backend's own plan for one decode projection, interleaved;
+    returns (cuBLAS call, the GemmCall's arguments, cuBLAS's result in fp32)."""
+    fn, args, _ = decode_problem(recipe, n, k)
+    cublas = lambda f=fn, a=args: f(*a)  # noqa: E731
+    default = resolve("reference").compile(fn, list(args), dynamic=False)
+    default(*args)
+    (record,) = default.compiler.launches()
+    plan = record.plan
+    base_ms, ms = interleaved(clock, cublas, lambda c=default, a=args: c(*a), 100)
+    print(
+        f"{recipe} decode {name} 16x{n}x{k}: cuBLAS {base_ms * 1e3:.2f} us; auto "
+        f"{plan.kernel} grid={plan.grid} {plan.config.describe()}: {ms * 1e3:.2f} us "
+        f"({base_ms / ms:.3f}x)",
+        flush=True,
+    )
+    call_args = (args[0], args[1].t(), None, None, [], []) if recipe == "bf16" else (
+        args[0], args[1], args[2], args[3], [], [])  # fmt: skip
+    return cublas, call_args, fn(*args).float()
+
+
+def kernel_clock():
+    from gemmconf.bench import CudaClock
+
+    return CudaClock("kernel")
+
+
+def sm_count() -> int:
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"{torch.cuda.get_device_name()}: {sms} SMs", flush=True)
-    for recipe in ("bf16", "fp8"):
-        for name, (n, k) in DECODE.items():
-            fn, args, _ = decode_problem(recipe, n, k)
-            expected = fn(*args).float()
-            cublas = lambda f=fn, a=args: f(*a)  # noqa: E731
-            default = resolve("reference").compile(fn, list(args), dynamic=False)
-            default(*args)
-            (record,) = default.compiler.launches()
-            plan = record.plan
-            base_ms, ms = interleaved(clock, cublas, lambda c=default, a=args: c(*a), 100)
-            print(
-                f"{recipe} decode {name} 16x{n}x{k}: cuBLAS {base_ms * 1e3:.2f} us; auto "
-                f"{plan.kernel} grid={plan.grid} {plan.config.describe()}: {ms * 1e3:.2f} us "
-                f"({base_ms / ms:.3f}x)",
-                flush=True,
-            )
-            if recipe != "bf16":
-                continue
-            call_args = (args[0], args[1].t(), None, None, [], [])
-            rows = []
-            for tile in FILL_TILES:
-                block_m, block_n, block_k = tile[:3]
-                tiles = -(-16 // block_m) * -(-n // block_n)
-                k_tiles = -(-k // block_k)
-                for splits in FILL_SPLITS:
-                    if tiles * splits > 3 * sms or k_tiles < 2 * splits:
-                        continue
-                    if time.perf_counter() - start > FILL_DEADLINE_S:
-                        print("  deadline: no more candidates", flush=True)
-                        break
-                    row = time_fill(clock, cublas, tile, splits, call_args, expected, kernels)
-                    if row is None:
-                        continue
-                    base_ms, ms, err, same, (shared, regs, per_sm) = row
-                    rows.append((base_ms / ms, tile, splits))
-                    print(
-                        f"  {tile} splits={splits} programs={tiles * splits} "
-                        f"shared={shared} regs={regs} per_sm={per_sm}: {ms * 1e3:.2f} us "
-                        f"cuBLAS {base_ms * 1e3:.2f} us ({base_ms / ms:.3f}x) rel.err {err:.1e} "
-                        f"repeat-equal {same}",
-                        flush=True,
-                    )
-            for ratio, tile, splits in sorted(rows, reverse=True)[:6]:
-                print(f"  best {tile} splits={splits}: {ratio:.3f}x", flush=True)
-    launcher.TritonLauncher.jit = jit
+    return sms
+
+
+def each_projection(clock):
+    """(recipe, N, K, the compiled-kernel list, then `auto_line`'s three) per decode projection,
+    bf16 then fp8, each after its auto line."""
+    with compiled_kernels() as kernels:
+        for recipe in ("bf16", "fp8"):
+            for name, (n, k) in DECODE.items():
+                yield recipe, n, k, kernels, *auto_line(clock, recipe, name, n, k)
+
+
+def sweep_fill() -> None:
+    start, clock, sms = time.perf_counter(), kernel_clock(), sm_count()
+    for recipe, n, k, kernels, cublas, call_args, expected in each_projection(clock):
+        if recipe != "bf16":
+            continue
+        rows = []
+        for tile in FILL_TILES:
+            block_m, block_n, block_k = tile[:3]
+            tiles = -(-16 // block_m) * -(-n // block_n)
+            k_tiles = -(-k // block_k)
+            for splits in FILL_SPLITS:
+                if tiles * splits > 3 * sms or k_tiles < 2 * splits:
+                    continue
+                if time.perf_counter() - start > FILL_DEADLINE_S:
+                    print("  deadline: no more candidates", flush=True)
+                    break
+                split_k = "never" if splits == 1 else splits
+                label = f"{tile} splits={splits} programs={tiles * splits}"
+                row = time_candidate(clock, cublas, "bf16", split_k, tile, None,
+                                     call_args, expected, kernels, label)  # fmt: skip
+                if row is not None:
+                    rows.append((row, tile, splits))
+        for ratio, tile, splits in sorted(rows, reverse=True)[:6]:
+            print(f"  best {tile} splits={splits}: {ratio:.3f}x", flush=True)
     print(f"fill sweep: {time.perf_counter() - start:.0f} s", flush=True)
 
 
-def time_fill(clock, cublas, tile, splits, call_args, expected, kernels):
-    """(cuBLAS ms, candidate ms, rel. error, two calls bitwise equal, `resident`) of one
-    candidate, pointer loads, timed interleaved with cuBLAS."""
+def time_candidate(clock, cublas, recipe, split_k, tile, programs, call_args, expected, kernels,
+                   label):  # fmt: skip
+    """Times one candidate (pointer loads; `programs`: stream-K's count) interleaved with
+    cuBLAS and prints its line: time, cuBLAS's, the ratio, the error against cuBLAS, whether two
+    calls gave the same bits, and the shared memory, registers and programs per SM of its
+    kernel (`resident`). Returns the ratio, None where the tile does not fit."""
     try:
-        split_k = "never" if splits == 1 else splits
-        _call, planned = decode_call("bf16", split_k, (*tile, "pointers"))
+        _call, planned = decode_call(recipe, split_k, (*tile, "pointers"), programs)
         kernels.clear()
         run = lambda: planned(*call_args)  # noqa: E731
         first, second = run().float(), run().float()
-        occupancy = resident(kernels[0], tile[4]) if kernels else (0, 0, 0)
+        shared, regs, per_sm = resident(kernels[0], tile[4]) if kernels else (0, 0, 0)
         base_ms, ms = interleaved(clock, cublas, run)
     except Exception as exc:  # shared memory: the tile does not fit
-        print(f"  {tile} splits={splits}: {exc!r}"[:200], flush=True)
+        print(f"  {label}: {exc!r}"[:200], flush=True)
         return None
     err = float((first - expected).norm() / expected.norm())
-    return base_ms, ms, err, bool(torch.equal(first, second)), occupancy
+    print(
+        f"  {label} shared={shared} regs={regs} per_sm={per_sm}: {ms * 1e3:.2f} us "
+        f"cuBLAS {base_ms * 1e3:.2f} us ({base_ms / ms:.3f}x) rel.err {err:.1e} "
+        f"repeat-equal {bool(torch.equal(first, second))}",
+        flush=True,
+    )
+    return base_ms / ms
 
 
 # `--stream`: stream-K (splitk_gemm_kernel with STREAM) on the decode projections
@@ -593,79 +625,22 @@ def sweep_stream() -> None:
     """Per projection and recipe: cuBLAS against the backend's own plan (`auto`), then each of
     `STREAM_TILES` as stream-K with one and two programs per SM (where they fit), each candidate
     timed interleaved with cuBLAS (kernel mode, ratio of medians)."""
-    import time
-
-    from gemmconf.bench import CudaClock
-    from gemmconf_reference import launcher
-
-    start = time.perf_counter()
-    clock = CudaClock("kernel")
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    kernels: list = []
-    jit = launcher.TritonLauncher.jit
-
-    def heard(self, fn, launch, signature=None):  # the compiled kernel of each first launch
-        compiled = jit(self, fn, launch, signature)
-        kernels.append(compiled)
-        return compiled
-
-    launcher.TritonLauncher.jit = heard
-    print(f"{torch.cuda.get_device_name()}: {sms} SMs", flush=True)
-    for recipe in ("bf16", "fp8"):
-        for name, (n, k) in DECODE.items():
-            fn, args, _ = decode_problem(recipe, n, k)
-            call_args = (args[0], args[1].t(), None, None, [], []) if recipe == "bf16" else (
-                args[0], args[1], args[2], args[3], [], [])  # fmt: skip
-            expected = fn(*args).float()
-            cublas = lambda f=fn, a=args: f(*a)  # noqa: E731
-            default = resolve("reference").compile(fn, list(args), dynamic=False)
-            default(*args)
-            (record,) = default.compiler.launches()
-            base_ms, ms = interleaved(clock, cublas, lambda c=default, a=args: c(*a), 100)
-            print(
-                f"{recipe} decode {name} 16x{n}x{k}: cuBLAS {base_ms * 1e3:.2f} us; auto "
-                f"{record.plan.kernel} grid={record.plan.grid} {record.plan.config.describe()}: "
-                f"{ms * 1e3:.2f} us ({base_ms / ms:.3f}x)",
-                flush=True,
-            )
-            rows = []
-            for tile in STREAM_TILES[recipe]:
-                for per_sm in STREAM_PER_SM:
-                    if time.perf_counter() - start > FILL_DEADLINE_S:
-                        print("  deadline: no more candidates", flush=True)
-                        break
-                    row = time_stream(clock, cublas, recipe, tile, sms * per_sm, call_args,
-                                      expected, kernels)  # fmt: skip
-                    if row is None:
-                        continue
-                    base_ms, ms, err, same, (shared, regs, fits) = row
-                    rows.append((base_ms / ms, tile, per_sm))
-                    print(
-                        f"  {tile} stream programs={sms * per_sm} shared={shared} regs={regs} "
-                        f"per_sm={fits}: {ms * 1e3:.2f} us cuBLAS {base_ms * 1e3:.2f} us "
-                        f"({base_ms / ms:.3f}x) rel.err {err:.1e} repeat-equal {same}",
-                        flush=True,
-                    )
-            for ratio, tile, per_sm in sorted(rows, reverse=True)[:4]:
-                print(f"  best {tile} stream x{per_sm}: {ratio:.3f}x", flush=True)
-    launcher.TritonLauncher.jit = jit
+    start, clock, sms = time.perf_counter(), kernel_clock(), sm_count()
+    for recipe, _n, _k, kernels, cublas, call_args, expected in each_projection(clock):
+        rows = []
+        for tile in STREAM_TILES[recipe]:
+            for per_sm in STREAM_PER_SM:
+                if time.perf_counter() - start > FILL_DEADLINE_S:
+                    print("  deadline: no more candidates", flush=True)
+                    break
+                label = f"{tile} stream programs={sms * per_sm}"
+                row = time_candidate(clock, cublas, recipe, "stream", tile, sms * per_sm,
+                                     call_args, expected, kernels, label)  # fmt: skip
+                if row is not None:
+                    rows.append((row, tile, per_sm))
+        for ratio, tile, per_sm in sorted(rows, reverse=True)[:4]:
+            print(f"  best {tile} stream x{per_sm}: {ratio:.3f}x", flush=True)
     print(f"stream sweep: {time.perf_counter() - start:.0f} s", flush=True)
-
-
-def time_stream(clock, cublas, recipe, tile, programs, call_args, expected, kernels):
-    """`time_fill`'s figures for one stream-K candidate with `programs` programs."""
-    try:
-        _call, planned = decode_call(recipe, "stream", (*tile, "pointers"), programs)
-        kernels.clear()
-        run = lambda: planned(*call_args)  # noqa: E731
-        first, second = run().float(), run().float()
-        occupancy = resident(kernels[0], tile[4]) if kernels else (0, 0, 0)
-        base_ms, ms = interleaved(clock, cublas, run)
-    except Exception as exc:  # shared memory: the tile does not fit
-        print(f"  {tile} stream programs={programs}: {exc!r}"[:200], flush=True)
-        return None
-    err = float((first - expected).norm() / expected.norm())
-    return base_ms, ms, err, bool(torch.equal(first, second)), occupancy
 
 
 if __name__ == "__main__":
