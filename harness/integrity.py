@@ -406,7 +406,8 @@ class InputGuard:
             seen[key] = name
             raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage)
             on_host = raw.device.type != "cpu" and raw.numel() >= HOST_COPY_BYTES
-            self.entries.append((name, t, raw, staging.to_host(raw) if on_host else raw.clone()))
+            copy = staging.to_host(raw) if on_host else _wide(raw).clone().view(torch.uint8)
+            self.entries.append((name, t, raw, copy))
 
     def modified(self) -> list[Modified]:
         found = []
@@ -436,8 +437,18 @@ class InputGuard:
 def _equal_bytes(raw: torch.Tensor, before: torch.Tensor) -> bool:
     """Whether a storage's bytes equal their copy (held on the same device or on the host)."""
     if raw.device == before.device:
-        return torch.equal(raw, before)
+        return raw.numel() == before.numel() and torch.equal(_wide(raw), _wide(before))
     return staging.equal_on_host(raw, before)
+
+
+def _wide(raw: torch.Tensor) -> torch.Tensor:
+    """A storage's bytes (1-D uint8 from its start) seen as the widest integers that divide
+    them: comparing and copying 8-byte words took a sixth and two thirds of the time bytes did
+    (16 MB on the dev CPU, 2026-11-30)."""
+    for dtype, size in ((torch.int64, 8), (torch.int32, 4), (torch.int16, 2)):
+        if raw.numel() % size == 0 and raw.data_ptr() % size == 0:
+            return raw.view(dtype)
+    return raw
 
 
 def side_stream_call(call: Callable[[], Any]) -> Any:
