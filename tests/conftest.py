@@ -10,6 +10,7 @@ A test file whose assertions count other scenarios defines its own `suite` from 
 from __future__ import annotations
 
 import contextlib
+import os
 import zlib
 from collections.abc import Callable
 
@@ -34,6 +35,23 @@ import torch._dynamo.repro.after_dynamo
 
 from gemmconf.isolation import forkserver
 from gemmconf.isolation.parent import worker_environment
+from gemmconf.plugin.hardware import cpu_share
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """An xdist worker of these tests: torch's CPU threads at its share of the cores from the
+    start, as the plugin sets them for a run's workers (`hardware.pin_worker`), and for what it
+    starts (OMP_NUM_THREADS). The plugin is silent in these tests' own run, so each worker kept
+    a pool of every core until its first in-process gemmconf run pinned it (pin_worker, in the
+    worker's environment, which pytester does not restore): three workers of two threads on the
+    2-core dev CPU spun against each other, and a test's CPU depended on what its worker had run
+    before (test_planted_bugs.py alone, -n 3: 291 CPU-s, where the full tests stage measured
+    51)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    share = cpu_share(os.cpu_count() or 1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1))
+    threads = os.environ.setdefault("OMP_NUM_THREADS", str(share))
+    torch.set_num_threads(int(threads) if threads.isdigit() and int(threads) > 0 else share)
 
 
 @pytest.fixture(scope="session", autouse=True)
