@@ -18,6 +18,7 @@ import pytest
 import suite_files
 import torch
 import torch._dynamo  # see below
+from _pytest.nodeid import NodeId
 
 # Imported here, before any test: pytester's in-process runs put sys.modules back as they found
 # it, so a first import of dynamo inside one (a backend run with --no-isolate) is dropped after
@@ -62,9 +63,38 @@ def _one_fork_server_for_what_the_tests_start() -> None:
     forkserver.share(worker_environment())
 
 
+def _group_suffix(item: pytest.Item) -> str:
+    """The suffix `--dist loadgroup` gives the node id of an item marked `xdist_group`
+    ("@name", the names sorted and joined by "_" as xdist joins them), "" for any other."""
+    names = {
+        str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+        for mark in item.iter_markers("xdist_group")
+    }
+    return f"@{'_'.join(sorted(names))}" if names else ""
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--dist loadgroup` in an xdist worker: the group suffix on each grouped item's node id,
+    which is how the controller learns the groups. xdist 3.8.0 writes it to `item._nodeid`,
+    which pytest 9.2's `nodeid` no longer reads (it reads the structured `_id`;
+    pytest-dev/pytest-xdist#1386): every `xdist_group` of these tests was dealt item by item,
+    and a module-scoped run they share was made once per worker that drew one of them
+    (test_planted_bugs' outcomes, test_plugin's eager_and_planted_runs)."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        suffix = _group_suffix(item)
+        if suffix and not item.nodeid.endswith(suffix):
+            item._id = NodeId.parse(item.nodeid + suffix)
+
+
 @pytest.fixture(autouse=True)
 def _seeded_by_node_id(request: pytest.FixtureRequest) -> None:
-    torch.manual_seed(zlib.crc32(request.node.nodeid.encode()))
+    """Seeded by the node id without its xdist group suffix: the same seed alone and in a
+    `--dist loadgroup` run."""
+    nodeid = request.node.nodeid.removesuffix(_group_suffix(request.node))
+    torch.manual_seed(zlib.crc32(nodeid.encode()))
 
 
 @pytest.fixture
