@@ -147,6 +147,7 @@ def test_variables_read_at_run_time_keep_the_server():
     worker is given whole: a test or session that sets one keeps the server (and its forks)."""
     env = {"PATH": "/usr/bin", "TORCH_LOGS": "+dynamo"}
     same = {**env, "GEMMCONF_MEMORY_SHARED": "123", "PYTEST_XDIST_WORKER_COUNT": "3", "HOME": "/x"}
+    same["PY_COLORS"] = "0"  # as pytester sets it for each in-process run
     assert forkserver.server_key(same) == forkserver.server_key(env)
     assert forkserver.server_key({**env, "TORCH_LOGS": ""}) != forkserver.server_key(env)
 

@@ -54,8 +54,11 @@ from typing import Any
 ENV_SWITCH = "GEMMCONF_FORK_SERVER"  # "0": start every worker as a fresh interpreter
 SHARE_ENV = "GEMMCONF_FORK_SERVER_AT"  # the socket of a ready server that serves guests
 SOCKET_NAME = "fork-server"  # in a private folder made by the owner (tempfile.mkdtemp: 0700)
-# set per test by pytest's own pytester sessions: not in the server's key
-VOLATILE = frozenset(("HOME", "USERPROFILE", "PWD", "OLDPWD", "COLUMNS", "LINES"))
+# set per test by pytest's own pytester sessions: not in the server's key. PY_COLORS ("0" in each
+# of them) was until 2026-11-30: in make test's tests stage an in-process run replaced the server
+# its test process had started and shared (one more import of torch), and a `gemmconf run` that
+# a test started outside one was refused by the new one (no PY_COLORS) and spawned its worker
+VOLATILE = frozenset(("HOME", "USERPROFILE", "PWD", "OLDPWD", "COLUMNS", "LINES", "PY_COLORS"))
 # Nor PYTHONPATH (`gemmconf run` puts its folder first, for `--backend module:attr`): a forked
 # worker gets its process's sys.path after the fork, and where the packages the server imported
 # come from is part of the key itself (`IMPORTED`), so a path that would change them changes it.
