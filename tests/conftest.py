@@ -18,7 +18,6 @@ import pytest
 import suite_files
 import torch
 import torch._dynamo  # see below
-from _pytest.nodeid import NodeId
 
 # Imported here, before any test: pytester's in-process runs put sys.modules back as they found
 # it, so a first import of dynamo inside one (a backend run with --no-isolate) is dropped after
@@ -37,6 +36,11 @@ import torch._dynamo.repro.after_dynamo
 from gemmconf.isolation import forkserver
 from gemmconf.isolation.parent import worker_environment
 from gemmconf.plugin.hardware import cpu_share
+
+try:  # pytest 9.2 and later: the structured node id that --dist loadgroup's suffix must reach
+    from _pytest.nodeid import NodeId
+except ImportError:  # earlier pytest reads the id xdist writes the suffix to (the GPU machine's)
+    NodeId = None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -81,7 +85,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     pytest-dev/pytest-xdist#1386): every `xdist_group` of these tests was dealt item by item,
     and a module-scoped run they share was made once per worker that drew one of them
     (test_planted_bugs' outcomes, test_plugin's eager_and_planted_runs)."""
-    if not getattr(config.option, "loadgroup", False):
+    if NodeId is None or not getattr(config.option, "loadgroup", False):
         return
     for item in items:
         suffix = _group_suffix(item)
