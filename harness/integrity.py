@@ -451,13 +451,17 @@ def _wide(raw: torch.Tensor) -> torch.Tensor:
     return raw
 
 
-def side_stream_call(call: Callable[[], Any]) -> Any:
+def side_stream_call(call: Callable[[], Any], sizes: Sequence[int] = ()) -> Any:
     """`call()` on a fresh CUDA stream while the default stream sleeps; the results are copied on
-    that stream and read once it (alone) finished, as a caller that uses streams would."""
+    that stream and read once it (alone) finished, as a caller that uses streams would. Blocks
+    of the outputs' `sizes` are poisoned on that stream first: an output the call leaves to
+    the default stream is read as the poison, not as whatever an earlier call on that stream
+    (streams come from a pool) left in its block, which can be this very answer (an H200,
+    2026-11-30: a planted default-stream backend passed this way)."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())  # the inputs are ready
     torch.cuda._sleep(SIDE_STREAM_SLEEP_CYCLES)  # the default stream is busy a while
-    with torch.cuda.stream(side):
+    with torch.cuda.stream(side), Poison("cuda", sizes):
         result = call()
         copied = _map_tensors(result, lambda t: t.clone())
     side.synchronize()

@@ -18,8 +18,10 @@ class SideStream:
     def run(self, item: ItemRun) -> Findings:
         item.stage = "calling on a side stream"
         first, call = item.first_draw, item.first_call()
+        sizes = integrity.nbytes_of(first.actual) if item.poison else ()
         actual = item.backend_call(
-            "the call on a non-default CUDA stream", lambda: integrity.side_stream_call(call)
+            "the call on a non-default CUDA stream",
+            lambda: integrity.side_stream_call(call, sizes),
         )
         item.stage = "comparing the side stream's answer"
         if bitwise_equal(integrity.tensors_of(first.actual), integrity.tensors_of(actual)):
