@@ -543,10 +543,12 @@ def test_under_a_wave_decode_problems_get_a_deep_pipeline_on_sm90_only() -> None
         return launcher.plan_launch(problem, target, BackendOptions()).config.num_stages
 
     # Llama-3 8B decode o/down (64 tiles of 64x64 on 132 SMs) and qkv (48 of 64x128): deepened
-    # (bf16 below configs.DECODE_MIN_K: from it on, the decode tile's 6 stages; test_splitk.py)
+    # (bf16 and fp8 below configs.DECODE_MIN_K: from it on, the decode tile's 6 stages, fp8's
+    # as stream-K; test_splitk.py)
     assert stages(16, 4096, 1024, torch.bfloat16, sm90) == 8
     assert stages(16, 6144, 1024, torch.bfloat16, sm90) == 8  # 24 KB a stage: 8 fit 192 KB
-    assert stages(16, 4096, 14336, torch.float8_e4m3fn, sm90) == 8
+    assert stages(16, 4096, 1024, torch.float8_e4m3fn, sm90) == 8
+    assert stages(16, 4096, 14336, torch.float8_e4m3fn, sm90) == 6
     assert stages(16, 4096, configs.DECODE_MIN_K, torch.bfloat16, sm90) == 6
     # a wave or more of tiles (gate_up: 224), a short K loop, other archs, the interpreter: not
     assert stages(16, 28672, 1024, torch.bfloat16, sm90) == 4
