@@ -360,9 +360,19 @@ def split_count(
         splits = min(SPLIT_MAX, target.num_sms // tiles, k_tiles // SPLIT_MIN_K_TILES)
     else:
         return 1
-    if splits < 2 or splits * tiles * config.block_m * config.block_n >= INT32_LIMIT:
+    if splits < 2 or split_workspace(problem, config, splits, 0)[0] >= INT32_LIMIT:
         return 1
     return splits
+
+
+def split_workspace(
+    problem: Problem, config: configs.TileConfig, splits: int, programs: int
+) -> tuple[int, int]:
+    """`splitk_gemm_kernel`'s workspace (fp32 partial-sum elements, arrival counters): a partial
+    per (slice, tile), or stream-K's two per program (`programs` not 0); a counter per tile."""
+    tiles = output_tiles(problem, config)
+    block = config.block_m * config.block_n
+    return (programs * 2 if programs else splits * tiles) * block, tiles
 
 
 def stream_programs(
@@ -387,7 +397,7 @@ def stream_programs(
     else:
         return 0
     programs = min(programs, output_tiles(problem, config) * k_tiles)
-    if programs * 2 * config.block_m * config.block_n >= INT32_LIMIT:
+    if split_workspace(problem, config, 1, programs)[0] >= INT32_LIMIT:
         return 0
     return programs
 
@@ -404,14 +414,9 @@ def split_plan(
     constexprs = {name for name, constexpr in KERNEL_SIGNATURES[kernels.SPLITK] if constexpr}
     split_flags = tuple((k, v) for k, v in flags.items() if k in constexprs)
     tiles_m, tiles_n = _cdiv(problem.m, config.block_m), _cdiv(problem.n, config.block_n)
-    block = config.block_m * config.block_n
-    if programs:
-        grid: tuple[int, ...] = (programs,)
-        partials = programs * 2 * block
-    else:
-        grid, partials = (tiles_m, tiles_n, splits), splits * tiles_m * tiles_n * block
+    grid = (programs,) if programs else (tiles_m, tiles_n, splits)
     stream = (("STREAM", bool(programs)),)
-    workspace = (partials, tiles_m * tiles_n)
+    workspace = split_workspace(problem, config, splits, programs)
     return LaunchPlan(kernels.SPLITK, config, split_flags + stream, grid, workspace)
 
 

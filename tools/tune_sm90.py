@@ -175,6 +175,14 @@ def decode_problem(recipe: str, n: int, k: int, m: int = 16):
     return scaled_mm, fp8_rowwise(x, w, gen), "fp8"
 
 
+def gemm_call_args(recipe: str, args: tuple) -> tuple:
+    """`decode_problem`'s arguments as a GemmCall takes them: (A, B as K x N, the two scales
+    or None, no epilogue operands, no stage shapes)."""
+    if recipe == "bf16":
+        return (args[0], args[1].t(), None, None, [], [])
+    return (args[0], args[1], args[2], args[3], [], [])
+
+
 def kernel_ms(clock, call, reps: int = 100) -> float:
     import statistics
 
@@ -194,9 +202,7 @@ DECODE_TILES = (  # (BLOCK_M, BLOCK_N, stages); BLOCK_K stays the dtype's (batch
 def sweep_decode() -> None:
     from dataclasses import replace
 
-    from gemmconf.bench import CudaClock
-
-    clock = CudaClock("kernel")
+    clock = kernel_clock()
     lookup = configs.lookup
     for recipe in ("bf16", "fp8"):
         for name, (n, k) in DECODE.items():
@@ -367,15 +373,12 @@ def two_kernel_form(call, planned, args, reduce_partials):
 
 
 def sweep_split(two_kernels: bool) -> None:
-    from gemmconf.bench import CudaClock
-
-    clock = CudaClock("kernel")
+    clock = kernel_clock()
     reduce_partials = reduce_kernel()
     for recipe in ("bf16", "fp8"):
         for name, (n, k) in DECODE.items():
             fn, args, _ = decode_problem(recipe, n, k)
-            call_args = (args[0], args[1].t(), None, None, [], []) if recipe == "bf16" else (
-                args[0], args[1], args[2], args[3], [], [])  # fmt: skip
+            call_args = gemm_call_args(recipe, args)
             flops = 2.0 * 16 * n * k
             expected = fn(*args).float()
             cublas_ms = kernel_ms(clock, lambda f=fn, a=args: f(*a), reps=50)
@@ -519,9 +522,7 @@ def auto_line(clock, recipe: str, name: str, n: int, k: int):
         f"({base_ms / ms:.3f}x)",
         flush=True,
     )
-    call_args = (args[0], args[1].t(), None, None, [], []) if recipe == "bf16" else (
-        args[0], args[1], args[2], args[3], [], [])  # fmt: skip
-    return cublas, call_args, fn(*args).float()
+    return cublas, gemm_call_args(recipe, args), fn(*args).float()
 
 
 def kernel_clock():
