@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import functools
 import math
-import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -162,8 +161,11 @@ def sequential(ratios: Sequence[float | None]) -> str | None:
     logs = [math.log(max(r or 0.0, 1e-6)) for r in ratios[1:]]
     n = len(logs)
     if n >= MIN_ROUNDS:
-        spread = max(statistics.stdev(logs), SPREAD_FLOOR)
-        t = statistics.fmean(logs) / (spread / math.sqrt(n))
+        mean = math.fsum(logs) / n
+        # the sample standard deviation in floats: statistics.stdev's exact fractions took 90%
+        # of test_verdicts' 10,000-trial runs (2026-11-30, 2-core CPU)
+        deviation = math.sqrt(math.fsum((x - mean) ** 2 for x in logs) / (n - 1))
+        t = mean / (max(deviation, SPREAD_FLOOR) / math.sqrt(n))
         if t >= fail_threshold(n):
             return FAILED
         if t <= -pass_threshold(n):
