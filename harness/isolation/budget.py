@@ -83,18 +83,17 @@ class Ledger:
         self._count += 1
         token = f"{os.getpid()}-{id(self)}-{self._count}"
         start = time.monotonic()
-        with self._state() as state:
-            state.queue.append([token, time.time(), amount, alone or amount > state.capacity])
         pause = POLL_S[0]
         try:
-            while True:
-                with self._state() as state:
-                    granted = self._admit(state, token, amount, alone)
-                if granted is not None:
-                    granted.waited_s = time.monotonic() - start
-                    break
+            with self._state() as state:  # queued and, where nothing stands in the way, admitted
+                state.queue.append([token, time.time(), amount, alone or amount > state.capacity])
+                granted = self._admit(state, token, amount, alone)
+            while granted is None:
                 time.sleep(pause)
                 pause = min(pause * 1.5, POLL_S[1])
+                with self._state() as state:
+                    granted = self._admit(state, token, amount, alone)
+            granted.waited_s = time.monotonic() - start
         except BaseException:
             with self._state() as state:
                 state.queue = [entry for entry in state.queue if entry[0] != token]
