@@ -6,9 +6,10 @@ REPORTS ?= reports
 BACKEND ?= reference
 JOBS    ?= 2
 # The project's tests wait for subprocesses, sleeps and timeouts for about a seventh of their
-# time: one worker more than JOBS fills it (2 cores: 400-416 s at -n 3, 484 s at -n 2).
-# `--dist loadgroup` keeps a module marked `xdist_group` on one worker (test_planted_bugs.py:
-# its tests share each planted backend's outcomes).
+# time: one worker more than JOBS fills it (2 cores: 400-416 s at -n 3, 484 s at -n 2; -n 4
+# measured no faster on 2026-11-30). `--dist loadgroup` keeps the tests marked with one
+# `xdist_group` on one worker (test_planted_bugs.py: the tests that read one planted backend's
+# outcomes, computed once per group).
 TEST_JOBS ?= $(shell echo $$(($(JOBS) + 1)))
 PYTEST  := $(PY) -m pytest
 comma   := ,

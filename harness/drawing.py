@@ -163,7 +163,7 @@ def sequential(ratios: Sequence[float | None]) -> str | None:
     if n >= MIN_ROUNDS:
         mean = math.fsum(logs) / n
         # the sample standard deviation in floats: statistics.stdev's exact fractions took 90%
-        # of test_verdicts' 10,000-trial runs (2026-11-30, 2-core CPU)
+        # of test_verdicts' 10,000-trial runs (2026-11-30, dev CPU)
         deviation = math.sqrt(math.fsum((x - mean) ** 2 for x in logs) / (n - 1))
         t = mean / (max(deviation, SPREAD_FLOOR) / math.sqrt(n))
         if t >= fail_threshold(n):
