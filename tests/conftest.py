@@ -35,7 +35,7 @@ import torch._dynamo.repro.after_dynamo
 
 from gemmconf.isolation import forkserver
 from gemmconf.isolation.parent import worker_environment
-from gemmconf.plugin.hardware import cpu_share
+from gemmconf.plugin.hardware import pin_threads
 
 try:  # pytest 9.2 and later: the structured node id that --dist loadgroup's suffix must reach
     from _pytest.nodeid import NodeId
@@ -45,7 +45,7 @@ except ImportError:  # earlier pytest reads the id xdist writes the suffix to (t
 
 def pytest_configure(config: pytest.Config) -> None:
     """An xdist worker of these tests: torch's CPU threads at its share of the cores from the
-    start, as the plugin sets them for a run's workers (`hardware.pin_worker`), and for what it
+    start, as the plugin sets them for a run's workers (`hardware.pin_threads`), and for what it
     starts (OMP_NUM_THREADS). The plugin is silent in these tests' own run, so each worker kept
     a pool of every core until its first in-process gemmconf run pinned it (pin_worker, in the
     worker's environment, which pytester does not restore): three workers of two threads on the
@@ -54,9 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
     51)."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    share = cpu_share(os.cpu_count() or 1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1))
-    threads = os.environ.setdefault("OMP_NUM_THREADS", str(share))
-    torch.set_num_threads(int(threads) if threads.isdigit() and int(threads) > 0 else share)
+    pin_threads(os.cpu_count() or 1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -99,9 +99,15 @@ def pin_worker(config: pytest.Config) -> None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
     cpus = os.cpu_count() or 1
+    os.environ.setdefault(LARGE_DRAW_THREADS_ENV, str(large_draw_threads(cpus, workers)))
+    pin_threads(cpus, workers)
+
+
+def pin_threads(cpus: int, workers: int) -> None:
+    """torch's CPU threads in this process at its share of the cores (`cpu_share`), and
+    OMP_NUM_THREADS for what it starts, unless that is set already (then torch follows it)."""
     share = cpu_share(cpus, workers)
     threads = os.environ.setdefault("OMP_NUM_THREADS", str(share))
-    os.environ.setdefault(LARGE_DRAW_THREADS_ENV, str(large_draw_threads(cpus, workers)))
     import torch
 
     torch.set_num_threads(int(threads) if threads.isdigit() and int(threads) > 0 else share)
