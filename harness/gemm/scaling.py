@@ -138,22 +138,26 @@ class Recipe:
         if self.per_tensor:
             amax = x.abs().amax() if x.numel() else torch.tensor(1.0)
             scale = _nonzero(amax) / top
-            expanded = scale
+            values = (x / scale).clamp(-top, top).to(dtype)
+            dequantized = values.to(torch.float64) * scale.to(torch.float64)
         else:
             rows, cols = x.shape[-2], x.shape[-1]
             block_rows, block_cols = self.block(operand)
             extent_rows = rows if block_rows == WHOLE else block_rows
             extent_cols = cols if block_cols == WHOLE else block_cols
             counts = self.scale_shape(operand, rows, cols)
+            blocked_shape = (*x.shape[:-2], counts[0], extent_rows, counts[1], extent_cols)
             if extent_rows == 0 or extent_cols == 0:  # nothing to reduce: a neutral scale
                 amax = torch.ones(*x.shape[:-2], *counts)
             else:
-                blocks = x.reshape(*x.shape[:-2], counts[0], extent_rows, counts[1], extent_cols)
-                amax = blocks.abs().amax((-3, -1))
+                amax = x.reshape(blocked_shape).abs().amax((-3, -1))
             scale = _nonzero(amax) / top
-            expanded = scale.repeat_interleave(extent_rows, -2).repeat_interleave(extent_cols, -1)
-        values = (x / expanded).clamp(-top, top).to(dtype)
-        dequantized = values.to(torch.float64) * expanded.to(torch.float64)
+            # each block divided by its scale where it lies (broadcast, not a full-size copy of
+            # the scales: two fewer operand-sized tensors, the same quotients bit for bit)
+            per_block = scale[..., :, None, :, None]
+            blocks = (x.reshape(blocked_shape) / per_block).clamp(-top, top).to(dtype)
+            values = blocks.reshape(x.shape)
+            dequantized = (blocks.to(torch.float64) * per_block.to(torch.float64)).reshape(x.shape)
         scale = scale.to(self.scale_dtype).contiguous()
         if self.scales_column_major:
             scale = scale.t().contiguous().t()
