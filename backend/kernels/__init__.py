@@ -100,6 +100,7 @@ from gemmconf_reference.kernels.numerics import (
 from gemmconf_reference.kernels.splitk import (
     SPLITK,
     arrive_and_finish,
+    share_start,
     splitk_gemm_kernel,
     splitk_tile,
     stream_owner,
@@ -168,6 +169,7 @@ PIECES = (
     gemm_persistent_kernel,
     splitk_tile,
     arrive_and_finish,
+    share_start,
     stream_owner,
     streamk_tiles,
     splitk_gemm_kernel,
@@ -224,6 +226,7 @@ __all__ = [
     "round_to_fp8",
     "round_to_tf32",
     "scale_tile",
+    "share_start",
     "sigmoid",
     "splitk_gemm_kernel",
     "splitk_tile",

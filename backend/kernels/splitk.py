@@ -104,9 +104,15 @@ def arrive_and_finish(acc, workspace, tile, slot, first, base, step, count, off_
 
 
 @triton.jit
+def share_start(program, programs, total):
+    """The first of the `total` (tile, K tile) steps in `program`'s share: program p takes steps
+    [share_start(p), share_start(p + 1))."""
+    return program * total // programs
+
+
+@triton.jit
 def stream_owner(x, programs, total):
-    """The program whose share of the `total` (tile, K tile) steps holds step `x`: program p
-    takes steps [p * total // programs, (p + 1) * total // programs)."""
+    """The program whose share of the `total` (tile, K tile) steps holds step `x`."""
     return ((x + 1) * programs - 1) // total
 
 
@@ -128,8 +134,8 @@ def streamk_tiles(a, b, c, scales, slots, workspace, M, N, K,
     tiles_n = cdiv(N, BLOCK_N)
     steps = cdiv(K, BLOCK_K)  # K tiles per output tile
     total = cdiv(M, BLOCK_M) * tiles_n * steps
-    start = program * total // programs
-    end = (program + 1) * total // programs
+    start = share_start(program, programs, total)
+    end = share_start(program + 1, programs, total)
     x = start
     while x < end:
         tile = x // steps
@@ -156,7 +162,8 @@ def streamk_tiles(a, b, c, scales, slots, workspace, M, N, K,
         else:
             # the first owner's part is its share's last (slot 2p + 1) unless its share starts
             # with this tile; every later owner's share starts in this tile (slot 2p)
-            first = 2 * first_owner + (first_owner * total // programs != tile_start).to(tl.int32)
+            owner_start = share_start(first_owner, programs, total)
+            first = 2 * first_owner + (owner_start != tile_start).to(tl.int32)
             slot = 2 * program + (x != start).to(tl.int32)
             arrive_and_finish(acc, workspace, tile, slot, first, 2 * first_owner, 2, parts, off_m,
                               off_n, c, scales, slots, M, N, BLOCK_M, BLOCK_N, SCALING, EPI,
