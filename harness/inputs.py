@@ -303,7 +303,7 @@ def _draw_operands(
         if operand.name == "a" and instance.values in ("nan_in_a", "inf_in_a") and source.numel():
             source.view(-1)[0] = float("nan") if instance.values == "nan_in_a" else float("inf")
         if is_quantized(operand.dtype):
-            _add_quantized(drawn, instance, operand, source, k_groups)
+            _add_quantized(drawn, instance, operand, source.float(), k_groups)
         else:
             values[operand.name] = source.to(torch_dtype(operand.dtype))
             ref[operand.name] = values[operand.name]  # exact in fp64 (see Inputs.reference)
@@ -449,7 +449,9 @@ def _draw(
             return _randint(96, 128, shape, gen, torch.int8)
         return _randint(-8, 9, shape, gen, torch.int8)
     if kind == "integers":
-        return _randint(-4, 5, shape, gen, torch.int8).to(torch.float32)
+        # int8, which every float dtype holds exactly, converted once to the operand's dtype:
+        # an operand of 2^31 values (k_tails' index_width) has no fp32 copy (8 GiB) on the host
+        return _randint(-4, 5, shape, gen, torch.int8)
     if kind == "tf32_exact":
         return _to_tf32(_randn(shape, gen, divisor=max(k, 1) ** 0.25))
     if kind == "near_max":
@@ -457,7 +459,9 @@ def _draw(
         top = torch.finfo(torch_dtype(operand.dtype)).max
         magnitude = math.sqrt(0.5 * top / max(k, 1))
         return torch.rand(shape, generator=gen) * 0.5 * magnitude + 0.5 * magnitude
-    return _randn(shape, gen, divisor=max(k, 1) ** 0.25)
+    # a large operand is rounded to its dtype piece by piece: no operand-sized fp32 copy
+    dtype = torch.float32 if is_quantized(operand.dtype) else torch_dtype(operand.dtype)
+    return _randn(shape, gen, divisor=max(k, 1) ** 0.25, dtype=dtype)
 
 
 def _draw_addend(shape: list[int], kind: str, gen: torch.Generator) -> torch.Tensor:
@@ -477,15 +481,25 @@ def _to_tf32(values: torch.Tensor) -> torch.Tensor:
     return values
 
 
-def _randn(shape: list[int], gen: torch.Generator, divisor: float = 1.0) -> torch.Tensor:
-    """fp32 standard normal values of `shape` from `gen`, divided by `divisor` (`_drawn`)."""
+def _randn(
+    shape: list[int],
+    gen: torch.Generator,
+    divisor: float = 1.0,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """fp32 standard normal values of `shape` from `gen`, divided by `divisor` (`_drawn`), then
+    rounded to `dtype`: each piece of a large draw on its own, the same values as rounding the
+    whole fp32 draw."""
 
     def fill(part: torch.Tensor, generator: torch.Generator) -> None:
-        torch.randn(part.shape, generator=generator, out=part)
+        drawn = part if part.dtype == torch.float32 else torch.empty(part.shape)
+        torch.randn(part.shape, generator=generator, out=drawn)
         if divisor != 1.0:
-            part.div_(divisor)
+            drawn.div_(divisor)
+        if drawn is not part:
+            part.copy_(drawn)
 
-    return _drawn(shape, gen, torch.float32, fill)
+    return _drawn(shape, gen, torch.float32 if _small(shape) else dtype, fill)
 
 
 def _randint(
@@ -514,7 +528,7 @@ def _drawn(
     seed and the piece's index, on torch's CPU threads (torch releases the GIL while it
     draws). The pieces are fixed, so a seed gives the same values on any host."""
     numel = math.prod(shape)
-    if numel <= PARALLEL_DRAW_ELEMENTS:
+    if _small(shape):
         values = torch.empty(shape, dtype=dtype)
         fill(values, gen)
         return values
@@ -529,6 +543,11 @@ def _drawn(
     with ThreadPoolExecutor(max_workers=min(pieces, torch.get_num_threads())) as pool:
         list(pool.map(piece, range(pieces)))
     return flat.view(shape)
+
+
+def _small(shape: list[int]) -> bool:
+    """Whether a draw of `shape` is made at once from the item's generator (`_drawn`)."""
+    return math.prod(shape) <= PARALLEL_DRAW_ELEMENTS
 
 
 def _piece_generator(base: int, index: int) -> torch.Generator:
