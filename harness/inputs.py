@@ -459,7 +459,7 @@ def _draw(
         top = torch.finfo(torch_dtype(operand.dtype)).max
         magnitude = math.sqrt(0.5 * top / max(k, 1))
         return torch.rand(shape, generator=gen) * 0.5 * magnitude + 0.5 * magnitude
-    # a large operand is rounded to its dtype piece by piece: no operand-sized fp32 copy
+    # drawn in fp32 and rounded to the operand's dtype piece by piece (fp8: quantized whole)
     dtype = torch.float32 if is_quantized(operand.dtype) else torch_dtype(operand.dtype)
     return _randn(shape, gen, divisor=max(k, 1) ** 0.25, dtype=dtype)
 
@@ -488,8 +488,8 @@ def _randn(
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
     """fp32 standard normal values of `shape` from `gen`, divided by `divisor` (`_drawn`), then
-    rounded to `dtype`: each piece of a large draw on its own, the same values as rounding the
-    whole fp32 draw."""
+    rounded to `dtype` a piece at a time: the values of the whole fp32 draw rounded, with no
+    operand-sized fp32 copy."""
 
     def fill(part: torch.Tensor, generator: torch.Generator) -> None:
         drawn = part if part.dtype == torch.float32 else torch.empty(part.shape)
@@ -499,7 +499,7 @@ def _randn(
         if drawn is not part:
             part.copy_(drawn)
 
-    return _drawn(shape, gen, torch.float32 if _small(shape) else dtype, fill)
+    return _drawn(shape, gen, dtype, fill)
 
 
 def _randint(
@@ -528,7 +528,7 @@ def _drawn(
     seed and the piece's index, on torch's CPU threads (torch releases the GIL while it
     draws). The pieces are fixed, so a seed gives the same values on any host."""
     numel = math.prod(shape)
-    if _small(shape):
+    if numel <= PARALLEL_DRAW_ELEMENTS:
         values = torch.empty(shape, dtype=dtype)
         fill(values, gen)
         return values
@@ -543,11 +543,6 @@ def _drawn(
     with ThreadPoolExecutor(max_workers=min(pieces, torch.get_num_threads())) as pool:
         list(pool.map(piece, range(pieces)))
     return flat.view(shape)
-
-
-def _small(shape: list[int]) -> bool:
-    """Whether a draw of `shape` is made at once from the item's generator (`_drawn`)."""
-    return math.prod(shape) <= PARALLEL_DRAW_ELEMENTS
 
 
 def _piece_generator(base: int, index: int) -> torch.Generator:

@@ -364,6 +364,20 @@ def test_large_draws_are_pieces_whose_values_do_not_depend_on_the_threads(monkey
     assert ints.dtype == torch.int8 and int(ints.min()) == -4 and int(ints.max()) == 4
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float64])
+def test_a_large_draw_rounded_piece_by_piece_is_the_whole_draw_rounded(monkeypatch, dtype):
+    """A large operand is rounded to its dtype a piece at a time (no operand-sized fp32 copy on
+    the host): the values of the fp32 draw rounded whole, bit for bit."""
+    monkeypatch.setattr(inputs, "PARALLEL_DRAW_ELEMENTS", 1000)
+    monkeypatch.setattr(inputs, "DRAW_PIECE", 256)
+    shape = [5, 401]
+    whole = inputs._randn(shape, torch.Generator().manual_seed(5), divisor=3.0).to(dtype)
+    pieces = inputs._randn(shape, torch.Generator().manual_seed(5), divisor=3.0, dtype=dtype)
+    assert pieces.dtype == dtype and torch.equal(pieces, whole)
+    small = inputs._randn([3, 4], torch.Generator().manual_seed(5), dtype=dtype)
+    assert torch.equal(small, inputs._randn([3, 4], torch.Generator().manual_seed(5)).to(dtype))
+
+
 def test_an_item_with_a_large_draw_builds_its_inputs_on_more_threads(tmp_path, monkeypatch):
     """An xdist worker of a GPU run has one CPU thread; an item past PARALLEL_DRAW_ELEMENTS
     draws, quantizes and lays out its inputs on GEMMCONF_LARGE_DRAW_THREADS, then gives them
