@@ -211,7 +211,10 @@ def test_a_sigterm_while_the_results_are_written_lets_the_file_be_written(tmp_pa
     result, output = run_the_tiny_suite_on_eager(tmp_path)
     assert "Traceback" not in output, output
     document = json.loads((tmp_path / "reports" / "results.json").read_text())
-    assert document["complete"] is True and document["exit_status"] == 0
+    # an H200 run of our tests (2026-11-30, 16 workers) once had this run take 195 s and end
+    # with exit_status 1, alone it passed: the records that were not passes say why
+    unexpected = [r for r in document["records"] if r["outcome"] not in ("passed", "skipped")]
+    assert document["complete"] is True and document["exit_status"] == 0, (unexpected, output)
     assert result.returncode == pytest.ExitCode.OK, output
     assert not (tmp_path / "reports" / "results.json.partial").exists()
 
