@@ -145,22 +145,24 @@ def quantize(x, block, dtype, per_tensor, column_major):
     if per_tensor:
         amax = x.abs().amax() if x.numel() else torch.tensor(1.0)
         scale = torch.where(amax > 0, amax, torch.ones_like(amax)) / top
-        expanded = scale
+        values = (x / scale).clamp(-top, top).to(dtype)
+        dequantized = values.to(torch.float64) * scale.to(torch.float64)
     else:
         rows, cols = x.shape[-2], x.shape[-1]
         extent = (rows if block[0] == 0 else block[0], cols if block[1] == 0 else block[1])
         counts = tuple(
             1 if b == 0 else -(-n // b) for b, n in zip(block, (rows, cols), strict=True)
         )
+        blocked = (*x.shape[:-2], counts[0], extent[0], counts[1], extent[1])
         if 0 in extent:
             amax = torch.ones(*x.shape[:-2], *counts)
         else:
-            blocks = x.reshape(*x.shape[:-2], counts[0], extent[0], counts[1], extent[1])
-            amax = blocks.abs().amax((-3, -1))
+            amax = x.reshape(blocked).abs().amax((-3, -1))
         scale = torch.where(amax > 0, amax, torch.ones_like(amax)) / top
-        expanded = scale.repeat_interleave(extent[0], -2).repeat_interleave(extent[1], -1)
-    values = (x / expanded).clamp(-top, top).to(dtype)
-    dequantized = values.to(torch.float64) * expanded.to(torch.float64)
+        per_block = scale[..., :, None, :, None]  # each block's scale, broadcast over it
+        blocks = (x.reshape(blocked) / per_block).clamp(-top, top).to(dtype)
+        values = blocks.reshape(x.shape)
+        dequantized = (blocks.to(torch.float64) * per_block.to(torch.float64)).reshape(x.shape)
     scale = scale.to(torch.float32).contiguous()
     if column_major:
         scale = scale.t().contiguous().t()

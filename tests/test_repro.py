@@ -230,3 +230,33 @@ def test_explain_and_repro_take_the_node_id_a_run_printed(capsys):
     assert main(["explain", "dense/first.yaml::matmul_dropout[@thunder]"]) == 2
     assert main(["explain", "nowhere[@thunder]"]) == 2
     assert "no instance" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("operand", ["a", "b"])
+def test_a_repro_quantizes_fp8_operands_as_the_harness_does(operand):
+    """A standalone repro carries its own copy of the fp8 quantizer (it imports no gemmconf):
+    values, scales and dequantized values equal the harness's bit for bit, for every
+    non-microscaling recipe."""
+    import torch
+
+    from gemmconf import repro_template
+    from gemmconf.gemm.scaling import RECIPES, WHOLE
+
+    compared = 0
+    for recipe in (r for r in RECIPES.values() if not r.microscaling):
+        block = (0, 0) if recipe.per_tensor else recipe.block(operand)
+        block = tuple(0 if extent == WHOLE else extent for extent in block)
+        for shape in ((256, 384), (3, 128, 256), (0, 128)):
+            x = torch.randn(shape, generator=torch.Generator().manual_seed(len(shape))) * 2
+            args = (x, block, torch.float8_e4m3fn, recipe.per_tensor, recipe.scales_column_major)
+            try:
+                ours = recipe.quantize(x, operand, torch.float8_e4m3fn)
+            except RuntimeError:  # blocks that do not tile the shape: neither quantizes it
+                with pytest.raises(RuntimeError):
+                    repro_template.quantize(*args)
+                continue
+            values, scale, dequantized = repro_template.quantize(*args)
+            assert torch.equal(values.view(torch.uint8), ours.values.view(torch.uint8))
+            assert torch.equal(scale, ours.scale) and torch.equal(dequantized, ours.dequantized)
+            compared += 1
+    assert compared >= 8
