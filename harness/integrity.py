@@ -221,17 +221,13 @@ def nbytes_of(value: Any) -> list[int]:
     return [t.untyped_storage().nbytes() for t in tensors_of(value)]
 
 
-# the integer of each width: an element read as one (every byte `byte` is one value)
-_WHOLE_ELEMENT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-
-
 def _poisoned(t: torch.Tensor, byte: int) -> torch.Tensor:
     """Per element of `t`: whether every byte of it is `byte`."""
     flat = t.detach().contiguous().reshape(-1)
     if flat.numel() == 0:
         return torch.zeros(0, dtype=torch.bool, device=t.device)
     size = t.element_size()
-    whole = _WHOLE_ELEMENT.get(size)
+    whole = staging.WHOLE_ELEMENT.get(size)
     if whole is not None:  # one comparison per element (a byte-wise all() took 5x the time)
         signed = whole is not torch.uint8
         return flat.view(whole) == int.from_bytes(bytes([byte]) * size, "little", signed=signed)

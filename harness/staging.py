@@ -18,13 +18,23 @@ from collections.abc import Iterator
 
 import torch
 
-__all__ = ["DIRECT_BYTES", "STAGE_BYTES", "equal_bytes", "equal_on_host", "to", "to_host", "words"]
+__all__ = [
+    "DIRECT_BYTES",
+    "STAGE_BYTES",
+    "WHOLE_ELEMENT",
+    "equal_bytes",
+    "equal_on_host",
+    "to",
+    "to_host",
+    "words",
+]
 
 STAGE_BYTES = 64 << 20  # the pinned buffer
 DIRECT_BYTES = 8 << 20  # below this, one pageable copy costs less than staging it
 
 _stage: torch.Tensor | None = None
-_WORD = {8: torch.int64, 4: torch.int32, 2: torch.int16}
+# the integer of each byte width: bytes read as whole elements (`words`, integrity's poison check)
+WHOLE_ELEMENT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
 def _buffer() -> torch.Tensor:
@@ -111,7 +121,7 @@ def equal_bytes(first: torch.Tensor, second: torch.Tensor) -> bool:
 def words(*raw: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """1-D uint8 tensors of one size, each seen as the widest integers that divide that size
     and every one's address (copying 8-byte words took two thirds of the time bytes did)."""
-    for size, dtype in _WORD.items():
+    for size in (8, 4, 2):
         if raw[0].numel() % size == 0 and all(t.data_ptr() % size == 0 for t in raw):
-            return tuple(t.view(dtype) for t in raw)
+            return tuple(t.view(WHOLE_ELEMENT[size]) for t in raw)
     return raw
