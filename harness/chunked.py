@@ -3,9 +3,10 @@
 An fp64 copy of a large item's operands is four to eight times their size: B=10, M=4096, N=2048,
 K=25728 in fp16 is 3.2 GB of operands and 12.6 GB in fp64. Computed in one piece, twelve xdist
 workers' references ran an 80 GB GPU out of memory. The reference is instead evaluated over
-slices of the batch (B), the rows (M) and the columns (N): each slice of the fp64 inputs (kept on
-the CPU by `inputs.build`) moves to the device, the program runs on it, and its output is written
-into the full output. What one piece holds on the device is at most `CHUNK_BYTES` (fp64 inputs,
+slices of the batch (B), the rows (M) and the columns (N): each slice of the inputs (kept on the
+CPU by `inputs.build` in their own dtype, fp8 ones as stored values and scales) moves to the
+device, is made fp64 there, the program runs on it, and its output is written into the full
+output. What one piece holds on the device is at most `CHUNK_BYTES` (fp64 inputs,
 output and temporaries), so the reference's footprint does not grow with the item. Rows and
 columns are cut into the fewest pieces that fit: a vocabulary projection (M = 512, N = 128256,
 K = 4096) has a weight of 4.2 GB in fp64, which slices of rows alone would move again for every
@@ -31,7 +32,8 @@ from typing import Any
 
 import torch
 
-from gemmconf import staging
+from gemmconf import inputs, staging
+from gemmconf.gemm.scaling import WHOLE, Scaled
 from gemmconf.scenario import TENSOR_EPILOGUES, ScenarioInstance, eval_dim
 
 CHUNK_BYTES = 1 << 30  # what one piece of the reference may hold on the device
@@ -130,14 +132,20 @@ def plan(instance: ScenarioInstance, sizes: dict[str, int], limit: int = CHUNK_B
     chunkable = _chunkable(instance, dims)
     sliceable = {d for d in CHUNK_DIMS if _sliceable(d, known, sizes)} if chunkable else set()
 
+    element_bytes = {name: FP64 for name in known}
+    for name, block in inputs.scaled_operands(instance).items():
+        # the stored values crossed, their fp64 product, and where the scale differs along both
+        # dims (1x128, 128x128 blocks) a scale per element (`scaling.Scaled.exact`)
+        element_bytes[name] = 1 + FP64 + (FP64 if WHOLE not in block else 0)
+
     def piece_bytes(steps: dict[str, int]) -> int:
         total = 0
-        for exprs in known.values():
+        for name, exprs in known.items():
             elements = 1
             for expr in exprs:
                 size = _size(expr, sizes)
                 elements *= steps.get(expr, size)
-            total += elements * FP64
+            total += elements * element_bytes[name]
         out = output_elements(instance, sizes)
         for dim, step in steps.items():
             out = out * step // max(sizes[dim], 1)
@@ -215,11 +223,11 @@ def evaluate(
     the result is assembled on `out_device` (default `device`): on the CPU, the device holds one
     piece at a time."""
 
-    def call(args: Sequence[torch.Tensor]) -> Any:
+    def call(args: Sequence[Any]) -> Any:
         # fp64 on the device, piece by piece: inputs kept in a narrower dtype upcast exactly
-        # there (integer inputs such as group offsets stay integers)
-        moved = [staging.to(t, device) for t in args]  # in their dtype: fewer bytes to move
-        moved = [t.to(torch.float64) if t.is_floating_point() else t for t in moved]
+        # there, fp8 ones multiplied by their scales there (integer inputs such as group
+        # offsets stay integers)
+        moved = [_fp64_on(t, device) for t in args]  # in their dtype: fewer bytes to move
         return fn(*(transform(t) if transform is not None else t for t in moved))
 
     def whole() -> Any:
@@ -263,6 +271,16 @@ def evaluate(
         del result, parts, args
     assert full is not None
     return full[0] if single else tuple(full)
+
+
+def _fp64_on(value: Any, device: str | torch.device) -> torch.Tensor:
+    """A reference input on `device` in fp64 (an integer one as it is): moved in its own dtype,
+    upcast there; an fp8 operand's stored values and scales (`scaling.Scaled`) moved and
+    multiplied there."""
+    if isinstance(value, Scaled):
+        return value.exact(move=lambda t: staging.to(t, device))
+    moved = staging.to(value, device)
+    return moved.to(torch.float64) if moved.is_floating_point() else moved
 
 
 def _shapes_agree(

@@ -98,7 +98,7 @@ def narrow_inputs_note(
         if narrow_bits >= bits:
             continue  # no narrower than the item allows
         rounded = tuple(
-            rounding(tensor.to(torch.float64)) if n in multiplied else tensor
+            rounding(inputs.exact(tensor).to(torch.float64)) if n in multiplied else tensor
             for n, tensor in zip(item_inputs.names, item_inputs.reference, strict=True)
         )
         narrowed = error(rounded)

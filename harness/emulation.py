@@ -58,10 +58,8 @@ def rounded_reference(
 
     def emulate(item_inputs: inputs.Inputs) -> Any:
         assert item_inputs.reference is not None
-        args = [
-            t.to(device).float() if t.is_floating_point() else t.to(device)
-            for t in item_inputs.reference
-        ]
+        exact = (inputs.exact(t) for t in item_inputs.reference)
+        args = [t.to(device).float() if t.is_floating_point() else t.to(device) for t in exact]
         return reference(*args).to(dtype)
 
     return emulate

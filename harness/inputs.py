@@ -10,8 +10,10 @@ output has variance ~1 whatever K is; outputs neither overflow fp16 nor cancel t
 values are never all zero. fp8 operands are quantized from such a source by the scenario's
 scaling recipe (`gemmconf.gemm.scaling`: scales from the amax per tensor, row, or 1x128 / 128x128
 block); the reference sees the exact dequantized values (fp4 operands: two e2m1 values a byte
-along K, so their stored K is half the scenario's). int8 operands are small integers so int32
-sums are exact.
+along K, so their stored K is half the scenario's). An amax recipe's operand reaches the
+reference as its stored values and per-block scales (`scaling.Scaled`), multiplied out in fp64
+where a piece of the reference is computed: on the device, never as an fp64 copy on the host.
+int8 operands are small integers so int32 sums are exact.
 
 Grouped ops get `offs`, the int32 running sum of the scenario's group sizes (turned by one more
 place on each further draw, `_group_sizes`). An `out=` target is
@@ -34,7 +36,7 @@ import torch
 
 from gemmconf import staging
 from gemmconf.gemm.dtypes import is_quantized, torch_dtype
-from gemmconf.gemm.scaling import RECIPES, Quantized, Recipe
+from gemmconf.gemm.scaling import RECIPES, Quantized, Recipe, Scaled
 from gemmconf.program import differentiated
 from gemmconf.scenario import (
     TENSOR_EPILOGUES,
@@ -52,6 +54,17 @@ VALUES_SHOWN = 16  # an integer input this short (`offs`) is described with its 
 # torch's CPU threads while an item with such a draw builds its inputs, where an xdist worker's
 # share of the cores is fewer (set by the plugin's `hardware.pin_worker`; unset: no change)
 LARGE_DRAW_THREADS_ENV = "GEMMCONF_LARGE_DRAW_THREADS"
+
+
+# One input of the fp64 reference (`Inputs.reference`): a tensor, or an fp8 operand's stored
+# values and scales (`Scaled`: `exact` multiplies them out)
+ReferenceInput = torch.Tensor | Scaled
+
+
+def exact(value: ReferenceInput) -> torch.Tensor:
+    """A reference input as a tensor: a `Scaled` operand's values times its scales in fp64, on
+    the values' device; any other as it is."""
+    return value.exact() if isinstance(value, Scaled) else value
 
 
 # The run seed of the confirmation draws: the rounds that decide a judgment near its bar
@@ -81,9 +94,10 @@ class Inputs:
     names: tuple[str, ...]
     tensors: tuple[torch.Tensor, ...]
     # The reference's inputs, on the CPU: exact values, upcast to fp64 where used (chunked.py):
-    # dequantized fp8 in fp64, other dtypes as drawn (a quarter of fp64's memory for fp16: a
-    # large item's two builds held 25 GB of fp64 copies). None for exact ops.
-    reference: tuple[torch.Tensor, ...] | None
+    # fp8 as stored values and scales (`Scaled`; microscaled ones dequantized in fp64), other
+    # dtypes as drawn (a quarter of fp64's memory for fp16: a large item's two builds held 25 GB
+    # of fp64 copies). `exact` makes any of them a tensor. None for exact ops.
+    reference: tuple[torch.Tensor | Scaled, ...] | None
     dims: dict[str, int]
     seed: int
     reduction: int | None = None  # the longest sum an output takes, where that is not K
@@ -192,7 +206,7 @@ class _Drawn:
     values: dict[str, torch.Tensor]  # operand name -> logical (row-major) value, its dtype
     shapes: dict[str, list[int]]  # operand name -> its shape (an expanded one: its full shape)
     others: dict[str, torch.Tensor]  # bias, epilogue tensors, scales, offsets, the gradient
-    reference: tuple[torch.Tensor, ...] | None
+    reference: tuple[ReferenceInput, ...] | None
     dims: dict[str, int]
     seed: int
     reduction: int | None
@@ -271,7 +285,7 @@ class _Operands:
     values: dict[str, torch.Tensor] = field(default_factory=dict)  # logical (row-major), its dtype
     shapes: dict[str, list[int]] = field(default_factory=dict)
     # every input's exact value by name, the operands' first (what the reference is made of)
-    ref: dict[str, torch.Tensor] = field(default_factory=dict)
+    ref: dict[str, ReferenceInput] = field(default_factory=dict)
     scales: dict[str, torch.Tensor] = field(default_factory=dict)  # its dequantization scale
     global_scales: dict[str, torch.Tensor] = field(default_factory=dict)  # its second level
 
@@ -281,8 +295,7 @@ def _draw_operands(
 ) -> _Operands:
     """Each operand's values from `gen`, in the instance's operand order."""
     k = dims.get("K", 1)
-    ranks = tuple(len(o.shape) for o in instance.operands[:2])
-    k_groups = sizes if ranks == (2, 2) else None  # K is the jagged dim: quantized per group
+    k_groups = sizes if _k_jagged(instance) else None  # quantized group by group along K
     drawn = _Operands()
     values, ref = drawn.values, drawn.ref
     for operand in instance.operands:
@@ -313,6 +326,26 @@ def _draw_operands(
     return drawn
 
 
+def _k_jagged(instance: ScenarioInstance) -> bool:
+    """A grouped op whose jagged dim is K (2-D x 2-D): its operands are quantized per group."""
+    ranks = tuple(len(o.shape) for o in instance.operands[:2])
+    return instance.spec.grouped and ranks == (2, 2)
+
+
+def scaled_operands(instance: ScenarioInstance) -> dict[str, tuple[int, int]]:
+    """The operands whose reference input is kept `Scaled` (stored values and per-block
+    scales), each with its recipe's block: the fp8 operands of an amax recipe, unless K is
+    jagged (scales per group along K: dequantized in fp64, as microscaled operands are)."""
+    recipe = RECIPES[instance.scaling or "tensorwise"]
+    if recipe.microscaling or _k_jagged(instance):
+        return {}
+    return {
+        o.name: recipe.block(o.name)
+        for o in instance.operands
+        if is_quantized(o.dtype) and o.layout != "alias" and o.name not in instance.spec.writes
+    }
+
+
 def _add_quantized(
     drawn: _Operands,
     instance: ScenarioInstance,
@@ -325,7 +358,7 @@ def _add_quantized(
     recipe = RECIPES[instance.scaling or "tensorwise"]
     quantized = _quantize(recipe, source, operand, k_groups)
     drawn.values[operand.name] = quantized.values
-    drawn.ref[operand.name] = quantized.dequantized
+    drawn.ref[operand.name] = quantized.exact
     drawn.scales[operand.name] = _scale_for(instance, recipe, operand.name, quantized.scale)
     if quantized.global_scale is not None:
         drawn.global_scales[operand.name] = quantized.global_scale
@@ -335,7 +368,7 @@ def _draw_addends(
     instance: ScenarioInstance,
     dims: dict[str, int],
     gen: torch.Generator,
-    ref: dict[str, torch.Tensor],
+    ref: dict[str, ReferenceInput],
 ) -> dict[str, torch.Tensor]:
     """The bias and the epilogue's tensors from `gen`, in that order, by input name; each also
     goes into `ref` (the values the reference is made of)."""
@@ -360,8 +393,8 @@ def _draw_addends(
 
 
 def _reference_inputs(
-    instance: ScenarioInstance, ref: dict[str, torch.Tensor]
-) -> tuple[torch.Tensor, ...]:
+    instance: ScenarioInstance, ref: dict[str, ReferenceInput]
+) -> tuple[ReferenceInput, ...]:
     """The reference's inputs in the program's order (`Inputs.reference`); a backward
     scenario's differentiated ones require grad."""
     names = instance.input_names
@@ -369,7 +402,7 @@ def _reference_inputs(
     if instance.backward:
         wrt = set(differentiated(instance))
         reference = tuple(
-            _leaf(t) if n in wrt else t for n, t in zip(names, reference, strict=True)
+            _leaf(exact(t)) if n in wrt else t for n, t in zip(names, reference, strict=True)
         )
     return reference
 
@@ -612,8 +645,8 @@ def reference_axis(operand: Operand, axis: int) -> int:
 
 
 def _reference_value(
-    name: str, ref: dict[str, torch.Tensor], instance: ScenarioInstance
-) -> torch.Tensor:
+    name: str, ref: dict[str, ReferenceInput], instance: ScenarioInstance
+) -> ReferenceInput:
     if name in {scale.name for scale in instance.spec.scales}:
         return torch.ones((), dtype=torch.float64)  # folded into the dequantized operand
     if name == "offs":

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from gemmconf import chunked, drawing
+from gemmconf import chunked, drawing, inputs
 from gemmconf.gemm.dtypes import DTYPES, is_fp8
 from gemmconf.oracle import PIECE_ELEMENTS
 from gemmconf.scenario import Operand, ScenarioInstance, eval_dim
@@ -177,9 +177,11 @@ def reference_device(
 
 def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> int:
     """Bytes of one shape set's reference inputs, which `inputs.build` keeps on the CPU: fp8
-    dequantized in fp64, others in their own dtype; a stride-0 batch is a view of one batch."""
+    as stored (`inputs.scaled_operands`; microscaled ones dequantized in fp64), others in their
+    own dtype; a stride-0 batch is a view of one batch."""
     if instance.spec.exact:
         return 0  # judged against eager alone: no reference inputs
+    scaled = inputs.scaled_operands(instance)
     total = 0
     for name, exprs in chunked.input_dims(instance).items():
         if exprs is None:  # a shape the scenario does not spell: at most an output's size
@@ -189,7 +191,9 @@ def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> 
         if operand is not None and operand.layout.startswith("expand") and shape:
             shape[0] = 1
         addend = instance.spec.addend
-        if operand is not None:
+        if operand is not None and name in scaled:
+            itemsize = 1  # its scales: one per block or fewer
+        elif operand is not None:
             itemsize = FP64 if is_fp8(operand.dtype) else _itemsize(operand.dtype)
         elif addend is not None and name == addend.name:
             itemsize = _itemsize(instance.bias_dtype or instance.gemm_dtype)

@@ -637,7 +637,9 @@ def _verify(source: str, instance: ScenarioInstance, seed: int, device: str) -> 
         if built.reference is not None:
             for name, want, got in zip(names, built.reference, reference, strict=True):
                 why = _difference(
-                    want.to(torch.float64), got.to("cpu", torch.float64), strides=False
+                    inputs.exact(want).to(torch.float64),
+                    got.to("cpu", torch.float64),
+                    strides=False,
                 )
                 if why is not None:
                     raise ReproUnsupported(

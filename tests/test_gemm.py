@@ -152,6 +152,51 @@ def test_classify_rejects_other_scales():
     assert classify(ones(1, 1), ones(1), 1, 1, 16).name == "tensorwise"  # any one-element shape
 
 
+AMAX_RECIPES = {name: r for name, r in RECIPES.items() if not r.microscaling}
+
+
+@pytest.mark.parametrize("recipe", list(AMAX_RECIPES.values()), ids=list(AMAX_RECIPES))
+def test_scaled_values_multiply_out_as_each_block_s_scale_whole_and_sliced(recipe):
+    """An operand kept as stored values and per-block scales (`Scaled`, what the fp64 reference
+    gets) multiplies out to each element times its block's scale, bit for bit: whole, sliced
+    mid-block along each dim, transposed, and with a stride-0 batch. It holds the stored values
+    themselves, not an fp64 copy."""
+    rows, cols = 256, 384
+    for operand in "ab":
+        x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(1)) * 3
+        q = recipe.quantize(x, operand, torch.float8_e4m3fn)
+        assert isinstance(q.exact, scaling.Scaled)
+        assert q.exact.values.data_ptr() == q.values.data_ptr()
+        block_rows, block_cols = recipe.block(operand)
+        grid = q.scale.double().reshape(recipe.scale_shape(operand, rows, cols) or (1, 1))
+        if block_rows != scaling.WHOLE:
+            grid = grid.repeat_interleave(block_rows, 0)
+        if block_cols != scaling.WHOLE:
+            grid = grid.repeat_interleave(block_cols, 1)
+        whole = q.values.double() * grid  # each element times its block's scale
+        assert torch.equal(q.dequantized, whole)
+        views = {
+            "rows 5..135": (q.exact.narrow(0, 5, 130), whole.narrow(0, 5, 130)),
+            "columns 127..": (q.exact.narrow(1, 127, 257), whole.narrow(1, 127, 257)),
+            "both, nested": (
+                q.exact.narrow(1, 130, 3).narrow(0, 250, 6).narrow(1, 1, 2),
+                whole.narrow(1, 130, 3).narrow(0, 250, 6).narrow(1, 1, 2),
+            ),
+            "none": (q.exact.narrow(0, rows, 0), whole.narrow(0, rows, 0)),
+            "transposed, sliced": (
+                q.exact.transpose(-2, -1).narrow(0, 200, 100).narrow(1, 1, 129),
+                whole.t().narrow(0, 200, 100).narrow(1, 1, 129),
+            ),
+            "batch of 3": (
+                q.exact.expand([3, rows, cols]).narrow(0, 1, 2).narrow(2, 60, 70),
+                whole.expand(3, rows, cols).narrow(0, 1, 2).narrow(2, 60, 70),
+            ),
+        }
+        for name, (scaled, expected) in views.items():
+            assert scaled.shape == expected.shape, name
+            assert torch.equal(scaled.exact(), expected), (operand, name)
+
+
 def test_blockwise_divisibility():
     blockwise = RECIPES["blockwise"]
     assert blockwise.multiples() == {"K": 128, "N": 128}

@@ -72,6 +72,20 @@ scenarios:
     out_dtype: bf16
     layout: {b: col}
     shape: {M: 32, N: 16, K: 32}
+  - name: scaled_blocks
+    op: scaled_mm
+    dtype: e4m3fn
+    scaling: blockwise
+    out_dtype: bf16
+    layout: {b: col}
+    shape: {M: 5, N: 256, K: 128}
+  - name: scaled_t
+    op: scaled_mm
+    dtype: e4m3fn
+    scaling: tensorwise
+    out_dtype: bf16
+    layout: {a: t, b: col}
+    shape: {M: 24, N: 16, K: 32}
   - name: vocab
     op: linear
     shape: {M: 3, N: 64, K: 16}
@@ -95,7 +109,7 @@ def test_the_chunked_reference_equals_the_whole_one(instances):
     for instance in instances:
         fn = program.make_reference(instance)
         built = inputs.build(instance, 0, 0, "cpu")
-        whole = fn(*(t.double() for t in built.reference))  # fp64, as chunked.py upcasts
+        whole = fn(*(inputs.exact(t).double() for t in built.reference))  # as chunked.py does
         plan = chunked.plan(instance, built.dims, limit=2048)
         pieces = chunked.Evaluator(instance, built, "cpu", limit=2048)(fn)
         for expected, got in zip(_tuple(whole), _tuple(pieces), strict=True):

@@ -134,7 +134,7 @@ def _without_tail(
     cut = []
     for name, tensor in zip(item_inputs.names, item_inputs.reference, strict=True):
         if name in axes:
-            tensor = tensor.clone()
+            tensor = inputs.exact(tensor).clone()
             tensor.narrow(axes[name], k - tail, tail).zero_()
         cut.append(tensor)
     return tuple(cut)

@@ -18,7 +18,7 @@ which ops take a recipe: ``_scaled_mm`` knows the first three, ``F.scaled_mm`` (
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -40,13 +40,102 @@ class ScaleLike(Protocol):
 
 
 @dataclass(frozen=True)
+class Scaled:
+    """An operand's exact values kept as its quantized values and one fp32 scale per block,
+    multiplied in fp64 only where they are used (`exact`): the fp64 reference's pieces, on the
+    device (gemmconf.chunked). An 8192 x 57344 fp8 weight is 448 MiB of values and 3.5 GiB as
+    an fp64 copy. The product is exact: an fp8 value's 4 significant bits (at most) times an
+    fp32 scale's 24 fit in fp64's 53.
+
+    It slices, transposes and expands as the reference's tensors do (`narrow`, `transpose`,
+    `expand`): the values are sliced, and the scales along with them, block by block."""
+
+    values: torch.Tensor  # the stored values [..., rows, cols] (any view of them)
+    scale: torch.Tensor  # fp32, [..., row blocks, column blocks]; leading dims as values' or 1
+    block: tuple[int, int]  # a block's rows and columns
+    first: tuple[int, int] = (0, 0)  # where values' first row and column sit in scale's first block
+
+    @property
+    def shape(self) -> torch.Size:
+        return self.values.shape
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return torch.float64  # what the reference computes in
+
+    def dim(self) -> int:
+        return self.values.dim()
+
+    def is_floating_point(self) -> bool:
+        return True
+
+    def narrow(self, dim: int, start: int, length: int) -> Scaled:
+        """`values.narrow(dim, start, length)`, with the scales of the blocks it touches."""
+        dim %= self.dim()
+        values = self.values.narrow(dim, start, length)
+        axis = dim - (self.dim() - 2)  # 0: rows, 1: columns, negative: a leading dim
+        if axis < 0:
+            scale = self.scale
+            if scale.shape[dim] > 1:  # a scale per batch, else one for every batch
+                scale = scale.narrow(dim, start, length)
+            return Scaled(values, scale, self.block, self.first)
+        extent = self.block[axis]
+        offset = self.first[axis] + start  # in the scale's blocks: rows (columns) from its first
+        first_block = offset // extent
+        scale = self.scale.narrow(dim, first_block, _cdiv(offset + length, extent) - first_block)
+        first = (offset % extent, self.first[1]) if axis == 0 else (self.first[0], offset % extent)
+        return Scaled(values, scale, self.block, first)
+
+    def transpose(self, dim0: int, dim1: int) -> Scaled:
+        """The last two dims swapped (a `t` operand's reference: inputs._reference_value)."""
+        assert {dim0 % self.dim(), dim1 % self.dim()} == {self.dim() - 2, self.dim() - 1}
+        return Scaled(
+            self.values.transpose(-2, -1),
+            self.scale.transpose(-2, -1),
+            (self.block[1], self.block[0]),
+            (self.first[1], self.first[0]),
+        )
+
+    def expand(self, shape: Sequence[int]) -> Scaled:
+        """Leading (batch) dims expanded to `shape`'s, stride 0 (an `expand` layout)."""
+        lead = list(shape[:-2])
+        return Scaled(
+            self.values.expand(*shape),
+            self.scale.expand(*lead, *self.scale.shape[-2:]),
+            self.block,
+            self.first,
+        )
+
+    def exact(self, move: Callable[[torch.Tensor], torch.Tensor] | None = None) -> torch.Tensor:
+        """values x scale in fp64, each element times its block's scale; `move` takes the values
+        and the scales where the product is made first (a device: a piece's stored values cross,
+        an eighth of its fp64 bytes)."""
+        values = move(self.values) if move is not None else self.values
+        scale = move(self.scale) if move is not None else self.scale
+        product = values.to(torch.float64)
+        scale = scale.to(device=product.device, dtype=torch.float64)
+        for axis in (0, 1):  # each row's (column's) scale, where blocks differ along the dim
+            dim = self.dim() - 2 + axis
+            if scale.shape[dim] > 1:
+                count, extent, first = product.shape[dim], self.block[axis], self.first[axis]
+                rows = torch.arange(first, first + count, device=product.device) // extent
+                scale = scale.index_select(dim, rows)
+        return product.mul_(scale)
+
+
+@dataclass(frozen=True)
 class Quantized:
     """An operand quantized by a recipe."""
 
     values: torch.Tensor  # in the fp8 dtype (fp4: two values a byte along K)
     scale: torch.Tensor  # what the scaled GEMM takes for this operand
-    dequantized: torch.Tensor  # fp64, values * scale exactly
+    exact: torch.Tensor | Scaled  # values * scale exactly: fp64, or kept apart (amax recipes)
     global_scale: torch.Tensor | None = None  # NVFP4's second, per-tensor level
+
+    @property
+    def dequantized(self) -> torch.Tensor:
+        """The exact values in fp64, on the values' device."""
+        return self.exact.exact() if isinstance(self.exact, Scaled) else self.exact
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -139,7 +228,7 @@ class Recipe:
             amax = x.abs().amax() if x.numel() else torch.tensor(1.0)
             scale = _nonzero(amax) / top
             values = (x / scale).clamp(-top, top).to(dtype)
-            dequantized = values.to(torch.float64) * scale.to(torch.float64)
+            exact = _whole(values, scale)
         else:
             rows, cols = x.shape[-2], x.shape[-1]
             block_rows, block_cols = self.block(operand)
@@ -157,11 +246,11 @@ class Recipe:
             per_block = scale[..., :, None, :, None]
             blocks = (x.reshape(blocked_shape) / per_block).clamp(-top, top).to(dtype)
             values = blocks.reshape(x.shape)
-            dequantized = (blocks.to(torch.float64) * per_block.to(torch.float64)).reshape(x.shape)
+            exact = Scaled(values, scale.float(), (max(extent_rows, 1), max(extent_cols, 1)))
         scale = scale.to(self.scale_dtype).contiguous()
         if self.scales_column_major:
             scale = scale.t().contiguous().t()
-        return Quantized(values, scale, dequantized)
+        return Quantized(values, scale, exact)
 
     def _quantize_microscaled(
         self, source: torch.Tensor, operand: str, dtype: torch.dtype
@@ -175,6 +264,16 @@ class Recipe:
         if operand != "a":
             values, deq = values.transpose(-2, -1), deq.transpose(-2, -1)
         return Quantized(values, q.scale, deq, q.global_scale)
+
+
+def _whole(values: torch.Tensor, scale: torch.Tensor) -> torch.Tensor | Scaled:
+    """The exact values of a tensor quantized with one scale: kept apart where it is a matrix or
+    a batch of them (the reference's operands), multiplied out otherwise."""
+    if values.dim() < 2:
+        return values.to(torch.float64) * scale.to(torch.float64)
+    rows, cols = values.shape[-2], values.shape[-1]
+    one = scale.float().reshape((1,) * values.dim())
+    return Scaled(values, one, (max(rows, 1), max(cols, 1)))
 
 
 def _nonzero(amax: torch.Tensor) -> torch.Tensor:
