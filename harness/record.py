@@ -16,6 +16,7 @@ that reports (which may not import torch) and gemmconf.attribution can read it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Generic, TypeVar
@@ -243,6 +244,52 @@ class Record:
     def device(self) -> str:
         """The device name the record's own environment gives ("" where none)."""
         return device_name(self.environment or {})
+
+    @property
+    def printed_error(self) -> str | None:
+        """The first error diagnostic the worker printed on stderr during a failed item, as
+        its details keep it (`printed_note`); None where they keep none."""
+        return printed_error(self.details)
+
+
+# What an isolated worker printed on stderr during a failed item, kept in the record's details
+# (of a long text its first and last lines): a compiler that raises "JIT compilation failed.
+# See diagnostics." prints the diagnostic there, and pytest's captured output is not in
+# results.json (an IREE trial, 2026-11-30: 327 such failures of four causes read as one).
+PRINTED_NOTE = "What the worker printed on stderr during this item"
+PRINTED_HEAD, PRINTED_TAIL = 8, 24  # lines kept of a longer text: its first and its last
+PRINTED_CHARS = 6000  # of them, at most
+_DIAGNOSTIC = re.compile(r"(?:^|[\s:])(?:fatal )?error:\s*\S", re.IGNORECASE)
+
+
+def printed_note(printed: str) -> str | None:
+    """The details paragraph for what a worker printed on stderr during a failed item: all of
+    it, or of a longer text its first and last lines (a compiler's first error, faulthandler's
+    signal line, and the end), `PRINTED_CHARS` at most; None where it printed nothing."""
+    lines = [line.rstrip() for line in printed.splitlines() if line.strip()]
+    if not lines:
+        return None
+    shown = "all of it"
+    if len(lines) > PRINTED_HEAD + PRINTED_TAIL:
+        left_out = len(lines) - PRINTED_HEAD - PRINTED_TAIL
+        lines = [*lines[:PRINTED_HEAD], f"[{left_out} lines left out]", *lines[-PRINTED_TAIL:]]
+        shown = f"its first {PRINTED_HEAD} and last {PRINTED_TAIL} lines"
+    kept = "\n".join(lines)
+    if len(kept) > PRINTED_CHARS:
+        half = PRINTED_CHARS // 2
+        kept = f"{kept[:half]}\n[...]\n{kept[-half:]}"
+    return f"{PRINTED_NOTE} ({shown}; pytest's captured stderr has everything):\n{kept}"
+
+
+def printed_error(details: str | None) -> str | None:
+    """The first line of a details' `printed_note` that reads as a compiler's error
+    diagnostic (`error: ...`, `<location>: error: ...`); None where there is none."""
+    if not details or PRINTED_NOTE not in details:
+        return None
+    for line in details.split(PRINTED_NOTE, 1)[1].splitlines()[1:]:
+        if _DIAGNOSTIC.search(line) and not line.startswith("Fatal Python error"):
+            return " ".join(line.split())  # (faulthandler's line names the signal, no cause)
+    return None
 
 
 def device_name(environment: Mapping[str, Any]) -> str:

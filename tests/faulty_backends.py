@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -71,6 +72,17 @@ def _abort() -> None:
 
 def _exit_3() -> None:
     os._exit(3)
+
+
+# A compiler's diagnostic printed on stderr behind a generic exception, as IREE's turbine backend
+# gives them (a trial, 2026-11-30)
+DIAGNOSTIC = "<unknown>:0: error: failed to legalize operation 'torch.constant.bool'"
+
+
+def _diagnose() -> None:
+    print("loc(callsite): in the graph's mm", file=sys.stderr)
+    print(DIAGNOSTIC, file=sys.stderr, flush=True)
+    raise RuntimeError("JIT compilation failed. See diagnostics.")
 
 
 def _hang() -> None:
@@ -174,6 +186,7 @@ segfault = FaultyBackend("segfault", _segfault)
 aborts = FaultyBackend("aborts", _abort)
 exits = FaultyBackend("exits", _exit_3)
 hangs = FaultyBackend("hangs", _hang)
+diagnoses = FaultyBackend("diagnoses", _diagnose)
 cuda_error = FaultyBackend("cuda-error", _fake_cuda_fault)
 slow = FaultyBackend("slow", _sleep, every_item=True)
 logs_only = FaultyBackend("logs-only", lambda: None)

@@ -167,6 +167,42 @@ def test_a_group_title_names_the_error_not_the_shape_set_it_met():
     assert group.title().endswith(group.cause)
 
 
+def test_failures_behind_one_generic_message_are_grouped_by_the_error_their_worker_printed():
+    """An IREE trial (2026-11-30): "JIT compilation failed. See diagnostics." stood for four
+    compiler errors, which IREE printed on stderr; the records keep those lines
+    (`record.printed_note`) and the groups split by the first error diagnostic in them."""
+    from gemmconf.record import printed_note
+
+    reason = "Backend raised during the call on shape set 0 (M=4 N=4 K=4): JIT compilation failed."
+
+    def failed(item: str, printed: str | None) -> dict:
+        details = reason + ("" if printed is None else "\n\n" + printed_note(printed))
+        return {
+            "id": f"s/mm[{item}]",
+            "backend": "b",
+            "outcome": "failed",
+            "kind": "crash",
+            "reason": reason,
+            "details": details,
+        }
+
+    legalize = "note: in mm\n<unknown>:0: error: failed to legalize operation 'torch.constant.{}'"
+    records = [
+        failed("1", legalize.format("bool")),
+        failed("2", legalize.format("bool") + "\ntrailing line"),
+        failed("3", legalize.format("int")),
+        failed("4", "UserWarning: nothing that names an error"),
+        failed("5", None),
+    ]
+    groups = group_failures(records)
+    by_ids = {g.ids: g for g in groups}
+    assert set(by_ids) == {("s/mm[1]", "s/mm[2]"), ("s/mm[3]",), ("s/mm[4]", "s/mm[5]")}
+    assert by_ids[("s/mm[1]", "s/mm[2]")].cause.endswith(
+        "(stderr: <unknown>:0: error: failed to legalize operation 'torch.constant.bool')"
+    )
+    assert "stderr" not in by_ids[("s/mm[4]", "s/mm[5]")].cause
+
+
 def test_a_groups_representative_has_a_repro_and_elements_where_a_member_does():
     """A lightning-thunder trial (2026-11-30): the largest group's repro command named a K = 0
     MX item, for which no standalone repro is written, and so failed."""

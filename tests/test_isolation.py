@@ -25,7 +25,7 @@ from gemmconf.backends import RunOptions
 from gemmconf.isolation import timeouts
 from gemmconf.outcome import ItemOutcome, render
 from gemmconf.plugin.recording import leak_warnings
-from gemmconf.record import typed
+from gemmconf.record import PRINTED_NOTE, typed
 from gemmconf.scenario import load_suite
 
 pytest_plugins = ["pytester"]
@@ -90,6 +90,25 @@ def test_crashes_cost_one_item_each_and_the_run_goes_on(suite):
             "*Fatal Python error: Segmentation fault*",
         ]
     )
+    # and the record keeps the end of it (results.json has no captured output)
+    printed = by_backend(doc, "segfault")[TRIGGER]["details"].split(PRINTED_NOTE, 1)
+    assert len(printed) == 2 and "Fatal Python error: Segmentation fault" in printed[1]
+
+
+def test_a_failure_keeps_the_diagnostic_its_worker_printed_and_a_pass_keeps_nothing(suite):
+    """A compiler that raises "JIT compilation failed. See diagnostics." and prints the
+    diagnostic on stderr (IREE's turbine backend, a trial of 2026-11-30): the record's details
+    keep what the worker printed during the item, and the diagnostic is the record's
+    `printed_error` (what the failure groups split by)."""
+    suite.runpytest("suites", "--backend", "faulty_backends:diagnoses")
+    records = by_backend(document(suite), "diagnoses")
+    failed = records[TRIGGER]
+    assert failed["outcome"] == "failed" and "JIT compilation failed" in failed["reason"]
+    assert PRINTED_NOTE in failed["details"]
+    (record,) = typed([failed])
+    assert record.printed_error == faulty_backends.DIAGNOSTIC
+    noted = [r["id"] for r in records.values() if PRINTED_NOTE in (r.get("details") or "")]
+    assert noted == [TRIGGER]  # the passing items printed nothing: their records say nothing
 
 
 def test_hang_times_out_and_the_worker_is_killed(suite):

@@ -44,6 +44,7 @@ from gemmconf.isolation.timeouts import BENCH_S, TimeoutPolicy
 from gemmconf.isolation.worker import BOOT, WorkerConfig
 from gemmconf.outcome import Crash, ItemOutcome, TimedOut, exit_text, render
 from gemmconf.progress import BACKEND_PHASES, PHASES
+from gemmconf.record import printed_note
 
 TERM_GRACE_S = 2.0  # between SIGTERM and SIGKILL for a worker that overran its timeout
 
@@ -254,20 +255,23 @@ class _Spool:
         self.write_fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         os.unlink(path)
 
-    def forward(self) -> None:
+    def forward(self) -> str:
+        """Empty the file into this process's stream; what it held."""
         chunks = []
         while chunk := os.read(self.read_fd, 1 << 16):
             chunks.append(chunk)
         if not chunks:
-            return
+            return ""
         os.ftruncate(self.read_fd, 0)
         os.lseek(self.read_fd, 0, os.SEEK_SET)
+        text = b"".join(chunks).decode(errors="replace")
         try:
             stream = getattr(sys, self.stream_name)
-            stream.write(b"".join(chunks).decode(errors="replace"))
+            stream.write(text)
             stream.flush()
         except (AttributeError, OSError, ValueError):  # no stream any more (interpreter exit)
             pass
+        return text
 
     def close(self) -> None:
         os.close(self.read_fd)
@@ -379,9 +383,11 @@ class _Worker:
             spool.close()
         self.spools = []
 
-    def forward_output(self) -> None:
-        for spool in self.spools:
-            spool.forward()
+    def forward_output(self) -> str:
+        """The worker's output so far to our streams (the item's captured output); what it
+        printed on stderr."""
+        printed = [spool.forward() for spool in self.spools]
+        return printed[1] if len(printed) > 1 else ""
 
 
 def _pidfd(pid: int) -> int | None:
@@ -572,17 +578,18 @@ class IsolatedRunner(_Scheduling):
             return _timed_out(reply), reply
         if reply is None:
             returncode = worker.returncode()
+            printed = worker.forward_output()  # all of it: the process has ended
             self._lost()
-            return _crashed(returncode, time.perf_counter() - start), None
+            return _with_printed(_crashed(returncode, time.perf_counter() - start), printed), None
         worker.warm.add(request.label)
-        worker.forward_output()
+        printed = worker.forward_output()
         elapsed = time.perf_counter() - start
         self.slowest[request.label] = max(self.slowest.get(request.label, 0.0), elapsed)
         if reply.restart:
             self._lost(abandon=True)
         if reply.kind != "result" or reply.result is None:
             raise WorkerError(reply.message or f"unexpected reply {reply.kind!r} from the worker")
-        return reply.result, None
+        return _with_printed(reply.result, printed), None
 
     def _await_result(
         self, worker: _Worker, request: ItemRequest, *, cold: bool
@@ -712,6 +719,14 @@ class WorkerStartError(Exception):
 
 
 _exit_text = exit_text  # (kept: the isolation package exports it)
+
+
+def _with_printed(outcome: ItemOutcome, printed: str) -> ItemOutcome:
+    """A failure charged to the backend, with what the worker printed on stderr during the
+    item (`record.printed_note`, in the record's details: where a compiler's diagnostic behind a
+    generic exception is found); any other outcome as it is."""
+    note = None if outcome.passed or outcome.harness_error else printed_note(printed)
+    return outcome if note is None else _with_note(outcome, note)
 
 
 def _crashed(returncode: int, elapsed: float) -> ItemOutcome:

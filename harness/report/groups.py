@@ -3,10 +3,13 @@ conformance page open with (a trial's 1,105 failures were 10 causes, from 617 it
 
 Failures share a group when they are of one backend, one failure kind, one attribution (the
 backend's own, or inherited from eager or torch.compile: gemmconf.attribution), and one reason
-signature: the first line of the reason
-with what differs between items of one cause taken out (numbers, shapes, the dtype row of the
-tolerance). A group says what its items have in common beyond that: their ops, and each scenario
-axis whose failing values are only some of the values the run had for those scenarios
+signature: the first line of the reason with what differs between items of one cause taken out
+(numbers, shapes, the dtype row of the tolerance), and the same of the first error diagnostic
+the worker printed on stderr, where it printed one (`Record.printed_error`: IREE's "JIT
+compilation failed. See diagnostics." stood for four compiler errors in a trial of 2026-11-30,
+one group of 311 items). A group says what its items have in common beyond that: their ops, and
+each scenario axis whose failing values are only some of the values the run had for those
+scenarios
 (`bias M1, N (of 4)`: the items with the other bias shapes passed), the axes its most items have
 first; an axis that only some of the group's items have says how many (`zero m0, n0 (of 4; in 2
 of the 350 items)`: an OpenVINO trial, 2026-11-30, whose 350 crashes of padded layouts read as
@@ -84,7 +87,9 @@ class FailureGroup:
         reason = self.representative.reason or self.kind or "failed"
         if not reason.strip():
             return self.kind
-        return _WHERE.sub("", " ".join(reason.splitlines()[0].split()))
+        cause = _WHERE.sub("", " ".join(reason.splitlines()[0].split()))
+        printed = self.representative.printed_error
+        return cause if printed is None else f"{cause} (stderr: {printed[:SIGNATURE_CHARS]})"
 
     def title(self) -> str:
         """`18 failures (wrong values): Tensor-likes are not close! ...`."""
@@ -132,7 +137,7 @@ def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[Failur
     """The failing records (`results.is_failing`) grouped by cause: the backend's own groups
     first, largest first, then the inherited ones; ties in id order."""
     records = typed(records)
-    clusters: dict[tuple[str, str, str | None, str], list[Record]] = {}
+    clusters: dict[tuple[str, str, str | None, str, str], list[Record]] = {}
     for record in records:
         if not is_failing(record):
             continue
@@ -141,6 +146,7 @@ def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[Failur
             record.kind or record.outcome,
             record.inherited if attribution.is_inherited(record) else None,
             signature(record.reason),
+            signature(record.printed_error),
         )
         clusters.setdefault(key, []).append(record)
     groups = [
@@ -153,7 +159,7 @@ def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[Failur
             representative=min(members, key=_smallness),
             pattern=pattern(members, records),
         )
-        for (backend, kind, inherited, sign), members in clusters.items()
+        for (backend, kind, inherited, sign, _), members in clusters.items()
     ]
     return sorted(groups, key=lambda g: (g.inherited is not None, -g.size, g.backend, g.ids[0]))
 
