@@ -172,6 +172,7 @@ def test_failures_behind_one_generic_message_are_grouped_by_the_error_their_work
     compiler errors, which IREE printed on stderr; the records keep those lines
     (`record.printed_note`) and the groups split by the first error diagnostic in them."""
     from gemmconf.record import printed_note
+    from gemmconf.report.groups import summary_lines
 
     reason = "Backend raised during the call on shape set 0 (M=4 N=4 K=4): JIT compilation failed."
 
@@ -189,7 +190,7 @@ def test_failures_behind_one_generic_message_are_grouped_by_the_error_their_work
     legalize = "note: in mm\n<unknown>:0: error: failed to legalize operation 'torch.constant.{}'"
     records = [
         failed("1", legalize.format("bool")),
-        failed("2", legalize.format("bool") + "\ntrailing line"),
+        failed("2", legalize.format("bool").replace(":0:", ":7:") + ": %0 = {value = true}"),
         failed("3", legalize.format("int")),
         failed("4", "UserWarning: nothing that names an error"),
         failed("5", None),
@@ -201,6 +202,11 @@ def test_failures_behind_one_generic_message_are_grouped_by_the_error_their_work
         "(stderr: <unknown>:0: error: failed to legalize operation 'torch.constant.bool')"
     )
     assert "stderr" not in by_ids[("s/mm[4]", "s/mm[5]")].cause
+    # in a terminal the title is cut to its width: the printed error has a line of its own
+    lines = summary_lines(groups, width=100)
+    printed = "<unknown>:0: error: failed to legalize operation 'torch.constant.int'"
+    assert f"      stderr: {printed}" in lines
+    assert sum(line.startswith("      stderr: ") for line in lines) == 2
 
 
 def test_a_groups_representative_has_a_repro_and_elements_where_a_member_does():

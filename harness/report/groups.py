@@ -80,22 +80,34 @@ class FailureGroup:
         return len(self.ids)
 
     @property
-    def cause(self) -> str:
+    def reason(self) -> str:
         """The representative's reason, first line: the group's cause in the backend's words,
         without the shape set it happened on (`_WHERE`: every item has its own, and in a title
         cut to a terminal's width the shape would take the room of the error)."""
         reason = self.representative.reason or self.kind or "failed"
         if not reason.strip():
             return self.kind
-        cause = _WHERE.sub("", " ".join(reason.splitlines()[0].split()))
-        printed = self.representative.printed_error
-        return cause if printed is None else f"{cause} (stderr: {printed[:SIGNATURE_CHARS]})"
+        return _WHERE.sub("", " ".join(reason.splitlines()[0].split()))
 
-    def title(self) -> str:
-        """`18 failures (wrong values): Tensor-likes are not close! ...`."""
+    @property
+    def printed(self) -> str | None:
+        """The first error diagnostic the representative's worker printed on stderr, where it
+        printed one (`Record.printed_error`)."""
+        printed = self.representative.printed_error
+        return None if printed is None else printed[:SIGNATURE_CHARS]
+
+    @property
+    def cause(self) -> str:
+        """The reason, and the printed diagnostic where there is one."""
+        return self.reason if self.printed is None else f"{self.reason} (stderr: {self.printed})"
+
+    def title(self, *, printed: bool = True) -> str:
+        """`18 failures (wrong values): Tensor-likes are not close! ...` (`printed`: with the
+        printed diagnostic, which the terminal gives a line of its own)."""
         noun = "failure" if self.size == 1 else "failures"
         inherited = f", inherited from {self.inherited}" if self.inherited else ""
-        return f"{self.size} {noun} ({self.kind}{inherited}): {self.cause}"
+        cause = self.cause if printed else self.reason
+        return f"{self.size} {noun} ({self.kind}{inherited}): {cause}"
 
     def repro_command(self, spec: str | None = None, seed: int | None = None) -> str:
         """`gemmconf repro ID --backend SPEC`: the representative's standalone repro."""
@@ -146,7 +158,7 @@ def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[Failur
             record.kind or record.outcome,
             record.inherited if attribution.is_inherited(record) else None,
             signature(record.reason),
-            signature(record.printed_error),
+            _printed_key(record.printed_error),
         )
         clusters.setdefault(key, []).append(record)
     groups = [
@@ -162,6 +174,16 @@ def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[Failur
         for (backend, kind, inherited, sign, _), members in clusters.items()
     ]
     return sorted(groups, key=lambda g: (g.inherited is not None, -g.size, g.backend, g.ids[0]))
+
+
+def _printed_key(printed: str | None) -> str:
+    """A printed diagnostic's message as a group key: its signature, without where it was
+    (`source.mlir:6:14: error: `) and without what it quotes after a further ": " (MLIR prints
+    the operation: `...'torch.constant.bool': %0 = ... {value = true}` differs by the value)."""
+    if printed is None:
+        return ""
+    message = re.split(r"error:\s*", printed, maxsplit=1, flags=re.IGNORECASE)[-1]
+    return signature(message.split(": ", 1)[0])
 
 
 def _has_repro(record: Record) -> bool:
@@ -236,19 +258,24 @@ def summary_lines(
     width: int = 120,
 ) -> list[str]:
     """The groups for a terminal: three lines each (the title, what the items share, the
-    command that writes the representative's repro), at most `limit` groups, then a line for
-    the rest."""
+    command that writes the representative's repro) and a fourth with the diagnostic the
+    worker printed where there is one, at most `limit` groups, then a line for the rest."""
     if not groups:
         return []
     total = sum(g.size for g in groups)
     lines = [f"  failures by cause ({total} in {len(groups)} group{'s' * (len(groups) != 1)}):"]
+
+    def cut(line: str) -> str:
+        return line if len(line) <= width else line[: width - 3] + "..."
+
     for group in groups[:limit]:
-        head = f"    {group.title()}"
+        head = f"    {group.title(printed=False)}"
         if len(groups) > 1 or len({g.backend for g in groups}) > 1:
-            head = f"    {group.backend}: {group.title()}"
-        lines.append(head if len(head) <= width else head[: width - 3] + "...")
-        common = f"      {'; '.join(group.pattern)}"
-        lines.append(common if len(common) <= width else common[: width - 3] + "...")
+            head = f"    {group.backend}: {group.title(printed=False)}"
+        lines.append(cut(head))
+        if group.printed is not None:  # what tells groups of one generic message apart
+            lines.append(cut(f"      stderr: {group.printed}"))
+        lines.append(cut(f"      {'; '.join(group.pattern)}"))
         spec = (specs or {}).get(group.backend)
         lines.append(f"      {group.repro_line(spec, seed)}")  # whole: it is pasted
     rest = groups[limit:]
