@@ -9,12 +9,11 @@ the worker printed on stderr, where it printed one (`Record.printed_error`: IREE
 compilation failed. See diagnostics." stood for four compiler errors in a trial of 2026-11-30,
 one group of 311 items). A group says what its items have in common beyond that: their ops, and
 each scenario axis whose failing values are only some of the values the run had for those
-scenarios
-(`bias M1, N (of 4)`: the items with the other bias shapes passed), the axes its most items have
-first; an axis that only some of the group's items have says how many (`zero m0, n0 (of 4; in 2
-of the 350 items)`: an OpenVINO trial, 2026-11-30, whose 350 crashes of padded layouts read as
-zero-size ones). Each group names one representative, its smallest item, and the command that
-writes that item's standalone repro.
+scenarios (`bias M1, N (of 4)`: the items with the other bias shapes passed), the axes its most
+items have first; an axis that only some of the group's items have says how many (`zero m0, n0
+(of 4; in 2 of the 350 items)`: an OpenVINO trial, 2026-11-30, whose 350 crashes of padded
+layouts read as zero-size ones). Each group names one representative, its smallest item, and
+the command that writes that item's standalone repro.
 
 Only records are read (the "Reports read only records" contract): the terminal summary and the
 page group the same records the same way.
