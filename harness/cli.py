@@ -71,7 +71,12 @@ def _add_list(commands: Any) -> None:
         "pattern",
         nargs="?",
         default="*",
-        help="id pattern (* and ? wildcards; brackets are literal)",
+        help=(
+            "id pattern (* and ? wildcards; brackets are literal). An id begins with its suite's "
+            "name, not its folder: suites/dense/first.yaml's are first/... (`gemmconf list "
+            "'first/*'`), so the items of `gemmconf run dense` are those of every suite file in "
+            "that folder"
+        ),
     )
     listing.add_argument(
         "-m",
