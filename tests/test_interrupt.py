@@ -291,3 +291,29 @@ def test_a_sigterm_repeated_while_the_interpreter_exits_does_not_kill_it(tmp_pat
             os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     assert json.loads((tmp_path / "reports" / "results.json").read_text())["complete"] is False
+
+
+def test_an_interrupt_on_an_instruction_without_a_line_number_is_still_reported():
+    """An interrupt can land where the frame has no line number (`tb_lineno` None); pytest's
+    rendering of that entry raised a TypeError, and a run asked to stop ended with status 1 and
+    that error (make test on the dev CPU, 2026-11-30). The plugin leaves such entries out."""
+    import types
+
+    from gemmconf.plugin import recording
+
+    def interrupted() -> KeyboardInterrupt:
+        try:
+            raise KeyboardInterrupt("SIGTERM: the run was asked to stop")
+        except KeyboardInterrupt as exc:
+            # an entry whose instruction is past its code: tb_lineno None, as CPython gives it
+            lineless = types.TracebackType(exc.__traceback__, sys._getframe(), 10**6, -1)
+            assert lineless.tb_lineno is None
+            return exc.with_traceback(lineless)
+
+    with pytest.raises(TypeError):  # pytest's own rendering of it
+        pytest.ExceptionInfo.from_exception(interrupted()).getrepr(funcargs=True)
+    excinfo = pytest.ExceptionInfo.from_exception(interrupted())
+    recording.pytest_keyboard_interrupt(excinfo)
+    text = str(excinfo.getrepr(funcargs=True))
+    assert "SIGTERM: the run was asked to stop" in text
+    assert len(excinfo.traceback) == 1  # the entry with a line number is kept

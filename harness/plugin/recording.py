@@ -190,6 +190,23 @@ def _handle_sigterm(config: pytest.Config) -> None:
     config.add_cleanup(restore)
 
 
+@pytest.hookimpl(tryfirst=True)  # before the terminal reporter renders the traceback
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    """An interrupt (Ctrl-C, or the KeyboardInterrupt our SIGTERM handler raises) can land on
+    an instruction that has no line number (Python 3.11: a frame's `tb_lineno` is None inside
+    some statements' cleanup); pytest's rendering of such an entry fails (`TracebackEntry.lineno`:
+    None - 1), and the run ended with status 1 and that TypeError instead of 2 (a make test on
+    the dev CPU, 2026-11-30, test_interrupt's SIGTERM case). Such entries are left out of the
+    traceback pytest shows."""
+    try:
+        entries = list(excinfo.traceback)
+        kept = [e for e in entries if getattr(e._rawentry, "tb_lineno", 0) is not None]
+        if len(kept) != len(entries):
+            excinfo.traceback = type(excinfo.traceback)(kept)
+    except Exception:  # another pytest's internals: its own rendering, as it was
+        pass
+
+
 class JsonRecord(dict):
     """A record as a `gemmconf` user property. pytest's JUnit XML writes a property as
     `str(value)`, which for a dict is Python's repr (single quotes, True, None); this one's is
