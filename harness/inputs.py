@@ -358,7 +358,8 @@ def _add_quantized(
     recipe = RECIPES[instance.scaling or "tensorwise"]
     quantized = _quantize(recipe, source, operand, k_groups)
     drawn.values[operand.name] = quantized.values
-    drawn.ref[operand.name] = quantized.exact
+    kept = operand.name in scaled_operands(instance)  # what chunked and memory count on
+    drawn.ref[operand.name] = quantized.exact if kept else quantized.dequantized
     drawn.scales[operand.name] = _scale_for(instance, recipe, operand.name, quantized.scale)
     if quantized.global_scale is not None:
         drawn.global_scales[operand.name] = quantized.global_scale

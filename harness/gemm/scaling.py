@@ -59,15 +59,8 @@ class Scaled:
     def shape(self) -> torch.Size:
         return self.values.shape
 
-    @property
-    def dtype(self) -> torch.dtype:
-        return torch.float64  # what the reference computes in
-
     def dim(self) -> int:
         return self.values.dim()
-
-    def is_floating_point(self) -> bool:
-        return True
 
     def narrow(self, dim: int, start: int, length: int) -> Scaled:
         """`values.narrow(dim, start, length)`, with the scales of the blocks it touches."""
