@@ -60,6 +60,7 @@ def _parse_and_run(argv: list[str]) -> int:
     _add_repro(commands)
     _add_bench(commands)
     _add_new_backend(commands)
+    _add_expect(commands)
     report_cli.add_subcommands(commands)
     return _command(parser.parse_args(argv))
 
@@ -178,7 +179,77 @@ def _add_new_backend(commands: Any) -> None:
     new.add_argument("--dir", default=".", help="where to write NAME/ (default: here)")
 
 
+EXPECT_HELP = """\
+Judge a results file again under expectations files, without running anything: each record's
+own result (a failure's kind and reason, or a pass) is put to the first entry that matches it on
+the record's hardware class and torch version, in the files' order, as a run does. Prints what
+the run would count under those files, the records whose outcome would change, every record left
+unexplained (a failure no entry expects, a pass a strict xfail entry denies) and the entries that
+match no record of the run. Skipped records did not run and stay skipped. Exit status: 0 nothing
+left unexplained; 1 some record is; 2 a file that cannot be read, or a file for a backend the
+results do not hold."""
+
+
+def _add_expect(commands: Any) -> None:
+    """`gemmconf expect`: a results file judged again under expectations files."""
+    expect = commands.add_parser(
+        "expect",
+        help="judge a results file again under expectations files (nothing is run): what each "
+        "file explains and what it leaves",
+        description=EXPECT_HELP,
+    )
+    expect.add_argument("results", metavar="RESULTS.json", help="a results file (or .json.gz)")
+    expect.add_argument(
+        "--expectations",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="an expectations file (its backend: names the backend); repeatable, the first "
+        "entry that matches a record wins, across files in the order given",
+    )
+    expect.add_argument("--json", action="store_true", help="the judgment as JSON")
+
+
+def _expect(args: argparse.Namespace) -> int:
+    import json
+
+    from gemmconf import rejudge
+    from gemmconf.expectations import read
+    from gemmconf.record import RecordError
+    from gemmconf.report.results import ResultsError
+    from gemmconf.report.results import read as read_results
+    from gemmconf.scenario import ScenarioError
+
+    try:
+        results = read_results(args.results)
+        files = [read(Path(path)) for path in args.expectations]
+    except (ResultsError, ScenarioError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    held = sorted({str(r.get("backend")) for r in results["records"] if isinstance(r, dict)})
+    for file in files:
+        if file.backend not in held:
+            print(
+                f"error: {file.shown}: backend {file.backend!r} has no record in "
+                f"{args.results} (its backends: {', '.join(held) or 'none'})",
+                file=sys.stderr,
+            )
+            return 2
+    try:
+        judged = rejudge.rejudge(results, files)
+    except RecordError as exc:
+        print(f"error: {args.results}: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(judged.to_json(), indent=1))
+    else:
+        print("\n".join(rejudge.lines(judged)))
+    return 1 if judged.left else 0
+
+
 def _command(args: argparse.Namespace) -> int:
+    if args.command == "expect":
+        return _expect(args)
     if args.command == "new-backend":
         return _new_backend(args.name, Path(args.dir))
     if args.command == "report":

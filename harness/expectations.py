@@ -182,6 +182,25 @@ class ExpectationTable:
         return next((e for e in holding if e.match(facts)), None)
 
 
+def outcome(entry: Expectation | None, failure: tuple[str | None, str] | None) -> tuple[str, str]:
+    """The outcome a run gives an item under `entry` (the first entry that matched it where it
+    ran, or None), given the item's own result: `failure` is its (kind, reason), None for a
+    pass. Returns (outcome, xpass): xpass is "strict" (a failure) or "non-strict" on an xpassed
+    item, else "". The plugin gets the same from pytest's own xfail (gemmconf.plugin.items: an
+    xfail marker with the entry's strictness, raised only for the failure the entry expects);
+    `gemmconf expect` judges a results file again with this."""
+    if entry is not None and entry.status == "skip":
+        return "skipped", ""
+    if failure is None:
+        if entry is not None and entry.status == "xfail":
+            return "xpassed", "strict" if entry.strict else "non-strict"
+        return "passed", ""
+    kind, reason = failure
+    if entry is not None and entry.expects(kind, reason):
+        return "xfailed", ""
+    return "failed", ""
+
+
 @dataclass(frozen=True)
 class ExpectationFile:
     """One file, read and checked on its own (before the suite's instances are known)."""

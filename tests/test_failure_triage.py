@@ -5,6 +5,7 @@ flags ask for them."""
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 from pathlib import Path
@@ -276,3 +277,94 @@ def test_a_groups_pattern_says_how_many_of_its_items_an_axis_covers_most_first()
         "(of 20; in 8 of the 9 items)",
         "zero m0 (of 2; in 1 of the 9 items)",
     )
+
+
+# What an author writes after the three-bug run: one cause expected, one with the wrong kind,
+# one rule that takes passes and one cause, and entries on passing items of each other status.
+THREE_BUGS_EXPECTED = """
+backend: three-bugs
+expectations:
+  - {match: "first/mm[fp32-127x65x33-nn]", reason: fixed since}
+  - {match: "first/mm[fp32-127x65x33-nt]", strict: false, reason: comes and goes}
+  - {match: "first/mm[fp32-127x65x33-col]", status: skip, reason: not run}
+  - {match: {op: mm, dtype: fp16}, kind: wrong layout, reason: returns its fp32 accumulator}
+  - {match: "first/addmm[*]", status: either, kind: wrong values, reason: a broadcast bias}
+  - {match: {op: mm, dtype: bf16}, kind: crash, reason: the wrong kind for this cause}
+"""
+
+
+def _outcomes(path: Path) -> dict[str, tuple[str, str | None]]:
+    records = json.loads(path.read_text())["records"]
+    return {r["id"]: (r["outcome"], r.get("xpass")) for r in records}
+
+
+def test_expect_judges_a_run_again_as_a_run_under_the_file_judges_it(first, capsys):
+    """`gemmconf expect` puts each record of a run made without the file to the file's entries;
+    the run made with the file gives every item the outcome it said, strict xpasses and the
+    failures the file does not explain included (a skip entry skips a passing item)."""
+    from gemmconf.cli import main
+
+    assert run_three_bugs(first).ret == pytest.ExitCode.TESTS_FAILED
+    plain = first.path / "plain.json"
+    (first.path / "reports" / "results.json").rename(plain)
+    (first.path / "expected.yaml").write_text(THREE_BUGS_EXPECTED)
+
+    capsys.readouterr()
+    status = main(
+        ["expect", str(plain), "--expectations", str(first.path / "expected.yaml"), "--json"]
+    )
+    judged = json.loads(capsys.readouterr().out)
+    assert status == 1  # the bf16 mm failures (a crash is expected) and a strict xpass remain
+
+    result = run_three_bugs(first, "--expectations", "expected.yaml")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    under_file = _outcomes(first.path / "reports" / "results.json")
+    before = _outcomes(plain)
+    predicted = dict(before)
+    for change in judged["changed"]:
+        now = change["now"]
+        predicted[change["id"]] = (
+            ("xpassed", "strict")
+            if now == "xpassed (strict)"
+            else ("xpassed", "non-strict")
+            if now == "xpassed"
+            else (now, None)
+        )
+    assert {i: o for i, (o, _) in predicted.items()} == {i: o for i, (o, _) in under_file.items()}
+    xpassed = {i: x for i, (o, x) in under_file.items() if o == "xpassed"}
+    assert xpassed == {
+        "first/mm[fp32-127x65x33-nn]": "strict",
+        "first/mm[fp32-127x65x33-nt]": "non-strict",
+    }
+    assert under_file["first/mm[fp32-127x65x33-col]"] == ("skipped", None)
+    failing = {i for i, (o, x) in under_file.items() if o == "failed" or x == "strict"}
+    assert {c["id"] for c in judged["unexplained"]} == failing
+    assert any(i.startswith("first/mm[bf16") for i in failing)  # the wrong kind expected
+    assert not any(i.startswith(("first/addmm[", "first/mm[fp16")) for i in failing)
+    counts = judged["counts"]["three-bugs"]
+    assert counts == dict(collections.Counter(o for o, _ in under_file.values())) | (
+        {"xpassed (strict)": 1, "xpassed": 1}
+    )
+
+
+def test_expect_says_what_it_cannot_judge(first, capsys):
+    """A file for a backend the results do not hold, an expectations file with a mistake and a
+    file that is not a results file are exit 2, each named; nothing is judged."""
+    from gemmconf.cli import main
+
+    run_three_bugs(first, "-k", "fp32-127x65x33")
+    results = str(first.path / "reports" / "results.json")
+    other = first.path / "other.yaml"
+    other.write_text("backend: somebody-else\nexpectations: []\n")
+    bad = first.path / "bad.yaml"
+    bad.write_text(
+        "backend: three-bugs\nexpectations:\n  - {match: 'first/mm[*]', status: maybe}\n"
+    )
+    capsys.readouterr()
+    assert main(["expect", results, "--expectations", str(other)]) == 2
+    assert "backend 'somebody-else' has no record" in capsys.readouterr().err
+    assert main(["expect", results, "--expectations", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.yaml:3" in err and "status" in err
+    assert main(["expect", str(bad), "--expectations", str(other)]) == 2
+    assert "not JSON" in capsys.readouterr().err
