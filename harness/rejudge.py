@@ -164,7 +164,11 @@ def lines(judged: Rejudged) -> list[str]:
                 if c.kind
                 else "passed; a strict xfail entry expects a failure"
             )
-            where = f" [{c.entry}]" if c.entry else ""
+            where = ""
+            if c.entry and c.now == "failed":  # matched, but expects another kind or reason
+                where = f" [{c.entry} expects another failure]"
+            elif c.entry:
+                where = f" [{c.entry}]"
             out.append(f"    {c.now:<16} {c.id} ({c.backend}) {why[:160]}{where}")
     else:
         out.append("  every failure is explained and no strict xfail entry is contradicted")
