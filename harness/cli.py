@@ -216,6 +216,7 @@ def _expect(args: argparse.Namespace) -> int:
     from gemmconf import rejudge
     from gemmconf.expectations import read
     from gemmconf.record import RecordError
+    from gemmconf.report.quoting import terminal
     from gemmconf.report.results import ResultsError
     from gemmconf.report.results import read as read_results
     from gemmconf.scenario import ScenarioError
@@ -243,7 +244,7 @@ def _expect(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(judged.to_json(), indent=1))
     else:
-        print("\n".join(rejudge.lines(judged)))
+        print("\n".join(terminal(line) for line in rejudge.lines(judged)))
     return 1 if judged.left else 0
 
 

@@ -16,6 +16,7 @@ run does that): an entry may name items this results file does not hold.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,10 +24,12 @@ from typing import Any
 
 from gemmconf.expectations import Expectation, ExpectationFile, ExpectationTable, outcome
 from gemmconf.record import Record, typed
+from gemmconf.report.groups import group_failures, summary_lines
 from gemmconf.scenario.facts import Facts
 
 RAN = ("passed", "failed", "xfailed", "xpassed")  # the outcomes of an item that ran and was judged
 LEFT = ("failed", "xpassed (strict)")  # outcomes that fail a run
+LISTED = 20  # unexplained records listed one a line; past it, grouped by cause (--json: all)
 UNMATCHED_SHOWN = 10  # entries that match no record, listed in the text (--json: all)
 ORDER = ("passed", "xfailed", "xpassed", "skipped", "error", "failed", "xpassed (strict)")
 
@@ -49,6 +52,11 @@ class Rejudged:
     before: dict[str, Counter[str]] = field(default_factory=dict)  # by backend, as the run had
     changes: list[Change] = field(default_factory=list)  # records whose outcome would change
     left: list[Change] = field(default_factory=list)  # unexplained, changed or not
+    # every judged record as the run would record it under the files (errors left out: the
+    # harness's, no file explains them), for grouping what is left by cause
+    view: list[Record] = field(default_factory=list)
+    specs: dict[str, str] = field(default_factory=dict)  # the run's backend specs (repro lines)
+    seed: int | None = None  # the run's seed (repro lines)
     unmatched: list[Expectation] = field(default_factory=list)  # entries no record matched
     other_backends: Counter[str] = field(default_factory=Counter)  # records no file is for
 
@@ -99,6 +107,10 @@ def rejudge(results: dict[str, Any], files: Sequence[ExpectationFile]) -> Rejudg
         entries = (table.entries if table else ()) + file.entries
         tables[file.backend] = ExpectationTable(file.backend, entries)
     judged = Rejudged(tuple(f.shown for f in files))
+    specs = results.get("backend_specs")
+    judged.specs = dict(specs) if isinstance(specs, dict) else {}
+    seed = results.get("seed")
+    judged.seed = seed if isinstance(seed, int) else None
     used: set[int] = set()
     for record in typed(results["records"]):
         table = tables.get(record.backend)
@@ -119,6 +131,9 @@ def rejudge(results: dict[str, Any], files: Sequence[ExpectationFile]) -> Rejudg
             judged.changes.append(change)
         if now in LEFT:
             judged.left.append(change)
+        if now != "error":
+            outcome_now, xpass = ("xpassed", "strict") if now in LEFT[1:] else (now, record.xpass)
+            judged.view.append(dataclasses.replace(record, outcome=outcome_now, xpass=xpass))
     judged.unmatched = [e for t in tables.values() for e in t.entries if id(e) not in used]
     return judged
 
@@ -155,29 +170,34 @@ def lines(judged: Rejudged) -> list[str]:
         )
     for backend, n in sorted(judged.other_backends.items()):
         out.append(f"  {backend}: {n:,} records, no file given for this backend: not judged")
-    left = judged.left
-    if left:
-        out.append(f"  not explained ({len(left):,}):")
-        for c in left:
-            why = (
-                f"{c.kind}: {c.reason}"
-                if c.kind
-                else "passed; a strict xfail entry expects a failure"
-            )
-            where = ""
-            if c.entry and c.now == "failed":  # matched, but expects another kind or reason
-                where = f" [{c.entry} expects another failure]"
-            elif c.entry:
-                where = f" [{c.entry}]"
-            out.append(f"    {c.now:<16} {c.id} ({c.backend}) {why[:160]}{where}")
-    else:
-        out.append("  every failure is explained and no strict xfail entry is contradicted")
+    out.extend(_unexplained(judged))
     if judged.unmatched:  # stale entries, or (in a shard, a narrower run) items not in this run
         count = len(judged.unmatched)
         out.append(f"  entries that decided no record of this run ({count:,}):")
         out.extend(f"    {e.source} {e.pattern}" for e in judged.unmatched[:UNMATCHED_SHOWN])
         if count > UNMATCHED_SHOWN:
             out.append(f"    ... and {count - UNMATCHED_SHOWN:,} more (--json lists them all)")
+    return out
+
+
+def _unexplained(judged: Rejudged) -> list[str]:
+    """The records left unexplained: each on a line, or, past LISTED of them, by cause
+    (`gemmconf.report.groups`, each group with its repro, patterns over the whole run)."""
+    if not judged.left:
+        return ["  every failure is explained and no strict xfail entry is contradicted"]
+    out = [f"  not explained ({len(judged.left):,}):"]
+    if len(judged.left) > LISTED:  # a long list reads as its causes, as `report groups`
+        groups = group_failures(judged.view)
+        out += summary_lines(groups, specs=judged.specs, seed=judged.seed, limit=len(groups))
+        return [*out, "    (--json lists every one)"]
+    for c in judged.left:
+        why = f"{c.kind}: {c.reason}" if c.kind else "passed; a strict entry expects a failure"
+        where = ""
+        if c.entry and c.now == "failed":  # matched, but expects another kind or reason
+            where = f" [{c.entry} expects another failure]"
+        elif c.entry:
+            where = f" [{c.entry}]"
+        out.append(f"    {c.now:<16} {c.id} ({c.backend}) {why[:160]}{where}")
     return out
 
 

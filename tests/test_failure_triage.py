@@ -368,3 +368,50 @@ def test_expect_says_what_it_cannot_judge(first, capsys):
     assert "bad.yaml:3" in err and "status" in err
     assert main(["expect", str(bad), "--expectations", str(other)]) == 2
     assert "not JSON" in capsys.readouterr().err
+
+
+def test_expect_groups_a_long_list_of_what_is_left_by_cause_and_escapes_what_it_prints(
+    tmp_path, capsys
+):
+    """Past twenty unexplained records `gemmconf expect` prints their causes as `report groups`
+    does (each with its repro), and a reason from the results file reaches the terminal with its
+    control characters escaped (the file may come from anyone)."""
+    from gemmconf.cli import main
+    from gemmconf.report.results import FORMAT, VERSION
+
+    def record(n: int, reason: str) -> dict:
+        return {
+            "id": f"s/mm[case{n:02d}]",
+            "suite": "s",
+            "scenario": "mm",
+            "op": "mm",
+            "dtype": "fp32",
+            "backend": "b",
+            "outcome": "failed",
+            "kind": "wrong values",
+            "reason": reason,
+            "axes": {"case": f"case{n:02d}"},
+        }
+
+    records = [
+        record(n, "Tensor-likes are not close! err_ratio 9 > 3.0 allowed") for n in range(30)
+    ]
+    records.append(record(99, "Backend raised during the call: \x1b[2J boom"))
+    results = tmp_path / "results.json"
+    document = {
+        "format": FORMAT,
+        "version": VERSION,
+        "records": records,
+        "backend_specs": {"b": "b"},
+    }
+    results.write_text(json.dumps(document))
+    entries = tmp_path / "b.yaml"
+    entries.write_text('backend: b\nexpectations:\n  - {match: "s/mm[case0*]", reason: known}\n')
+
+    assert main(["expect", str(results), "--expectations", str(entries)]) == 1
+    out = capsys.readouterr().out
+    assert "  not explained (21):" in out  # case00..case09 expected; 20 others and case99 left
+    assert "failures by cause (21 in 2 groups):" in out
+    assert "repro: gemmconf repro 's/mm[case10]' --backend b" in out
+    assert "\x1b" not in out and "\\x1b[2J boom" in out
+    assert "  1 would change" not in out and "10 would change: 10 failed -> xfailed" in out
