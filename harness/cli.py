@@ -186,9 +186,9 @@ the record's hardware class and torch version, in the files' order, as a run doe
 the run would count under those files, the records whose outcome would change, every record left
 unexplained (a failure no entry expects, a pass a strict xfail entry denies; past twenty, by
 cause as `gemmconf report groups` prints them) and the entries that decided no record of the
-run. Skipped records did not run and stay skipped. Exit status: 0 nothing
-left unexplained; 1 some record is; 2 a file that cannot be read, or a file for a backend the
-results do not hold."""
+run. Skipped records did not run and stay skipped. Exit status: 0 nothing left unexplained; 1
+some record is; 2 a file that cannot be read, or a file for a backend the results do not
+hold."""
 
 
 def _add_expect(commands: Any) -> None:
