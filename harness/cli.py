@@ -216,19 +216,18 @@ def _expect(args: argparse.Namespace) -> int:
 
     from gemmconf import rejudge
     from gemmconf.expectations import read
-    from gemmconf.record import RecordError
+    from gemmconf.report.merge import load
     from gemmconf.report.quoting import terminal
     from gemmconf.report.results import ResultsError
-    from gemmconf.report.results import read as read_results
     from gemmconf.scenario import ScenarioError
 
-    try:
-        results = read_results(args.results)
+    try:  # records, backend specs and seed checked as every report reads them
+        results = load(args.results)
         files = [read(Path(path)) for path in args.expectations]
     except (ResultsError, ScenarioError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    held = sorted({str(r.get("backend")) for r in results["records"] if isinstance(r, dict)})
+    held = sorted({r.backend for r in results["records"]})
     for file in files:
         if file.backend not in held:
             print(
@@ -237,11 +236,7 @@ def _expect(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-    try:
-        judged = rejudge.rejudge(results, files)
-    except RecordError as exc:
-        print(f"error: {args.results}: {exc}", file=sys.stderr)
-        return 2
+    judged = rejudge.rejudge(results, files)
     if args.json:
         print(json.dumps(judged.to_json(), indent=1))
     else:

@@ -192,7 +192,7 @@ def reference_input_bytes(instance: ScenarioInstance, sizes: dict[str, int]) -> 
             shape[0] = 1
         addend = instance.spec.addend
         if operand is not None and name in scaled:
-            itemsize = 1  # its scales: one per block or fewer
+            itemsize = 1  # stored fp8 values (their scales, one per block, are few)
         elif operand is not None:
             itemsize = FP64 if is_fp8(operand.dtype) else _itemsize(operand.dtype)
         elif addend is not None and name == addend.name:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gemmconf.expectations import Expectation, ExpectationFile, ExpectationTable, outcome
-from gemmconf.record import Record, typed
+from gemmconf.record import Record
 from gemmconf.report.groups import group_failures, summary_lines
 from gemmconf.scenario.facts import Facts
 
@@ -48,6 +48,8 @@ class Change:
 @dataclass
 class Rejudged:
     files: tuple[str, ...]
+    specs: dict[str, str]  # the run's backend specs and seed: the repro lines of the groups
+    seed: int | None
     counts: dict[str, Counter[str]] = field(default_factory=dict)  # by backend, under the files
     before: dict[str, Counter[str]] = field(default_factory=dict)  # by backend, as the run had
     changes: list[Change] = field(default_factory=list)  # records whose outcome would change
@@ -55,8 +57,6 @@ class Rejudged:
     # every judged record as the run would record it under the files (errors left out: the
     # harness's, no file explains them), for grouping what is left by cause
     view: list[Record] = field(default_factory=list)
-    specs: dict[str, str] = field(default_factory=dict)  # the run's backend specs (repro lines)
-    seed: int | None = None  # the run's seed (repro lines)
     unmatched: list[Expectation] = field(default_factory=list)  # entries no record matched
     other_backends: Counter[str] = field(default_factory=Counter)  # records no file is for
 
@@ -100,19 +100,17 @@ def _facts(record: Record) -> Facts:
 
 
 def rejudge(results: dict[str, Any], files: Sequence[ExpectationFile]) -> Rejudged:
-    """`results` (a read results document) judged again under `files` (module docstring)."""
+    """`results` (a results document as `gemmconf.report.merge.load` reads it: its records
+    typed, its specs and seed checked) judged again under `files` (module docstring)."""
     tables = {}
     for file in files:  # the files' order within a backend, as --expectations gives them
         table = tables.get(file.backend)
         entries = (table.entries if table else ()) + file.entries
         tables[file.backend] = ExpectationTable(file.backend, entries)
-    judged = Rejudged(tuple(f.shown for f in files))
-    specs = results.get("backend_specs")
-    judged.specs = dict(specs) if isinstance(specs, dict) else {}
-    seed = results.get("seed")
-    judged.seed = seed if isinstance(seed, int) else None
+    specs = results.get("backend_specs") or {}
+    judged = Rejudged(tuple(f.shown for f in files), specs, results.get("seed"))
     used: set[int] = set()
-    for record in typed(results["records"]):
+    for record in results["records"]:
         table = tables.get(record.backend)
         if table is None:
             judged.other_backends[record.backend] += 1
