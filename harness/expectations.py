@@ -170,6 +170,9 @@ class ExpectationTable:
     backend: str
     entries: tuple[Expectation, ...]
     facts: Mapping[str, Facts] = field(default_factory=dict, compare=False, repr=False)
+    _holding: dict[tuple[str | None, str | None], tuple[Expectation, ...]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     def lookup(
         self, instance_id: str, hardware: str | None = None, torch_version: str | None = None
@@ -178,8 +181,18 @@ class ExpectationTable:
         hardware the item runs on) under `torch_version` (None: not known, so no entry is left
         out for it)."""
         facts = self.facts.get(instance_id) or Facts(instance_id)
-        holding = (e for e in self.entries if e.applies_on(hardware, torch_version))
-        return next((e for e in holding if e.match(facts)), None)
+        return next((e for e in self.holding(hardware, torch_version) if e.match(facts)), None)
+
+    def holding(self, hardware: str | None, torch_version: str | None) -> tuple[Expectation, ...]:
+        """The entries that hold on `hardware` under `torch_version`, in file order. A run asks
+        for the same pair for each of its items: the answer is kept (each entry's torch
+        specifier parses the version, which was most of a collection's lookup time)."""
+        key = (hardware, torch_version)
+        if key not in self._holding:
+            self._holding[key] = tuple(
+                e for e in self.entries if e.applies_on(hardware, torch_version)
+            )
+        return self._holding[key]
 
 
 def outcome(entry: Expectation | None, failure: tuple[str | None, str] | None) -> tuple[str, str]:
