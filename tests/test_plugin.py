@@ -299,6 +299,9 @@ def test_xdist_and_serial_runs_agree(eager_and_planted_runs):
     assert outcomes(a) == outcomes(b) and len(outcomes(a)) == 16
     assert "failed" in outcomes(a).values()  # the planted backend's failures agree too
     assert b["complete"] is True
+    # xdist's controller names the backends' packages as the serial run does
+    assert a["backend_packages"] == b["backend_packages"]
+    assert len(b["backend_packages"]) == 2 and all(b["backend_packages"].values())
 
 
 @pytest.mark.xdist_group("eager_and_planted_runs")

@@ -98,7 +98,7 @@ def _writer(config: pytest.Config) -> ResultsWriter:
             "suite_version": suite_version(selection.suites_dir),
             # the same dict the selection fills as it resolves the backends, at collection
             "backend_specs": selection.specs,
-            "backend_packages": selection.packages,  # filled likewise
+            "backend_packages": selection.packages,  # filled as the file starts (name_packages)
             "gemmconf": provenance.gemmconf_source(),
             "shard": None if shard is None else str(shard),
             "isolated": execution.isolate,
@@ -253,7 +253,7 @@ def pytest_runtestloop(session: pytest.Session) -> None:
         return
     broken = session.testsfailed and not session.config.option.continue_on_collection_errors
     if not broken and (session.items or facts.SHARD in session.config.stash):
-        writer.start()
+        _start(session.config, writer)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -265,7 +265,12 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     if writer is None or writer.started:
         return
     if ids or facts.SHARD in node.config.stash:
-        writer.start()
+        _start(node.config, writer)
+
+
+def _start(config: pytest.Config, writer: ResultsWriter) -> None:
+    config.stash[facts.SELECTION].name_packages()  # the header's backend_packages
+    writer.start()
 
 
 def _writer_of(config: pytest.Config) -> ResultsWriter | None:
@@ -292,6 +297,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and facts.SHARD in config.stash
     )
     results.finishing = True  # every item has its record: a SIGTERM now lets the file be written
+    config.stash[facts.SELECTION].name_packages()  # backends first resolved at collection
     for fields in config.hook.pytest_gemmconf_results_fields(records=writer.records, config=config):
         writer.run.update(fields)
     results.path = writer.finish(complete=complete, exit_status=int(exitstatus))

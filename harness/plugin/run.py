@@ -108,8 +108,17 @@ class RunSelection:
             label = record_name(spec, backend)
             self.backends[label] = backend
             self.specs[label] = spec
-            if self.names_packages:
-                self.packages[label] = provenance.backend_packages(backend)
+        if self.names_packages:
+            provenance.read_distributions_soon()
+
+    def name_packages(self) -> None:
+        """Fill `packages` for the backends resolved so far (where the results file is written:
+        xdist's workers name none). Called as the results file starts and as it is finished;
+        what it reads was started in a thread when the backends were resolved."""
+        if self.names_packages:
+            for label, backend in self.backends.items():
+                if label not in self.packages:
+                    self.packages[label] = provenance.backend_packages(backend)
 
     def check_available(self) -> None:
         """A backend named on the command line that cannot run here is a usage error (a CI
