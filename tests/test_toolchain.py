@@ -4,11 +4,16 @@ kept."""
 
 from __future__ import annotations
 
+import compileall
 import inspect
+import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import suite_files
 
 from gemmconf import toolchain
 
@@ -88,3 +93,47 @@ def test_the_rule_is_the_one_inductor_applies():
     assert f'os.environ.get("{toolchain.PTXAS_ENV}") is not None' in source
     assert '"bin" / "ptxas"' in source
     assert f'os.environ["{toolchain.PTXAS_ENV}"] = str(ptxas)' in source
+
+
+def _note(tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> str:
+    """What `bytecode_note` says of a package `fresh` (just written, never imported) in a Python
+    started with `flags` (and without PYTHONDONTWRITEBYTECODE, which `-B` stands for)."""
+    code = "from gemmconf import toolchain; print(toolchain.bytecode_note('fresh'))"
+    inherited = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run(
+        [sys.executable, *flags, "-c", code],
+        env={**inherited, "PYTHONPATH": suite_files.python_path(tmp_path), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_a_package_a_python_without_bytecode_compiles_in_every_process_is_named(tmp_path):
+    (tmp_path / "fresh").mkdir()
+    (tmp_path / "fresh" / "__init__.py").write_text("VALUE = 1\n")
+    note = _note(tmp_path, "-B")  # -B: no bytecode written, as PYTHONDONTWRITEBYTECODE
+    assert "writes no bytecode" in note and f"compileall -q {tmp_path / 'fresh'}" in note
+    assert _note(tmp_path) == "None"  # a Python that writes bytecode: nothing to say
+    compileall.compile_dir(tmp_path / "fresh", quiet=1)
+    assert _note(tmp_path, "-B") == "None"  # compiled once: every process reads it
+    # where bytecode goes to a prefix folder, that folder is where it must be
+    assert "writes no bytecode" in _note(tmp_path, "-B", env={"PYTHONPYCACHEPREFIX": "elsewhere"})
+
+
+def test_the_header_says_so_where_torch_is_compiled_in_every_process(tmp_path):
+    suite_files.lay_out(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-B", "-m", "pytest", "suites", "--collect-only", "-p", "no:xdist"],
+        cwd=tmp_path,
+        # an empty prefix folder: torch's bytecode is not where Python looks, nor written there
+        env={**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path / "pycache")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "gemmconf: Python writes no bytecode here" in done.stdout
+    assert "torch has none" in done.stdout

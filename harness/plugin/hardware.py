@@ -263,4 +263,6 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     chosen = config.stash.get(AUTO_WORKERS, None)
     ptxas = config.stash.get(PTXAS, None)
     lines = [f"gemmconf: {chosen}"] if chosen else []
-    return lines + ([f"gemmconf: {ptxas.line()}"] if ptxas and ptxas.path else [])
+    lines += [f"gemmconf: {ptxas.line()}"] if ptxas and ptxas.path else []
+    bytecode = toolchain.bytecode_note()
+    return lines + ([f"gemmconf: {bytecode}"] if bytecode else [])
