@@ -106,7 +106,7 @@ def bytecode_note(package: str = "torch") -> str | None:
     and each spawned isolation worker, then compiles the package's modules from source. The
     GPU machines' image is so: `import torch` took 3.2-3.5 s there and 1.4 s once compiled, and
     the reference suite cold on two H200s 150.6 s before and 123.1 s after (2026-12-01,
-    reports/published/2026-12-01-nvidia-h200-x2-worker-start/). None where bytecode is written
+    reports/published/2026-12-01-nvidia-h200-worker-start/). None where bytecode is written
     or present."""
     if not sys.flags.dont_write_bytecode:
         return None
