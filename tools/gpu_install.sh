@@ -11,6 +11,18 @@ install_gemmconf() {
       export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"; } ||
     { echo "cannot install gemmconf here" | tee -a "$log"; exit 1; }
   python3 -c "import gemmconf.plugin" || { echo "gemmconf does not import" | tee -a "$log"; exit 1; }
+  compile_bytecode "$log"
+}
+
+# compile_bytecode LOG: torch's, triton's, sympy's and numpy's bytecode, compiled once (3 s on
+# 16 cores). The lent GPU machines' image sets PYTHONDONTWRITEBYTECODE=1 and ships torch without
+# bytecode, so every process compiled torch from source (import 3.2 against 1.4 s) and every
+# timing carried it (reports/published/2026-12-01-nvidia-h200-worker-start/).
+compile_bytecode() {
+  local site
+  site=$(python3 -c "import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))")
+  python3 -m compileall -q -j 0 "$site/torch" "$site/triton" "$site/sympy" "$site/numpy" \
+    >>"$1" 2>&1 || echo "compileall: some files not compiled (see $1)"
 }
 
 # install_trees ARCHIVE UNPACKED SITE PARTS OLD: two trees side by side, each installed apart
