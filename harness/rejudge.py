@@ -102,11 +102,11 @@ def _facts(record: Record) -> Facts:
 def rejudge(results: dict[str, Any], files: Sequence[ExpectationFile]) -> Rejudged:
     """`results` (a results document as `gemmconf.report.merge.load` reads it: its records
     typed, its specs and seed checked) judged again under `files` (module docstring)."""
-    tables = {}
+    entries: dict[str, tuple[Expectation, ...]] = {}
     for file in files:  # the files' order within a backend, as --expectations gives them
-        table = tables.get(file.backend)
-        entries = (table.entries if table else ()) + file.entries
-        tables[file.backend] = ExpectationTable(file.backend, entries)
+        entries[file.backend] = entries.get(file.backend, ()) + file.entries
+    facts = {record.id: _facts(record) for record in results["records"]}
+    tables = {b: ExpectationTable(b, listed, facts) for b, listed in entries.items()}
     specs = results.get("backend_specs") or {}
     judged = Rejudged(tuple(f.shown for f in files), specs, results.get("seed"))
     used: set[int] = set()
@@ -141,13 +141,7 @@ def _now(record: Record, table: ExpectationTable, was: str) -> tuple[str, Expect
     if record.outcome not in RAN:
         return was, None  # skipped (did not run) or an error (the harness's): not judged again
     environment = record.environment or {}
-    entries = (
-        e
-        for e in table.entries
-        if e.applies_on(environment.get("hardware_class"), environment.get("torch"))
-    )
-    facts = _facts(record)
-    entry = next((e for e in entries if e.match(facts)), None)
+    entry = table.lookup(record.id, environment.get("hardware_class"), environment.get("torch"))
     now, xpass = outcome(entry, _failure(record))
     return ("xpassed (strict)" if xpass == "strict" else now), entry
 
