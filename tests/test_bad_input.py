@@ -222,17 +222,81 @@ def test_results_json_of_a_run_is_still_utf8_json(suite):
     assert document["complete"] is True
 
 
-def test_a_torch_compile_compiler_given_as_a_backend_is_told_how_to_wrap_it(tmp_path, monkeypatch):
-    """`--backend pkg:factory` whose factory gives a torch.compile compiler function (as
-    apache-tvm's `relax_dynamo()` does) names the two ways it runs."""
+COMPILERS = """
+import torch
+
+
+def relax_like():  # a factory of a compiler, as apache-tvm's `relax_dynamo()`
+    return lambda gm, example_inputs: gm.forward
+
+
+def k_tail_dropped(gm, example_inputs):  # a compiler function, as torch.compile takes one
+    def mm(a, b):
+        kept = a.shape[-1] - a.shape[-1] % 16 if a.shape[-1] > 16 else a.shape[-1]
+        return torch.mm(a[:, :kept], b[:kept])
+
+    for node in gm.graph.nodes:
+        if node.target is torch.mm:
+            node.target = mm
+    gm.recompile()
+    return gm.forward
+
+
+class Sized:  # a factory that needs an argument
+    def __init__(self, size):
+        self.size = size
+
+
+def anything(*args):  # takes any arguments: a factory, called with none
+    return lambda *args: None
+"""
+
+
+def test_a_torch_compile_compiler_given_as_a_backend_runs_under_its_spec(make_suite, monkeypatch):
+    """`--backend pkg:attr` naming a torch.compile backend (`(gm, example_inputs) -> callable`), or
+    a factory of one, runs through DynamoBackend under the spec as its name: the K-tail bug
+    of the compiler function is charged to it and named, and the pass-through's passes are
+    PyTorch's. Their reports, in this process, list no torch trace-log lines. Until
+    2026-12-01 the first was a TypeError from our call of it with no arguments (an
+    INTERNALERROR) and the second an error telling how to wrap it."""
+    from gemmconf.backends import resolve
+    from gemmconf.backends.dynamo import DynamoBackend
+
+    suite = make_suite()  # the tiny suite: mm at K = 8 and K = 33
+    (suite.path / "my_compilers.py").write_text(COMPILERS)
+    monkeypatch.syspath_prepend(str(suite.path))
+    for spec in ("my_compilers:relax_like", "my_compilers:k_tail_dropped"):
+        backend = resolve(spec)
+        assert isinstance(backend, DynamoBackend) and backend.name == spec
+    both = "my_compilers:relax_like,my_compilers:k_tail_dropped"
+    result = suite.runpytest("suites", "--backend", both, "--no-isolate", "--tb=short")
+    # run in this process, the failures' reports hold no torch trace log pytest captured
+    assert "torch.__trace" not in result.stdout.str()
+    records = json.loads((suite.path / "reports" / "results.json").read_text())["records"]
+    outcomes = {(r["backend"], r["id"]): r for r in records}
+    relaxed = [r for (b, _), r in outcomes.items() if b == "my_compilers:relax_like"]
+    assert {(r["outcome"], r.get("computed_by")) for r in relaxed} == {
+        ("passed", "pytorch"),
+        ("skipped", None),  # mm_sm90, on a CPU
+    }
+    dropped = [r for (b, _), r in outcomes.items() if b == "my_compilers:k_tail_dropped"]
+    failed = [r for r in dropped if r["outcome"] == "failed"]
+    assert failed and result.ret == pytest.ExitCode.TESTS_FAILED, result.stderr.str()[-3000:]
+    assert {r["id"] for r in failed} == {"tiny/mm[fp32-17x9x33]", "tiny/mm[fp16-17x9x33]"}
+    assert all("A K tail dropped" in r["details"] for r in failed), failed[0]["details"]
+
+
+def test_a_backend_factory_that_needs_arguments_is_a_usage_error_naming_its_signature(
+    tmp_path, monkeypatch
+):
     from gemmconf.backends import UnknownBackendError, resolve
 
-    (tmp_path / "my_compilers.py").write_text(
-        "def relax_like():\n    return lambda gm, example_inputs: gm.forward\n"
-    )
+    (tmp_path / "my_compilers.py").write_text(COMPILERS)
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(UnknownBackendError) as raised:
-        resolve("my_compilers:relax_like")
+    with pytest.raises(UnknownBackendError, match=r"Sized\(size\) needs arguments"):
+        resolve("my_compilers:Sized")
+    with pytest.raises(UnknownBackendError) as raised:  # what a factory gave that is no backend
+        resolve("my_compilers:anything")
     said = str(raised.value)
     assert "lacks name, availability, compile" in said
     assert "dynamo:NAME" in said and "dynamo_backend(compiler, name=...)" in said

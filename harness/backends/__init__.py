@@ -6,7 +6,9 @@ A NAME given to ``--backend`` is, in this order:
    them ``dynamo:NAME`` for any torch.compile backend registered by that name;
 2. a name registered by an installed package under the entry-point group ``gemmconf.backends``
    (the entry point loads a Backend or a factory; an option after a colon is passed to it);
-3. an import path ``package.module:attr`` naming a Backend or a zero-argument factory.
+3. an import path ``package.module:attr`` naming a Backend, a zero-argument factory of one, or
+   a torch.compile backend (a callable of a graph module and its example inputs, or a
+   zero-argument factory of one), which runs through `DynamoBackend` under the spec as its name.
 
 Anything else is an `UnknownBackendError` whose message lists what is available.
 """
@@ -104,10 +106,10 @@ def resolve(spec: str) -> Backend:
             loaded = entry.load()
             if option and not _takes_option(loaded):
                 raise UnknownBackendError(f"backend {name!r} takes no option (got {spec!r})")
-            backend = loaded(option) if option else _instantiate(loaded)
+            backend = loaded(option) if option else _instantiate(loaded, spec)
             return _checked(backend, spec)
     if (":" in spec and "." in name) or (":" in spec and _importable(name)):
-        return _checked(_instantiate(_import(spec, spec)), spec)
+        return _checked(_instantiate(_import(spec, spec), spec), spec)
     if ":" in spec and option and name.isidentifier():  # `module:attr` whose module is not found
         raise UnknownBackendError(
             _unknown_message(
@@ -166,13 +168,65 @@ def _import(path: str, spec: str) -> Any:
     return target
 
 
-def _instantiate(obj: Any) -> Any:
-    """A Backend instance as is; a class or factory called with no arguments."""
+def _instantiate(obj: Any, spec: str) -> Any:
+    """A Backend instance as is; a class or factory called with no arguments; a torch.compile
+    backend (`_compiler_function`), given or made by that call, wrapped in `DynamoBackend`
+    under the spec as its name (`--backend my_module:my_compiler`, as one writes
+    `torch.compile(fn, backend=my_compiler)`). A callable that needs arguments of any other
+    shape is an UnknownBackendError naming its signature, not a TypeError from our call."""
     if isinstance(obj, Backend) and not isinstance(obj, type):
         return obj
-    if callable(obj):
-        return obj()
-    return obj
+    if not callable(obj):
+        return obj
+    if _compiler_function(obj):
+        return _as_dynamo_backend(obj, spec)
+    if _binds(obj, 0) is False:
+        raise UnknownBackendError(
+            f"backend {spec!r}: {_callable_label(obj)}{_signature(obj)} needs arguments: "
+            "--backend package.module:attr names a Backend, a zero-argument factory of one, or "
+            "a torch.compile backend (a callable of a graph module and its example inputs)"
+        )
+    made = obj()
+    if _compiler_function(made):  # a class of torch.compile backends (its instances compile)
+        return _as_dynamo_backend(made, spec)
+    return made
+
+
+def _compiler_function(obj: Any) -> bool:
+    """A torch.compile backend: not a class and not a Backend, callable with two positional
+    arguments (the graph module and its example inputs) and not with none (a factory)."""
+    if isinstance(obj, (type, Backend)) or not callable(obj):
+        return False
+    return _binds(obj, 2) is True and _binds(obj, 0) is False
+
+
+def _binds(obj: Any, count: int) -> bool | None:
+    """Whether `obj` can be called with `count` positional arguments; None where Python gives
+    no signature to read (a builtin)."""
+    try:
+        inspect.signature(obj).bind(*([None] * count))
+    except TypeError:
+        return False
+    except ValueError:
+        return None
+    return True
+
+
+def _signature(obj: Any) -> str:
+    try:
+        return str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
+def _callable_label(obj: Any) -> str:
+    return getattr(obj, "__qualname__", None) or type(obj).__name__
+
+
+def _as_dynamo_backend(compiler: Any, spec: str) -> Backend:
+    from gemmconf.backends.dynamo import dynamo_backend
+
+    return dynamo_backend(compiler, name=spec)
 
 
 def _checked(backend: Any, spec: str) -> Backend:
@@ -182,7 +236,8 @@ def _checked(backend: Any, spec: str) -> Backend:
         if callable(backend) and not isinstance(backend, type):
             hint = (
                 "; a torch.compile backend (a callable of a graph module and example inputs) "
-                "runs as `dynamo:NAME` where torch._dynamo registers it, or wrapped: "
+                "runs as given when its signature takes those two, as `dynamo:NAME` where "
+                "torch._dynamo registers it, or wrapped: "
                 "`backend = gemmconf.backends.dynamo.dynamo_backend(compiler, name=...)` in a "
                 "module of yours, passed as --backend module:backend"
             )

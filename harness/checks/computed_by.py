@@ -6,13 +6,13 @@ to dynamo, inductor's extern ATEN choice, a kernel library whose override falls 
 A pass is then PyTorch's, and says nothing of the backend's kernels.
 
 How it is seen, on the first call of shape set 0 only (the call guard `ComputedBy`):
-- PyTorch's profiler (the autograd one: no Kineto start-up, no GPU tracing) records every aten
-  op the call dispatches; a GEMM op (`pristine.GEMM_ATEN`) that dispatches no further GEMM is a
-  GEMM kernel, and a composite one (linear, matmul) is looked through. The compile inside a
-  first call of a torch.compile backend (tracing on fake tensors, lowering, autotuning) is not
-  recorded (dynamo's compile callbacks turn recording off), and a compile outside those
-  callbacks (aot_autograd's lazy backward) runs under dynamo's `dynamo_timed` events: those
-  subtrees are left out.
+- PyTorch's profiler (the autograd one: no GPU tracing) records every aten op the call
+  dispatches (quietly: `KINETO_LOG_QUIET`); a GEMM op (`pristine.GEMM_ATEN`) that dispatches no
+  further GEMM is a GEMM kernel, and a composite one (linear, matmul) is looked through. The
+  compile inside a first call of a torch.compile backend (tracing on fake tensors, lowering,
+  autotuning) is not recorded (dynamo's compile callbacks turn recording off), and a compile
+  outside those callbacks (aot_autograd's lazy backward) runs under dynamo's `dynamo_timed`
+  events: those subtrees are left out.
 - "aten::mm ran" is not "aten's kernel ran": a kernel library registers its own kernel for
   aten::mm at the CPU or CUDA key while its call runs (README, "A backend that overrides aten
   ops"). So during the observed call, a kernel registered for a GEMM op through
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,6 +54,12 @@ from gemmconf.outcome import Problem
 from gemmconf.pristine import GEMM_ATEN
 
 GEMM_EVENTS = frozenset(f"aten::{op}" for op in GEMM_ATEN)
+# Kineto, under the profiler, prints "USDT: ... profiler_start" and "... profiler_stop" on stderr
+# at every profile in torch 2.13: under a failure, "what the worker printed on stderr during this
+# item" showed those lines, the harness's, as if the backend had printed them. Its levels end
+# below 6; it reads the variable when it first starts in a process. A level of the user's wins.
+KINETO_LOG_QUIET = ("KINETO_LOG_LEVEL", "6")
+
 # the profiler mark around a kernel registered for a GEMM op during the observed call
 OVERRIDE_MARK = "gemmconf: kernel registered for "
 COMPILE_MARK = " (dynamo_timed)"  # dynamo's events around its compile steps (torch 2.11-2.13)
@@ -97,7 +104,7 @@ class _Watch:
         try:
             self.stack.enter_context(_marked_overrides())
             self.stack.enter_context(_compiles_unrecorded())
-            self.profile = self.stack.enter_context(torch.autograd.profiler.profile())
+            self.profile = self.stack.enter_context(_profiler())
         except Exception:  # a profiler this torch lacks: not observed, never the backend's fault
             self.stack.close()
             self.profile = None
@@ -148,6 +155,12 @@ class EagerComparison:
         return Findings(metrics={"eager_gemm_kernels": eager})
 
 
+def _profiler() -> Any:
+    """PyTorch's autograd profiler, with kineto quiet where the user has not set its level."""
+    os.environ.setdefault(*KINETO_LOG_QUIET)
+    return torch.autograd.profiler.profile()
+
+
 def _profiling() -> bool:
     """Whether a profiler of PyTorch's records now (ours, or anyone's)."""
     return bool(torch._C._autograd._profiler_enabled())
@@ -182,7 +195,7 @@ def _eager_kernels(item: ItemRun) -> int | None:
         t.clone() if name in writes and isinstance(t, torch.Tensor) else t
         for name, t in zip(item.names(), draw.inputs.tensors, strict=True)
     ]
-    with torch.autograd.profiler.profile() as profile, contextlib.suppress(Exception):
+    with _profiler() as profile, contextlib.suppress(Exception):
         item.fn(*tensors)
     return kernels_of(profile.function_events).aten_count
 

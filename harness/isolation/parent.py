@@ -234,7 +234,7 @@ class InProcessRunner(_Scheduling):
         return outcome if retry is None else _with_metrics(outcome, memory_measured_retry=retry)
 
     def _attempt(self, request: ItemRequest, estimate: Estimate) -> ItemOutcome:
-        with self._held(estimate) as granted:
+        with self._held(estimate) as granted, _trace_log_uncaptured():
             outcome = run_guarded(
                 request, self.backends[request.label], watch=self.leaks.watch_for(request)
             )
@@ -242,6 +242,27 @@ class InProcessRunner(_Scheduling):
 
     def close(self) -> None:
         pass
+
+
+@contextlib.contextmanager
+def _trace_log_uncaptured() -> Iterator[None]:
+    """torch's structured trace log without pytest's capture handlers while an item runs in
+    this process. pytest (9.2) attaches them to every logger that does not propagate, and that
+    log, which torch writes only where a handler is on it (its own, under TORCH_TRACE), then
+    built every trace event of each compile (JSON, hashes, stacks: under cProfile 9 s of the
+    117 s suites/tma's 407 reference items took on the dev CPU), and a failure's report listed
+    dozens of empty "DEBUG torch.__trace" lines. Handlers of anyone else's stay."""
+    import logging
+
+    log = logging.getLogger("torch.__trace")
+    pytests = [h for h in log.handlers if type(h).__module__.startswith("_pytest.")]
+    for handler in pytests:
+        log.removeHandler(handler)
+    try:
+        yield
+    finally:
+        for handler in pytests:
+            log.addHandler(handler)
 
 
 class _Spool:
