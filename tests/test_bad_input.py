@@ -275,10 +275,11 @@ def test_a_torch_compile_compiler_given_as_a_backend_runs_under_its_spec(make_su
     records = json.loads((suite.path / "reports" / "results.json").read_text())["records"]
     outcomes = {(r["backend"], r["id"]): r for r in records}
     relaxed = [r for (b, _), r in outcomes.items() if b == "my_compilers:relax_like"]
-    assert {(r["outcome"], r.get("computed_by")) for r in relaxed} == {
+    said = {(r["outcome"], r.get("computed_by")) for r in relaxed}
+    assert ("passed", "pytorch") in said and said <= {
         ("passed", "pytorch"),
-        ("skipped", None),  # mm_sm90, on a CPU
-    }
+        ("skipped", None),  # mm_sm90, below sm90
+    }, said
     dropped = [r for (b, _), r in outcomes.items() if b == "my_compilers:k_tail_dropped"]
     failed = [r for r in dropped if r["outcome"] == "failed"]
     assert failed and result.ret == pytest.ExitCode.TESTS_FAILED, result.stderr.str()[-3000:]
