@@ -48,6 +48,10 @@ BUILTINS: dict[str, tuple[str, bool]] = {
     "dynamo": ("gemmconf.backends.dynamo:make_dynamo", True),
 }
 
+# what a torch.compile compiler function given as `module:attr` runs through, found by its path as
+# the built-ins are (the adapter's module imports this one)
+COMPILER_ADAPTER = "gemmconf.backends.dynamo:dynamo_backend"
+
 
 class UnknownBackendError(ValueError):
     """A --backend NAME that is neither built in, registered, nor importable."""
@@ -224,9 +228,7 @@ def _callable_label(obj: Any) -> str:
 
 
 def _as_dynamo_backend(compiler: Any, spec: str) -> Backend:
-    from gemmconf.backends.dynamo import dynamo_backend
-
-    return dynamo_backend(compiler, name=spec)
+    return _import(COMPILER_ADAPTER, spec)(compiler, name=spec)
 
 
 def _checked(backend: Any, spec: str) -> Backend:
