@@ -287,6 +287,25 @@ def test_a_torch_compile_compiler_given_as_a_backend_runs_under_its_spec(make_su
     assert all("A K tail dropped" in r["details"] for r in failed), failed[0]["details"]
 
 
+def test_a_backend_whose_import_or_making_raises_is_a_usage_error_naming_where(suite):
+    """A `module:attr` backend whose module raises while imported (lightning-thunder 0.2.6 on
+    torch 2.13: `AttributeError: ... 'align_as'`, a trial of 2026-12-01) or whose factory
+    raises: exit 4 naming the backend, the error and its line, where both were an INTERNALERROR
+    (exit 3) with pytest's traceback."""
+    (suite.path / "bad.py").write_text('import os\nraise RuntimeError("no align_as here")\n')
+    (suite.path / "boom.py").write_text(
+        "class Boom:\n    def __init__(self):\n        raise ValueError('no device')\n"
+    )
+    for spec, said in (
+        ("bad:backend", "importing 'bad' raised RuntimeError: no align_as here (at *bad.py:2)"),
+        ("boom:Boom", "making it, Boom() raised ValueError: no device (at *boom.py:3)"),
+    ):
+        result = suite.runpytest_subprocess("suites", "--backend", spec, "-p", "no:xdist")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stderr.str()[-2000:]
+        result.stderr.fnmatch_lines([f"*--backend: backend '{spec}': {said}*"])
+        assert "INTERNALERROR" not in result.stderr.str() + result.stdout.str()
+
+
 def test_a_backend_factory_that_needs_arguments_is_a_usage_error_naming_its_signature(
     tmp_path, monkeypatch
 ):

@@ -234,6 +234,7 @@ def test_explain_names_an_outside_backend_as_its_items_do(tmp_path, monkeypatch,
         "--backend mybackend:Mine --seed 0" in out
     )
     assert "verdict: PASSED (err_ratio " in out and "; largest absolute error " in out
+    assert "\n  computed by PyTorch\n" in out  # an eager subclass: its pass is PyTorch's
     error_case = "errors/inner_dim_mismatch[mm-fp32]"
     assert cli.main(["explain", error_case, "--backend", "mybackend:Mine", "--run"]) == 0
     out = capsys.readouterr().out

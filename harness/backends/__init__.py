@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import traceback
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -107,7 +108,13 @@ def resolve(spec: str) -> Backend:
         return _checked(backend, spec)
     for entry in _entry_points():
         if entry.name == name:
-            loaded = entry.load()
+            try:
+                loaded = entry.load()
+            except Exception as exc:  # ImportError too: the package is installed, its code failed
+                raise UnknownBackendError(
+                    f"backend {spec!r}: loading its entry point {entry.value!r} raised "
+                    f"{_raised_at(exc)}"
+                ) from exc
             if option and not _takes_option(loaded):
                 raise UnknownBackendError(f"backend {name!r} takes no option (got {spec!r})")
             backend = loaded(option) if option else _instantiate(loaded, spec)
@@ -161,6 +168,10 @@ def _import(path: str, spec: str) -> Any:
         raise UnknownBackendError(
             f"backend {spec!r}: cannot import {module_name!r}: {exc}"
         ) from exc
+    except Exception as exc:  # the module's own code raised while it was imported
+        raise UnknownBackendError(
+            f"backend {spec!r}: importing {module_name!r} raised {_raised_at(exc)}"
+        ) from exc
     target: Any = module
     for part in attr.split("."):
         try:
@@ -190,7 +201,12 @@ def _instantiate(obj: Any, spec: str) -> Any:
             "--backend package.module:attr names a Backend, a zero-argument factory of one, or "
             "a torch.compile backend (a callable of a graph module and its example inputs)"
         )
-    made = obj()
+    try:
+        made = obj()
+    except Exception as exc:
+        raise UnknownBackendError(
+            f"backend {spec!r}: making it, {_callable_label(obj)}() raised {_raised_at(exc)}"
+        ) from exc
     if _compiler_function(made):  # a class of torch.compile backends (its instances compile)
         return _as_dynamo_backend(made, spec)
     return made
@@ -214,6 +230,14 @@ def _binds(obj: Any, count: int) -> bool | None:
     except ValueError:
         return None
     return True
+
+
+def _raised_at(exc: Exception) -> str:
+    """`Type: message (at file:line)`, the line where it was raised (a backend's own file, a
+    package it imports): what a traceback would have shown first."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
 
 
 def _signature(obj: Any) -> str:
