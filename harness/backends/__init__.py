@@ -233,8 +233,8 @@ def _binds(obj: Any, count: int) -> bool | None:
 
 
 def _raised_at(exc: Exception) -> str:
-    """`Type: message (at file:line)`, the line where it was raised (a backend's own file, a
-    package it imports): what a traceback would have shown first."""
+    """`Type: message (at file:line)`: the innermost frame, where it was raised (a backend's own
+    file, a package it imports), which a traceback shows last."""
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     return f"{type(exc).__name__}: {exc}{where}"
