@@ -114,14 +114,19 @@ def by_backend(records: Iterable[Record]) -> dict[str, dict[str, dict[str, int]]
     return found
 
 
+def computed_text(who: str | None) -> str:
+    """How a summary says who computed a pass ("by PyTorch"); "not observed" for a record
+    without the field (no profiler reading)."""
+    return COMPUTED_TEXT.get(who or "", "not observed")
+
+
 def passes_text(counts: Mapping[str, int]) -> str:
     """ "2,261 passed (7 computed by the backend, 2,254 by PyTorch)": the parenthesis names
     every computer that occurs."""
     total = sum(counts.values())
     parts = []
     for key, n in counts.items():
-        words = "not observed" if key == "unobserved" else COMPUTED_TEXT[key]
-        parts.append(f"{n:,} {words}")
+        parts.append(f"{n:,} {computed_text(key)}")
     if parts:
         parts[0] = parts[0].replace(" by ", " computed by ", 1)
     return f"{total:,} passed" + (f" ({', '.join(parts)})" if parts else "")

@@ -847,6 +847,7 @@ def _run_command(instance, args: argparse.Namespace, label: str) -> str:
 
 
 def _run_one(instance, args: argparse.Namespace, backend) -> int:
+    from gemmconf.attribution import computed_text
     from gemmconf.capability import detect, target_class
     from gemmconf.outcome import render
     from gemmconf.runner import run_item
@@ -863,7 +864,7 @@ def _run_one(instance, args: argparse.Namespace, backend) -> int:
         outcome = _run_isolated(instance, args, backend, cap.device, target)
     if outcome.passed:
         print(f"  verdict: PASSED{_why_passed(outcome)}")
-        print(f"  computed {_computed_text(outcome.computed_by)}")
+        print(f"  computed {computed_text(outcome.computed_by)}")
         return 0
     verdict = "ERROR" if outcome.harness_error else "FAILED"
     print(f"  verdict: {verdict} ({outcome.kind})")
@@ -899,14 +900,6 @@ def _run_isolated(instance, args: argparse.Namespace, backend, device: str, targ
         return ItemOutcome.harness("the isolation worker", exc)
     finally:
         runner.close()
-
-
-def _computed_text(computed_by: str | None) -> str:
-    """Who computed the pass (gemmconf.attribution): a pass PyTorch computed says nothing of the
-    backend's kernels, as the run's summary line says of each."""
-    from gemmconf.attribution import COMPUTED_TEXT
-
-    return COMPUTED_TEXT.get(computed_by or "", "by an unobserved call (no profiler reading)")
 
 
 def _why_passed(outcome) -> str:

@@ -3,6 +3,10 @@
 Each runs the function eagerly under a `TorchFunctionMode` that corrupts one thing the way real
 GEMM backends get it wrong. They are importable as ``--backend planted_backends:<name>`` with the
 tests directory on sys.path.
+
+`K_TAIL_COMPILER` is the source of a module of a test's own (an installed package, a file beside
+a run): a torch.compile compiler function `compile_graph` whose mm sums K only up to its last
+multiple of 16 where K is past 16.
 """
 
 from __future__ import annotations
@@ -21,6 +25,24 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from gemmconf import oracle
 from gemmconf.backends.dynamo import DynamoCompiled
+
+K_TAIL_COMPILER = """
+import torch
+
+
+def _mm_without_k_tail(a, b):
+    k = a.shape[-1]
+    kept = k - k % 16 if k > 16 else k
+    return torch.mm(a[:, :kept], b[:kept])
+
+
+def compile_graph(gm, example_inputs):
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is torch.mm:
+            node.target = _mm_without_k_tail
+    gm.recompile()
+    return gm.forward
+"""
 
 GEMMS = {
     torch.mm,

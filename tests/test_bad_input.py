@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from planted_backends import K_TAIL_COMPILER
 
 from gemmconf import cli
 from gemmconf.plugin.recording import suite_version
@@ -222,24 +223,12 @@ def test_results_json_of_a_run_is_still_utf8_json(suite):
     assert document["complete"] is True
 
 
-COMPILERS = """
-import torch
-
+COMPILERS = (
+    K_TAIL_COMPILER  # compile_graph: a compiler function, as torch.compile takes one
+    + """
 
 def relax_like():  # a factory of a compiler, as apache-tvm's `relax_dynamo()`
     return lambda gm, example_inputs: gm.forward
-
-
-def k_tail_dropped(gm, example_inputs):  # a compiler function, as torch.compile takes one
-    def mm(a, b):
-        kept = a.shape[-1] - a.shape[-1] % 16 if a.shape[-1] > 16 else a.shape[-1]
-        return torch.mm(a[:, :kept], b[:kept])
-
-    for node in gm.graph.nodes:
-        if node.target is torch.mm:
-            node.target = mm
-    gm.recompile()
-    return gm.forward
 
 
 class Sized:  # a factory that needs an argument
@@ -250,6 +239,7 @@ class Sized:  # a factory that needs an argument
 def anything(*args):  # takes any arguments: a factory, called with none
     return lambda *args: None
 """
+)
 
 
 def test_a_torch_compile_compiler_given_as_a_backend_runs_under_its_spec(make_suite, monkeypatch):
@@ -265,10 +255,10 @@ def test_a_torch_compile_compiler_given_as_a_backend_runs_under_its_spec(make_su
     suite = make_suite()  # the tiny suite: mm at K = 8 and K = 33
     (suite.path / "my_compilers.py").write_text(COMPILERS)
     monkeypatch.syspath_prepend(str(suite.path))
-    for spec in ("my_compilers:relax_like", "my_compilers:k_tail_dropped"):
+    for spec in ("my_compilers:relax_like", "my_compilers:compile_graph"):
         backend = resolve(spec)
         assert isinstance(backend, DynamoBackend) and backend.name == spec
-    both = "my_compilers:relax_like,my_compilers:k_tail_dropped"
+    both = "my_compilers:relax_like,my_compilers:compile_graph"
     result = suite.runpytest("suites", "--backend", both, "--no-isolate", "--tb=short")
     # run in this process, the failures' reports hold no torch trace log pytest captured
     assert "torch.__trace" not in result.stdout.str()
@@ -280,7 +270,7 @@ def test_a_torch_compile_compiler_given_as_a_backend_runs_under_its_spec(make_su
         ("passed", "pytorch"),
         ("skipped", None),  # mm_sm90, below sm90
     }, said
-    dropped = [r for (b, _), r in outcomes.items() if b == "my_compilers:k_tail_dropped"]
+    dropped = [r for (b, _), r in outcomes.items() if b == "my_compilers:compile_graph"]
     failed = [r for r in dropped if r["outcome"] == "failed"]
     assert failed and result.ret == pytest.ExitCode.TESTS_FAILED, result.stderr.str()[-3000:]
     assert {r["id"] for r in failed} == {"tiny/mm[fp32-17x9x33]", "tiny/mm[fp16-17x9x33]"}

@@ -12,28 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from planted_backends import K_TAIL_COMPILER
 
 from gemmconf import api
 from gemmconf.repro import ReproUnsupported, repro_source, unsupported
-
-# A torch.compile backend with a planted bug, installed under dynamo's entry-point group (as a
-# package of its own would be): mm sums K only up to its last multiple of 16.
-PLANTED = """
-import torch
-
-
-def _mm_without_k_tail(a, b):
-    kept = a.shape[-1] - a.shape[-1] % 16
-    return torch.mm(a[:, :kept], b[:kept])
-
-
-def compile_graph(gm, example_inputs):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is torch.mm:
-            node.target = _mm_without_k_tail
-    gm.recompile()
-    return gm.forward
-"""
 
 # Runs a file as __main__ where gemmconf cannot be imported (it is installed in this
 # environment, so the check is an import hook rather than an empty site-packages).
@@ -59,7 +41,9 @@ BACKEND = "dynamo:planted_k_tail"
 
 def installed(site: Path) -> Path:
     site.mkdir(parents=True)
-    (site / "planted_k_tail.py").write_text(PLANTED)
+    # a torch.compile backend with a planted bug, installed under dynamo's entry-point group
+    # (as a package of its own would be): mm sums K only up to its last multiple of 16
+    (site / "planted_k_tail.py").write_text(K_TAIL_COMPILER)
     info = site / "planted_k_tail-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: planted-k-tail\nVersion: 0.1\n")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import logging
 import os
 import socket
 import subprocess
@@ -252,8 +253,6 @@ def _trace_log_uncaptured() -> Iterator[None]:
     built every trace event of each compile (JSON, hashes, stacks: under cProfile 9 s of the
     117 s suites/tma's 407 reference items took on the dev CPU), and a failure's report listed
     dozens of empty "DEBUG torch.__trace" lines. Handlers of anyone else's stay."""
-    import logging
-
     log = logging.getLogger("torch.__trace")
     pytests = [h for h in log.handlers if type(h).__module__.startswith("_pytest.")]
     for handler in pytests:
