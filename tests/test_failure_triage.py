@@ -82,14 +82,15 @@ def test_three_planted_bugs_are_three_groups_largest_first_with_one_line_per_fai
     text = "\n".join(lines)
     head = lines.index(next(line for line in lines if "failures by cause" in line))
     assert lines[head].strip() == "failures by cause (39 in 3 groups):"
-    titles = [line.strip() for line in lines[head + 1 : head + 10 : 3]]
-    assert [t.split(": ", 2)[1] for t in titles] == [
+    # a title four spaces in, a line longer than the terminal going on deeper (at most three)
+    titles = [line.strip() for line in lines[head + 1 :] if re.match(r"    \S", line)]
+    assert [t.split(": ", 2)[1] for t in titles[:3]] == [
         "19 failures (wrong layout)",
         "18 failures (wrong values)",
         "2 failures (crash)",
     ]
     # the group's smallest item
-    repro = lines[head + 3].strip()
+    repro = next(line.strip() for line in lines[head:] if line.strip().startswith("repro: "))
     assert repro == "repro: gemmconf repro first/mm_mark_dynamic --backend composed:three_bugs"
 
     # one line per failure: pytest's FAILED lines, gemmconf's summary, no FAILURES section
@@ -208,6 +209,40 @@ def test_failures_behind_one_generic_message_are_grouped_by_the_error_their_work
     printed = "<unknown>:0: error: failed to legalize operation 'torch.constant.int'"
     assert f"      stderr: {printed}" in lines
     assert sum(line.startswith("      stderr: ") for line in lines) == 2
+
+
+def test_a_long_title_goes_on_over_three_lines_so_the_message_shows():
+    """An inductor CPP-template trial (2026-12-01): 470 crashes, the title cut at the terminal's
+    width after the exception's qualified name, the message that says why out of sight."""
+    from gemmconf.report.groups import SUMMARY_LINES, summary_lines
+
+    reason = (
+        "Backend raised during the call on shape set 0 (B=3 M=17 N=24 K=40): "
+        "torch._inductor.select_algorithm.NoValidChoicesError: No choices to select. Provided "
+        "reason: No choices exist for backend. please consider adding ATEN into "
+        "max_autotune_gemm_backends config (defined in torch/_inductor/config.py) to allow at "
+        "least one choice. " + "More words. " * 40
+    )
+    records = [
+        {
+            "id": f"s/bmm[{i}]",
+            "backend": "b",
+            "outcome": "failed",
+            "kind": "crash",
+            "reason": reason,
+            "op": "bmm",
+        }
+        for i in range(3)
+    ]
+    lines = summary_lines(group_failures(records), width=100)
+    title = lines[1 : 1 + SUMMARY_LINES]
+    assert title[0] == "    3 failures (crash): Backend raised during the call:"
+    assert all(line.startswith("        ") for line in title[1:])
+    assert max(len(line) for line in lines[:-1]) <= 100  # the repro line is whole: it is pasted
+    assert "No choices exist for backend" in " ".join(title)
+    assert title[-1].endswith("...")  # past three lines it is cut
+    assert lines[1 + SUMMARY_LINES].startswith("      op bmm")  # what the items share
+    assert lines[2 + SUMMARY_LINES].startswith("      repro: gemmconf repro ")
 
 
 def test_a_groups_representative_has_a_repro_and_elements_where_a_member_does():

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +61,10 @@ SIGNATURE_CHARS = 160  # of a reason's first line: past it, messages differ in d
 # An axis with more failing values than this is a pattern only where they are at most half of
 # its values (8 padded layouts of 23); else most of a long axis failing is none
 PATTERN_VALUES = 6
+# Terminal lines a group's title, or what its items share, may take before it is cut: a title cut
+# at one line showed "crash: Backend raised during the call: torch._inductor.select_algorithm..."
+# for 470 failures of an inductor CPP-template trial (2026-12-01), its message out of sight
+SUMMARY_LINES = 3
 
 
 @dataclass(frozen=True)
@@ -258,7 +263,9 @@ def summary_lines(
 ) -> list[str]:
     """The groups for a terminal: three lines each (the title, what the items share, the
     command that writes the representative's repro) and a fourth with the diagnostic the
-    worker printed where there is one, at most `limit` groups, then a line for the rest."""
+    worker printed where there is one, at most `limit` groups, then a line for the rest. A
+    title or a list of what the items share that is wider than `width` goes on over at most
+    SUMMARY_LINES lines (indented deeper), then is cut."""
     if not groups:
         return []
     total = sum(g.size for g in groups)
@@ -267,14 +274,25 @@ def summary_lines(
     def cut(line: str) -> str:
         return line if len(line) <= width else line[: width - 3] + "..."
 
+    def wrapped(line: str, indent: str) -> list[str]:
+        """`line` over at most SUMMARY_LINES lines of `width`, continued under `indent`."""
+        return textwrap.wrap(
+            line,
+            width,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            max_lines=SUMMARY_LINES,
+            placeholder="...",
+        ) or [line]  # nothing to wrap (no pattern): the line as before
+
     for group in groups[:limit]:
         head = f"    {group.title(printed=False)}"
         if len(groups) > 1 or len({g.backend for g in groups}) > 1:
             head = f"    {group.backend}: {group.title(printed=False)}"
-        lines.append(cut(head))
+        lines += wrapped(head, "        ")
         if group.printed is not None:  # what tells groups of one generic message apart
             lines.append(cut(f"      stderr: {group.printed}"))
-        lines.append(cut(f"      {'; '.join(group.pattern)}"))
+        lines += wrapped(f"      {'; '.join(group.pattern)}", "        ")
         spec = (specs or {}).get(group.backend)
         lines.append(f"      {group.repro_line(spec, seed)}")  # whole: it is pasted
     rest = groups[limit:]
