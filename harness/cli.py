@@ -516,8 +516,8 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 # Template families of inductor-max-autotune listed with their own availability (each needs
-# different things: a GPU and Triton, a CUTLASS checkout and nvcc, nothing).
-_INDUCTOR_VARIANTS = ("TRITON", "CUTLASS", "ATEN")
+# different things: a GPU and Triton, a CUTLASS checkout and nvcc, nothing, items on the CPU).
+_INDUCTOR_VARIANTS = ("TRITON", "CUTLASS", "ATEN", "CPP")
 
 
 def _backends() -> int:
@@ -542,7 +542,7 @@ def _backends() -> int:
                 print(f"  {spec:<32} {'':<20} {availability(spec)}")
     print(
         "\nAlso: reference:autotune[,persistent=auto|always|never][,cudagraphs][,ws], "
-        "inductor-max-autotune:TRITON|CUTLASS|ATEN[,...], dynamo:NAME[,mode=...][,key=value], "
+        "inductor-max-autotune:TRITON|CUTLASS|ATEN|CPP[,...], dynamo:NAME[,mode=...][,key=value], "
         "or package.module:attr"
     )
     return 0

@@ -254,6 +254,8 @@ def test_availability_with_cuda_gpu() -> None:
     cutlass = make_inductor_max_autotune("CUTLASS").availability()
     assert cutlass is None or "none found" not in cutlass
     assert "ROCm" in (make_inductor_max_autotune("CKTILE").availability() or "")
+    cpp = make_inductor_max_autotune("ATEN,CPP").availability()  # the items run on the GPU
+    assert cpp is not None and "compile for the CPU" in cpp
 
 
 @needs_cuda
@@ -380,12 +382,15 @@ def test_gemmconf_backends_lists_the_inductor_template_families_with_availabilit
 
     assert cli.main(["backends"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    for variant in ("TRITON", "CUTLASS", "ATEN"):
+    for variant in ("TRITON", "CUTLASS", "ATEN", "CPP"):
         (line,) = [x for x in lines if x.strip().startswith(f"inductor-max-autotune:{variant} ")]
         expected = resolve(f"inductor-max-autotune:{variant}").availability() or "available"
         assert line.rstrip().endswith(expected)
     if not torch.cuda.is_available():
         assert any("TRITON GEMM templates need a GPU" in x for x in lines)
+        assert any(x.split()[-1] == "available" and ":CPP" in x for x in lines)
+    else:  # the CPP templates lower only GEMMs on the CPU; a GPU machine's items are on its GPU
+        assert any("CPP GEMM templates compile for the CPU" in x for x in lines)
 
 
 def test_the_counters_artifact_lists_the_inductor_counters_an_item_moved() -> None:

@@ -293,6 +293,17 @@ def _aten_reason() -> str | None:
     return None
 
 
+def _cpp_reason() -> str | None:
+    """inductor's CPP GEMM templates (C++ micro-kernels) lower only GEMMs on the CPU: where the
+    items run on a GPU they offer no choice (with CPP alone, NoValidChoicesError each time)."""
+    if torch.cuda.is_available() or _xpu_gpu():
+        return (
+            "inductor's CPP GEMM templates compile for the CPU, and this machine's items run on "
+            "its GPU, where they offer no choice"
+        )
+    return None
+
+
 def _triton_reason() -> str | None:
     if not (torch.cuda.is_available() or _xpu_gpu()):
         return (
@@ -364,7 +375,7 @@ _GEMM_BACKEND_REASONS: dict[str, Callable[[], str | None]] = {
     "NVGEMM": _first_unmet(_NEEDS["NVGEMM"]),
     "CK": _first_unmet(_NEEDS["CK"]),
     "CKTILE": _first_unmet(_NEEDS["CK"]),
-    "CPP": _aten_reason,
+    "CPP": _cpp_reason,
 }
 GEMM_BACKENDS: tuple[str, ...] = tuple(_GEMM_BACKEND_REASONS)
 
