@@ -258,6 +258,18 @@ def test_availability_with_cuda_gpu() -> None:
     assert cpp is not None and "compile for the CPU" in cpp
 
 
+def test_cpp_templates_are_unavailable_only_where_the_items_run_on_a_gpu(monkeypatch) -> None:
+    """Where the items run is the harness's choice (`capability.detect`): a ROCm machine runs
+    them on its CPU, where the CPP templates take them, though torch sees a GPU there."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for device, unavailable in (("cpu", False), ("cuda", True)):
+        monkeypatch.setattr(
+            inductor_module.capability, "detect", lambda d=device: SimpleNamespace(device=d)
+        )
+        reason = make_inductor_max_autotune("ATEN,CPP").availability()
+        assert (reason is not None) is unavailable, (device, reason)
+
+
 @needs_cuda
 def test_triton_artifact_on_cuda() -> None:
     compiled = make_inductor().compile(lambda a, b: torch.relu(a @ b), [], dynamic=False)

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from gemmconf import capability
 from gemmconf.backends.cache import cache_dir
 from gemmconf.backends.dynamo import (
     GraphBreaks,
@@ -295,8 +296,10 @@ def _aten_reason() -> str | None:
 
 def _cpp_reason() -> str | None:
     """inductor's CPP GEMM templates (C++ micro-kernels) lower only GEMMs on the CPU: where the
-    items run on a GPU they offer no choice (with CPP alone, NoValidChoicesError each time)."""
-    if torch.cuda.is_available() or _xpu_gpu():
+    items run on a GPU they offer no choice (with CPP alone, NoValidChoicesError each time).
+    Where items run is the harness's choice (`capability.detect`: an NVIDIA GPU, else the CPU,
+    so a ROCm or XPU machine's items run on its CPU), not whether torch sees a GPU."""
+    if capability.detect().device != "cpu":
         return (
             "inductor's CPP GEMM templates compile for the CPU, and this machine's items run on "
             "its GPU, where they offer no choice"

@@ -274,12 +274,12 @@ def summary_lines(
     def cut(line: str) -> str:
         return line if len(line) <= width else line[: width - 3] + "..."
 
-    def wrapped(line: str, indent: str) -> list[str]:
-        """`line` over at most SUMMARY_LINES lines of `width`, continued under `indent`."""
+    def wrapped(line: str) -> list[str]:
+        """`line` over at most SUMMARY_LINES lines of `width`, continued eight spaces in."""
         return textwrap.wrap(
             line,
             width,
-            subsequent_indent=indent,
+            subsequent_indent=" " * 8,
             break_on_hyphens=False,
             max_lines=SUMMARY_LINES,
             placeholder="...",
@@ -289,10 +289,10 @@ def summary_lines(
         head = f"    {group.title(printed=False)}"
         if len(groups) > 1 or len({g.backend for g in groups}) > 1:
             head = f"    {group.backend}: {group.title(printed=False)}"
-        lines += wrapped(head, "        ")
+        lines += wrapped(head)
         if group.printed is not None:  # what tells groups of one generic message apart
             lines.append(cut(f"      stderr: {group.printed}"))
-        lines += wrapped(f"      {'; '.join(group.pattern)}", "        ")
+        lines += wrapped(f"      {'; '.join(group.pattern)}")
         spec = (specs or {}).get(group.backend)
         lines.append(f"      {group.repro_line(spec, seed)}")  # whole: it is pasted
     rest = groups[limit:]
