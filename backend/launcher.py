@@ -21,10 +21,9 @@ Specialisation rules (what makes Triton compile a new kernel variant, never a ne
 constexpr flags (tiles, `A_DESC`/`B_DESC` path, `SCALING`, `DOT_UPCAST`, `INPUT_PRECISION`,
 `FAST_ACCUM`, epilogue ops, `INDEX_64` when an offset may pass 2**31,
 `BF16_RNE` in the interpreter) and Triton's own argument specialisation (16-divisibility of
-pointers and ints, ints equal to 1; small problems launch `gemm_kernel_generic`, compiled
-without either, so their many size, stride and layout patterns share a compile, or, where a
-tensor descriptor reads an operand, `gemm_kernel_unaligned`, without the 16-divisibility only:
-see `unaligned_suffices`). The graph itself is specialised only by what dynamo
+pointers and ints, ints equal to 1; small problems launch `gemm_kernel_unaligned`, compiled
+without the 16-divisibility, so their many size and stride patterns share a compile: see
+`unaligned_suffices`). The graph itself is specialised only by what dynamo
 guards on (dtypes, ranks, and sizes 0/1), by the TF32 flag, and by which nodes fuse.
 
 The call path: everything above depends only on the call's *signature* (dtypes, sizes, strides,
@@ -63,18 +62,12 @@ from gemmconf_reference.target import Target
 
 INT32_LIMIT = 2**31
 TF32_MIN_K = 16  # shorter K loops (under two TF32 MMA k-steps) stay IEEE fp32
-# Problems within both limits launch `kernels.GENERIC` (compiled once for every alignment and
-# unit stride of their sizes, strides and offsets; `kernels.UNALIGNED`, once for every alignment,
-# where a tensor descriptor reads an operand): 256^3 multiply-adds, and operands and output of at
-# most 2**20 elements (2-4 MiB). Their kernels take microseconds whatever their loads' vector
-# width, and the limits keep out every decode and prefill shape of the benchmarks (16 x 4096 x
-# 4096 is 2**28).
+# Problems within both limits launch `kernels.UNALIGNED` (compiled once for every alignment of
+# their sizes, strides and offsets): 256^3 multiply-adds, and operands and output of at most 2**20
+# elements (2-4 MiB). Their kernels take microseconds whatever their loads' vector width, and the
+# limits keep out every decode and prefill shape of the benchmarks (16 x 4096 x 4096 is 2**28).
 UNALIGNED_MAX_MACS = 2**24
 UNALIGNED_MAX_ELEMENTS = 2**20
-# Their pipeline depth: one for all, where the table and `configs.deepen` (which counts K's
-# tiles) would give each K its own and so its own compile (3-8 stages in a CPU census of the
-# suite's sm90 launches, 2026-12-01). Stages change no summation order.
-SMALL_PROBLEM_STAGES = 3
 # options that pick a variant of the Triton kernels: set away from their defaults, they keep
 # GEMMs there rather than on `hopper_gemm_kernel`
 TRITON_KERNEL_OPTIONS = (
@@ -507,10 +500,7 @@ def plan_launch(
         flags["WARP_SPECIALIZE"] = options.warp_specialize and target.has_tma
         return LaunchPlan("gemm_persistent_kernel", config, tuple(flags.items()), (target.num_sms,))
     grid = (_cdiv(problem.m, config.block_m), _cdiv(problem.n, config.block_n), problem.batch)
-    kernel = "gemm_kernel"
-    if unaligned_suffices(problem):  # a descriptor needs its unit stride known: not generic
-        kernel = kernels.GENERIC if a_desc == b_desc == "none" else kernels.UNALIGNED
-        config = replace(config, num_stages=SMALL_PROBLEM_STAGES)
+    kernel = kernels.UNALIGNED if unaligned_suffices(problem) else "gemm_kernel"
     return LaunchPlan(kernel, config, tuple(flags.items()), grid)
 
 
@@ -548,9 +538,8 @@ class LaunchRecord:
         """The compile request for `plan` (this call's plan re-derived for another target)."""
         flags = plan.flags()
         unaligned = kernels.ALIGNMENT_FREE.get(plan.kernel, frozenset())
-        unit_free = kernels.UNIT_FREE.get(plan.kernel, frozenset())
         runtime = {
-            p.name: _unspecialised(p, p.name in unaligned, p.name in unit_free)
+            p.name: replace(p, divisible_16=False) if p.name in unaligned else p
             for p in (*SPLIT_WORKSPACE_PARAMS, *self.runtime_params)
         }
         params = tuple(
@@ -558,14 +547,6 @@ class LaunchRecord:
             for name, is_constexpr in KERNEL_SIGNATURES[plan.kernel]
         )
         return CompileRequest(plan.kernel, params, plan.config.num_warps, plan.config.num_stages)
-
-
-def _unspecialised(param: ParamSpec, aligned_free: bool, unit_free: bool) -> ParamSpec:
-    """`param` as a kernel compiled without alignment specialisation (`aligned_free`) and
-    without making an int equal to 1 a constant (`unit_free`) sees it."""
-    if unit_free and param.type == "constexpr" and param.value == 1:
-        return ParamSpec(param.name, "i32")
-    return replace(param, divisible_16=False) if aligned_free else param
 
 
 # `splitk_gemm_kernel`'s workspace parameters as a launch specialises them (torch's allocations

@@ -856,47 +856,6 @@ def test_small_problems_share_one_compile_across_alignments() -> None:
     assert any(p.divisible_16 for p in record.request(record.plan).params)
 
 
-def test_small_problems_on_pointer_loads_share_one_compile_across_layouts() -> None:
-    """A small problem no tensor descriptor reads (41 x 25 x 33: no operand's leading stride is
-    16-byte aligned in either layout) launches gemm_kernel_generic, compiled without any
-    specialisation of its runtime values: row-major and column-major operands, whose unit strides
-    differ, need one compile."""
-    compiled = compile_ref(lambda a, b: torch.mm(a, b))
-    a = randn(41, 33, dtype=torch.bfloat16)
-    b = randn(33, 25, dtype=torch.bfloat16)
-    for left, right in ((a, b), (a.t().contiguous().t(), b), (a, b.t().contiguous().t())):
-        compiled(left, right)
-    small = launches(compiled)
-    assert [r.plan.kernel for r in small] == [kernels.GENERIC] * 3
-    assert len({r.runtime_params for r in small}) == 3  # what Triton would tell apart
-    requests = {r.request(r.plan) for r in small}
-    assert len(requests) == 1 and len(compiled.compiler.kernel_stats()["kernel_signatures"]) == 1
-    (request,) = requests
-    runtime = [p for p in request.params if p.name in kernels.UNIT_FREE[kernels.GENERIC]]
-    assert not any(p.divisible_16 or (p.type, p.value) == ("constexpr", 1) for p in runtime)
-    assert ("stride_ak", "i32") in [(p.name, p.type) for p in request.params]
-    ttir = compiled.artifacts()["ttir"]  # cross-compiled for sm90: one kernel, no unit constant
-    assert ttir.count("tt.func public @gemm_kernel(") == 1
-    assert "gemm_kernel_generic for sm90" in ttir
-
-
-def test_small_problems_of_any_k_share_one_pipeline_depth_on_sm90() -> None:
-    """sm90 deepens the pipeline of a problem whose tiles leave SMs idle by the count of its K
-    tiles, so each K got its own compile; a small problem keeps SMALL_PROBLEM_STAGES whatever
-    its K (stages change no sum), and K = 33 and K = 1,001 share one compile."""
-    compiled = compile_ref(lambda a, b: torch.mm(a, b))
-    b_rows = (33, 1001)
-    for k in b_rows:
-        compiled(randn(41, k, dtype=torch.bfloat16), randn(k, 25, dtype=torch.bfloat16))
-    sm90 = Target("sm90", 90, False, 132)
-    plans = [r.replan(sm90, compiled.compiler.options) for r in launches(compiled)]
-    assert [p.config.num_stages for p in plans] == [launcher.SMALL_PROBLEM_STAGES] * 2
-    requests = {r.request(p) for r, p in zip(launches(compiled), plans, strict=True)}
-    assert len(requests) == 1
-    large = configs.deepen(plans[1].config, "sm90", "small", 1, 132, 1001, 2)
-    assert large.num_stages > launcher.SMALL_PROBLEM_STAGES  # what the rule would have given
-
-
 # the harness adapter
 
 

@@ -4,9 +4,7 @@ Every GEMM the backend lowers runs one of these kernels (`KERNELS`, by name):
 
 - `dense.py`: mm, addmm, bmm, baddbmm, `_int_mm`, `_scaled_mm`: `gemm_kernel` (one program per
   output tile, 3-D grid: tile row, tile column, batch), `gemm_kernel_unaligned` (the same,
-  compiled without alignment specialisation, for small problems read through a tensor
-  descriptor), `gemm_kernel_generic` (without any specialisation of its runtime values, for the
-  other small problems) and `gemm_persistent_kernel`
+  compiled without alignment specialisation, for small problems) and `gemm_persistent_kernel`
   (a fixed number of programs walking all tiles, for large problems on a GPU). Each computes a
   tile with `gemm_tile`, composed of pieces picked by constexpr flags the way Triton tutorial 03
   plugs in its activation:
@@ -65,12 +63,10 @@ from gemmconf_reference.kernels.blockscaled import (
     to_dot_dtype,
 )
 from gemmconf_reference.kernels.dense import (
-    GENERIC,
     UNALIGNED,
     UNALIGNED_PARAMETERS,
     finish_tile,
     gemm_kernel,
-    gemm_kernel_generic,
     gemm_kernel_unaligned,
     gemm_persistent_kernel,
     gemm_tile,
@@ -116,18 +112,12 @@ if compat.interpreting():  # before any launch: the interpreter's own speed-ups
     compat.skip_nested_interpreter_patching()
     compat.memoize_interpreter_types()
 
-# per kernel: the runtime parameters compiled without alignment specialisation, and of those
-# the ones whose value 1 is not made a constant either
-ALIGNMENT_FREE: dict[str, frozenset[str]] = {
-    UNALIGNED: UNALIGNED_PARAMETERS,
-    GENERIC: UNALIGNED_PARAMETERS,
-}
-UNIT_FREE: dict[str, frozenset[str]] = {GENERIC: UNALIGNED_PARAMETERS}
+# per kernel: the runtime parameters compiled without alignment specialisation
+ALIGNMENT_FREE: dict[str, frozenset[str]] = {UNALIGNED: UNALIGNED_PARAMETERS}
 
 KERNELS = {
     "gemm_kernel": gemm_kernel,
     UNALIGNED: gemm_kernel_unaligned,
-    GENERIC: gemm_kernel_generic,
     "gemm_persistent_kernel": gemm_persistent_kernel,
     SPLITK: splitk_gemm_kernel,
     "grouped_gemm_kernel": grouped_gemm_kernel,
@@ -200,7 +190,6 @@ if not compat.interpreting():  # one order of hashing for every process (settle_
 __all__ = [
     "ALIGNMENT_FREE",
     "EPILOGUE_OPS",
-    "GENERIC",
     "HOPPER",
     "HOPPER_PIECES",
     "KERNELS",
@@ -209,7 +198,6 @@ __all__ = [
     "SPLITK",
     "UNALIGNED",
     "UNALIGNED_PARAMETERS",
-    "UNIT_FREE",
     "apply_scaling",
     "arrive_and_finish",
     "blockscaled_gemm_kernel",
@@ -221,7 +209,6 @@ __all__ = [
     "finish_tile",
     "fp8_to_fp32",
     "gemm_kernel",
-    "gemm_kernel_generic",
     "gemm_kernel_unaligned",
     "gemm_persistent_kernel",
     "gemm_tile",

@@ -181,14 +181,3 @@ UNALIGNED_PARAMETERS = frozenset(
 gemm_kernel_unaligned = triton.jit(do_not_specialize_on_alignment=sorted(UNALIGNED_PARAMETERS))(
     gemm_kernel.fn
 )
-
-# `gemm_kernel` compiled without any specialisation of its runtime parameters: neither
-# 16-divisibility nor ints equal to 1, so a small problem's layouts (which operand strides are 1)
-# share one compile as well as its alignments. `launcher.plan_launch` sends small problems here
-# when neither operand is read through a tensor descriptor (a descriptor needs its unit last
-# stride known when the kernel compiles, so those stay on `gemm_kernel_unaligned`). Of a CPU
-# census of the suite's sm90 launches (2026-12-01), 641 distinct small-problem compiles became
-# 474: an H200 cold run compiles one kernel in about 0.8 s of a host core. Unit strides change how
-# operands are loaded, not the sums.
-GENERIC = "gemm_kernel_generic"
-gemm_kernel_generic = triton.jit(do_not_specialize=sorted(UNALIGNED_PARAMETERS))(gemm_kernel.fn)
