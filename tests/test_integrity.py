@@ -437,6 +437,24 @@ def test_the_overwritten_results_sample_stays_inside_large_outputs():
         assert bool((sampled[1:] > sampled[:-1]).all())
 
 
+def test_earlier_results_are_compared_all_at_once_and_counted_alike():
+    """After each call every earlier result's sample is compared (about 2,000 comparisons in an
+    item of 64 draws), and the counts are read together: unchanged 0, each changed element one
+    (NaN payloads included, bit for bit), a result whose size changed all of its sample."""
+    from gemmconf.checks.overwritten import _changed_counts, _sample
+
+    kept = torch.arange(10, dtype=torch.float32)
+    changed = torch.arange(6, dtype=torch.bfloat16)
+    nan = torch.full((3,), float("nan"))
+    resized = torch.zeros(5, dtype=torch.float16)
+    pairs = [(t, _sample(t)) for t in (kept, changed, nan, resized)]
+    changed[1], changed[4] = 7.0, -1.0
+    nan.view(torch.int32)[2] ^= 1  # another NaN: equal as a float, not as bits
+    resized.resize_(9)
+    assert _changed_counts(pairs) == [0, 2, 1, 9]
+    assert _changed_counts([]) == []
+
+
 def test_a_run_in_this_process_says_when_small_unwritten_outputs_may_go_unfound(suite):
     """--no-isolate runs items here, where the tcache is as the process started (on, unless the
     environment turned it off): the run's header says what that costs; an isolated run's does

@@ -88,18 +88,28 @@ class _KeptWatch:
         return []
 
     def _overwritten(self) -> ResultOverwritten | None:
-        """The first earlier result this call changed, if any."""
+        """The first earlier result this call changed, if any. Every earlier result's sample is
+        compared on its device and the counts read in one transfer per device: an item of 64
+        draws compares about 2,000 samples, and each read alone waited for the GPU (a GPU shared
+        by 16 workers time-slices between them: tools/sync_census.py, 2026-12-01)."""
         self.item.stage = "looking whether earlier results changed"
+        watched = [
+            (earlier, t, s)
+            for earlier in self.earlier
+            for t, s in zip(earlier.tensors, earlier.samples, strict=True)
+            # an `out=` target given again is the caller's to have written
+            if t.untyped_storage().data_ptr() not in self.inputs
+        ]
+        counts = _changed_counts([(t, s) for _, t, s in watched])
+        changed: dict[int, int] = {}
+        for (earlier, _, _), count in zip(watched, counts, strict=True):
+            changed[id(earlier)] = changed.get(id(earlier), 0) + count
         for earlier in self.earlier:
-            changed = sum(
-                _changed(t, s)
-                for t, s in zip(earlier.tensors, earlier.samples, strict=True)
-                # an `out=` target given again is the caller's to have written
-                if t.untyped_storage().data_ptr() not in self.inputs
-            )
-            if changed:
+            if changed.get(id(earlier)):
                 sampled = sum(s.numel() for s in earlier.samples)
-                return ResultOverwritten(earlier.shape_set, self.item.shape_index, changed, sampled)
+                return ResultOverwritten(
+                    earlier.shape_set, self.item.shape_index, changed[id(earlier)], sampled
+                )
         return None
 
 
@@ -128,9 +138,23 @@ def _sample(t: torch.Tensor) -> torch.Tensor:
     return t.detach().reshape(-1).index_select(0, positions(t.numel(), t.device))
 
 
-def _changed(t: torch.Tensor, before: torch.Tensor) -> int:
-    now = _sample(t)
-    if torch.equal(integrity.bits(before), integrity.bits(now)):  # the usual case, one kernel
-        return 0
-    diff = integrity.bitwise_diff(before, now)
-    return 0 if diff is None else diff.count
+def _changed_counts(pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> list[int]:
+    """For each (result, its earlier sample): how many sampled elements differ bit for bit now
+    (all of them where the result's size changed), read from each device in one transfer."""
+    counts: list[torch.Tensor | int] = []
+    for t, before in pairs:
+        now = _sample(t)
+        if now.shape != before.shape:
+            counts.append(max(now.numel(), before.numel()))
+        else:
+            counts.append((integrity.bits(before) != integrity.bits(now)).sum())
+    by_device: dict[torch.device, list[int]] = {}
+    for i, count in enumerate(counts):
+        if isinstance(count, torch.Tensor):
+            by_device.setdefault(count.device, []).append(i)
+    read = list(counts)
+    for device_indices in by_device.values():
+        stacked = torch.stack([counts[i] for i in device_indices])  # type: ignore[misc]
+        for i, value in zip(device_indices, stacked.tolist(), strict=True):
+            read[i] = int(value)
+    return [int(c) for c in read]
