@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Call 4, on `nvidia-h200` (one H200, 16 host cores): the whole reference suite cold at f260be9
-# (ff1ff76's code; BASE, a `git archive` tarball carried beside the tree) and at 8fad258 (the
+# (ff1ff76's code; BASE, a `git archive` tarball carried beside the tree) and at b549d32 (the
 # results-kept guard reads its comparisons in one transfer per call), base first, each with an
 # empty Triton cache and the same --durations-from file; then `report diff` of the two.
 set -u
-export TREE="f260be9 and 8fad258"
+export TREE="f260be9 and b549d32"
 source reports/published/2026-11-29-nvidia-h200-inductor-seed-ports/setup.sh
 cp "$OUT/machine.txt" "$OUT/call4-machine.txt"
 here=$PWD
