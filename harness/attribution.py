@@ -19,7 +19,8 @@ A failed (or xfailed) record's `inherited`:
   suites/expectations/eager.yaml expects this failure's kind and reason) and PyTorch computed
   it for the backend: the backend left the op to aten and inherits aten's gap;
 - "torch.compile": torch.compile failed before the backend got the graph (dynamo captured no
-  graph, or raised while tracing the program: a meta function, dynamo itself), or the backend
+  graph, or raised while tracing the program: a meta function, dynamo itself; not in a process
+  whose devices the backend changed, gemmconf.pristine.device_changed), or the backend
   went through dynamo and failed the item as torch.compile does with a backend that does
   nothing of its own (the torch.compile layer, suites/expectations/torch_compile.yaml: same
   kind, a reason its pattern matches, on that hardware);

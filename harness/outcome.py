@@ -696,6 +696,9 @@ class ItemOutcome:
     # dynamo processed a frame during the backend's compile or calls: the backend is built on
     # torch.compile, so the torch.compile layer of expectations applies to its failures
     through_dynamo: bool = False
+    # what the backend changed of torch's devices (gemmconf.pristine.device_changed), looked at
+    # where torch.compile failed before the backend got the graph: that failure is then its own
+    device_changed: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -718,8 +721,10 @@ class ItemOutcome:
         """torch.compile failed before the backend got the graph: the item's deciding problem is
         dynamo capturing no graph (it ran the program eagerly), or an error raised while dynamo
         traced the program (a meta function, dynamo itself). Inherited from torch.compile
-        (gemmconf.attribution): any backend built on it fails so."""
-        if not self.problems or self.harness_error:
+        (gemmconf.attribution): any backend built on it fails so. Not where the backend changed
+        torch's devices (`device_changed`): torch.compile fails every program in such a process,
+        so the failure is the backend's doing."""
+        if not self.problems or self.harness_error or self.device_changed:
             return False
         first = self.problems[0]
         if isinstance(first, NotCompiled):

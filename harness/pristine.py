@@ -62,10 +62,11 @@ class Snapshot:
     kernels: dict[str, str]  # "aten::addmm CPU" -> "registered at ...RegisterCPU_2.cpp:5051"
     functions: dict[str, int]  # "torch.mm" -> id of the object there
     modes: tuple[str, ...]  # dispatch and function modes on, by class name
+    device: str = "privateuseone"  # the name of torch's PrivateUse1 device (`device_changed`)
 
     @staticmethod
     def take() -> Snapshot:
-        return Snapshot(_kernels(), _functions(), _modes())
+        return Snapshot(_kernels(), _functions(), _modes(), _private_device())
 
 
 _remembered: Snapshot | None = None
@@ -121,6 +122,29 @@ def altered() -> tuple[str, ...]:
             f"(they were {', '.join(then.modes) or 'none'})"
         )
     return tuple(found)
+
+
+def device_changed() -> tuple[str, ...]:
+    """What a backend changed of torch's devices since the process started, one line each: the
+    PrivateUse1 device renamed (`torch.utils.rename_privateuse1_backend`, as a library that
+    brings its own device does at import: torchax names it "jax"). Eager's values stay aten's,
+    so `altered` does not count it; but torch.compile asks that device for its streams while
+    dynamo traces any program and fails in such a process, whatever the backend does with the
+    graph (a torchax trial, 2026-12-01): a failure before the backend got the graph is then not
+    torch.compile's own (`outcome.ItemOutcome.before_backend`)."""
+    then, now = remember().device, _private_device()
+    if now == then:
+        return ()
+    return (
+        f"torch's PrivateUse1 device is named {now!r} here, {then!r} before the backend was "
+        "imported (torch.utils.rename_privateuse1_backend)",
+    )
+
+
+def _private_device() -> str:
+    """The name of torch's PrivateUse1 device (a string lookup: no device is initialised)."""
+    name = getattr(torch._C, "_get_privateuse1_backend_name", None)
+    return name() if name is not None else "privateuseone"
 
 
 def _kernels() -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from gemmconf import chunked, emulation, inputs, oracle, program, progress
+from gemmconf import chunked, emulation, inputs, oracle, pristine, program, progress
 from gemmconf.backends.base import Backend, compiled_gaps, for_item, refusal
 from gemmconf.backends.dynamo import skip_guard_latency_profile
 from gemmconf.checks import CALL_GUARDS, CHECKS, Check, Findings
@@ -98,11 +98,20 @@ def run_item(
         else:
             outcome = ItemOutcome.harness(item.stage, exc)
     return dataclasses.replace(
-        outcome,
+        _owned_if_torch_changed(outcome),
         duration_s=time.perf_counter() - start,
         computed_by=item.computed_by,
         through_dynamo=item.frames.frames > 0,
     )
+
+
+def _owned_if_torch_changed(outcome: ItemOutcome) -> ItemOutcome:
+    """A failure before the backend got the graph, in a process whose devices the backend
+    changed (gemmconf.pristine.device_changed), says so: it is the backend's own."""
+    if not outcome.before_backend:
+        return outcome
+    changed = pristine.device_changed()
+    return dataclasses.replace(outcome, device_changed=changed) if changed else outcome
 
 
 def _execute(item: ItemRun, checks: Sequence[Check]) -> ItemOutcome:

@@ -273,6 +273,11 @@ def test_an_error_raised_while_dynamo_traced_is_before_the_backend():
     harness = HarnessFault("judging", tracing)
     assert not ItemOutcome(problems=(harness, Crash("call", tracing))).before_backend
     assert not ItemOutcome().before_backend
+    # in a process whose devices the backend changed, dynamo fails whatever the backend does
+    changed = ("torch's PrivateUse1 device is named 'jax' in this process",)
+    assert not ItemOutcome(
+        problems=(Crash("call", tracing),), device_changed=changed
+    ).before_backend
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -107,6 +108,36 @@ def test_a_backend_that_never_entered_dynamo_owns_the_same_failure(layered):
     assert same["outcome"] == "failed" and same["kind"] == "wrong values"
     assert "inherited" not in same
     assert "torch.compile fails this item" not in same["details"]
+
+
+def test_a_backend_that_renamed_torch_s_device_owns_what_torch_compile_then_fails(
+    layered, monkeypatch
+):
+    """A backend whose import renames torch's PrivateUse1 device (torchax's, 2026-12-01) makes
+    torch.compile raise while dynamo traces every program: not torch.compile's failure, which
+    a process the backend has not changed does not have, but the backend's own, saying why.
+    Where the layer lists the item's failure, it stays inherited (the layer is measured)."""
+    here = str(Path(__file__).resolve().parent)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))
+    )
+    result = layered.runpytest_subprocess(
+        "suites", "--backend", "device_backends:renaming_compiled", "-k", "fp16 or addmm"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    found = records(layered)
+    own = {item: r for item, r in found.items() if "fp16" in item}
+    assert own and len(own) < len(found), result.stdout.str()[-2000:]
+    for item, record in found.items():
+        assert record["outcome"] == "failed" and record["kind"] == "crash", item
+        assert "before the backend was handed its graph" in record["details"], item
+        if item in own:
+            assert "inherited" not in record, item
+            assert "Not inherited from torch.compile" in record["details"], item
+            assert "PrivateUse1 device is named 'planteddev' here" in record["details"], item
+        else:  # tiny/addmm: the layer's entry expects a crash there
+            assert record["inherited"] == "torch.compile", item
+            assert "Not inherited" not in record["details"], item
 
 
 def test_the_layer_holds_only_on_the_hardware_it_names(make_suite):

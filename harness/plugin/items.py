@@ -375,6 +375,7 @@ class ScenarioItem(pytest.Item):
         # failure is that one (runtest)
         self.layer_entry = collection.torch_compile_fails(instance.id, hardware, torch_version)
         self.layer_note: str | None = None  # said where the failure is the layer's (runtest)
+        self.device_note: str | None = None  # said where the backend changed torch's devices
         self.inductor_entry = collection.inductor_fails(instance.id, label, hardware, torch_version)
         self.inductor_note: str | None = None  # said where inductor fails it alike (runtest)
         self.outcome: ItemOutcome | None = None  # what the run found (runtest)
@@ -461,6 +462,9 @@ class ScenarioItem(pytest.Item):
         self.layer_note = layer_note(self.layer_entry, outcome, message.reason)
         if self.layer_note:
             text += f"\n\n{self.layer_note}"
+        elif outcome.device_changed:
+            self.device_note = device_note(outcome.device_changed)
+            text += f"\n\n{self.device_note}"
         self.inductor_note = inductor_note(self.inductor_entry, outcome, message.reason)
         if self.inductor_note:
             text += f"\n\n{self.inductor_note}"
@@ -567,6 +571,7 @@ class ScenarioItem(pytest.Item):
                     f"Expected to fail: {self.expected.text()}",
                     self.eager_note,
                     self.layer_note,
+                    self.device_note,
                     self.inductor_note,
                 )
                 note = "\n\n".join(n for n in notes if n)
@@ -581,6 +586,7 @@ class ScenarioItem(pytest.Item):
                 self.standalone_line(),
                 self.eager_note,
                 self.layer_note,
+                self.device_note,
                 self.inductor_note,
             )
             note = "\n\n".join(n for n in notes if n)
@@ -588,6 +594,20 @@ class ScenarioItem(pytest.Item):
         if report.failed:  # teardown
             return _harness_decision("tearing the item down", call)
         return None
+
+
+def device_note(changed: tuple[str, ...]) -> str:
+    """Why a failure while dynamo traced the program is the backend's own: it changed torch's
+    devices (gemmconf.pristine.device_changed), and the torch.compile layer lists no such
+    failure of the item."""
+    return (
+        "Not inherited from torch.compile: the backend changed torch in this process: "
+        + "; ".join(changed)
+        + ". torch.compile fails while tracing any program in such a process, whatever the "
+        "backend does with the graph, and the torch.compile layer "
+        "(suites/expectations/torch_compile.yaml) lists no such failure of this item: the "
+        "failure is counted as the backend's own."
+    )
 
 
 def eager_note(
