@@ -156,7 +156,13 @@ def test_a_repro_written_elsewhere_says_how_to_import_a_backend_from_here(tmp_pa
     env = {"PATH": "/usr/bin:/bin", "HOME": str(work)}
     run = [sys.executable, str(file)]
     plain = subprocess.run(run, cwd=work, capture_output=True, text=True, env=env, timeout=600)
-    assert "No module named 'beside_backend'" in plain.stdout + plain.stderr  # as it was
+    # a path to set, not the backend's failure (a torchax trial's repro said "FAILED ... the
+    # backend raised ModuleNotFoundError", 2026-12-01)
+    assert plain.returncode == 2, plain.stdout[-3000:] + plain.stderr[-3000:]
+    assert "cannot import beside_backend, the module --backend beside_backend:backend" in (
+        plain.stderr
+    )
+    assert "not the backend's failure" in plain.stderr and "FAILED" not in plain.stdout
     env["PYTHONPATH"] = str(work.resolve())
     ran = subprocess.run(run, cwd=work, capture_output=True, text=True, env=env, timeout=600)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
