@@ -233,6 +233,52 @@ def test_a_backend_that_profiles_itself_is_not_observed_and_still_passes():
     assert outcome.passed and outcome.computed_by is None
 
 
+class _ThroughMode:
+    """A backend whose calls run the program under a dispatch mode it enters for the call (as
+    torchax's jax.jit traces): the mode computes mm in NumPy (`own`), or hands it to aten."""
+
+    name = "through-mode"
+
+    def __init__(self, own: bool) -> None:
+        self.own = own
+
+    def availability(self):
+        return None
+
+    def compile(self, fn, example_inputs, *, dynamic):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        own = self.own
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if own and func is torch.ops.aten.mm.default:
+                    a, b = (t.detach().cpu().double().numpy() for t in args)
+                    return torch.from_numpy(a @ b).to(args[0].dtype).to(args[0].device)
+                return func(*args, **(kwargs or {}))
+
+        class Compiled:
+            def __call__(self, *inputs):
+                with Mode():
+                    return fn(*inputs)
+
+            def compiles(self):
+                return 1
+
+        return Compiled()
+
+
+@pytest.mark.parametrize(("own", "who"), [(True, "backend"), (False, "pytorch")])
+def test_an_op_a_dispatch_mode_serves_is_no_kernel_of_aten_s(own, who):
+    """The profiler records aten::mm when the dispatcher hands it to a dispatch mode, with a
+    PythonDispatchMode event below it: a torchax trial's passes, computed by XLA, read as
+    PyTorch's (2026-12-01). What the mode dispatches itself is looked at as any op."""
+    outcome = run(MM, _ThroughMode(own))
+    assert outcome.passed and outcome.computed_by == who
+    expected = {} if own else {"aten::mm": 1}
+    assert outcome.metrics["aten_gemm_kernels"] == expected
+
+
 def test_a_fault_of_the_observation_is_not_the_backend_s(monkeypatch):
     def broken(events):
         raise RuntimeError("the harness's own bug")

@@ -13,6 +13,11 @@ How it is seen, on the first call of shape set 0 only (the call guard `ComputedB
   autotuning) is not recorded (dynamo's compile callbacks turn recording off), and a compile
   outside those callbacks (aot_autograd's lazy backward) runs under dynamo's `dynamo_timed`
   events: those subtrees are left out.
+- A GEMM op the dispatcher hands to Python code (a dispatch mode or a tensor subclass: the
+  profiler's `PythonDispatchMode` and `PythonSubclass` events below it) ran no kernel of aten's
+  there; what that code dispatches is looked at as any other op. A backend that traces the
+  program through such a mode in its first call (torchax's jax.jit: its mode turns aten::mm into
+  a jnp op on a tracer, and XLA computes the product) read as PyTorch's before 2026-12-01.
 - "aten::mm ran" is not "aten's kernel ran": a kernel library registers its own kernel for
   aten::mm at the CPU or CUDA key while its call runs (README, "A backend that overrides aten
   ops"). So during the observed call, a kernel registered for a GEMM op through
@@ -62,6 +67,9 @@ KINETO_LOG_QUIET = ("KINETO_LOG_LEVEL", "6")
 
 # the profiler mark around a kernel registered for a GEMM op during the observed call
 OVERRIDE_MARK = "gemmconf: kernel registered for "
+# the profiler's events where the dispatcher hands an op to Python code: a dispatch mode
+# (TorchDispatchMode) or a tensor subclass's __torch_dispatch__ (torch 2.11-2.13)
+PYTHON_DISPATCH = frozenset(("PythonDispatchMode", "PythonSubclass"))
 COMPILE_MARK = " (dynamo_timed)"  # dynamo's events around its compile steps (torch 2.11-2.13)
 
 
@@ -222,6 +230,8 @@ def kernels_of(events: Sequence[Any]) -> Observed:
         if name in GEMM_EVENTS:
             if any(c.name.startswith(OVERRIDE_MARK) for c in children):
                 overridden[name] += 1
+            elif any(c.name in PYTHON_DISPATCH for c in children):
+                pass  # handed to Python code: no kernel of aten's; what that code dispatches is
             elif not any(has_gemm(c) for c in children):
                 aten[name] += 1  # a kernel: nothing below it dispatches a GEMM
                 return
