@@ -68,7 +68,8 @@ KINETO_LOG_QUIET = ("KINETO_LOG_LEVEL", "6")
 # the profiler mark around a kernel registered for a GEMM op during the observed call
 OVERRIDE_MARK = "gemmconf: kernel registered for "
 # the profiler's events where the dispatcher hands an op to Python code: a dispatch mode
-# (TorchDispatchMode) or a tensor subclass's __torch_dispatch__ (torch 2.11-2.13)
+# (TorchDispatchMode) or a tensor subclass's __torch_dispatch__ (the record functions of torch's
+# Python fallback; both seen below aten::mm with torch 2.13 on a CPU, 2026-12-01)
 PYTHON_DISPATCH = frozenset(("PythonDispatchMode", "PythonSubclass"))
 COMPILE_MARK = " (dynamo_timed)"  # dynamo's events around its compile steps (torch 2.11-2.13)
 
