@@ -231,10 +231,10 @@ def kernels_of(events: Sequence[Any]) -> Observed:
         if name in GEMM_EVENTS:
             if any(c.name.startswith(OVERRIDE_MARK) for c in children):
                 overridden[name] += 1
-            elif any(c.name in PYTHON_DISPATCH for c in children):
-                pass  # handed to Python code: no kernel of aten's; what that code dispatches is
-            elif not any(has_gemm(c) for c in children):
-                aten[name] += 1  # a kernel: nothing below it dispatches a GEMM
+            elif not any(c.name in PYTHON_DISPATCH or has_gemm(c) for c in children):
+                # aten's kernel: not handed to Python code (a dispatch mode, a subclass), and
+                # nothing below it dispatches a GEMM; where either, its children are walked
+                aten[name] += 1
                 return
         for child in children:
             walk(child)
