@@ -28,6 +28,8 @@
 - `bitwise_diff`: where two results differ bit for bit (determinism, batch invariance).
 - `side_stream_call`: the call made on a non-default CUDA stream while the default stream is busy,
   read back on that stream only: a backend that launches on the default stream returns too early.
+  Whether the copy finished before the default stream woke says whether a right answer proves
+  anything.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ CUDA_POISON = 0xFF  # NaN in every float dtype, -1 in integers
 # the second pattern a one-byte output is called again under (`unwritten`): on a CPU the bytes
 # freed and allocated memory hold then are 0x35 and 0xCA, on a GPU fresh blocks hold 0x35
 SECOND_FILL = 0x35
-SIDE_STREAM_SLEEP_CYCLES = 20_000_000  # ~10 ms of the default stream kept busy
+SIDE_STREAM_SLEEP_CYCLES = 4_000_000  # about 2 ms of the default stream kept busy, at first
 CUDA_BLOCKS_PER_SIZE = 2
 SMALL_BLOCK_BYTES = 2048  # glibc's tcache and fastbins serve blocks up to about this size
 SMALL_BLOCKS_HELD = 16  # more than tcache's 7 per size and a fastbin's usual length
@@ -439,22 +441,48 @@ def _equal_bytes(raw: torch.Tensor, before: torch.Tensor) -> bool:
     return staging.equal_on_host(raw, before)
 
 
-def side_stream_call(call: Callable[[], Any], sizes: Sequence[int] = ()) -> Any:
-    """`call()` on a fresh CUDA stream while the default stream sleeps; the results are copied on
-    that stream and read once it (alone) finished, as a caller that uses streams would. Blocks
-    of the outputs' `sizes` are poisoned on that stream first: an output the call leaves to
-    the default stream is read as the poison, not as whatever an earlier call on that stream
-    (streams come from a pool) left in its block, which can be this very answer (an H200,
-    2026-11-30: a planted default-stream backend passed this way)."""
+@dataclass(frozen=True)
+class SideStreamAnswer:
+    """What `side_stream_call` read: the results as copied on the side stream, and whether that
+    copy finished while the default stream still slept (`in_time`). Only then does a right
+    answer show that nothing the call left to the default stream wrote it; a wrong one is wrong
+    whenever it was read."""
+
+    value: Any
+    in_time: bool
+    slept_cycles: int
+
+
+def side_stream_call(
+    call: Callable[[], Any], sizes: Sequence[int] = (), cycles: int = SIDE_STREAM_SLEEP_CYCLES
+) -> SideStreamAnswer:
+    """`call()` on a fresh CUDA stream while the default stream sleeps `cycles`; the results are
+    copied on that stream and read once it (alone) finished, as a caller that uses streams
+    would. Blocks of the outputs' `sizes` are poisoned on both streams first: an output the call
+    leaves to the default stream is read as the poison, not as whatever an earlier call left in
+    its block, which can be this very answer (an H200, 2026-11-30: a planted default-stream
+    backend passed this way on a side stream from the pool; 2026-12-01: it passed on a call
+    made again, in the default stream's block of the call before).
+
+    Whatever the call put on the default stream runs after the sleep, so a copy that finished
+    before the sleep ended (CUDA events on both streams: `in_time`) read the answer of the side
+    stream's work alone; a later one may have read the default stream's too."""
+    default = torch.cuda.current_stream()
     side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())  # the inputs are ready
-    torch.cuda._sleep(SIDE_STREAM_SLEEP_CYCLES)  # the default stream is busy a while
+    side.wait_stream(default)  # the inputs are ready
+    with Poison("cuda", sizes):  # the default stream's blocks (the side stream's: below)
+        pass
+    torch.cuda._sleep(cycles)  # the default stream is busy a while
+    woke = torch.cuda.Event(enable_timing=True)
+    woke.record(default)  # what the call puts on the default stream runs after this
+    copied_at = torch.cuda.Event(enable_timing=True)
     with torch.cuda.stream(side), Poison("cuda", sizes):
         result = call()
         copied = _map_tensors(result, lambda t: t.clone())
+        copied_at.record(side)
     side.synchronize()
     torch.cuda.synchronize()
-    return copied
+    return SideStreamAnswer(copied, copied_at.elapsed_time(woke) > 0, cycles)
 
 
 def _map_tensors(value: Any, fn: Callable[[torch.Tensor], Any]) -> Any:

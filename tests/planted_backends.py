@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import random
+import time
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -299,6 +300,26 @@ def _default_stream(func, args, kwargs):
     with torch.cuda.stream(default):
         default.wait_stream(current)  # the inputs are ready; the result is not waited for
         return func(*args, **kwargs)
+
+
+def _slow_default_stream(func, args, kwargs):
+    """`_default_stream` with 50 ms of host work before the launch: longer than the 10 ms sleep
+    that used to keep the default stream busy (the kernel ran before the side stream's copy)."""
+    if not any(isinstance(a, torch.Tensor) and a.is_cuda for a in args):
+        return NotImplemented
+    if torch.cuda.current_stream() != torch.cuda.default_stream():
+        time.sleep(0.05)
+    return _default_stream(func, args, kwargs)
+
+
+def _synchronizing(func, args, kwargs):
+    """Not a bug: the result computed on the caller's stream, then the whole device waited for
+    on the host (`torch.cuda.synchronize()`, as a backend that reads a size might)."""
+    if not any(isinstance(a, torch.Tensor) and a.is_cuda for a in args):
+        return NotImplemented
+    out = func(*args, **kwargs)
+    torch.cuda.synchronize()
+    return out
 
 
 def _column_major_output(func, args, kwargs):
@@ -875,6 +896,8 @@ unavailable = _Unavailable("unavailable", _untouched)
 
 # GPU only (tests/test_integrity.py runs them where a CUDA GPU is)
 default_stream_launch = PlantedBackend("default-stream-launch", _default_stream)
+slow_default_stream_launch = PlantedBackend("slow-default-stream-launch", _slow_default_stream)
+synchronizing = PlantedBackend("synchronizing", _synchronizing)  # not a bug: must pass
 unwritten_tiles_gpu = PlantedBackend("unwritten-tiles-gpu", _unwritten_edge_tiles_no_scratch)
 
 ALL = {

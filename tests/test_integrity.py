@@ -417,6 +417,31 @@ def test_a_launch_on_the_default_stream_is_caught_on_a_side_stream():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_default_stream_launch_after_slow_host_work_is_caught_too():
+    """50 ms of host work before the default-stream launch outlasted the one 10 ms sleep the
+    check trusted (passed on 5 of 5 seeds, an H200, 2026-12-01): a copy that finished after the
+    default stream woke is not trusted, and the call is made again under a longer sleep."""
+    item = instance("dense/first.yaml", "first/mm[fp32-64x64x64-nn]")
+    outcome = run_item(
+        item, planted_backends.slow_default_stream_launch, seed=0, device="cuda", target=None
+    )
+    assert any(isinstance(p, StreamMismatch) for p in outcome.problems), render(outcome).details
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_call_that_waits_for_the_whole_device_passes_and_the_check_says_it_could_not_tell():
+    """A backend that calls torch.cuda.synchronize() inside its call always returns after the
+    default stream woke: its right answer passes, with a note that the check was inconclusive."""
+    item = instance("dense/first.yaml", "first/mm[fp32-64x64x64-nn]")
+    outcome = run_item(item, planted_backends.synchronizing, seed=0, device="cuda", target=None)
+    assert outcome.passed, render(outcome).details
+    assert outcome.metrics["side_stream_inconclusive"] == 1
+    assert any("could not tell whether the default stream" in n for n in outcome.notes)
+    eager = run_item(item, EagerBackend(), seed=0, device="cuda", target=None)
+    assert eager.passed and "side_stream_inconclusive" not in eager.metrics
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_poison_exposes_unwritten_tiles():
     item = instance(*ODD_MM)
     outcome = run_item(
