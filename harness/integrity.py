@@ -443,13 +443,16 @@ def _equal_bytes(raw: torch.Tensor, before: torch.Tensor) -> bool:
 
 @dataclass(frozen=True)
 class SideStreamAnswer:
-    """What `side_stream_call` read: the results as copied on the side stream, and whether that
-    copy finished while the default stream still slept (`in_time`). Only then does a right
-    answer show that nothing the call left to the default stream wrote it; a wrong one is wrong
-    whenever it was read."""
+    """What `side_stream_call` read: the results as copied on the side stream, whether that copy
+    finished while the default stream still slept (`in_time`: then a right answer shows that
+    nothing the call left to the default stream wrote it; a wrong one is wrong whenever it was
+    read), and whether the call had returned and the copy was queued while it still slept
+    (`queued_asleep`: a copy queued then that finished after the wake was kept waiting, by
+    the side stream's own work or by a wait for the default stream's)."""
 
     value: Any
     in_time: bool
+    queued_asleep: bool
     slept_cycles: int
 
 
@@ -480,9 +483,10 @@ def side_stream_call(
         result = call()
         copied = _map_tensors(result, lambda t: t.clone())
         copied_at.record(side)
+    queued_asleep = not woke.query()
     side.synchronize()
     torch.cuda.synchronize()
-    return SideStreamAnswer(copied, copied_at.elapsed_time(woke) > 0, cycles)
+    return SideStreamAnswer(copied, copied_at.elapsed_time(woke) > 0, queued_asleep, cycles)
 
 
 def _map_tensors(value: Any, fn: Callable[[torch.Tensor], Any]) -> Any:

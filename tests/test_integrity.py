@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import planted_backends
 import pytest
@@ -26,6 +27,7 @@ import torch
 from gemmconf import drawing, inputs, integrity, isolation, program
 from gemmconf.backends import RunOptions, resolve
 from gemmconf.backends.eager import EagerBackend
+from gemmconf.checks.side_stream import SideStream
 from gemmconf.isolation import forkserver
 from gemmconf.isolation.parent import worker_environment
 from gemmconf.outcome import (
@@ -439,6 +441,61 @@ def test_a_call_that_waits_for_the_whole_device_passes_and_the_check_says_it_cou
     assert any("could not tell whether the default stream" in n for n in outcome.notes)
     eager = run_item(item, EagerBackend(), seed=0, device="cuda", target=None)
     assert eager.passed and "side_stream_inconclusive" not in eager.metrics
+
+
+class _SideStreamItem:
+    """What the side-stream check reads of an item, with a right first answer."""
+
+    def __init__(self):
+        self.first_draw = SimpleNamespace(actual=torch.ones(3), inputs=None, expected=None)
+        self.poison = False
+        self.stage = ""
+        self.calls = 0
+
+    def first_call(self):
+        return lambda: None
+
+    def backend_call(self, stage, call):
+        self.calls += 1
+        return call()
+
+    def judge_one(self, draw):
+        return SimpleNamespace(passed=bool(torch.equal(draw.actual, torch.ones(3))))
+
+
+@pytest.mark.parametrize(
+    ("answers", "calls", "found"),
+    [
+        ([(1, True, True)], 1, {}),  # read in time: right
+        ([(1, False, False)] * 2 + [(1, True, True)], 3, {}),  # late twice, then in time
+        ([(0, False, False)], 1, "mismatch"),  # wrong whenever it was read
+        ([(1, False, True)] * 6, 6, {"side_stream_copy_waited": 1}),
+        ([(1, False, False)] * 6, 6, {"side_stream_inconclusive": 1}),
+    ],
+)
+def test_the_side_stream_check_trusts_only_a_copy_read_before_the_default_stream_woke(
+    monkeypatch, answers, calls, found
+):
+    """A right answer read after the default stream woke proves nothing: the call is made again
+    under a doubled sleep; a wrong one fails at once; six late reads pass, with a note where the
+    copy was queued after the wake (nothing can be told)."""
+    slept = []
+
+    def answer(call, sizes, cycles):
+        value, in_time, asleep = answers[len(slept)]
+        slept.append(cycles)
+        return integrity.SideStreamAnswer(torch.full((3,), float(value)), in_time, asleep, cycles)
+
+    monkeypatch.setattr(integrity, "side_stream_call", answer)
+    item = _SideStreamItem()
+    findings = SideStream().run(item)
+    assert item.calls == calls
+    assert slept == [integrity.SIDE_STREAM_SLEEP_CYCLES * 2**i for i in range(calls)]
+    if found == "mismatch":
+        assert isinstance(findings.problems[0], StreamMismatch)
+        return
+    assert not findings.problems and dict(findings.metrics) == found
+    assert bool(findings.notes) == ("side_stream_inconclusive" in found)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
