@@ -457,15 +457,20 @@ class SideStreamAnswer:
 
 
 def side_stream_call(
-    call: Callable[[], Any], sizes: Sequence[int] = (), cycles: int = SIDE_STREAM_SLEEP_CYCLES
+    call: Callable[[], Any],
+    sizes: Sequence[int] = (),
+    cycles: int = SIDE_STREAM_SLEEP_CYCLES,
+    *,
+    again: bool = False,
 ) -> SideStreamAnswer:
     """`call()` on a fresh CUDA stream while the default stream sleeps `cycles`; the results are
     copied on that stream and read once it (alone) finished, as a caller that uses streams
-    would. Blocks of the outputs' `sizes` are poisoned on both streams first: an output the call
-    leaves to the default stream is read as the poison, not as whatever an earlier call left in
-    its block, which can be this very answer (an H200, 2026-11-30: a planted default-stream
-    backend passed this way on a side stream from the pool; 2026-12-01: it passed on a call
-    made again, in the default stream's block of the call before).
+    would. Blocks of the outputs' `sizes` are poisoned on that stream first, and on the default
+    stream too when the call is made `again`: an output the call leaves to the default stream
+    is read as the poison, not as whatever an earlier call left in its block, which can be this
+    very answer (an H200, 2026-11-30: a planted default-stream backend passed this way on a side
+    stream from the pool; 2026-12-01: it passed on a call made again, in the default stream's
+    block of the call before).
 
     Whatever the call put on the default stream runs after the sleep, so a copy that finished
     before the sleep ended (CUDA events on both streams: `in_time`) read the answer of the side
@@ -473,8 +478,9 @@ def side_stream_call(
     default = torch.cuda.current_stream()
     side = torch.cuda.Stream()
     side.wait_stream(default)  # the inputs are ready
-    with Poison("cuda", sizes):  # the default stream's blocks (the side stream's: below)
-        pass
+    if again:  # the default stream's blocks (the side stream's: below)
+        with Poison("cuda", sizes):
+            pass
     torch.cuda._sleep(cycles)  # the default stream is busy a while
     woke = torch.cuda.Event(enable_timing=True)
     woke.record(default)  # what the call puts on the default stream runs after this

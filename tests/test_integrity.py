@@ -481,7 +481,8 @@ def test_the_side_stream_check_trusts_only_a_copy_read_before_the_default_stream
     copy was queued after the wake (nothing can be told)."""
     slept = []
 
-    def answer(call, sizes, cycles):
+    def answer(call, sizes, cycles, *, again):
+        assert again == bool(slept)  # the default stream's blocks poisoned on a call made again
         value, in_time, asleep = answers[len(slept)]
         slept.append(cycles)
         return integrity.SideStreamAnswer(torch.full((3,), float(value)), in_time, asleep, cycles)

@@ -27,11 +27,11 @@ class SideStream:
         first, call = item.first_draw, item.first_call()
         sizes = integrity.nbytes_of(first.actual) if item.poison else ()
         cycles = integrity.SIDE_STREAM_SLEEP_CYCLES
-        for _ in range(ATTEMPTS):
+        for attempt in range(ATTEMPTS):
             item.stage = "calling on a side stream"
             answer = item.backend_call(
                 "the call on a non-default CUDA stream",
-                lambda c=cycles: integrity.side_stream_call(call, sizes, c),
+                lambda c=cycles, a=attempt > 0: integrity.side_stream_call(call, sizes, c, again=a),
             )
             item.stage = "comparing the side stream's answer"
             first_tensors = integrity.tensors_of(first.actual)
