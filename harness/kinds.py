@@ -23,6 +23,8 @@ OUT_OF_MEMORY = "out of memory"
 INPUTS_MODIFIED = "inputs modified"  # the call wrote into its inputs
 # a result the backend returned changed when it was called again (a reused output buffer)
 OVERWRITTEN = "overwritten result"
+# a result shares memory with an input that is not an out= target (eager's are their own)
+ALIASED_OUTPUT = "aliased output"
 NONDETERMINISTIC = "nondeterministic"  # `deterministic: true`: two calls differ
 BATCH_VARIANT = "not batch-invariant"  # `batch_invariant: true`: a row depends on M
 MISSING_HARDWARE = "missing hardware"  # --require-hardware named a class this machine lacks
@@ -37,6 +39,7 @@ KINDS = (
     NO_ERROR,
     INPUTS_MODIFIED,
     OVERWRITTEN,
+    ALIASED_OUTPUT,
     NONDETERMINISTIC,
     BATCH_VARIANT,
     RECOMPILES,

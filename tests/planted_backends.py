@@ -322,6 +322,18 @@ def _synchronizing(func, args, kwargs):
     return out
 
 
+def _returns_its_bias(func, args, kwargs):
+    """With alpha=0 and beta=1, addmm/baddbmm's answer is C: return C itself (as TVM's relax
+    backend did, 2026-12-01), right values in memory the caller owns as an input."""
+    if func not in (torch.addmm, torch.baddbmm) or kwargs.get("alpha", 1) != 0:
+        return NotImplemented
+    c, a, b = args
+    out_shape = (*a.shape[:-1], b.shape[-1])
+    if kwargs.get("beta", 1) != 1 or tuple(c.shape) != out_shape:
+        return NotImplemented
+    return c
+
+
 def _column_major_output(func, args, kwargs):
     """Right values, returned column-major where eager returns row-major."""
     if func not in (torch.mm, torch.addmm, torch.bmm, torch.baddbmm):
@@ -838,6 +850,7 @@ raises_its_own_runtime_error = PlantedBackend("own-runtime-error", _raise_own_ru
 raises_on_gemm = PlantedBackend("raises-on-gemm", _raise_on_gemm)
 caches_results = PlantedBackend("caches-results", _ResultCache())
 shares_output_buffer = PlantedBackend("shares-output-buffer", _SharedOutput())
+returns_its_bias = PlantedBackend("returns-its-bias", _returns_its_bias)
 writes_into_bias = PlantedBackend("writes-into-bias", _bias_in_place)
 unwritten_edge_tiles = PlantedBackend("unwritten-edge-tiles", _unwritten_edge_tiles)
 column_major_output = PlantedBackend("column-major-output", _column_major_output)
@@ -914,6 +927,7 @@ ALL = {
     "raises_its_own_runtime_error": raises_its_own_runtime_error,
     "caches_results": caches_results,
     "shares_output_buffer": shares_output_buffer,
+    "returns_its_bias": returns_its_bias,
     "writes_into_bias": writes_into_bias,
     "unwritten_edge_tiles": unwritten_edge_tiles,
     "column_major_output": column_major_output,

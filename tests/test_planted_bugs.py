@@ -177,6 +177,15 @@ CAUGHT = {
         lambda i: "zero" not in i,
         "overwritten result",
     ),
+    "returns_its_bias": Case(
+        ("dense/bias.yaml",),
+        frozenset(
+            {"dense_bias/addmm[bias_MN-a0_b1-fp32]", "dense_bias/baddbmm[bias_BMN-a0_b1-bf16]"}
+        ),
+        lambda i: "a0_b1" in i and ("bias_MN" in i or "bias_BMN" in i),
+        "aliased output",
+        select=lambda i: "a0_b1" in i and ("-fp32]" in i or "-bf16]" in i),
+    ),
     "writes_into_bias": Case(
         FIRST,
         frozenset({"first/addmm[fp32-bias_MN-plain]", "first/addmm[bf16-bias_MN-beta0]"}),

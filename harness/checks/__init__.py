@@ -5,6 +5,7 @@ one entry in `CHECKS` at the place its order needs (docs/adding-a-check.md)."""
 
 from __future__ import annotations
 
+from gemmconf.checks.aliasing import OutputsOwnMemory
 from gemmconf.checks.base import NOTHING, Check, Findings
 from gemmconf.checks.batch_invariance import BatchInvariant
 from gemmconf.checks.code import CodeChecks, applicable_checks
@@ -21,7 +22,14 @@ from gemmconf.checks.side_stream import SideStream
 from gemmconf.checks.values import Values
 
 # ComputedBy last: its profiler records the call alone, not the other guards' work around it
-CALL_GUARDS = (InputsUntouched(), OutputsWritten(), TargetsWritten(), ResultsKept(), ComputedBy())
+CALL_GUARDS = (
+    InputsUntouched(),
+    OutputsWritten(),
+    TargetsWritten(),
+    OutputsOwnMemory(),
+    ResultsKept(),
+    ComputedBy(),
+)
 
 # In order: a check may read what the checks before it found (the fresh-draw checks skip
 # unwritten outputs; the notes read the numeric failure). FreshDrawBitwise releases eager's
