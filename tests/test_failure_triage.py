@@ -150,6 +150,20 @@ def test_a_signature_leaves_out_what_differs_between_items_of_one_cause():
         legacy.replace("torch.HalfTensor", "torch.cuda.DoubleTensor")
     )
     assert "Tensor-likes" in signature("Tensor-likes are not close!")  # words that merely end so
+    # the arguments of a call a compiler quotes from its IR (a TVM trial, 2026-12-01: 5 groups)
+    quoted = (
+        "Backend raised during the call: TypeError: Binary operators must have the same datatype "
+        "for both operands. However, R.add(lv1, inp_2) uses datatype T.float32 on the LHS (Type "
+        'of R.Tensor((1, 1), dtype="float32")), and datatype T.bfloat16 on the RHS'
+    )
+    assert signature(quoted) == signature(
+        quoted.replace("lv1, inp_2", "inp_0, lv").replace("(1, 1)", "(127, 65)")
+    )
+    assert signature(quoted) != signature(quoted.replace("R.add", "R.multiply"))
+    assert signature("f(a) then g(b") == "f(…) then g(…)"  # an argument list cut off ends it
+    assert signature("mm(): argument 'input' must be Tensor") == (
+        "mm(): argument 'input' must be Tensor"  # no arguments: nothing to take out
+    )
 
 
 def test_a_group_title_names_the_error_not_the_shape_set_it_met():

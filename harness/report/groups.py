@@ -55,6 +55,7 @@ _SIGNATURE_RULES = (
     (re.compile(r"\((?:\s*[A-Z][A-Za-z0-9_]*=#)+\s*\)"), "(#)"),
     (re.compile(r"\s+"), " "),
 )
+_CALL = re.compile(r"\b[A-Za-z_][\w.]*\((?!\))")  # a name and "(" with arguments after it
 # where in an item a failure happened: " on shape set 0 (M=4 N=4 K=4)" (gemmconf.outcome's stages)
 _WHERE = re.compile(r" on shape set \d+ \([^)]*\)")
 SIGNATURE_CHARS = 160  # of a reason's first line: past it, messages differ in detail only
@@ -142,11 +143,32 @@ class FailureGroup:
 
 
 def signature(reason: str | None) -> str:
-    """A reason's first line with numbers, shapes, addresses and dtype names taken out."""
+    """A reason's first line with numbers, shapes, addresses, dtype names and the arguments of
+    the calls it quotes taken out."""
     text = (reason or "").strip().splitlines()[0] if (reason or "").strip() else ""
     for pattern, replacement in _SIGNATURE_RULES:
         text = pattern.sub(replacement, text)
-    return text.strip()[:SIGNATURE_CHARS]
+    return _without_call_arguments(text).strip()[:SIGNATURE_CHARS]
+
+
+def _without_call_arguments(text: str) -> str:
+    """`R.add(lv1, inp_2)` and `R.Tensor((#), dtype="T")` as `R.add(…)` and `R.Tensor(…)`: a
+    compiler that quotes its IR names the values of each program apart (a TVM trial, 2026-12-01:
+    one cause in five groups by `lv`, `lv1` and `inp_2`). A call is a name right before "(";
+    its arguments end at the matching ")" (or the end of the line)."""
+    out, index = [], 0
+    for call in _CALL.finditer(text):
+        if call.start() < index:
+            continue  # inside arguments already taken out
+        depth, end = 0, len(text)
+        for position in range(call.end() - 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[position], 0)
+            if depth == 0:
+                end = position + 1
+                break
+        out.append(text[index : call.end()] + "…)")
+        index = end
+    return "".join(out) + text[index:]
 
 
 def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[FailureGroup]:
