@@ -139,6 +139,8 @@ class ItemRun:
         self.shape_index = 0  # the shape set being called (names unwritten outputs)
         self.draws: list[list[Draw]] = []  # per shape set: its draws, the first call's first
         self.backend_inputs: list[inputs.Inputs] = []  # per shape set: the first call's inputs
+        # the inputs eager's result for the next call (`call`'s `like`) was computed from
+        self.eager_inputs: inputs.Inputs | None = None
         # what a check or call guard keeps across the item's calls, under its own key
         self.stash: dict[Any, Any] = {}
         # set once the backend was found to overwrite a result it returned (gemmconf.checks.
@@ -218,6 +220,7 @@ class ItemRun:
         inputs untouched, outputs written); `like` is eager's result (the sizes to poison, the
         pattern to look for)."""
         watches = [guard.watch(self, tensors, like) for guard in self.guards]
+        self.eager_inputs = None  # read by the guards: held no longer than this
         with ExitStack() as stack:
             for watch in watches:
                 stack.enter_context(watch)
@@ -260,7 +263,7 @@ class ItemRun:
         expected, error = self.eager(eager_inputs)
         if error is not None:
             raise SuiteBug(self.contradiction("return a result", error, eager_inputs))
-        self.shape_index = index
+        self.shape_index, self.eager_inputs = index, eager_inputs
         progress.report("call")
         actual, problems = self.call(
             f"the call on shape set {index} ({'confirmation ' if confirming else ''}draw "

@@ -159,7 +159,7 @@ def _first_calls(
     for index, item_inputs in enumerate(backend_inputs):
         if index:
             progress.report("call")
-        item.shape_index = index
+        item.shape_index, item.eager_inputs = index, first[index]
         actual, problems = item.call(
             f"the call on shape set {index} ({shape(item_inputs)})",
             item_inputs.tensors,

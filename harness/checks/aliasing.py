@@ -1,6 +1,7 @@
-"""A call guard: no result shares memory with an input the op does not write (`out=` targets
-are the op's to return). Eager's GEMMs return tensors of their own, so a caller that writes into
-a result must not change its inputs.
+"""A call guard: a result shares memory with an input only where eager's result shares it with
+the same input (an `out=` target eager returns; the gradient of a bias that autograd hands back
+as the incoming gradient itself). Elsewhere eager's results are tensors of their own, and a
+caller that writes into one must not change its inputs.
 
 Found by an outside trial (reports/published/2026-12-01-dev-cpu-tvm-trial): TVM's relax backend
 returned the input C itself for `addmm` with alpha=0 and beta=1. Its values were right, so the
@@ -38,23 +39,21 @@ class AliasedOutput:
 
 
 class OutputsOwnMemory:
-    """Every result tensor's storage is its own, or that of an `out=` target."""
+    """Every result tensor's storage is its own, or an input's where eager's result at the same
+    place shares that input's."""
 
     name = "outputs own their memory"
 
     def watch(self, item: ItemRun, tensors: Sequence[Any], like: Any) -> _AliasWatch:
-        writes = item.instance.spec.writes
-        inputs = [
-            (name, storage)
-            for name, tensor in zip(item.names(), tensors, strict=True)
-            if name not in writes and (storage := _storage(tensor)) is not None
-        ]
-        return _AliasWatch(item, inputs)
+        return _AliasWatch(item, list(zip(item.names(), tensors, strict=True)), like)
 
 
 class _AliasWatch:
-    def __init__(self, item: ItemRun, inputs: list[tuple[str, int]]):
-        self.item, self.inputs = item, inputs
+    def __init__(self, item: ItemRun, inputs: list[tuple[str, Any]], like: Any):
+        self.item, self.inputs, self.like = item, inputs, like
+        eager = item.eager_inputs
+        named = list(zip(eager.names, eager.tensors, strict=True)) if eager else []
+        self.eager = shared(like, named)  # where eager's own result shares an input's memory
 
     def __enter__(self) -> _AliasWatch:
         return self
@@ -63,15 +62,22 @@ class _AliasWatch:
         return None
 
     def problems(self, actual: Any) -> list[Problem]:
-        found: list[Problem] = []
-        leaves = [(p, t) for p, t in integrity.leaves(actual) if isinstance(t, torch.Tensor)]
-        for path, tensor in leaves:
-            storage = _storage(tensor)
-            for name, shared in self.inputs:
-                if storage is not None and storage == shared:
-                    output = f"the result{path}" if path else "the result"
-                    found.append(AliasedOutput(output, name, self.item.shape_index))
-        return found
+        index = self.item.shape_index
+        return [
+            AliasedOutput(f"the result{path}" if path else "the result", name, index)
+            for path, name in sorted(shared(actual, self.inputs) - self.eager)
+        ]
+
+
+def shared(value: Any, inputs: list[tuple[str, Any]]) -> set[tuple[str, str]]:
+    """(path of a result tensor in `value`, name of an input) for each result tensor that shares
+    its storage with that input."""
+    storages = [(name, s) for name, tensor in inputs if (s := _storage(tensor)) is not None]
+    found = set()
+    for path, leaf in integrity.leaves(value):
+        storage = _storage(leaf)
+        found |= {(path, name) for name, s in storages if storage is not None and s == storage}
+    return found
 
 
 def _storage(value: Any) -> int | None:
