@@ -376,8 +376,9 @@ class Crash:
             return (
                 f"{summary}: the worker process running this item {text}. The run goes on in a "
                 "fresh worker. What the worker printed (for a fatal signal, faulthandler's Python "
-                "stack) is in this item's captured stderr and in these details; --no-isolate "
-                "runs the item in-process, for a debugger."
+                "stack, or what a crash handler the backend installed printed instead) is in this "
+                "item's captured stderr and in these details; --no-isolate runs the item "
+                "in-process, for a debugger."
             )
         return f"crashed during {self.stage}"
 
