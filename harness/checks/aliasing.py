@@ -50,7 +50,7 @@ class OutputsOwnMemory:
 
 class _AliasWatch:
     def __init__(self, item: ItemRun, inputs: list[tuple[str, Any]], like: Any):
-        self.item, self.inputs, self.like = item, inputs, like
+        self.item, self.inputs = item, inputs
         eager = item.eager_inputs
         named = list(zip(eager.names, eager.tensors, strict=True)) if eager else []
         self.eager = shared(like, named)  # where eager's own result shares an input's memory

@@ -26,6 +26,7 @@ class SideStream:
     def run(self, item: ItemRun) -> Findings:
         first, call = item.first_draw, item.first_call()
         sizes = integrity.nbytes_of(first.actual) if item.poison else ()
+        first_tensors = integrity.tensors_of(first.actual)
         cycles = integrity.SIDE_STREAM_SLEEP_CYCLES
         for attempt in range(ATTEMPTS):
             item.stage = "calling on a side stream"
@@ -34,7 +35,6 @@ class SideStream:
                 lambda c=cycles, a=attempt > 0: integrity.side_stream_call(call, sizes, c, again=a),
             )
             item.stage = "comparing the side stream's answer"
-            first_tensors = integrity.tensors_of(first.actual)
             if not bitwise_equal(first_tensors, integrity.tensors_of(answer.value)):
                 item.stage = "judging the side stream's answer"
                 verdict = item.judge_one(Draw(first.inputs, first.expected, answer.value))
