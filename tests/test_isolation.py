@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -23,7 +22,7 @@ import torch
 
 from gemmconf import isolation
 from gemmconf.backends import RunOptions
-from gemmconf.isolation import timeouts, worker
+from gemmconf.isolation import timeouts
 from gemmconf.outcome import ItemOutcome, render
 from gemmconf.plugin.recording import leak_warnings
 from gemmconf.record import PRINTED_NOTE, typed
@@ -253,46 +252,6 @@ def test_bad_item_timeout_is_a_usage_error(suite, value, words):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{words}*"])
     assert not (suite.path / "reports" / "results.json").exists()
-
-
-def test_a_bad_gpu_wait_is_a_usage_error_on_any_machine(suite, monkeypatch):
-    monkeypatch.setenv(worker.GPU_WAIT_ENV, "sleepy")
-    result = suite.runpytest("suites", "--backend", "eager")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*GEMMCONF_GPU_WAIT='sleepy': expected one of auto, spin, *"])
-    assert not (suite.path / "reports" / "results.json").exists()
-
-
-_FLAGS_AFTER = """
-import ctypes, sys, torch
-from gemmconf.isolation.worker import schedule_gpu_waits
-assert schedule_gpu_waits(sys.argv[1])
-x = torch.ones(64, 64, device="cuda")
-assert (x @ x).sum().item() == 64 ** 3  # the context works, and made with the flag
-driver, device = ctypes.CDLL("libcuda.so.1"), ctypes.c_int()
-flags, active = ctypes.c_uint(), ctypes.c_int()
-assert driver.cuDeviceGet(ctypes.byref(device), 0) == 0
-assert driver.cuDevicePrimaryCtxGetState(device, ctypes.byref(flags), ctypes.byref(active)) == 0
-print(flags.value & 7, active.value)
-"""
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("wait", ["blocking", "yield", "spin"])
-def test_a_worker_s_gpu_waits_are_set_on_the_context_torch_then_uses(wait):
-    done = subprocess.run(
-        [sys.executable, "-c", _FLAGS_AFTER, wait], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [str(worker.GPU_WAITS[wait]), "1"]
-
-
-def test_without_a_gpu_driver_the_gpu_waits_are_left_alone(monkeypatch):
-    def missing(name):
-        raise OSError(f"{name}: cannot open shared object file")
-
-    monkeypatch.setattr(worker.ctypes, "CDLL", missing)
-    assert worker.schedule_gpu_waits("blocking") is False
 
 
 # --- units --------------------------------------------------------------------------------------

@@ -435,11 +435,8 @@ class IsolatedRunner(_Scheduling):
         measured_host: Mapping[str, int] | None = None,
         timing: bool = False,
         warm_cuda: bool = False,
-        gpu_wait: str | None = None,
     ):
-        self.config = WorkerConfig(
-            dict(specs), options, leak_threshold, warm_cuda=warm_cuda, gpu_wait=gpu_wait
-        )
+        self.config = WorkerConfig(dict(specs), options, leak_threshold, warm_cuda=warm_cuda)
         self.timing = timing  # the workers time calls (--benchmark): `worker_environment`
         self.timeouts = timeouts or TimeoutPolicy()
         self.budget = budget

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import faulthandler
 import os
 import signal
@@ -48,8 +47,6 @@ class WorkerConfig:
     leak_threshold: int = LEAK_THRESHOLD_BYTES
     # the run's items are on a CUDA GPU: create the context while no item waits (`warm_cuda`)
     warm_cuda: bool = False
-    # how the worker's threads wait for the GPU (`schedule_gpu_waits`); None: the driver's way
-    gpu_wait: str | None = None
 
 
 def worker_main(conn: Connection) -> None:
@@ -65,8 +62,6 @@ def worker_main(conn: Connection) -> None:
         conn.send(Reply("start_failed", message=traceback.format_exc()))
         return
     conn.send(Reply("ready", pid=os.getpid()))
-    if config.gpu_wait is not None:
-        schedule_gpu_waits(config.gpu_wait)
     if config.warm_cuda:
         warm_cuda()
     leaks = LeakCheck(config.leak_threshold)
@@ -92,48 +87,6 @@ def worker_main(conn: Connection) -> None:
             )
         if reply.restart:
             return
-
-
-# How a worker's thread waits for its GPU (the driver's context scheduling flags). The driver's
-# default ("auto") spins while a process has no more contexts than the host has cores: with
-# one worker per host core, every worker waiting for the GPU that all of them share kept a core
-# busy doing nothing.
-GPU_WAIT_ENV = "GEMMCONF_GPU_WAIT"
-GPU_WAITS = {"auto": 0, "spin": 1, "yield": 2, "blocking": 4}
-DEFAULT_GPU_WAIT = "auto"
-_SCHEDULE_MASK = 0x7  # CU_CTX_SCHED_MASK
-
-
-def gpu_wait_setting() -> str:
-    """The run's way of waiting for the GPU: `GEMMCONF_GPU_WAIT`, else the default."""
-    wait = os.environ.get(GPU_WAIT_ENV, DEFAULT_GPU_WAIT)
-    if wait not in GPU_WAITS:
-        raise ValueError(f"{GPU_WAIT_ENV}={wait!r}: expected one of {', '.join(GPU_WAITS)}")
-    return wait
-
-
-def schedule_gpu_waits(wait: str) -> bool:
-    """Set how this process's threads wait for each visible GPU (`GPU_WAITS`), before its CUDA
-    context is made: on the primary context, which the CUDA runtime (torch) and Triton share.
-    Through the driver library itself, so nothing is imported; the context's other flags are
-    kept. False where there is no driver or it refused (the driver's default stays)."""
-    try:
-        driver = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    count, device, flags, active = ctypes.c_int(), ctypes.c_int(), ctypes.c_uint(), ctypes.c_int()
-    if driver.cuInit(0) or driver.cuDeviceGetCount(ctypes.byref(count)):
-        return False
-    done = True
-    for ordinal in range(count.value):
-        if driver.cuDeviceGet(ctypes.byref(device), ordinal) or driver.cuDevicePrimaryCtxGetState(
-            device, ctypes.byref(flags), ctypes.byref(active)
-        ):
-            done = False
-            continue
-        wanted = (flags.value & ~_SCHEDULE_MASK) | GPU_WAITS[wait]
-        done &= driver.cuDevicePrimaryCtxSetFlags_v2(device, wanted) == 0
-    return done
 
 
 def warm_cuda() -> None:

@@ -22,7 +22,6 @@ from gemmconf.isolation.timeouts import (
     FIRST_RESULT_S,
     parse_first_result,
 )
-from gemmconf.isolation.worker import gpu_wait_setting
 from gemmconf.plugin import facts, options
 from gemmconf.record import Record, typed
 
@@ -138,10 +137,6 @@ class Isolation:
         self.timeouts = parse_timeouts(config)
         self.budget = parse_budget(options.get(config, "gpu_memory_budget"))
         self.confirm = parse_confirm(options.get(config, "confirm_failures"))
-        try:
-            self.gpu_wait = gpu_wait_setting()  # GEMMCONF_GPU_WAIT, checked wherever it is set
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
         self.records: list[dict[str, Any]] = []  # the run's, once its results are written
         self._runner: isolation.IsolatedRunner | isolation.InProcessRunner | None = None
 
@@ -262,9 +257,6 @@ def make_runner(
             measured=measured,
             measured_host=measured_host,
         )
-    timing = state.config.stash.get(facts.BENCHMARK, None) is not None
-    # how a worker waits for its GPU; a benchmark's timings keep the driver's way
-    gpu_wait = state.gpu_wait if machine.device == "cuda" and not timing else None
     env: dict[str, str] = {}
     if machine.device == "cuda" and shared is not None:
         env[memory.SHARED_ENV] = str(shared)
@@ -280,9 +272,8 @@ def make_runner(
         worker_env=env,
         measured=measured,
         measured_host=measured_host,
-        timing=timing,
+        timing=state.config.stash.get(facts.BENCHMARK, None) is not None,
         warm_cuda=machine.device == "cuda",
-        gpu_wait=gpu_wait,
     )
 
 
