@@ -65,6 +65,8 @@ TRACEBACK_FRAMES = 6  # of a backend's exception in the details (a harness fault
 # torch._dynamo's wrappers of an error raised while it traced, before any backend ran:
 # TorchRuntimeError (a node run on fake tensors failed), InternalTorchDynamoError (dynamo's own)
 TRACING_WRAPPERS = ("TorchRuntimeError", "InternalTorchDynamoError")
+# dynamo's wrapper of an error the backend's compiler raised, handed the graph (the first call)
+COMPILER_WRAPPERS = ("BackendCompilerFailed",)
 
 
 def unwrap(error: BaseException) -> tuple[BaseException, tuple[str, ...]]:
@@ -161,6 +163,15 @@ class Raised:
         tensors: a meta function, a decomposition; or dynamo itself), before handing the
         backend the graph: a wrapper of `TRACING_WRAPPERS` around it."""
         return any(w.rsplit(".", 1)[-1] in TRACING_WRAPPERS for w in self.wrappers)
+
+    @property
+    def while_compiling(self) -> bool:
+        """The backend's compiler raised it, given the graph dynamo captured (inside a call of
+        the compiled function, but before anything of the backend's ran): a wrapper of
+        `COMPILER_WRAPPERS` around it, and not raised while dynamo traced."""
+        return not self.while_tracing and any(
+            w.rsplit(".", 1)[-1] in COMPILER_WRAPPERS for w in self.wrappers
+        )
 
     @property
     def first_line(self) -> str:
@@ -459,13 +470,8 @@ class Unsupported:
         if self.reason is not None:
             return f"unsupported by {self.backend or 'the backend'}: {self.reason}"
         assert self.raised is not None
-        if self.raised.while_tracing:
-            head = f"Unsupported: {_who_raised(self.raised, self.stage)}"
-            return f"{head}: {self.raised.short()}\n{_raised_text(self.raised)}"
-        return (
-            f"Unsupported: the backend raised {self.raised.short()} during {self.stage}\n"
-            f"{_raised_text(self.raised)}"
-        )
+        head = f"Unsupported: {_who_raised(self.raised, self.stage, capital=False)}"
+        return f"{head}: {self.raised.short()}\n{_raised_text(self.raised)}"
 
 
 @dataclass(frozen=True)
@@ -848,13 +854,18 @@ def _raised_text(raised: Raised) -> str:
     return (unwrapped + raised.traceback).rstrip()
 
 
-def _who_raised(raised: Raised, stage: str) -> str:
-    """Whose code raised, for a failure's first line: the backend's, or torch.compile's while
-    dynamo traced the program, before the backend was handed a graph of it (the backend's
-    compiler never saw the op that failed; a meta function or dynamo itself did)."""
+def _who_raised(raised: Raised, stage: str, *, capital: bool = True) -> str:
+    """Whose code raised and when, for a failure's first line: torch.compile's while dynamo
+    traced the program, before the backend was handed a graph of it (the backend's compiler
+    never saw the op that failed; a meta function or dynamo itself did); the backend's compiler,
+    handed the graph in the first call; else the backend, during `stage`. (The repro's
+    `raised_line` says the same words.)"""
     if raised.while_tracing:
         return (
             f"torch.compile raised while dynamo traced the program, before the backend was "
             f"handed its graph ({stage})"
         )
-    return f"Backend raised during {stage}"
+    backend = "Backend" if capital else "the backend"
+    if raised.while_compiling:
+        return f"{backend} raised while compiling its graph, in {stage}"
+    return f"{backend} raised during {stage}"

@@ -297,9 +297,12 @@ def raised_line(stage, error):
             f"handed its graph ({stage})"
         )
         return f"Unsupported: {head}: {what}" if unsupported else f"{head}: {what}"
+    when = f"during {stage}"
+    if "BackendCompilerFailed" in wrappers:  # the backend's compiler, handed the graph
+        when = f"while compiling its graph, in {stage}"
     if unsupported:
-        return f"Unsupported: the backend raised {what} during {stage}"
-    return f"Backend raised during {stage}: {what}"
+        return f"Unsupported: the backend raised {when}: {what}"
+    return f"Backend raised {when}: {what}"
 
 
 def set_dynamo_config():

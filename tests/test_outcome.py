@@ -27,6 +27,7 @@ from gemmconf.outcome import (
     ItemOutcome,
     NotACompiled,
     Raised,
+    Unsupported,
     WrongError,
     render,
     unwrap,
@@ -516,9 +517,20 @@ def test_a_failure_while_dynamo_traced_is_not_laid_at_the_backend_s_door():
     compiled = Raised(
         "RuntimeError", "x", "", wrappers=("torch._dynamo.exc.BackendCompilerFailed",)
     )
-    assert not compiled.while_tracing
+    assert not compiled.while_tracing and compiled.while_compiling
     own = render(ItemOutcome(problems=(Crash(stage, compiled),))).reason
-    assert own.startswith(f"Backend raised during {stage}: RuntimeError: x")
+    # a TVM trial (2026-12-01) read "during the call" as a runtime failure: it was the compiler
+    assert own.startswith(f"Backend raised while compiling its graph, in {stage}: RuntimeError: x")
+    ran = Raised("RuntimeError", "x", "")
+    assert not ran.while_compiling
+    assert render(ItemOutcome(problems=(Crash(stage, ran),))).reason.startswith(
+        f"Backend raised during {stage}: RuntimeError: x"
+    )
+    # a refusal: the stage before the backend's words, not appended to them
+    refused = Raised("NotImplementedError", "input_type float8 is not handled yet", "")
+    assert render(ItemOutcome(problems=(Unsupported(stage, refused),))).reason.startswith(
+        f"Unsupported: the backend raised during {stage}: NotImplementedError: input_type"
+    )
 
     (item,) = api.instances(["grouped/not_bf16[fp16]"])
     verdict = api.run(item, resolve("reference"))

@@ -75,6 +75,7 @@ def test_a_dynamo_backend_s_compile_error_is_named_inside_torch_compile_s_wrappe
     item, spec = "first/mm[fp32-64x64x64-nn]", f"dynamo:{RAISING_COMPILER}"
     reason = run_reason(item, resolve(spec))
     assert reason.endswith("ValueError: planted: this compiler takes no graph")
+    assert reason.startswith("Backend raised while compiling its graph, in the call on shape set")
     status, lines = repro(item, spec, capsys)
     assert status == 1 and lines[0] == f"  {reason}"
     assert lines[1].endswith("the backend raised ValueError (its traceback follows)")

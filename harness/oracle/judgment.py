@@ -239,7 +239,8 @@ def _verdict_of(checks: tuple[Check, ...], path: tuple[Any, ...], numel: int = 0
 def _attribute_check(name: str, actual: Any, expected: Any, path: tuple[Any, ...]) -> Check:
     if actual == expected:
         return Check(name, True, "", path)
-    message = f"The values for attribute '{name}' do not match: {actual} != {expected}."
+    # which side is which, in words (a TVM trial read "torch.float32 != torch.bfloat16" twice)
+    message = f"The output's {name} is {actual}, where eager's is {expected}."
     return Check(name, False, message, path)
 
 
