@@ -134,6 +134,18 @@ def leaves(value: Any) -> Iterator[tuple[str, Any]]:
         yield "", value
 
 
+def storage_start(value: Any) -> int | None:
+    """Where a tensor's storage begins, or None where it has none to share: no tensor, an empty
+    storage (every empty one may begin at 0), or a tensor without storage (a subclass)."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        storage = value.untyped_storage()
+        return storage.data_ptr() if storage.nbytes() else None
+    except (RuntimeError, NotImplementedError):
+        return None
+
+
 def tensors_of(value: Any) -> list[torch.Tensor]:
     return [leaf for _, leaf in leaves(value) if isinstance(leaf, torch.Tensor)]
 

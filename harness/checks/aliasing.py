@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from gemmconf import integrity, kinds
 from gemmconf.item import ItemRun
 from gemmconf.outcome import Problem
@@ -72,21 +70,10 @@ class _AliasWatch:
 def shared(value: Any, inputs: list[tuple[str, Any]]) -> set[tuple[str, str]]:
     """(path of a result tensor in `value`, name of an input) for each result tensor that shares
     its storage with that input."""
-    storages = [(name, s) for name, tensor in inputs if (s := _storage(tensor)) is not None]
+    start = integrity.storage_start
+    storages = [(name, s) for name, tensor in inputs if (s := start(tensor)) is not None]
     found = set()
     for path, leaf in integrity.leaves(value):
-        storage = _storage(leaf)
+        storage = start(leaf)
         found |= {(path, name) for name, s in storages if storage is not None and s == storage}
     return found
-
-
-def _storage(value: Any) -> int | None:
-    """Where a tensor's storage begins, or None where it has none to share: no tensor, an empty
-    storage (every empty one may begin at 0), or a tensor without storage (a subclass)."""
-    if not isinstance(value, torch.Tensor):
-        return None
-    try:
-        storage = value.untyped_storage()
-        return storage.data_ptr() if storage.nbytes() else None
-    except (RuntimeError, NotImplementedError):
-        return None

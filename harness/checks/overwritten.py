@@ -67,7 +67,7 @@ class _KeptWatch:
         self.item = item
         # every earlier result of the item (None once one was found changed)
         self.earlier: list[_Earlier] | None = item.stash.setdefault(ResultsKept, [])
-        self.inputs = {t.untyped_storage().data_ptr() for t in tensors if torch.is_tensor(t)}
+        self.inputs = {s for t in tensors if (s := integrity.storage_start(t)) is not None}
 
     def __enter__(self) -> _KeptWatch:
         return self
@@ -98,7 +98,7 @@ class _KeptWatch:
             for earlier in self.earlier
             for t, s in zip(earlier.tensors, earlier.samples, strict=True)
             # an `out=` target given again is the caller's to have written
-            if t.untyped_storage().data_ptr() not in self.inputs
+            if integrity.storage_start(t) not in self.inputs
         ]
         counts = _changed_counts([(t, s) for _, t, s in watched])
         changed: dict[int, int] = {}
