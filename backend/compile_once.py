@@ -134,8 +134,11 @@ class BuildCount:
     known: bool = True  # False: this Triton has no compilation listener
     built: list[str] = field(default_factory=list)  # Triton's hashes of the kernels compiled
     loaded: list[str] = field(default_factory=list)  # and of those loaded
+    # seconds of the compiles by Triton's stage: "source" (the kernel's Python to its first
+    # IR), each lowering stage by its file extension (ttir, ttgir, llir, ptx, cubin), "store"
+    stages: dict[str, float] = field(default_factory=dict)
 
-    def heard(self, src: Any, cache_hit: bool, metadata: Any = None) -> None:
+    def heard(self, src: Any, cache_hit: bool, metadata: Any = None, times: Any = None) -> None:
         if getattr(src, "name", None) != self.name:
             return  # another kernel compiled meanwhile (another thread, a nested compile)
         # Triton's own key: the same for one kernel however many processes meet it
@@ -146,6 +149,21 @@ class BuildCount:
         else:
             self.builds += 1
             self.built += [key] if key else []
+            for stage, seconds in stage_seconds(times).items():
+                self.stages[stage] = self.stages.get(stage, 0.0) + seconds
+
+
+def stage_seconds(times: Any) -> dict[str, float]:
+    """Triton's `CompileTimes` (microseconds) as seconds by stage (`BuildCount.stages`); {}
+    where the event carries none."""
+    if times is None:
+        return {}
+    try:
+        stages = [("source", times.ir_initialization), *times.lowering_stages]
+        stages.append(("store", times.store_results))
+        return {str(name): int(us) / 1e6 for name, us in stages}
+    except (AttributeError, TypeError, ValueError):  # another Triton's shape of it
+        return {}
 
 
 class _Listening:
@@ -158,7 +176,7 @@ class _Listening:
 
     def __call__(self, *, src: Any, cache_hit: bool, **event: Any) -> None:
         for count in list(self.counts):
-            count.heard(src, cache_hit, event.get("metadata"))
+            count.heard(src, cache_hit, event.get("metadata"), event.get("times"))
         if self.previous is not None:
             self.previous(src=src, cache_hit=cache_hit, **event)
 

@@ -96,7 +96,9 @@ class ReferenceCompiler:
         `kernel_cache_loads` loaded from Triton's disk cache, and `kernel_compile_wait_s` went
         to waiting while another process compiled the same signature (compile_once.py), with
         Triton's own hashes of the kernels compiled (`kernel_built`) and loaded (`kernel_loaded`),
-        which tell distinct kernels where one signature id covers several specialisations. Plus
+        which tell distinct kernels where one signature id covers several specialisations, and
+        the compiles' seconds by Triton's stage (`kernel_build_stages_s`: source, ttir, ttgir,
+        llir, ptx, cubin, store; where Triton reports them). Plus
         CUDA-graph captures and replays when `cudagraphs` is on."""
         ids = sorted({record.request(record.plan).signature_id() for record in self.launches()})
         launcher = self.runtime.launcher
@@ -113,6 +115,10 @@ class ReferenceCompiler:
             if getattr(launcher, "built", None) or getattr(launcher, "loaded", None):
                 stats["kernel_built"] = sorted(launcher.built)  # Triton's hashes
                 stats["kernel_loaded"] = sorted(launcher.loaded)
+            if getattr(launcher, "build_stages", None):
+                stats["kernel_build_stages_s"] = {
+                    stage: round(seconds, 4) for stage, seconds in launcher.build_stages.items()
+                }
         graphs = [
             plan.graphs
             for graph in self.graphs

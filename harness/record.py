@@ -105,6 +105,7 @@ class Metrics:
     kernel_compile_wait_s = _Metric[float](_NUMBER)  # of kernel_compile_s: another's compile
     kernel_built = _Metric[list[Any]](_LIST)  # Triton's hashes of the kernels kernel_builds made
     kernel_loaded = _Metric[list[Any]](_LIST)  # and of those kernel_cache_loads read
+    kernel_build_stages_s = _Metric[dict[str, Any]](_OBJECT)  # kernel_builds' s by Triton stage
     # isolation: reruns of failures, timeouts, GPU memory
     flaky = _Metric[bool](_FLAG)
     confirm_runs = _Metric[int](_INTEGER)

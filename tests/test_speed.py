@@ -5,6 +5,7 @@ without --shard), and the summary counts kernel compiles against distinct kernel
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -74,6 +75,34 @@ def test_kernel_summary_counts_distinct_triton_kernels_and_repeated_compiles():
     (line,) = perf.kernel_summary([first, second, third])
     assert "1 distinct; 3 compiled" in line
     assert line.endswith("; 2 distinct Triton kernels, 1 compiled again")
+
+
+def test_kernel_summary_sums_the_compiles_by_triton_s_stage():
+    first, second = (_kernel_record(1, 1.0, 1, 0, 0.0) for _ in range(2))
+    first["metrics"]["kernel_build_stages_s"] = {"source": 0.25, "ttir": 0.5, "cubin": 1.0}
+    second["metrics"]["kernel_build_stages_s"] = {"source": 0.5, "ttir": 0.25, "cubin": True}
+    (line,) = perf.kernel_summary([first, second, _kernel_record(1, 1.0, 0, 1, 0.0)])
+    # in the order Triton runs them; a value that is no number (a stranger's file) is left out
+    assert line.endswith("; compiling by stage: source 0.8 s, ttir 0.8 s, cubin 1.0 s")
+    (line,) = perf.kernel_summary([_kernel_record(1, 1.0, 1, 0, 0.0)])
+    assert "by stage" not in line
+
+
+def test_a_compile_event_s_times_are_read_by_stage():
+    from gemmconf_reference.compile_once import BuildCount, stage_seconds
+
+    times = SimpleNamespace(
+        ir_initialization=250_000,
+        lowering_stages=[("ttir", 1_000), ("cubin", 2_000_000)],
+        store_results=500,
+    )
+    assert stage_seconds(times) == {"source": 0.25, "ttir": 0.001, "cubin": 2.0, "store": 0.0005}
+    assert stage_seconds(None) == {} and stage_seconds(object()) == {}
+    count = BuildCount("k")
+    count.heard(SimpleNamespace(name="k"), False, {"hash": "h"}, times)
+    count.heard(SimpleNamespace(name="k"), True, {"hash": "h"}, times)  # a load: no compile
+    count.heard(SimpleNamespace(name="other"), False, {"hash": "o"}, times)
+    assert (count.builds, count.loads, count.stages["cubin"]) == (1, 1, 2.0)
 
 
 def node_names(result: pytest.RunResult) -> list[str]:

@@ -214,6 +214,8 @@ class KernelCounts:
     wait_s: float  # of first_launch_s, waiting for another process's compile
     kernels: int | None = None  # distinct Triton kernels compiled or loaded (Triton's hashes)
     rebuilt: int | None = None  # compiles of a Triton kernel compiled before in the run
+    # the compiles' seconds by Triton's stage, summed (kernel_build_stages_s); None: untold
+    build_stages_s: dict[str, float] | None = None
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -239,8 +241,15 @@ class KernelCounts:
         )
         return (
             f"{head}{self.builds} compiled, {self.loads} loaded from Triton's disk cache"
-            f"{mixed}{took}{wait}{once}"
+            f"{mixed}{took}{wait}{once}{self._stages()}"
         )
+
+    def _stages(self) -> str:
+        """ "; compiling by stage: source 1.0 s, ttir 2.0 s, ..." in Triton's order."""
+        if not self.build_stages_s:
+            return ""
+        stages = ", ".join(f"{name} {s:.1f} s" for name, s in self.build_stages_s.items())
+        return f"; compiling by stage: {stages}"
 
 
 def kernel_counts(records: Sequence[Record | Mapping[str, Any]]) -> list[KernelCounts]:
@@ -269,10 +278,21 @@ def kernel_counts(records: Sequence[Record | Mapping[str, Any]]) -> list[KernelC
                 loads=sum(int(m.kernel_cache_loads) for m in told) if told else None,
                 untold=sum(int(m.kernel_compiles or 0) for m in items if not _told_apart(m)),
                 wait_s=sum(float(m.kernel_compile_wait_s or 0.0) for m in told),
+                build_stages_s=_build_stages(items),
                 **_triton_kernels(items),
             )
         )
     return counts
+
+
+def _build_stages(items: Sequence[Metrics]) -> dict[str, float] | None:
+    """The records' compile seconds by Triton's stage, summed, in the order met (Triton's)."""
+    total: dict[str, float] = {}
+    for metrics in items:
+        for stage, seconds in (metrics.kernel_build_stages_s or {}).items():
+            if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+                total[str(stage)] = total.get(str(stage), 0.0) + float(seconds)
+    return total or None
 
 
 def _triton_kernels(items: Sequence[Metrics]) -> dict[str, int | None]:
