@@ -69,6 +69,23 @@ TRACING_WRAPPERS = ("TorchRuntimeError", "InternalTorchDynamoError")
 COMPILER_WRAPPERS = ("BackendCompilerFailed",)
 
 
+HEADLINE_CHARS = 300  # of an error's message, in a failure's first line
+
+
+def headline(message: str) -> str:
+    """An error message's first line, as a failure's first line quotes it; where that line
+    ends with ":" and its cause follows on the next line (TVM: "Mismatched inp_1.strides on
+    argument #0 when calling:"), that line too. At most HEADLINE_CHARS. (The repro's
+    `raised_line` says the same words.)"""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    head = lines[0]
+    if head.endswith(":") and len(lines) > 1:
+        head = f"{head} {lines[1]}"
+    return head[:HEADLINE_CHARS]
+
+
 def unwrap(error: BaseException) -> tuple[BaseException, tuple[str, ...]]:
     """The error inside torch._dynamo / torch._inductor wrappers, and the wrappers' type names."""
     wrappers: list[str] = []
@@ -175,8 +192,7 @@ class Raised:
 
     @property
     def first_line(self) -> str:
-        text = self.message.splitlines()[0][:300] if self.message else ""
-        return text or "(no message)"
+        return headline(self.message) or "(no message)"
 
     def short(self) -> str:
         """`Type: first line`, then what it was raised from; an empty message still says where

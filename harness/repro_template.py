@@ -278,13 +278,24 @@ def type_name(cls):
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def headline(message):
+    """The message's first line, and the next where the first ends with ":" (its cause)."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    head = lines[0]
+    if head.endswith(":") and len(lines) > 1:
+        head = f"{head} {lines[1]}"
+    return head[:300]
+
+
 def raised_line(stage, error):
     """The one-line verdict gemmconf gives a call that raised: whose code raised, during what,
     and `Type: first line` of the error inside torch.compile's wrappers."""
     inner, wrappers = unwrap(error)
-    text = str(inner).strip()
+    text = headline(str(inner))
     if text:
-        what = f"{type_name(type(inner))}: {text.splitlines()[0][:300]}"
+        what = f"{type_name(type(inner))}: {text}"
     else:
         frames = traceback.extract_tb(inner.__traceback__)
         where = f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""

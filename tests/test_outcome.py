@@ -537,3 +537,28 @@ def test_a_failure_while_dynamo_traced_is_not_laid_at_the_backend_s_door():
     assert not verdict.passed and "Expected inputs of BF16 type" in verdict.summary
     assert verdict.summary.startswith("torch.compile raised while dynamo traced the program")
     assert api.run(item, EagerBackend()).passed
+
+
+@pytest.mark.parametrize(
+    ("message", "line"),
+    [
+        ("Expected inputs of BF16 type", "Expected inputs of BF16 type"),
+        # TVM (2026-12-01): the cause on the line after the colon; the title had stopped before it
+        (
+            "Mismatched inp_1.strides on argument #0 when calling:\n  `f(a, b)`,\n  expected ...",
+            "Mismatched inp_1.strides on argument #0 when calling: `f(a, b)`,",
+        ),
+        ("a plain first line\nand more", "a plain first line"),
+        ("ends with a colon:", "ends with a colon:"),
+        ("", ""),
+        ("x" * 400, "x" * 300),
+    ],
+)
+def test_a_failure_s_headline_takes_the_cause_after_a_colon(message, line):
+    """The run's reason and the repro's first line quote an error alike."""
+    from gemmconf import repro_template
+    from gemmconf.outcome import headline
+
+    assert headline(message) == repro_template.headline(message) == line
+    if message:
+        assert Raised("ValueError", message, "").short() == f"ValueError: {line}"
