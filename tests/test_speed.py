@@ -86,6 +86,13 @@ def test_kernel_summary_sums_the_compiles_by_triton_s_stage():
     assert line.endswith("; compiling by stage: source 0.8 s, ttir 0.8 s, cubin 1.0 s")
     (line,) = perf.kernel_summary([_kernel_record(1, 1.0, 1, 0, 0.0)])
     assert "by stage" not in line
+    hostile = _kernel_record(1, 1.0, 1, 0, 0.0)  # a stranger's results file
+    hostile["metrics"]["kernel_build_stages_s"] = {
+        **{f"s{i}": 1.0 for i in range(10_000)},
+        "nan": float("nan"),
+    }
+    (line,) = perf.kernel_summary([hostile])
+    assert line.count(" s,") == perf.STAGES_SHOWN - 1 and "nan" not in line
 
 
 def test_a_compile_event_s_times_are_read_by_stage():

@@ -285,13 +285,21 @@ def kernel_counts(records: Sequence[Record | Mapping[str, Any]]) -> list[KernelC
     return counts
 
 
+STAGES_SHOWN = 12  # Triton's CUDA compile has 7 (source ... store); a stranger's file more
+
+
 def _build_stages(items: Sequence[Metrics]) -> dict[str, float] | None:
-    """The records' compile seconds by Triton's stage, summed, in the order met (Triton's)."""
+    """The records' compile seconds by Triton's stage, summed, in the order met (Triton's).
+    A results file may come from anyone: a stage is a short name with finite seconds, and at
+    most STAGES_SHOWN of them are kept."""
     total: dict[str, float] = {}
     for metrics in items:
         for stage, seconds in (metrics.kernel_build_stages_s or {}).items():
-            if isinstance(seconds, int | float) and not isinstance(seconds, bool):
-                total[str(stage)] = total.get(str(stage), 0.0) + float(seconds)
+            if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+                continue
+            name = str(stage)[:16]
+            if math.isfinite(seconds) and (name in total or len(total) < STAGES_SHOWN):
+                total[name] = total.get(name, 0.0) + float(seconds)
     return total or None
 
 
