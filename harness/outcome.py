@@ -403,8 +403,9 @@ class Crash:
             return (
                 f"{summary}: the worker process running this item {text}. The run goes on in a "
                 "fresh worker. What the worker printed (for a fatal signal, faulthandler's Python "
-                "stack, or what a crash handler the backend installed printed instead) is in this "
-                "item's captured stderr and in these details; --no-isolate runs the item "
+                "stack, or what a crash handler the backend installed printed instead; a runtime "
+                "check may print its error on stdout before it aborts) is in this item's "
+                "captured stderr and stdout and in these details; --no-isolate runs the item "
                 "in-process, for a debugger."
             )
         return f"crashed during {self.stage}"

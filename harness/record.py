@@ -248,9 +248,15 @@ class Record:
 
     @property
     def printed_error(self) -> str | None:
-        """The first error diagnostic the worker printed on stderr during a failed item, as
-        its details keep it (`printed_note`); None where they keep none."""
+        """The first error diagnostic the worker printed during a failed item (on stderr, else
+        on stdout), as its details keep it (`printed_note`); None where they keep none."""
         return printed_error(self.details)
+
+    @property
+    def printed_stream(self) -> str | None:
+        """The stream `printed_error` was printed on ("stderr", "stdout"); None: none."""
+        found = printed_diagnostic(self.details)
+        return None if found is None else found[0]
 
 
 # What an isolated worker printed on stderr during a failed item, kept in the record's details
@@ -258,15 +264,20 @@ class Record:
 # See diagnostics." prints the diagnostic there, and pytest's captured output is not in
 # results.json (an IREE trial, 2026-11-30: 327 such failures of four causes read as one).
 PRINTED_NOTE = "What the worker printed on stderr during this item"
+# and on stdout, where it printed there: MLIR's runtime checks print their error on stdout, then
+# abort (a torch-mlir trial, 2026-12-01: 146 crashes whose records said nothing of their cause)
+PRINTED_STDOUT_NOTE = "What the worker printed on stdout during this item"
+_PRINTED_NOTES = (PRINTED_NOTE, PRINTED_STDOUT_NOTE)
 PRINTED_HEAD, PRINTED_TAIL = 8, 24  # lines kept of a longer text: its first and its last
 PRINTED_CHARS = 6000  # of them, at most
 _DIAGNOSTIC = re.compile(r"(?:^|[\s:])(?:fatal )?error:\s*\S", re.IGNORECASE)
 
 
-def printed_note(printed: str) -> str | None:
-    """The details paragraph for what a worker printed on stderr during a failed item: all of
-    it, or of a longer text its first and last lines (a compiler's first error, faulthandler's
-    signal line, and the end), `PRINTED_CHARS` at most; None where it printed nothing."""
+def printed_note(printed: str, stream: str = "stderr") -> str | None:
+    """The details paragraph for what a worker printed on `stream` (stderr, stdout) during a
+    failed item: all of it, or of a longer text its first and last lines (a compiler's first
+    error, faulthandler's signal line, and the end), `PRINTED_CHARS` at most; None where it
+    printed nothing."""
     lines = [line.rstrip() for line in printed.splitlines() if line.strip()]
     if not lines:
         return None
@@ -279,17 +290,32 @@ def printed_note(printed: str) -> str | None:
     if len(kept) > PRINTED_CHARS:
         half = PRINTED_CHARS // 2
         kept = f"{kept[:half]}\n[...]\n{kept[-half:]}"
-    return f"{PRINTED_NOTE} ({shown}; pytest's captured stderr has everything):\n{kept}"
+    head = PRINTED_STDOUT_NOTE if stream == "stdout" else PRINTED_NOTE
+    return f"{head} ({shown}; pytest's captured {stream} has everything):\n{kept}"
 
 
 def printed_error(details: str | None) -> str | None:
     """The first line of a details' `printed_note` that reads as a compiler's error
-    diagnostic (`error: ...`, `<location>: error: ...`); None where there is none."""
-    if not details or PRINTED_NOTE not in details:
+    diagnostic (`error: ...`, `<location>: error: ...`), stderr's before stdout's; None where
+    there is none."""
+    found = printed_diagnostic(details)
+    return None if found is None else found[1]
+
+
+def printed_diagnostic(details: str | None) -> tuple[str, str] | None:
+    """(stream, line) of `printed_error`: which stream the worker printed it on."""
+    if not details:
         return None
-    for line in details.split(PRINTED_NOTE, 1)[1].splitlines()[1:]:
-        if _DIAGNOSTIC.search(line) and not line.startswith("Fatal Python error"):
-            return " ".join(line.split())  # (faulthandler's line names the signal, no cause)
+    for note, stream in zip(_PRINTED_NOTES, ("stderr", "stdout"), strict=True):
+        if note not in details:
+            continue
+        text = details.split(note, 1)[1]
+        for other in _PRINTED_NOTES:  # this note's lines only
+            text = text.split(other, 1)[0]
+        for line in text.splitlines()[1:]:
+            if _DIAGNOSTIC.search(line) and not line.startswith("Fatal Python error"):
+                # (faulthandler's line names the signal, no cause)
+                return stream, " ".join(line.split())
     return None
 
 

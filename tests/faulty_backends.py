@@ -66,7 +66,12 @@ def _segfault() -> None:
     ctypes.string_at(0)  # reads address 0: SIGSEGV
 
 
+RUNTIME_CHECK = "ERROR: Runtime op verification failed"
+
+
 def _abort() -> None:
+    # as MLIR's runtime checks do (a torch-mlir trial, 2026-12-01): the error on stdout, then abort
+    print(RUNTIME_CHECK, flush=True)
     os.abort()
 
 

@@ -214,15 +214,60 @@ def test_failures_behind_one_generic_message_are_grouped_by_the_error_their_work
     groups = group_failures(records)
     by_ids = {g.ids: g for g in groups}
     assert set(by_ids) == {("s/mm[1]", "s/mm[2]"), ("s/mm[3]",), ("s/mm[4]", "s/mm[5]")}
+    # from "error:" on: the location took the room of the cause (a torch-mlir trial, 2026-12-01)
     assert by_ids[("s/mm[1]", "s/mm[2]")].cause.endswith(
-        "(stderr: <unknown>:0: error: failed to legalize operation 'torch.constant.bool')"
+        "(stderr: error: failed to legalize operation 'torch.constant.bool')"
     )
     assert "stderr" not in by_ids[("s/mm[4]", "s/mm[5]")].cause
     # in a terminal the title is cut to its width: the printed error has a line of its own
     lines = summary_lines(groups, width=100)
-    printed = "<unknown>:0: error: failed to legalize operation 'torch.constant.int'"
+    printed = "error: failed to legalize operation 'torch.constant.int'"
     assert f"      stderr: {printed}" in lines
     assert sum(line.startswith("      stderr: ") for line in lines) == 2
+
+
+def test_a_diagnostic_printed_on_stdout_before_an_abort_is_kept_and_named_so():
+    """A torch-mlir trial (2026-12-01): MLIR's runtime checks print their error on stdout, then
+    abort; 146 crashes kept only stderr (faulthandler's stack), and one group mixed two causes."""
+    from gemmconf.record import printed_note, typed
+    from gemmconf.report.groups import summary_lines
+
+    crash = "crashed: SIGABRT: the worker process running this item was killed by SIGABRT."
+    stack = "Fatal Python error: Aborted\n\nCurrent thread 0x01 (most recent call first):\n  File x"
+
+    def aborted(rid: str, check: str) -> dict:
+        printed = f"ERROR: Runtime op verification failed\n{check}\nLocation: loc(x)"
+        details = "\n\n".join(
+            [crash, printed_note(stack), printed_note(printed, "stdout")]  # as the runner adds them
+        )
+        return {
+            "id": f"s/mm[{rid}]",
+            "backend": "b",
+            "outcome": "failed",
+            "kind": "crash",
+            "reason": crash,
+            "details": details,
+        }
+
+    records = [aborted("1", "^ stride mismatch of dim 0"), aborted("2", "^ stride mismatch")]
+    (record,) = typed(records[:1])
+    assert record.printed_error == "ERROR: Runtime op verification failed"
+    assert record.printed_stream == "stdout"
+    (group,) = group_failures(records)
+    assert group.cause == f"{crash} (stdout: ERROR: Runtime op verification failed)"
+    assert "      stdout: ERROR: Runtime op verification failed" in summary_lines([group])
+
+
+def test_mlir_types_and_dtype_suffixes_are_not_taken_for_addresses():
+    """`memref<1x40xbf16>` lost "0xbf16" to the address rule, and each shape made a group of its
+    own: one bf16 defect in 15 groups of a 74-item file (a torch-mlir trial, 2026-12-01)."""
+    from gemmconf.report.groups import signature
+
+    base = "argument must be a memref of f16, f32, but got 'memref<{}>'"
+    shapes = ["64x64xbf16", "1x40xbf16", "33x1xbf16", "?x40xbf16", "*xbf16"]
+    assert len({signature(base.format(shape)) for shape in shapes}) == 1
+    assert signature("at 0x7f3a2c00 and 0xdeadbeef") == "at # and #"
+    assert signature(base.format("64x64xbf16")) != signature(base.format("64x64xi64"))
 
 
 def test_a_long_title_goes_on_over_three_lines_so_the_message_shows():

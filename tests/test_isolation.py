@@ -25,7 +25,7 @@ from gemmconf.backends import RunOptions
 from gemmconf.isolation import timeouts
 from gemmconf.outcome import ItemOutcome, render
 from gemmconf.plugin.recording import leak_warnings
-from gemmconf.record import PRINTED_NOTE, typed
+from gemmconf.record import PRINTED_NOTE, PRINTED_STDOUT_NOTE, typed
 from gemmconf.scenario import load_suite
 
 pytest_plugins = ["pytester"]
@@ -93,6 +93,11 @@ def test_crashes_cost_one_item_each_and_the_run_goes_on(suite):
     # and the record keeps the end of it (results.json has no captured output)
     printed = by_backend(doc, "segfault")[TRIGGER]["details"].split(PRINTED_NOTE, 1)
     assert len(printed) == 2 and "Fatal Python error: Segmentation fault" in printed[1]
+    # what it printed on stdout too, where a runtime check says why it aborted
+    (aborted,) = typed([by_backend(doc, "aborts")[TRIGGER]])
+    assert PRINTED_STDOUT_NOTE in aborted.details
+    assert aborted.printed_stream == "stdout"
+    assert aborted.printed_error == faulty_backends.RUNTIME_CHECK
 
 
 def test_a_failure_keeps_the_diagnostic_its_worker_printed_and_a_pass_keeps_nothing(suite):

@@ -264,6 +264,14 @@ def _trace_log_uncaptured() -> Iterator[None]:
             log.addHandler(handler)
 
 
+@dataclass(frozen=True)
+class Printed:
+    """What a worker printed during an item, by stream."""
+
+    stdout: str = ""
+    stderr: str = ""
+
+
 class _Spool:
     """A worker's stdout or stderr: a file the worker appends to and the parent empties into
     its own stream after each item, so the output lands in that item's captured output."""
@@ -403,11 +411,11 @@ class _Worker:
             spool.close()
         self.spools = []
 
-    def forward_output(self) -> str:
+    def forward_output(self) -> Printed:
         """The worker's output so far to our streams (the item's captured output); what it
-        printed on stderr."""
+        printed."""
         printed = [spool.forward() for spool in self.spools]
-        return printed[1] if len(printed) > 1 else ""
+        return Printed(*printed) if len(printed) == 2 else Printed()
 
 
 def _pidfd(pid: int) -> int | None:
@@ -741,12 +749,17 @@ class WorkerStartError(Exception):
 _exit_text = exit_text  # (kept: the isolation package exports it)
 
 
-def _with_printed(outcome: ItemOutcome, printed: str) -> ItemOutcome:
-    """A failure charged to the backend, with what the worker printed on stderr during the
-    item (`record.printed_note`, in the record's details: where a compiler's diagnostic behind a
-    generic exception is found); any other outcome as it is."""
-    note = None if outcome.passed or outcome.harness_error else printed_note(printed)
-    return outcome if note is None else _with_note(outcome, note)
+def _with_printed(outcome: ItemOutcome, printed: Printed) -> ItemOutcome:
+    """A failure charged to the backend, with what the worker printed on stderr and on stdout
+    during the item (`record.printed_note`, in the record's details: where a compiler's
+    diagnostic behind a generic exception, or a runtime check's before an abort, is found); any
+    other outcome as it is."""
+    if outcome.passed or outcome.harness_error:
+        return outcome
+    for stream in ("stderr", "stdout"):
+        note = printed_note(getattr(printed, stream), stream)
+        outcome = outcome if note is None else _with_note(outcome, note)
+    return outcome
 
 
 def _crashed(returncode: int, elapsed: float) -> ItemOutcome:

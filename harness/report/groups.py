@@ -35,7 +35,9 @@ from gemmconf.report.results import is_failing
 
 # What varies between the items of one cause, in the order it is taken out of a reason
 _SIGNATURE_RULES = (
-    (re.compile(r"0x[0-9a-fA-F]+"), "#"),  # addresses
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "#"),  # addresses (not the 0xbf16 of 1x40xbf16)
+    # MLIR's shaped types by their element type: memref<64x64xbf16>, tensor<?x0xf32>, memref<*xf32>
+    (re.compile(r"\b(memref|tensor|vector)<(?:(?:\d+|\?|\*)x)*"), r"\1<"),
     (re.compile(r"'[^']*\[[^']*\]'"), "'ID'"),  # a quoted item id
     # torch's legacy tensor type names: CPUBFloat16Type, torch.HalfTensor, torch.cuda.FloatTensor
     (
@@ -59,6 +61,8 @@ _CALL = re.compile(r"\b[A-Za-z_][\w.]*\((?!\))")  # a name and "(" with argument
 # where in an item a failure happened: " on shape set 0 (M=4 N=4 K=4)" (gemmconf.outcome's stages)
 _WHERE = re.compile(r" on shape set \d+ \([^)]*\)")
 SIGNATURE_CHARS = 160  # of a reason's first line: past it, messages differ in detail only
+PRINTED_CHARS_SHOWN = 240  # of a printed diagnostic, in a group's title
+_ERROR_WORD = re.compile(r"(?:fatal )?error:", re.IGNORECASE)
 # An axis with more failing values than this is a pattern only where they are at most half of
 # its values (8 padded layouts of 23); else most of a long axis failing is none
 PATTERN_VALUES = 6
@@ -96,15 +100,26 @@ class FailureGroup:
 
     @property
     def printed(self) -> str | None:
-        """The first error diagnostic the representative's worker printed on stderr, where it
-        printed one (`Record.printed_error`)."""
+        """The first error diagnostic the representative's worker printed, where it printed one
+        (`Record.printed_error`), from its "error:" on (MLIR's location before it names our
+        program, and took the room of the cause: a torch-mlir trial, 2026-12-01)."""
         printed = self.representative.printed_error
-        return None if printed is None else printed[:SIGNATURE_CHARS]
+        if printed is None:
+            return None
+        at = _ERROR_WORD.search(printed)
+        return (printed[at.start() :] if at else printed)[:PRINTED_CHARS_SHOWN]
+
+    @property
+    def printed_stream(self) -> str:
+        """Where `printed` was printed: "stderr" or "stdout"."""
+        return self.representative.printed_stream or "stderr"
 
     @property
     def cause(self) -> str:
         """The reason, and the printed diagnostic where there is one."""
-        return self.reason if self.printed is None else f"{self.reason} (stderr: {self.printed})"
+        if self.printed is None:
+            return self.reason
+        return f"{self.reason} ({self.printed_stream}: {self.printed})"
 
     def title(self, *, printed: bool = True) -> str:
         """`18 failures (wrong values): Tensor-likes are not close! ...` (`printed`: with the
@@ -293,9 +308,6 @@ def summary_lines(
     total = sum(g.size for g in groups)
     lines = [f"  failures by cause ({total} in {len(groups)} group{'s' * (len(groups) != 1)}):"]
 
-    def cut(line: str) -> str:
-        return line if len(line) <= width else line[: width - 3] + "..."
-
     def wrapped(line: str) -> list[str]:
         """`line` over at most SUMMARY_LINES lines of `width`, continued eight spaces in."""
         return textwrap.wrap(
@@ -313,7 +325,7 @@ def summary_lines(
             head = f"    {group.backend}: {group.title(printed=False)}"
         lines += wrapped(head)
         if group.printed is not None:  # what tells groups of one generic message apart
-            lines.append(cut(f"      stderr: {group.printed}"))
+            lines += wrapped(f"      {group.printed_stream}: {group.printed}")
         lines += wrapped(f"      {'; '.join(group.pattern)}")
         spec = (specs or {}).get(group.backend)
         lines.append(f"      {group.repro_line(spec, seed)}")  # whole: it is pasted
