@@ -36,6 +36,8 @@ COLUMNS = (
     ("xpassed", "XPASS"),
     ("inherited", "inherited"),  # failed, inherited from eager or torch.compile (attribution)
     ("passed", "pass"),
+    # passed, but PyTorch computed it: the backend's call ran aten's own GEMM (attribution)
+    ("passed_by_pytorch", "pass (PyTorch)"),
     ("xfailed", "xfail"),
     ("skipped", "skip"),
 )
@@ -141,10 +143,14 @@ def _failure_lines(records: list[Record], max_failures: int) -> list[str]:
 
 
 def _column(record: Record, *, count_inherited: bool) -> str:
-    """The table column a record counts in: its outcome, or "inherited" for a failure inherited
-    from eager or torch.compile (unless those count among the backend's own)."""
+    """The table column a record counts in: its outcome, "inherited" for a failure inherited
+    from eager or torch.compile (unless those count among the backend's own), and
+    "passed_by_pytorch" for a pass PyTorch computed (a graph with no GEMM handed to the
+    backend: a torch-mlir trial, 2026-12-01, saw its `pass` column count such passes)."""
     if record.outcome == "failed" and not count_inherited and attribution.is_inherited(record):
         return "inherited"
+    if record.outcome == "passed" and record.computed_by == attribution.PYTORCH:
+        return "passed_by_pytorch"
     return record.outcome
 
 
