@@ -35,6 +35,7 @@ import contextlib
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,8 +136,9 @@ class BuildCount:
     built: list[str] = field(default_factory=list)  # Triton's hashes of the kernels compiled
     loaded: list[str] = field(default_factory=list)  # and of those loaded
     # seconds of the compiles by Triton's stage: "source" (the kernel's Python to its first
-    # IR), each lowering stage by its file extension (ttir, ttgir, llir, ptx, cubin), "store"
-    stages: dict[str, float] = field(default_factory=dict)
+    # IR), each lowering stage by its file extension (ttir, ttgir, llir, ptx, cubin), "store";
+    # a Counter of floats: `update` adds seconds
+    stages: Counter[str] = field(default_factory=Counter)
 
     def heard(self, src: Any, cache_hit: bool, metadata: Any = None, times: Any = None) -> None:
         if getattr(src, "name", None) != self.name:
@@ -149,8 +151,7 @@ class BuildCount:
         else:
             self.builds += 1
             self.built += [key] if key else []
-            for stage, seconds in stage_seconds(times).items():
-                self.stages[stage] = self.stages.get(stage, 0.0) + seconds
+            self.stages.update(stage_seconds(times))
 
 
 def stage_seconds(times: Any) -> dict[str, float]:

@@ -45,7 +45,7 @@ so that it raises its own exception.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -588,7 +588,7 @@ class TritonLauncher:
         self.wait_s = 0.0
         self.built: list[str] = []  # Triton's hashes of the kernels compiled, and loaded
         self.loaded: list[str] = []
-        self.build_stages: dict[str, float] = {}  # the compiles' seconds by Triton's stage
+        self.build_stages: Counter[str] = Counter()  # the compiles' seconds by Triton's stage
         self._stream_of, self._device = stream_of, device  # default: Triton's active driver's
 
     def first(
@@ -640,8 +640,7 @@ class TritonLauncher:
             self.loads += count.loads
             self.built += count.built
             self.loaded += count.loaded
-            for stage, seconds in count.stages.items():
-                self.build_stages[stage] = self.build_stages.get(stage, 0.0) + seconds
+            self.build_stages.update(count.stages)
 
 
 def direct_launch(

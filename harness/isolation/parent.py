@@ -414,8 +414,7 @@ class _Worker:
     def forward_output(self) -> Printed:
         """The worker's output so far to our streams (the item's captured output); what it
         printed."""
-        printed = [spool.forward() for spool in self.spools]
-        return Printed(*printed) if len(printed) == 2 else Printed()
+        return Printed(**{spool.stream_name: spool.forward() for spool in self.spools})
 
 
 def _pidfd(pid: int) -> int | None:
