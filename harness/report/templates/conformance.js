@@ -203,11 +203,15 @@
   const open = new Set();
   let groups = [];
 
+  // A pass PyTorch's aten kernels computed (gemmconf.attribution): not the backend's own
+  function byPyTorch(r) { return r.outcome === "passed" && r.computedBy === "pytorch"; }
+
   function cellContent(td, list) {
     const counts = countsOf(list);
     const total = list.length;
     if (!total) { td.classList.add("empty"); td.textContent = "\u2013"; return; }
     td.classList.add("worst-" + worst(counts));
+    const pytorch = list.filter(byPyTorch).length;
     const bar = el("div", { class: "bar" });
     const line = el("div", { class: "counts" });
     ORDER.forEach(function (o) {
@@ -216,11 +220,16 @@
       seg.style.width = (100 * counts[o] / total) + "%";
       bar.appendChild(seg);
       line.appendChild(el("span", { class: "c c-" + o, text: counts[o] + " " + SHORT[o] }));
+      if (o === "passed" && pytorch) {
+        line.appendChild(el("span", { class: "c c-pytorch", text: "(" + pytorch + " by PyTorch)" }));
+      }
     });
     td.appendChild(bar);
     td.appendChild(line);
     td.title = ORDER.filter(function (o) { return counts[o]; })
-      .map(function (o) { return counts[o] + " " + o; }).join(", ");
+      .map(function (o) {
+        return counts[o] + " " + o + (o === "passed" && pytorch ? " (" + pytorch + " computed by PyTorch)" : "");
+      }).join(", ");
   }
 
   function renderMatrix(visible) {
@@ -294,11 +303,13 @@
           const ratio = num(r.metrics.err_ratio);
           const chip = el("button", { type: "button", class: "chip o-" + r.outcome,
                                       "data-index": String(r.index),
-                                      title: r.outcome + (r.kind ? " (" + r.kind + ")" : "") +
+                                      title: r.outcome + (byPyTorch(r) ? " (computed by PyTorch)" : "") +
+                                             (r.kind ? " (" + r.kind + ")" : "") +
                                              (r.flaky ? " (flaky)" : "") +
                                              (r.inherited ? " (inherited from " + r.inherited + ")" : "") +
                                              (r.reason ? ": " + r.reason : ""),
-                                      text: SHORT[r.outcome] + (r.flaky ? " flaky" : "") +
+                                      text: SHORT[r.outcome] + (byPyTorch(r) ? " (PyTorch)" : "") +
+                                            (r.flaky ? " flaky" : "") +
                                             (ratio !== null ? " " + fmt(ratio) : "") });
           chip.addEventListener("click", function (e) { e.stopPropagation(); openDetail(r); });
           td.appendChild(chip);
