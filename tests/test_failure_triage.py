@@ -210,10 +210,21 @@ def test_failures_behind_one_generic_message_are_grouped_by_the_error_their_work
         failed("3", legalize.format("int")),
         failed("4", "UserWarning: nothing that names an error"),
         failed("5", None),
+        # two missing symbols, two causes: the message goes on past its first ": "
+        failed("6", "JIT session error: Symbols not found: [ __truncdfhf2 ]"),
+        failed("7", "JIT session error: Symbols not found: [ __truncdfhf2 ]"),
+        failed("8", "JIT session error: Symbols not found: [ __truncsfbf2 ]"),
     ]
     groups = group_failures(records)
     by_ids = {g.ids: g for g in groups}
-    assert set(by_ids) == {("s/mm[1]", "s/mm[2]"), ("s/mm[3]",), ("s/mm[4]", "s/mm[5]")}
+    assert set(by_ids) == {
+        ("s/mm[1]", "s/mm[2]"),
+        ("s/mm[3]",),
+        ("s/mm[4]", "s/mm[5]"),
+        ("s/mm[6]", "s/mm[7]"),
+        ("s/mm[8]",),
+    }
+    assert "__truncsfbf2" in by_ids[("s/mm[8]",)].cause
     # from "error:" on: the location took the room of the cause (a torch-mlir trial, 2026-12-01)
     assert by_ids[("s/mm[1]", "s/mm[2]")].cause.endswith(
         "(stderr: error: failed to legalize operation 'torch.constant.bool')"
@@ -223,7 +234,7 @@ def test_failures_behind_one_generic_message_are_grouped_by_the_error_their_work
     lines = summary_lines(groups, width=100)
     printed = "error: failed to legalize operation 'torch.constant.int'"
     assert f"      stderr: {printed}" in lines
-    assert sum(line.startswith("      stderr: ") for line in lines) == 2
+    assert sum(line.startswith("      stderr: ") for line in lines) == 4  # groups 1, 3, 6, 8
 
 
 def test_a_diagnostic_printed_on_stdout_before_an_abort_is_kept_and_named_so():
