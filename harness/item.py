@@ -53,11 +53,19 @@ class CallWatch(Protocol):
     def problems(self, actual: Any) -> list[Problem]: ...
 
 
+@dataclasses.dataclass(frozen=True)
+class EagerAnswer:
+    """What a call of the backend is judged against: eager's inputs of the draw and its result."""
+
+    inputs: inputs.Inputs
+    result: Any
+
+
 class CallGuard(Protocol):
     """What watches every call of the backend (gemmconf.checks.guards: inputs untouched,
-    outputs written): `watch` is asked before each call, with eager's result of the draw."""
+    outputs written): `watch` is asked before each call, with eager's answer for the draw."""
 
-    def watch(self, item: ItemRun, tensors: Sequence[Any], like: Any) -> CallWatch: ...
+    def watch(self, item: ItemRun, tensors: Sequence[Any], eager: EagerAnswer) -> CallWatch: ...
 
 
 class SuiteBug(Exception):
@@ -139,8 +147,6 @@ class ItemRun:
         self.shape_index = 0  # the shape set being called (names unwritten outputs)
         self.draws: list[list[Draw]] = []  # per shape set: its draws, the first call's first
         self.backend_inputs: list[inputs.Inputs] = []  # per shape set: the first call's inputs
-        # the inputs eager's result for the next call (`call`'s `like`) was computed from
-        self.eager_inputs: inputs.Inputs | None = None
         # what a check or call guard keeps across the item's calls, under its own key
         self.stash: dict[Any, Any] = {}
         # set once the backend was found to overwrite a result it returned (gemmconf.checks.
@@ -215,12 +221,14 @@ class ItemRun:
         finally:
             progress.report("check")
 
-    def call(self, stage: str, tensors: Sequence[Any], like: Any) -> tuple[Any, list[Problem]]:
+    def call(
+        self, stage: str, tensors: Sequence[Any], eager: EagerAnswer
+    ) -> tuple[Any, list[Problem]]:
         """The compiled function on `tensors`, watched by the call guards (gemmconf.checks:
-        inputs untouched, outputs written); `like` is eager's result (the sizes to poison, the
-        pattern to look for)."""
-        watches = [guard.watch(self, tensors, like) for guard in self.guards]
-        self.eager_inputs = None  # read by the guards: held no longer than this
+        inputs untouched, outputs written); `eager` is what it is judged against (its result:
+        the sizes to poison, the pattern to look for)."""
+        watches = [guard.watch(self, tensors, eager) for guard in self.guards]
+        del eager  # the guards took what they need: the draw holds eager's inputs from here on
         with ExitStack() as stack:
             for watch in watches:
                 stack.enter_context(watch)
@@ -263,13 +271,13 @@ class ItemRun:
         expected, error = self.eager(eager_inputs)
         if error is not None:
             raise SuiteBug(self.contradiction("return a result", error, eager_inputs))
-        self.shape_index, self.eager_inputs = index, eager_inputs
+        self.shape_index = index
         progress.report("call")
         actual, problems = self.call(
             f"the call on shape set {index} ({'confirmation ' if confirming else ''}draw "
             f"{draw}: fresh values, {shape(eager_inputs)})",
             backend_inputs.tensors,
-            expected,
+            EagerAnswer(eager_inputs, expected),
         )
         progress.report("check")
         return Draw(eager_inputs, expected, actual), problems

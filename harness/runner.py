@@ -23,7 +23,15 @@ from gemmconf.backends.base import Backend, compiled_gaps, for_item, refusal
 from gemmconf.backends.dynamo import skip_guard_latency_profile
 from gemmconf.checks import CALL_GUARDS, CHECKS, Check, Findings
 from gemmconf.checks.values import verdict_metrics
-from gemmconf.item import BackendFailed, Draw, ItemRun, SuiteBug, fixed_strides, shape
+from gemmconf.item import (
+    BackendFailed,
+    Draw,
+    EagerAnswer,
+    ItemRun,
+    SuiteBug,
+    fixed_strides,
+    shape,
+)
 from gemmconf.outcome import (
     Crash,
     ItemOutcome,
@@ -159,11 +167,11 @@ def _first_calls(
     for index, item_inputs in enumerate(backend_inputs):
         if index:
             progress.report("call")
-        item.shape_index, item.eager_inputs = index, first[index]
+        item.shape_index = index
         actual, problems = item.call(
             f"the call on shape set {index} ({shape(item_inputs)})",
             item_inputs.tensors,
-            expected[index],
+            EagerAnswer(first[index], expected[index]),
         )
         item.problems += problems
         item.draws.append([Draw(first[index], expected[index], actual)])

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gemmconf import integrity, kinds
-from gemmconf.item import ItemRun
+from gemmconf.item import EagerAnswer, ItemRun
 from gemmconf.outcome import Problem
 
 
@@ -42,16 +42,16 @@ class OutputsOwnMemory:
 
     name = "outputs own their memory"
 
-    def watch(self, item: ItemRun, tensors: Sequence[Any], like: Any) -> _AliasWatch:
-        return _AliasWatch(item, list(zip(item.names(), tensors, strict=True)), like)
+    def watch(self, item: ItemRun, tensors: Sequence[Any], eager: EagerAnswer) -> _AliasWatch:
+        return _AliasWatch(item, list(zip(item.names(), tensors, strict=True)), eager)
 
 
 class _AliasWatch:
-    def __init__(self, item: ItemRun, inputs: list[tuple[str, Any]], like: Any):
+    def __init__(self, item: ItemRun, inputs: list[tuple[str, Any]], eager: EagerAnswer):
         self.item, self.inputs = item, inputs
-        eager = item.eager_inputs
-        named = list(zip(eager.names, eager.tensors, strict=True)) if eager else []
-        self.eager = shared(like, named)  # where eager's own result shares an input's memory
+        named = list(zip(eager.inputs.names, eager.inputs.tensors, strict=True))
+        # where eager's own result shares an input's memory
+        self.eager = shared(eager.result, named)
 
     def __enter__(self) -> _AliasWatch:
         return self

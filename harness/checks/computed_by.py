@@ -54,7 +54,7 @@ from gemmconf import attribution
 from gemmconf.backends.dynamo import compile_callbacks
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.checks.base import NOTHING, Findings
-from gemmconf.item import ItemRun
+from gemmconf.item import EagerAnswer, ItemRun
 from gemmconf.outcome import Problem
 from gemmconf.pristine import GEMM_ATEN
 
@@ -92,7 +92,7 @@ class ComputedBy:
 
     name = "who computed"
 
-    def watch(self, item: ItemRun, tensors: Sequence[Any], like: Any) -> _Watch:
+    def watch(self, item: ItemRun, tensors: Sequence[Any], eager: EagerAnswer) -> _Watch:
         first = item.shape_index == 0 and ComputedBy not in item.stash
         return _Watch(item, observe=first)
 

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from gemmconf import integrity, kinds
-from gemmconf.item import ItemRun
+from gemmconf.item import EagerAnswer, ItemRun
 from gemmconf.outcome import InputsModified, Problem, Unwritten
 
 
@@ -21,7 +21,7 @@ class InputsUntouched:
 
     name = "inputs untouched"
 
-    def watch(self, item: ItemRun, tensors: Sequence[Any], like: Any) -> _InputsWatch:
+    def watch(self, item: ItemRun, tensors: Sequence[Any], eager: EagerAnswer) -> _InputsWatch:
         writes = item.instance.spec.writes
         guarded = [(n, t) for n, t in zip(item.names(), tensors, strict=True) if n not in writes]
         return _InputsWatch(
@@ -55,7 +55,8 @@ class OutputsWritten:
 
     name = "outputs written"
 
-    def watch(self, item: ItemRun, tensors: Sequence[Any], like: Any) -> _PoisonWatch:
+    def watch(self, item: ItemRun, tensors: Sequence[Any], eager: EagerAnswer) -> _PoisonWatch:
+        like = eager.result
         poison = integrity.Poison(item.device, integrity.nbytes_of(like), enabled=item.poison)
         return _PoisonWatch(item, poison, like, tensors)
 
@@ -131,14 +132,14 @@ class TargetsWritten:
 
     name = "out= targets written"
 
-    def watch(self, item: ItemRun, tensors: Sequence[Any], like: Any) -> _TargetWatch:
+    def watch(self, item: ItemRun, tensors: Sequence[Any], eager: EagerAnswer) -> _TargetWatch:
         writes = item.instance.spec.writes
         targets = [
             (n, t)
             for n, t in zip(item.names(), tensors, strict=True)
             if n in writes and isinstance(t, torch.Tensor) and t.numel()
         ]
-        return _TargetWatch(item, targets, like)
+        return _TargetWatch(item, targets, eager.result)
 
 
 class _TargetWatch:

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from gemmconf import integrity, kinds
-from gemmconf.item import ItemRun
+from gemmconf.item import EagerAnswer, ItemRun
 from gemmconf.outcome import Problem
 
 SAMPLED = 4096  # elements of each result tensor compared, evenly spread over it
@@ -51,7 +51,7 @@ class ResultOverwritten:
 class ResultsKept:
     name = "results kept"
 
-    def watch(self, item: ItemRun, tensors: Sequence[Any], like: Any) -> _KeptWatch:
+    def watch(self, item: ItemRun, tensors: Sequence[Any], eager: EagerAnswer) -> _KeptWatch:
         return _KeptWatch(item, tensors)
 
 
