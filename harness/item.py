@@ -228,7 +228,6 @@ class ItemRun:
         inputs untouched, outputs written); `eager` is what it is judged against (its result:
         the sizes to poison, the pattern to look for)."""
         watches = [guard.watch(self, tensors, eager) for guard in self.guards]
-        del eager  # the guards took what they need: the draw holds eager's inputs from here on
         with ExitStack() as stack:
             for watch in watches:
                 stack.enter_context(watch)
