@@ -17,6 +17,7 @@ import planted_backends
 import pytest
 import suite_files
 import torch
+import warm_python
 
 from gemmconf import attribution, capability, pristine
 from gemmconf.backends import resolve
@@ -355,7 +356,7 @@ def gemmconf_run(folder: Path, *extra: str) -> subprocess.CompletedProcess:
     command += ["--conformance-html", str(folder / "page.html"), *extra]
     tests = str(Path(__file__).resolve().parent)  # planted_backends
     environment = {**os.environ, "PYTHONPATH": suite_files.python_path(tests)}
-    return subprocess.run(
+    return warm_python.run(
         command, cwd=folder, capture_output=True, text=True, timeout=900, env=environment
     )
 

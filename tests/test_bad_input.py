@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+import warm_python
 from planted_backends import K_TAIL_COMPILER
 
 from gemmconf import cli
@@ -91,17 +92,17 @@ def test_with_xdist_a_usage_error_is_shown_and_keeps_the_previous_results(suite)
     (suite.path / "eager.yaml").write_text(
         "backend: eager\nexpectations:\n  - match: tiny/mm[bf16]\n    reason: no such item\n"
     )
-    bad = suite.runpytest_subprocess(
-        "suites", "--backend", "eager", "-n", "1", "--expectations", "eager.yaml"
+    bad = warm_python.runpytest(
+        suite, "suites", "--backend", "eager", "-n", "1", "--expectations", "eager.yaml"
     )
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*eager.yaml:3: match: pattern 'tiny/mm[[]bf16[]]' matches no*"])
-    nothing = suite.runpytest_subprocess(
-        "suites", "--backend", "eager", "-n", "1", "-k", "no_item_has_this_name"
+    nothing = warm_python.runpytest(
+        suite, "suites", "--backend", "eager", "-n", "1", "-k", "no_item_has_this_name"
     )
     assert nothing.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     assert results.read_bytes() == before and not list(results.parent.glob("*.partial"))
-    assert suite.runpytest_subprocess("suites", "--backend", "eager", "-n", "1").ret == 0
+    assert warm_python.runpytest(suite, "suites", "--backend", "eager", "-n", "1").ret == 0
     assert results.read_bytes() != before  # a run that ran replaces it
 
 
@@ -290,7 +291,7 @@ def test_a_backend_whose_import_or_making_raises_is_a_usage_error_naming_where(s
         ("bad:backend", "importing 'bad' raised RuntimeError: no align_as here (at *bad.py:2)"),
         ("boom:Boom", "making it, Boom() raised ValueError: no device (at *boom.py:3)"),
     ):
-        result = suite.runpytest_subprocess("suites", "--backend", spec, "-p", "no:xdist")
+        result = warm_python.runpytest(suite, "suites", "--backend", spec, "-p", "no:xdist")
         assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stderr.str()[-2000:]
         result.stderr.fnmatch_lines([f"*--backend: backend '{spec}': {said}*"])
         assert "INTERNALERROR" not in result.stderr.str() + result.stdout.str()

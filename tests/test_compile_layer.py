@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import suite_files
 import torch
+import warm_python
 
 from gemmconf import capability, expectations
 from gemmconf.backends import resolve
@@ -121,8 +122,8 @@ def test_a_backend_that_renamed_torch_s_device_owns_what_torch_compile_then_fail
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))
     )
-    result = layered.runpytest_subprocess(
-        "suites", "--backend", "device_backends:renaming_compiled", "-k", "fp16 or addmm"
+    result = warm_python.runpytest(
+        layered, "suites", "--backend", "device_backends:renaming_compiled", "-k", "fp16 or addmm"
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     found = records(layered)
@@ -321,7 +322,6 @@ def test_a_failure_inductor_is_expected_to_have_says_so_and_stays_the_backends(t
     (graphs it hands to inductor), found only by a second run on inductor. `dynamo:inductor`
     stands for such a backend here: inductor's expectations file lists the item."""
     import json
-    import subprocess
     import sys
 
     root = Path(__file__).resolve().parents[1]
@@ -331,7 +331,7 @@ def test_a_failure_inductor_is_expected_to_have_says_so_and_stays_the_backends(t
     command += ["--backend", "dynamo:inductor"]
     command += ["-k", "layouts_cpu_only and rowwise-row-offset", "-p", "no:xdist", "-q"]
     command += ["-p", "no:randomly", "--results", str(results), "--conformance-html", "none"]
-    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=300)
+    done = warm_python.run(command, cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
     (record,) = json.loads(results.read_text())["records"]
     assert record["outcome"] == "failed" and not record.get("inherited")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import warm_python
 
 from gemmconf import cli
 
@@ -28,7 +29,7 @@ LABELS = ("dynamo:blocked_mm", "aten-override", "tracing")
 
 def gemmconf_run(folder: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     """`gemmconf run ARGS` in `folder`, a process of its own (as a user starts it)."""
-    return subprocess.run(
+    return warm_python.run(
         [sys.executable, "-m", "gemmconf.cli", "run", *args, "-p", "no:xdist"],
         cwd=folder,
         capture_output=True,

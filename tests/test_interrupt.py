@@ -20,6 +20,7 @@ from pathlib import Path
 import faulty_backends
 import pytest
 import suite_files
+import warm_python
 
 
 def wait_for_records(partial: Path, count: int, process: subprocess.Popen, limit: float) -> list:
@@ -118,7 +119,7 @@ def test_results_are_written_even_when_another_plugins_sessionfinish_raises(tmp_
         "def pytest_sessionfinish(session, exitstatus):\n"
         "    raise OSError('cannot send (already closed?)')\n"
     )
-    result = subprocess.run(
+    result = warm_python.run(
         [sys.executable, "-m", "pytest", "suites", "--backend", "eager"],
         cwd=tmp_path,
         capture_output=True,

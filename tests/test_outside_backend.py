@@ -11,6 +11,7 @@ import sys
 
 import pytest
 import suite_files
+import warm_python
 
 from gemmconf import cli
 
@@ -58,7 +59,7 @@ def test_an_installed_backend_package_with_its_own_expectations(tmp_path, capsys
     (work / "suites" / "tiny.yaml").write_text(SUITE)
     (work / "pytest.ini").write_text("[pytest]\ngemmconf_suites = suites\n")
     env = {**os.environ, "PYTHONPATH": suite_files.python_path(site)}
-    done = subprocess.run(
+    done = warm_python.run(
         [*PYTEST, "--no-isolate", "-rfx"],
         cwd=work,
         env=env,
@@ -82,7 +83,7 @@ def test_an_installed_backend_package_with_its_own_expectations(tmp_path, capsys
     (site / "toy" / "expectations.yaml").write_text(
         "backend: toy\nexpectations:\n  - {match: {op: bmm}, reason: stale}\n"
     )
-    done = subprocess.run(
+    done = warm_python.run(
         PYTEST,
         cwd=work,
         env=env,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -13,6 +12,7 @@ from xml.etree import ElementTree
 import pytest
 import suite_files
 import torch
+import warm_python
 from faulty_backends import runs_mm_sm90
 
 pytest_plugins = ["pytester"]
@@ -277,7 +277,7 @@ def eager_and_planted_runs(tmp_path_factory) -> dict[str, tuple[int, Path]]:
         suite_files.lay_out(folder, SUITE)
         command = [sys.executable, "-m", "pytest", "suites", "--backend", BOTH]
         command += ["--junitxml", "junit.xml", "-n", workers, "-p", "no:randomly"]
-        done = subprocess.run(
+        done = warm_python.run(
             command,
             cwd=folder,
             # planted_backends, in the workers

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_python
 
 from gemmconf.gemm.ops import OPS
 
@@ -35,7 +36,7 @@ def test_the_quickstart_backend_runs_the_shipped_suite(tmp_path):
     command = [sys.executable, "-c", "import sys; from gemmconf.cli import main; sys.exit(main())"]
     command += ["run", "--backend", "my_gemm:MyGemm", "--expectations", "my-gemm.yaml"]
     command += ["-m", "cpu", "-k", "first or scaled", "--no-isolate", "-p", "no:xdist", "-q"]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    done = warm_python.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     records = json.loads((tmp_path / "reports" / "results.json").read_text())["records"]
     outcomes = {(r["op"], r["outcome"]) for r in records}
@@ -79,7 +80,7 @@ def run_library(folder: Path, module: str) -> list[dict]:
     # the items of dense/first.yaml, the one file -k selects from: the other 26 go unexpanded
     command += ["run", "dense/first.yaml", "--backend", f"{module}:Library", "-m", "cpu"]
     command += ["-p", "no:xdist", "-q", "-k", "first and fp32", "--no-isolate"]
-    subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=600)
+    warm_python.run(command, cwd=folder, capture_output=True, text=True, timeout=600)
     return json.loads((folder / "reports" / "results.json").read_text())["records"]
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_python
 from planted_backends import K_TAIL_COMPILER
 
 from gemmconf import api
@@ -54,7 +55,7 @@ def installed(site: Path) -> Path:
 
 
 def gemmconf(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    return warm_python.run(
         [sys.executable, "-m", "gemmconf.cli", *args],
         cwd=folder,
         capture_output=True,

@@ -4,12 +4,12 @@ and where the suite is never depends on pytest's rootdir guess."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import suite_files
+import warm_python
 
 from gemmconf import bundled_suites, cli
 
@@ -301,7 +301,7 @@ def test_the_suite_does_not_follow_rootdir(tmp_path):
     ]
     outcomes = []
     for _ in range(2):
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        done = warm_python.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
         outcomes.append(done.stdout.strip().splitlines()[-1].split(" in ")[0])
         assert done.returncode == 0, done.stdout + done.stderr
         assert results.is_file()

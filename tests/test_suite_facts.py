@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import warm_python
 from suite_files import TINY, write_suite
 
 from gemmconf.scenario import ScenarioError, load_suite
@@ -140,11 +141,11 @@ def test_a_run_validates_expectations_from_the_stored_facts(make_suite, monkeypa
     suite = make_suite(expectations={"eager": entries})
     run = ("--backend", "eager", "-p", "no:xdist", "-k", "not mm_sm90")  # the same on a GPU
     for _ in range(2):
-        result = suite.runpytest_subprocess(*run)
+        result = warm_python.runpytest(suite, *run)
         result.assert_outcomes(passed=3, skipped=2)
     assert len(list((tmp_path / "gemmconf-cache" / "suite-facts").glob("*.json"))) == 1
     stale = entries + "  - {match: 'tiny/nothing[*]', status: skip, reason: r}\n"
     make_suite(expectations={"eager": stale})
-    result = suite.runpytest_subprocess(*run)
+    result = warm_python.runpytest(suite, *run)
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*expectations/eager.yaml:4*matches no scenario instance*"])
