@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import warm_python
 
 from gemmconf import expectations
 from gemmconf.scenario import ScenarioError, load_suite
@@ -46,12 +47,13 @@ def cap_memory():
 def bounded(code: str, cwd: Path) -> subprocess.CompletedProcess:
     """Run `code` (which calls cap_memory() once its imports are done) in a fresh Python."""
     try:
-        return subprocess.run(
+        return warm_python.run(
             [sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
             cwd=cwd,
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
+            code_runs_warm=True,  # its limits count from where the code's imports end
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"still running after {TIMEOUT} s: unbounded time")

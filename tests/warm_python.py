@@ -13,9 +13,9 @@ the working directory, `sys.argv`, `sys.path` as Python builds it from PYTHONPAT
 working directory, standard input, output and error, the default signal handlers, and an exit
 status. It is not where a fresh interpreter differs: a command whose environment differs from
 the warm interpreter's in a variable read at import (anything outside `RUN_TIME`), other
-interpreter flags, a script file, or code of the caller's own run as a real subprocess, which is
-also what every test whose subject is the process itself (signals, imports, a standalone repro)
-calls directly.
+interpreter flags, a script file, or code of the caller's own (unless the caller says it runs
+warm: `code_runs_warm`) run as a real subprocess, which is also what every test whose subject is
+the process itself (signals, imports, a standalone repro) calls directly.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import tempfile
 import threading
 import time
 import traceback
+import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,12 +62,17 @@ def run(
     capture_output: bool = False,
     text: bool = False,
     check: bool = False,
+    code_runs_warm: bool = False,
 ) -> subprocess.CompletedProcess:
     """`subprocess.run(args, ...)` for the arguments given, standard input empty; forked from
     the warm interpreter where `args` is `sys.executable -m pytest|gemmconf.cli ...` or
-    `sys.executable -c GEMMCONF_MAIN ...` and the environment allows (module docstring)."""
+    `sys.executable -c GEMMCONF_MAIN ...` and the environment allows (module docstring). With
+    `code_runs_warm`, any `sys.executable -c CODE ...` too: the caller says that CODE does not
+    depend on what a fresh interpreter has not imported yet."""
     env = dict(os.environ if env is None else env)
     program = _program(args)
+    if program is None and code_runs_warm and len(args) >= 3 and args[:2] == [sys.executable, "-c"]:
+        program = "code"
     server = _server(env) if program is not None else None
     if server is None:
         return subprocess.run(
@@ -281,6 +287,13 @@ def _become(request: dict[str, Any], fds: list[int], base: list[str]) -> None:
     if request["program"] == "pytest":
         sys.argv[0] = os.path.join(os.path.dirname(pytest.__file__), "__main__.py")
         main = pytest.console_main
+    elif request["program"] == "code":
+        module = sys.modules["__main__"] = types.ModuleType("__main__")
+        code = compile(argv[1], "<string>", "exec")
+
+        def main() -> None:
+            exec(code, module.__dict__)
+
     else:
         from gemmconf.cli import main
     _exit_as_python_would(main)
