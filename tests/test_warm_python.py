@@ -24,6 +24,7 @@ PROBE = textwrap.dedent(
         print("on-path", os.environ["PYTHONPATH"].split(os.pathsep)[0] in sys.path)
         print("argv0", os.path.basename(sys.argv[0]))
         print("marker", os.environ.get("GEMMCONF_WARM_PROBE"))
+        print("parent", os.getppid())
         assert False, "as planned"
     """
 )
@@ -46,7 +47,8 @@ def test_a_forked_command_sees_what_a_fresh_one_sees(tmp_path):
     command += ["-p", "no:cacheprovider", "-p", "no:randomly"]
     fresh = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
     warm = warm_python.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert warm_python._server(env) is not None  # it was forked, not run as a subprocess
+    # the fresh one is this process's child; the warm one, a child of the warm interpreter's
+    assert f"parent {os.getpid()}" in fresh.stdout and f"parent {os.getpid()}" not in warm.stdout
     assert fresh.returncode == warm.returncode == pytest.ExitCode.TESTS_FAILED
     assert _seen(warm.stdout) == _seen(fresh.stdout)
     assert "marker set by the test" in warm.stdout and "as planned" in warm.stdout

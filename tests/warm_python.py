@@ -71,8 +71,8 @@ def run(
     depend on what a fresh interpreter has not imported yet."""
     env = dict(os.environ if env is None else env)
     program = _program(args)
-    if program is None and code_runs_warm and len(args) >= 3 and args[:2] == [sys.executable, "-c"]:
-        program = "code"
+    if code_runs_warm and len(args) >= 3 and list(args[:2]) == [sys.executable, "-c"]:
+        program = program or "code"
     server = _server(env) if program is not None else None
     if server is None:
         return subprocess.run(
@@ -150,7 +150,6 @@ class _Server:
     """The warm interpreter of this process, and one connection per command to it."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
-        self.imported_under = _read_at_import(env)
         self.folder = tempfile.mkdtemp(prefix="gemmconf-warm-")
         self.address = os.path.join(self.folder, "socket")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -205,16 +204,24 @@ _lock = threading.Lock()
 _servers: dict[int, _Server] = {}
 
 
+# The environment this module was imported under, before any test's monkeypatch: the warm
+# interpreter's, whichever test starts it.
+_BASELINE = dict(os.environ)
+
+
 def _server(env: Mapping[str, str]) -> _Server | None:
-    """This process's warm interpreter, started at the first call with the environment of that
-    call; None where it cannot serve `env` (another environment at import) or cannot be."""
+    """This process's warm interpreter (started at the first call, with the environment this
+    module was imported under), or None where it cannot serve `env`: `env` differs from that one
+    in what an import may read, or the platform cannot pass descriptors."""
     if os.environ.get(SWITCH) == "0" or not hasattr(socket, "send_fds"):
+        return None
+    if _read_at_import(env) != _read_at_import(_BASELINE):
         return None
     with _lock:
         server = _servers.get(os.getpid())
         if server is None or server.process.poll() is not None:
-            server = _servers[os.getpid()] = _Server(env)
-        return server if server.imported_under == _read_at_import(env) else None
+            server = _servers[os.getpid()] = _Server(_BASELINE)
+        return server
 
 
 # The warm interpreter's side.
