@@ -43,10 +43,15 @@ import pytest
 GEMMCONF_MAIN = "import sys; from gemmconf.cli import main; sys.exit(main())"
 MODULES = {"pytest": "pytest", "gemmconf.cli": "gemmconf"}
 # Variables read at run time only (pytest's, gemmconf's and the shell's): a command whose
-# environment differs from the warm interpreter's in any other runs as a real subprocess.
+# environment differs from the warm interpreter's in any other runs as a real subprocess. Two
+# that an in-process gemmconf run sets in a test worker's environment for good are here too:
+# KINETO_LOG_LEVEL (read when a profiler first starts) and TRITON_INTERPRET (read where a
+# kernel is defined: the reference backend's, defined after the fork; the backend calls none
+# of the Triton library's own, defined at Triton's import). Without them 44 commands of 15
+# test files ran cold (2026-12-01).
 RUN_TIME = frozenset(
     ("HOME", "USERPROFILE", "PWD", "OLDPWD", "COLUMNS", "LINES", "PY_COLORS", "NO_COLOR", "PATH")
-)
+) | {"KINETO_LOG_LEVEL", "TRITON_INTERPRET"}
 RUN_TIME_PREFIXES = ("PYTEST_", "GEMMCONF_")
 SWITCH = "GEMMCONF_TESTS_WARM"  # "0": every command as a real subprocess
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); import warm_python; warm_python.serve()"
