@@ -38,8 +38,8 @@ def _seen(output: str) -> list[str]:
 def test_a_forked_command_sees_what_a_fresh_one_sees(tmp_path):
     (tmp_path / "test_probe.py").write_text(PROBE)
     (tmp_path / "elsewhere").mkdir()
-    env = {
-        **os.environ,
+    env = {  # the worker's environment as it was (tests before may have left variables in it)
+        **warm_python._BASELINE,
         "PYTHONPATH": str(tmp_path / "elsewhere"),
         "GEMMCONF_WARM_PROBE": "set by the test",
     }
