@@ -24,6 +24,7 @@ import atexit
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -155,8 +156,9 @@ class _Server:
     """The warm interpreter of this process, and one connection per command to it."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
-        self.folder = tempfile.mkdtemp(prefix="gemmconf-warm-")
-        self.address = os.path.join(self.folder, "socket")
+        folder = tempfile.mkdtemp(prefix="gemmconf-warm-")
+        atexit.register(shutil.rmtree, folder, True)  # the socket's folder, with this process
+        self.address = os.path.join(folder, "socket")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(self.address)
         listener.listen(16)
@@ -280,8 +282,8 @@ def _watch(conn: socket.socket, request: dict[str, Any], fds: list[int], base: l
 
 
 def _become(request: dict[str, Any], fds: list[int], base: list[str]) -> None:
-    """This forked process as a fresh `python -m <module> ARGS` would start, then the command;
-    its exit is the interpreter's own (SystemExit, atexit, buffers flushed)."""
+    """This forked process as a fresh `python -m <module> ARGS` would start, then the command,
+    and its exit (`_exit_as_python_would`)."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     for number, fd in enumerate(fds):
         os.dup2(fd, number)
@@ -314,7 +316,10 @@ def _become(request: dict[str, Any], fds: list[int], base: list[str]) -> None:
 def _exit_as_python_would(main: Any) -> None:
     """Run `main` to its exit status, then exit as the interpreter does (a SystemExit's code,
     a traceback and 1 for any other exception, atexit's functions, buffers flushed) but without
-    tearing down the modules: with torch imported that is a second or more of CPU a process."""
+    tearing down the modules, as an isolation worker ends (`exit_quickly`): with torch imported
+    that is a second or more of CPU a process."""
+    from gemmconf.isolation.worker import exit_quickly
+
     try:
         code = main()
     except SystemExit as stop:
@@ -325,11 +330,7 @@ def _exit_as_python_would(main: Any) -> None:
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code or 0)
+    exit_quickly(code or 0)
 
 
 def _pythonpath(env: Mapping[str, str]) -> list[str]:
