@@ -64,9 +64,13 @@ def _run_shapes(compiled: Compiled, fn: Any, ms: list[int], k: int = 32, n: int 
         torch.testing.assert_close(compiled(a, b), fn(a, b))
 
 
+ADDMM_RELU = pytest.mark.xdist_group("inductor_addmm_relu")
+
+
 @pytest.fixture(scope="module")
 def addmm_relu() -> SimpleNamespace:
-    """One plain-inductor compile of addmm+relu, called once."""
+    """One plain-inductor compile of addmm+relu, called once; its tests are one `xdist_group`
+    (`ADDMM_RELU`): a cold compile, C++ and all, took 48.6 s of a worker on the dev CPU."""
     backend = make_inductor()
     bias, a, b = _randn(16, seed=1), _randn(8, 32, seed=2), _randn(32, 16, seed=3)
     compiled = backend.compile(_addmm_relu, [bias, a, b], dynamic=False)
@@ -89,6 +93,7 @@ def test_eager_returns_what_fn_returns() -> None:
     assert isinstance(backend, Backend) and isinstance(compiled, Compiled)
 
 
+@ADDMM_RELU
 def test_inductor_backends_follow_the_protocol(addmm_relu: SimpleNamespace) -> None:
     assert isinstance(addmm_relu.backend, Backend)
     assert isinstance(addmm_relu.compiled, Compiled)
@@ -96,11 +101,13 @@ def test_inductor_backends_follow_the_protocol(addmm_relu: SimpleNamespace) -> N
     assert addmm_relu.backend.availability() is None
 
 
+@ADDMM_RELU
 def test_inductor_addmm_relu_matches_eager(addmm_relu: SimpleNamespace) -> None:
     torch.testing.assert_close(addmm_relu.actual, addmm_relu.expected)
     assert addmm_relu.compiled.compiles() == 1
 
 
+@ADDMM_RELU
 def test_python_artifact_is_the_output_code(addmm_relu: SimpleNamespace) -> None:
     artifacts = addmm_relu.compiled.artifacts()
     check = FileCheck()

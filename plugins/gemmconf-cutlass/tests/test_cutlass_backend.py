@@ -612,9 +612,14 @@ def test_expectations_match_the_backends_coverage() -> None:
 # Tier 2: nvcc compile-only
 
 
+BUILT = pytest.mark.xdist_group("cutlass_nvcc_builds")
+
+
 @pytest.fixture(scope="module")
 def built() -> dict[str, codegen.Built]:
-    """The four kernels, compiled for sm_90a once per source hash (on-disk cache)."""
+    """The four kernels, compiled for sm_90a once per source hash (on-disk cache). Its tests are
+    one `xdist_group` (`BUILT`): a cold build is about 180 CPU-seconds of nvcc on the 2-core dev
+    CPU, and each worker that drew one of them waited on the build's lock."""
     if not HAVE_CUTLASS_LIBRARY:
         pytest.skip("cutlass_library is not installed (the `cutlass` extra)")
     if codegen.find_nvcc() is None:
@@ -632,6 +637,7 @@ def built() -> dict[str, codegen.Built]:
     return entries
 
 
+@BUILT
 @pytest.mark.parametrize("kernel", list(KERNELS))
 def test_ptx_uses_wgmma_and_tma(built: dict[str, codegen.Built], kernel: str) -> None:
     entry = built[kernel]
@@ -647,6 +653,7 @@ def test_ptx_uses_wgmma_and_tma(built: dict[str, codegen.Built], kernel: str) ->
     assert entry.has("cubin") and entry.path("cubin").stat().st_size > 0
 
 
+@BUILT
 @pytest.mark.parametrize("kernel", list(KERNELS))
 def test_sass_uses_gmma_and_tma(built: dict[str, codegen.Built], kernel: str) -> None:
     if not built[kernel].has("sass"):
@@ -660,6 +667,7 @@ def test_sass_uses_gmma_and_tma(built: dict[str, codegen.Built], kernel: str) ->
     filecheck(_checks(checks), built[kernel].text("sass"), "sass")
 
 
+@BUILT
 def test_cache_serves_builds_without_nvcc(
     built: dict[str, codegen.Built], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -673,6 +681,7 @@ def test_cache_serves_builds_without_nvcc(
         codegen.build(codegen.render(other) + "// not cached\n", codegen.kernel_name(other))
 
 
+@BUILT
 def test_shared_library_loads_and_reports_errors(built: dict[str, codegen.Built]) -> None:
     """The launch shim links and answers through ctypes; without a GPU its run fails cleanly."""
     from gemmconf_cutlass.launch import KernelLibrary, launch_args
