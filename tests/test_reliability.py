@@ -294,8 +294,8 @@ def test_n_auto_on_a_gpu_is_bounded_by_cores_and_by_the_memory_budget(gpu_machin
     config = fake_config(workers_per_gpu="2", backend="inductor-max-autotune")
     assert hardware.pytest_xdist_auto_num_workers(config) == 2
     assert hardware.auto_workers(gpus=8, cpus=128, autotuning=[], memory_bytes=141 * 10**9) == (
-        128,
-        "16 per GPU: one per CPU core (--workers-per-gpu N to change)",
+        96,
+        "12 per GPU: three per four CPU cores (--workers-per-gpu N to change)",
     )
 
 
@@ -320,15 +320,17 @@ def test_n_auto_under_a_budget_sizes_workers_by_the_items_measured_needs():
     )
     # 11 leave the items half the budget, so an item of up to 12 GB runs beside others; 12 not
     assert memory.shared_bytes(24 * 10**9, 11) >= 12 * 10**9 > memory.shared_bytes(24 * 10**9, 12)
-    assert per_gpu(24, cpus=8)[0] == 8  # still one per core at most
+    assert per_gpu(24, cpus=8)[0] == 6  # still three per four cores at most
     count, why = per_gpu(80)
-    assert count == 16 and why.startswith("16 per GPU: one per CPU core (memory would allow 37: ")
-    assert per_gpu(141)[0] == 16  # an H200 unconstrained: the cores
+    assert count == 12 and why.startswith(
+        "12 per GPU: three per four CPU cores (memory would allow 37: "
+    )
+    assert per_gpu(141)[0] == 12  # an H200 unconstrained: the cores
     assert (
         hardware.auto_workers(
             gpus=8, cpus=128, autotuning=[], memory_bytes=141 * 10**9, needs=H200_NEEDS
         )[0]
-        == 128
+        == 96
     )
     # items that need 2 GB each: one worker per 1 GiB and a p90 item, fewer than half allows
     assert per_gpu(24, needs=[2 * 10**9] * 10) == (

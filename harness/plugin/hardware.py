@@ -18,8 +18,16 @@ from gemmconf.inputs import LARGE_DRAW_THREADS_ENV
 from gemmconf.plugin import facts, options, scheduling
 
 # -n auto on GPUs, for a backend that does not autotune: at most one worker per this much of a
-# GPU's memory (budget), and per CPU core, where no earlier run measured the items here.
+# GPU's memory (budget), where no earlier run measured the items here ...
 WORKER_MEMORY_BYTES = 6 << 30
+# ... and this many per host core. A worker keeps more than one core busy (Triton's compiles,
+# ptxas, the driver's waits): the whole reference suite cold on one H200 with 16 host cores
+# (2026-12-02, 13c97dd, two fresh machines, each order once) took 181.5 and 195.2 s at 12
+# workers against 198.1 and 211.3 s at 16, and 214.0 s at 8; its items' time summed 1,484 s
+# at 8 workers, 1,823-1,944 s at 12 and 2,664-2,776 s at 16
+# (reports/published/2026-12-02-nvidia-h200-head-suite-and-worker-count/).
+WORKERS_PER_CORE = 0.75
+CORES_RULE = "three per four CPU cores"
 # Where --durations-from measured the items on this class of GPU (`memory.measured_peaks`), a
 # worker takes its own memory (`memory.PROCESS_RESERVE_BYTES`) and this percentile of the
 # items' measured needs: the 90th, so that nine items in ten fit with every worker busy. Most
@@ -61,7 +69,7 @@ OPTIONS = (
         metavar="N",
         help="with -n auto on a GPU machine: N xdist workers per GPU. Default: 1 per GPU when a "
         "backend declares autotunes = True (autotuning side by side, workers would time each "
-        "other's kernels), else one per CPU core, and by the GPU's memory budget: where "
+        "other's kernels), else three per four CPU cores, and by the GPU's memory budget: where "
         "--durations-from measured the items on this class of GPU, one per 1 GiB (the "
         "worker's own) plus the measured needs' 90th percentile, and no more than leave the "
         "items half the budget; without such measurements, one per 6 GiB",
@@ -165,7 +173,7 @@ def auto_workers(
     if autotuning:
         return gpus, f"1 per GPU: {', '.join(autotuning)} autotunes (--workers-per-gpu N to change)"
     change = "(--workers-per-gpu N to change)"
-    by_cpu = max(1, cpus // gpus)
+    by_cpu = max(1, int(cpus * WORKERS_PER_CORE) // gpus)
     if memory_bytes and needs:
         by_memory, why = measured_workers(memory_bytes, needs)
     elif memory_bytes:
@@ -177,7 +185,7 @@ def auto_workers(
         return by_memory * gpus, f"{by_memory} per GPU: {why} {change}"
     # where the measurements were read, say what they would allow
     allowed = f" (memory would allow {by_memory}: {why})" if memory_bytes and needs else ""
-    return by_cpu * gpus, f"{by_cpu} per GPU: one per CPU core{allowed} {change}"
+    return by_cpu * gpus, f"{by_cpu} per GPU: {CORES_RULE}{allowed} {change}"
 
 
 def measured_workers(memory_bytes: int, needs: Collection[int]) -> tuple[int, str]:
