@@ -8,8 +8,9 @@ JOBS    ?= 2
 # The project's tests wait for subprocesses, sleeps and timeouts for about a seventh of their
 # time, and one worker spends its first minutes waiting on the CUTLASS plugin's nvcc builds (its
 # tests are one `xdist_group`): two workers more than JOBS fill the cores (2 cores, caches cold,
-# back to back on 2026-12-02: 424.7 and 447.9 s at -n 4 against 472.2 s at -n 3; before those tests were
-# grouped, -n 3 took 400-416 s against 484 s at -n 2 and -n 4 was no faster, 2026-11-30).
+# back to back on 2026-12-02: 424.7 and 447.9 s at -n 4 against 472.2 s at -n 3; before those
+# tests were grouped, -n 3 took 400-416 s against 484 s at -n 2 and -n 4 was no faster,
+# 2026-11-30).
 # `--dist loadgroup` keeps the tests marked with one `xdist_group` on one worker
 # (test_planted_bugs.py: the tests that read one planted backend's outcomes, computed once per
 # group; the CUTLASS builds; inductor's addmm+relu).

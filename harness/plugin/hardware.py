@@ -27,7 +27,7 @@ WORKER_MEMORY_BYTES = 6 << 30
 # at 8 workers, 1,823-1,944 s at 12 and 2,664-2,776 s at 16
 # (reports/published/2026-12-02-nvidia-h200-head-suite-and-worker-count/).
 WORKERS_PER_CORE = 0.75
-CORES_RULE = "three per four CPU cores"
+CORES_RULE = "three per four CPU cores"  # WORKERS_PER_CORE in words, for the run's header
 # Where --durations-from measured the items on this class of GPU (`memory.measured_peaks`), a
 # worker takes its own memory (`memory.PROCESS_RESERVE_BYTES`) and this percentile of the
 # items' measured needs: the 90th, so that nine items in ten fit with every worker busy. Most
