@@ -199,7 +199,9 @@ def _add_expect(commands: Any) -> None:
         "file explains and what it leaves",
         description=EXPECT_HELP,
     )
-    expect.add_argument("results", metavar="RESULTS.json", help="a results file (or .json.gz)")
+    expect.add_argument(
+        "results", metavar="RESULTS.json", help="a results file (or .json.gz, .json.xz)"
+    )
     expect.add_argument(
         "--expectations",
         action="append",

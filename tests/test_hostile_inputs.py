@@ -615,6 +615,29 @@ def test_a_gzip_bomb_is_refused_in_bounded_memory(tmp_path):
     assert "bomb.json.gz: holds more than 268,435,456 bytes decompressed" in result.stderr
 
 
+def test_an_xz_bomb_is_refused_in_bounded_memory(tmp_path):
+    """xz packs 272 MiB of spaces into some 40 KB: it is read no further than 256 MiB, as a
+    gzip file is, and its decoder may take no more than XZ_MEMLIMIT."""
+    import lzma
+
+    bomb = tmp_path / "bomb.json.xz"
+    packer = lzma.LZMACompressor(lzma.FORMAT_XZ, preset=1)
+    parts = [packer.compress(b'{"format": "gemmconf-results", "version": 1, "pad": "')]
+    parts += [packer.compress(b" " * (16 << 20)) for _ in range(17)]
+    bomb.write_bytes(b"".join([*parts, packer.compress(b'"}'), packer.flush()]))
+    assert bomb.stat().st_size < 1 << 20
+    result = bounded(
+        f"""
+        from gemmconf.report.cli import main
+        cap_memory()
+        sys.exit(main(["diff", {str(bomb)!r}, {str(bomb)!r}]))
+        """,
+        tmp_path,
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "bomb.json.xz: holds more than 268,435,456 bytes decompressed" in result.stderr
+
+
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [

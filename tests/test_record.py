@@ -16,7 +16,7 @@ from gemmconf.report.cli import main as report_main
 
 ROOT = Path(__file__).resolve().parents[1]
 # written by gemmconf on 2026-11-22, when records had `"skip_class": null`
-OLD_FILE = "reports/published/2026-11-22-nvidia-h200-x4-inductor-max-autotune/inductor-max-autotune-TRITON-shard1of3.json.gz"  # noqa: E501
+OLD_FILE = "reports/published/2026-11-22-nvidia-h200-x4-inductor-max-autotune/inductor-max-autotune-TRITON-shard1of3.json.xz"  # noqa: E501
 
 EVERY_FIELD = {
     "id": "tiny/mm[fp32]",

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Runs of the suite as it was, and the ids each had: a record id they carry must still exist.
 PUBLISHED = (
     # 3,329 ids, before issue 13
-    "reports/published/2026-11-22-nvidia-h200-suites-and-bench/reference.json.gz",
+    "reports/published/2026-11-22-nvidia-h200-suites-and-bench/reference.json.xz",
 )
 RETIRED: dict[str, str] = {}  # id -> why it no longer exists (none so far)
 

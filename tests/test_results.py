@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 
 import pytest
 
@@ -62,6 +63,25 @@ def test_a_gzip_compressed_results_file_reads_as_written(tmp_path):
     assert read(packed) == read(tmp_path / "r.json")
     packed.write_bytes(packed.read_bytes()[:40])
     with pytest.raises(ResultsError, match=r"r.json.gz: a gzip file that does not decompress"):
+        read(packed)
+
+
+def test_an_xz_compressed_results_file_reads_as_written(tmp_path):
+    """Published runs are kept xz-compressed since 2026-12-02 (a third smaller than gzip): every
+    report command reads one as the plain file; a damaged or cut-short one is named."""
+    writer = ResultsWriter(tmp_path / "r.json", run={"seed": 5})
+    writer.start()
+    writer.add(record(1, "failed"))
+    writer.finish(complete=True, exit_status=1)
+    packed = tmp_path / "r.json.xz"
+    whole = lzma.compress((tmp_path / "r.json").read_bytes(), preset=9)
+    packed.write_bytes(whole)
+    assert read(packed) == read(tmp_path / "r.json")
+    packed.write_bytes(whole[:-12])
+    with pytest.raises(ResultsError, match=r"r.json.xz: an xz file that does not decompress"):
+        read(packed)
+    packed.write_bytes(whole[:24] + bytes(len(whole) - 24))
+    with pytest.raises(ResultsError, match=r"r.json.xz: an xz file that does not decompress"):
         read(packed)
 
 

@@ -21,7 +21,7 @@ from gemmconf.report import perf, results
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", nargs="+", help="results.json files (gzip or not)")
+    parser.add_argument("results", nargs="+", help="results.json files (gzip, xz or not)")
     parser.add_argument("--json", action="store_true", help="one JSON object per file")
     args = parser.parse_args()
     for path in args.results:

@@ -17,6 +17,7 @@ import contextlib
 import gzip
 import io
 import json
+import lzma
 import os
 import tempfile
 import time
@@ -211,37 +212,30 @@ def count_kinds(
 
 
 GZIP_MAGIC = b"\x1f\x8b"
+XZ_MAGIC = b"\xfd7zXZ\x00"
 # the most bytes a results file may hold, decompressed: a run of the whole suite writes 6 MB, so
-# this is some 170,000 records; a gzip file of a few MB can hold many GB (a 3 MB file of spaces
-# decompressed to 3 GiB took 149 s and 12.8 GB to read), and is read no further than this
+# this is some 170,000 records; a gzip or xz file of a few MB can hold many GB (a 3 MB gzip file
+# of spaces decompressed to 3 GiB took 149 s and 12.8 GB to read), and is read no further than
+# this
 MAX_RESULTS_BYTES = 256 << 20
+# the most memory the xz decoder may take: `xz -9` asks for 65 MiB; a header asking for more
+# (up to 4 GiB) is refused, not obeyed
+XZ_MEMLIMIT = 128 << 20
 
 
 def read(path: str | Path) -> dict[str, Any]:
-    """Load and check a results file (or a killed run's ``.partial``), gzip-compressed or not;
-    errors name the file and what is wrong. Past `MAX_RESULTS_BYTES` (decompressed) a file is
-    refused, unread beyond that."""
+    """Load and check a results file (or a killed run's ``.partial``), gzip- or xz-compressed or
+    not; errors name the file and what is wrong. Past `MAX_RESULTS_BYTES` (decompressed) a file
+    is refused, unread beyond that."""
     path = Path(path)
-    too_big = (
-        f"{path}: holds more than {MAX_RESULTS_BYTES:,} bytes{{}}, past the limit for a results "
-        "file (merge fewer runs into one)"
-    )
     try:
         if path.stat().st_size > MAX_RESULTS_BYTES:
-            raise ResultsError(too_big.format(""))
-        data = path.read_bytes()
+            raise ResultsError(_too_big(path, ""))
+        data = _decompressed(path, path.read_bytes())
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file") from None
     except OSError as exc:
         raise ResultsError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    if data[:2] == GZIP_MAGIC:  # kept compressed (published runs are): read as it was written
-        try:
-            with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-                data = stream.read(MAX_RESULTS_BYTES + 1)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ResultsError(f"{path}: a gzip file that does not decompress: {exc}") from None
-        if len(data) > MAX_RESULTS_BYTES:
-            raise ResultsError(too_big.format(" decompressed"))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -268,6 +262,37 @@ def read(path: str | Path) -> dict[str, Any]:
     if not isinstance(document.get("records"), list):
         raise ResultsError(f"{path}: 'records' is missing or not a list")
     return document
+
+
+def _too_big(path: Path, how: str) -> str:
+    return (
+        f"{path}: holds more than {MAX_RESULTS_BYTES:,} bytes{how}, past the limit for a results "
+        "file (merge fewer runs into one)"
+    )
+
+
+def _decompressed(path: Path, data: bytes) -> bytes:
+    """`data` as it was written: a gzip or xz file (published runs are kept compressed)
+    decompressed no further than MAX_RESULTS_BYTES + 1 bytes, anything else as it is."""
+    if data[:2] == GZIP_MAGIC:
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+                data = stream.read(MAX_RESULTS_BYTES + 1)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ResultsError(f"{path}: a gzip file that does not decompress: {exc}") from None
+    elif data[:6] == XZ_MAGIC:  # published runs since 2026-12-02: a third smaller than gzip
+        decoder = lzma.LZMADecompressor(lzma.FORMAT_XZ, memlimit=XZ_MEMLIMIT)
+        try:
+            data = decoder.decompress(data, max_length=MAX_RESULTS_BYTES + 1)
+        except lzma.LZMAError as exc:
+            raise ResultsError(f"{path}: an xz file that does not decompress: {exc}") from None
+        if len(data) <= MAX_RESULTS_BYTES and not decoder.eof:
+            raise ResultsError(f"{path}: an xz file that does not decompress: it is cut short")
+    else:
+        return data
+    if len(data) > MAX_RESULTS_BYTES:
+        raise ResultsError(_too_big(path, " decompressed"))
+    return data
 
 
 def _read_partial(path: Path, text: str) -> dict[str, Any]:
