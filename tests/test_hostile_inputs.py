@@ -616,7 +616,7 @@ def test_a_gzip_bomb_is_refused_in_bounded_memory(tmp_path):
 
 
 def test_an_xz_bomb_is_refused_in_bounded_memory(tmp_path):
-    """xz packs 272 MiB of spaces into some 40 KB: it is read no further than 256 MiB, as a
+    """xz packs 272 MiB of spaces into well under 1 MiB: it is read no further than 256 MiB, as a
     gzip file is, and its decoder may take no more than XZ_MEMLIMIT."""
     import lzma
 

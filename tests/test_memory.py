@@ -334,7 +334,9 @@ def test_an_item_waits_until_its_memory_is_free(tmp_path):
         time.sleep(0.6)
         events.append("big out")
     thread.join()
-    assert events[0] == "big out" and events[1].startswith("small in after 0.")
+    # admitted after the release, having waited for it; how soon after is the machine's (a
+    # fresh clone's make test once took 1.4 s under load): no upper bound on a wall clock here
+    assert events[0] == "big out" and events[1].startswith("small in after ")
     assert float(events[1].split()[-1]) >= 0.5
 
 

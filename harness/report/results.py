@@ -219,7 +219,7 @@ XZ_MAGIC = b"\xfd7zXZ\x00"
 # this
 MAX_RESULTS_BYTES = 256 << 20
 # the most memory the xz decoder may take: `xz -9` asks for 65 MiB; a header asking for more
-# (up to 4 GiB) is refused, not obeyed
+# (LZMA2 allows 1.5 GiB) is refused, not obeyed
 XZ_MEMLIMIT = 128 << 20
 
 
