@@ -51,38 +51,30 @@ def test_a_results_file_being_written_names_its_writer_until_it_finishes(tmp_pat
     assert killed.partial.exists() and writer_of(path) is None
 
 
-def test_a_gzip_compressed_results_file_reads_as_written(tmp_path):
-    """Published runs are kept gzip-compressed: every report command (and --durations-from)
-    reads one as the plain file; a damaged one is named."""
+@pytest.mark.parametrize(
+    ("suffix", "pack", "kind"),
+    [
+        ("gz", gzip.compress, "a gzip file"),
+        ("xz", lambda data: lzma.compress(data, preset=9), "an xz file"),  # since 2026-12-02
+    ],
+)
+def test_a_compressed_results_file_reads_as_written(tmp_path, suffix, pack, kind):
+    """Published runs are kept compressed (xz since 2026-12-02, a third smaller than gzip):
+    every report command (and --durations-from) reads one as the plain file; a cut-short or
+    damaged one is named."""
     writer = ResultsWriter(tmp_path / "r.json", run={"seed": 5})
     writer.start()
     writer.add(record(1, "failed"))
     writer.finish(complete=True, exit_status=1)
-    packed = tmp_path / "r.json.gz"
-    packed.write_bytes(gzip.compress((tmp_path / "r.json").read_bytes()))
-    assert read(packed) == read(tmp_path / "r.json")
-    packed.write_bytes(packed.read_bytes()[:40])
-    with pytest.raises(ResultsError, match=r"r.json.gz: a gzip file that does not decompress"):
-        read(packed)
-
-
-def test_an_xz_compressed_results_file_reads_as_written(tmp_path):
-    """Published runs are kept xz-compressed since 2026-12-02 (a third smaller than gzip): every
-    report command reads one as the plain file; a damaged or cut-short one is named."""
-    writer = ResultsWriter(tmp_path / "r.json", run={"seed": 5})
-    writer.start()
-    writer.add(record(1, "failed"))
-    writer.finish(complete=True, exit_status=1)
-    packed = tmp_path / "r.json.xz"
-    whole = lzma.compress((tmp_path / "r.json").read_bytes(), preset=9)
+    packed = tmp_path / f"r.json.{suffix}"
+    whole = pack((tmp_path / "r.json").read_bytes())
     packed.write_bytes(whole)
     assert read(packed) == read(tmp_path / "r.json")
-    packed.write_bytes(whole[:-12])
-    with pytest.raises(ResultsError, match=r"r.json.xz: an xz file that does not decompress"):
-        read(packed)
-    packed.write_bytes(whole[:24] + bytes(len(whole) - 24))
-    with pytest.raises(ResultsError, match=r"r.json.xz: an xz file that does not decompress"):
-        read(packed)
+    named = rf"r.json.{suffix}: {kind} that does not decompress"
+    for damaged in (whole[:40], whole[:-12], whole[:24] + bytes(len(whole) - 24)):
+        packed.write_bytes(damaged)
+        with pytest.raises(ResultsError, match=named):
+            read(packed)
 
 
 def test_interrupted_run_is_marked_incomplete(tmp_path):
