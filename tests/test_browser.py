@@ -6,6 +6,12 @@ test renders a page from records it builds, then checks what a user would: the m
 filter hides rows, an item's detail panel opens with its repro command; any JavaScript error
 fails it. It leaves screenshots in reports/conformance.png and conformance-detail.png.
 
+Both tests share one Chromium (one `xdist_group`, a module-scoped fixture): its first start on
+a fresh machine reads a 250 MB binary from a cold disk, 12 s on an idle dev CPU and past a
+minute on CI's loaded 2-core runner (cd8f5ec's CI run: no reply to the first command in 60 s).
+The start therefore has its own deadline, apart from the one each command gets, and a start
+that misses it names what Chromium printed and whether it is still running.
+
 It skips only when no Chromium is installed (`apt-get install -y chromium`); with
 GEMMCONF_REQUIRE_BROWSER=1 (CI) a missing browser is a failure instead.
 """
@@ -65,7 +71,7 @@ class BrowserError(RuntimeError):
 class Chromium:
     """A headless Chromium and a minimal DevTools-protocol client over its pipe."""
 
-    # 60 s: on a 2-core box loaded by other work, a first DevTools reply took more than 20 s
+    # 60 s a command: a page's scripts on a 2-core box loaded by other work
     def __init__(self, binary: str, profile: Path, timeout: float = 60.0):
         self.timeout = timeout
         self.next_id = 0
@@ -98,17 +104,37 @@ class Chromium:
         self.write_fd, self.read_fd = to_browser_w, from_browser_r
         self.session: str | None = None
 
+    def wait_until_started(self, timeout: float) -> float:
+        """Wait for the first reply, up to `timeout` seconds; return how long it took."""
+        started = time.monotonic()
+        try:
+            self.send("Browser.getVersion", session=False, timeout=timeout)
+        except BrowserError as error:
+            alive = self.process.poll() is None
+            state = "still running" if alive else f"exited with {self.process.returncode}"
+            raise BrowserError(
+                f"Chromium did not start: {error} (pid {self.process.pid}, {state}); "
+                f"it printed:\n{self.output()}"
+            ) from error
+        return time.monotonic() - started
+
     def send(
-        self, method: str, params: dict[str, Any] | None = None, *, session: bool = True
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        session: bool = True,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
         self.next_id += 1
         message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
         if session and self.session:
             message["sessionId"] = self.session
         os.write(self.write_fd, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + self.timeout
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
         while True:
-            reply = self._read(deadline)
+            reply = self._read(deadline, wait)
             if reply.get("id") == self.next_id:
                 if "error" in reply:
                     raise BrowserError(f"{method}: {reply['error']}")
@@ -116,11 +142,11 @@ class Chromium:
             if "method" in reply:
                 self.events.append(reply)
 
-    def _read(self, deadline: float) -> dict[str, Any]:
+    def _read(self, deadline: float, wait: float) -> dict[str, Any]:
         while b"\0" not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise BrowserError(f"no reply from Chromium in {self.timeout:.0f} s")
+                raise BrowserError(f"no reply from Chromium in {wait:.0f} s")
             ready, _, _ = select.select([self.read_fd], [], [], left)
             if ready:
                 chunk = os.read(self.read_fd, 1 << 20)
@@ -131,6 +157,8 @@ class Chromium:
         return json.loads(message)
 
     def open(self, url: str, width: int = 1400, height: int = 1000) -> None:
+        """A new tab showing `url`; what earlier tabs logged is forgotten."""
+        self.events = []
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)
         attached = self.send(
             "Target.attachToTarget",
@@ -218,8 +246,14 @@ class Chromium:
             os.close(fd)
 
 
-@pytest.fixture
-def browser(tmp_path: Path):
+# Seconds for Chromium's first reply (see the module's docstring).
+START_TIMEOUT = 300.0
+
+pytestmark = pytest.mark.xdist_group("browser")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory):
     binary = find_chromium()
     if binary is None:
         message = (
@@ -229,8 +263,9 @@ def browser(tmp_path: Path):
         if os.environ.get("GEMMCONF_REQUIRE_BROWSER") == "1":
             pytest.fail(message + " and GEMMCONF_REQUIRE_BROWSER=1 asks for it")
         pytest.skip(message)
-    chromium = Chromium(binary, tmp_path / "profile")
+    chromium = Chromium(binary, tmp_path_factory.mktemp("chromium") / "profile")
     try:
+        chromium.wait_until_started(START_TIMEOUT)
         yield chromium
     finally:
         chromium.close()
