@@ -248,6 +248,42 @@ def test_a_repeated_sigterm_after_the_cleanup_is_still_the_same_request(tmp_path
     assert done.returncode == 2, done.stderr
 
 
+class _Config:
+    """What `_handle_sigterm` reads of a pytest config."""
+
+    def __init__(self) -> None:
+        self.stash: dict = {}
+        self.cleanups: list = []
+
+    def add_cleanup(self, cleanup) -> None:
+        self.cleanups.append(cleanup)
+
+
+def test_a_repeat_within_the_window_is_the_same_request_and_a_later_one_is_not():
+    """The window of `SIGTERM_REPEAT_S` on a clock of the test's own (the end-to-end cases above
+    play GNU timeout's pair in real time): a repeat inside it is ignored, one after it goes to the
+    handler that was installed before gemmconf's."""
+    from gemmconf.plugin import recording
+
+    passed_on: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: passed_on.append(signum))
+    try:
+        now = [100.0]
+        recording._handle_sigterm(_Config(), clock=lambda: now[0])
+        handler = signal.getsignal(signal.SIGTERM)
+        with pytest.raises(KeyboardInterrupt, match="SIGTERM: the run was asked to stop"):
+            handler(signal.SIGTERM, None)
+        now[0] += recording.SIGTERM_REPEAT_S  # the window's edge: still the same request
+        handler(signal.SIGTERM, None)
+        assert passed_on == []
+        now[0] += 0.5
+        handler(signal.SIGTERM, None)
+        assert passed_on == [signal.SIGTERM]
+        assert signal.getsignal(signal.SIGTERM) is not handler  # the previous one is back
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 # Holds the pytest process in its interpreter's teardown, after the signal handlers were put back
 # (Python does that before it clears the modules), and says so with a file.
 _SLOW_TEARDOWN = """
