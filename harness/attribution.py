@@ -2,11 +2,13 @@
 backend's call (`computed_by`), and whether a failure is inherited from PyTorch (`inherited`).
 
 A record's `computed_by` (gemmconf.checks.computed_by observes it):
-- "backend": no aten GEMM kernel of PyTorch's own ran during the backend's call: its own code
-  (generated kernels, a kernel library's overrides of aten ops) computed the product;
-- "pytorch": aten's own GEMM kernels computed every product eager computes (the backend handed
-  the op to aten: a graph given back to dynamo, inductor's extern ATEN choice, an override that
-  falls back to aten);
+- "backend": no aten GEMM kernel of PyTorch's own computed the product during the backend's
+  call: its own code did (generated kernels, a kernel library's overrides of aten ops; aten GEMMs
+  of another kind than the program's, an integer GEMM on operands the backend quantized, are
+  steps of its own);
+- "pytorch": aten's own GEMM kernels of the program's kinds computed every product eager
+  computes (the backend handed the op to aten: a graph given back to dynamo, inductor's extern
+  ATEN choice, an override that falls back to aten);
 - "mixed": aten's own kernels computed some of them, the backend the rest;
 - "none": the call raised before any GEMM kernel ran (aten's, or one registered over an aten
   GEMM op): dynamo's tracing, the backend's compile or its own checks raised, and nothing

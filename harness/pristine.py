@@ -40,6 +40,16 @@ from gemmconf.gemm.ops import OPS
 # ops decompose into (linear and matmul: mm, addmm, bmm, mv, dot, ...)
 DECOMPOSED = ("mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot")
 GEMM_ATEN = tuple(sorted({spec.aten for spec in OPS.values()} | set(DECOMPOSED)))
+# What each of them multiplies: "scaled" (fp8, MX, NVFP4 operands and their scales), "integer"
+# (int8 operands, exact int32 sums) or "float"; a GEMM of one kind run for a program whose
+# GEMMs are of another computes operands the caller made (gemmconf.checks.computed_by).
+GEMM_KIND = {
+    **dict.fromkeys(GEMM_ATEN, "float"),
+    **{
+        spec.aten: "scaled" if spec.scaled else "integer" if spec.exact else "float"
+        for spec in OPS.values()
+    },
+}
 # where a program's Python names live (gemm.ops' call templates: torch.mm, F.linear, a @ b), and
 # which of them are GEMMs (torch replaces some others itself: torch 2.11's dynamo wraps
 # torch.manual_seed on first use)

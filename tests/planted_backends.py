@@ -1119,6 +1119,45 @@ class OwnKernelsOverride(PlantedBackend):
 
 
 own_kernels_override = OwnKernelsOverride("own-kernels-override", _untouched)
+
+
+def _int8(t: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """`t` in int8, scaled symmetrically along `dim` (one scale per row, or per column)."""
+    scale = t.abs().amax(dim=dim, keepdim=True).clamp(min=1e-12) / 127
+    return (t / scale).round().clamp(-127, 127).to(torch.int8), scale
+
+
+def _int8_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """aten::mm the way a quantization library's override computes it (torchao's int8 dynamic
+    path): both operands quantized to int8, aten's integer GEMM, the scales put back."""
+    qa, scale_a = _int8(a.float(), 1)
+    qb, scale_b = _int8(b.float(), 0)
+    return (torch._int_mm(qa, qb).float() * scale_a * scale_b).to(a.dtype)
+
+
+class _Int8Override(PlantedCompiled):
+    def __init__(self, fn):
+        super().__init__(fn, _untouched, count_shapes=False)
+
+    def __call__(self, *args):
+        library = torch.library.Library("aten", "IMPL")
+        for key in ("CPU", "CUDA"):
+            library.impl("mm", _int8_mm, key)
+        try:
+            return super().__call__(*args)
+        finally:
+            library._destroy()
+
+
+class Int8Override(PlantedBackend):
+    """Not a planted bug: a quantization library whose aten::mm runs on int8 operands it made,
+    through aten's `_int_mm` (its products are its own, their error too)."""
+
+    def compile(self, fn, example_inputs: Sequence[Any], *, dynamic: bool | None):
+        return _Int8Override(fn)
+
+
+int8_override = Int8Override("int8-override", _untouched)
 aten_override_per_call = AtenOverride("library-per-call", for_the_process=False)
 
 

@@ -117,6 +117,20 @@ def test_an_override_is_the_backend_s_kernel_and_its_fallback_to_aten_pytorch_s(
     assert torch.library.Library.impl is impl and pristine.altered() == ()
 
 
+def test_aten_s_integer_gemm_on_operands_the_override_quantized_is_the_backend_s(
+    quiet_overrides,
+):
+    """A torchao trial (2026-12-02): its override of aten::mm quantizes both operands to int8
+    and multiplies them with aten's `_int_mm`; its 60 int8 passes read "computed by PyTorch",
+    because one aten GEMM kernel ran where eager runs one. aten's integer GEMM on int8 operands
+    is not the float GEMM eager computes: the product, and its error, are the library's."""
+    outcome = run(MM, planted_backends.int8_override)
+    assert outcome.kind == "wrong values" and outcome.computed_by == "backend"
+    assert outcome.metrics["aten_gemm_kernels"] == {"aten::_int_mm": 1}
+    assert outcome.metrics["overridden_gemm_ops"] == {"aten::mm": 1}
+    assert outcome.metrics["eager_gemm_kernels"] == 1
+
+
 def test_a_program_partly_left_to_aten_is_mixed():
     """Two GEMMs (seed cat_addmm: addmm twice), the first computed by the backend."""
     outcome = run("seed_max_autotune/cat_addmm", planted_backends.own_first_gemm)

@@ -658,6 +658,27 @@ def test_an_fp32_result_with_bf16_precision_only_is_caught_where_the_tolerance_a
     assert judge(whole.float(), whole.float(), whole, k=128, policy=policy).passed
 
 
+def test_a_16_bit_program_s_result_is_told_only_of_a_coarser_float():
+    """A bf16 GEMM cast to float32 (`epilogue/multi_output[mm-keep_cast-bf16]`): eager's result
+    is bf16's values, one of them below fp16's normal range; a torchao trial's backend returned
+    bf16 values without such a one, which fp16 also holds, and read "computed or stored in
+    fp16". A bf16 result for an fp16 program is still told (3 mantissa bits fewer)."""
+    from gemmconf.oracle.judgment import _precision_check
+
+    a, b = gemm_inputs(torch.bfloat16, 64, 64, 40, seed=3)
+    exact = fp64(a.float(), b.float())
+    eager = exact.bfloat16().float()
+    eager[0, 0] = -(2.0**-20 + 2.0**-27)  # a bf16 value; fp16 holds it as a subnormal, rounded
+    backend = exact.bfloat16().float()
+    backend[0, 0] = 0.25
+    assert bool((backend.half().float() == backend).all())  # every value is an fp16 value too
+    assert _precision_check(eager, backend, exact, ()) is None
+    h, g = gemm_inputs(torch.float16, 64, 64, 40, seed=4)
+    exact = fp64(h.float(), g.float())
+    coarser = _precision_check(exact.half().float(), exact.bfloat16().float(), exact, ())
+    assert coarser is not None and "carries bf16's precision only" in coarser.message
+
+
 def test_a_wrong_dtype_heads_the_message_of_wrong_values():
     """A bf16 result for an fp32 item used to open with "not close", its dtype on line 6."""
     a, b = gemm_inputs(torch.float32, 16, 16, 64, seed=1)

@@ -28,7 +28,12 @@ How it is seen, on the first call of shape set 0 only (the call guard `ComputedB
 
 The check `ComputedBy` then compares the count with eager's (the same program on the same
 inputs, profiled; its GEMM kernels are the ones a backend may leave to aten): none of aten's
-ran, "backend"; as many as eager's, "pytorch"; fewer, "mixed". Where the backend's call raised,
+ran, "backend"; as many as eager's, "pytorch"; fewer, "mixed". Only aten GEMMs of the kinds
+eager runs count (`pristine.GEMM_KIND`: float, scaled, integer): a kernel library that
+quantizes a bf16 program's operands to int8 and multiplies them with aten's `_int_mm` computes
+the program its own way, aten's integer GEMM one step of it (a torchao trial, 2026-12-02: 60 of
+its int8 passes read "computed by PyTorch"); one that upcasts fp16 to float32 for aten's mm
+still leaves the product to aten. Where the backend's call raised,
 the item ends before the check: aten's kernels seen make it "pytorch", with no comparison, a
 kernel registered over a GEMM op "backend", and none of either "none" (the call raised before
 any GEMM kernel ran: dynamo's tracing, the backend's compile, a check of its own; nothing
@@ -56,7 +61,7 @@ from gemmconf.backends.eager import EagerBackend
 from gemmconf.checks.base import NOTHING, Findings
 from gemmconf.item import EagerAnswer, ItemRun
 from gemmconf.outcome import Problem
-from gemmconf.pristine import GEMM_ATEN
+from gemmconf.pristine import GEMM_ATEN, GEMM_KIND
 
 GEMM_EVENTS = frozenset(f"aten::{op}" for op in GEMM_ATEN)
 # Kineto, under the profiler, prints "USDT: ... profiler_start" and "... profiler_stop" on stderr
@@ -85,6 +90,16 @@ class Observed:
     @property
     def aten_count(self) -> int:
         return sum(self.aten.values())
+
+    def kinds(self) -> set[str]:
+        """The kinds of aten's GEMMs that ran (`pristine.GEMM_KIND`)."""
+        return {GEMM_KIND[name.removeprefix("aten::")] for name in self.aten}
+
+    def count_of(self, kinds: set[str]) -> int:
+        """How many of aten's GEMM kernels of those kinds ran."""
+        return sum(
+            n for name, n in self.aten.items() if GEMM_KIND[name.removeprefix("aten::")] in kinds
+        )
 
 
 class ComputedBy:
@@ -158,10 +173,16 @@ class EagerComparison:
         eager = _eager_kernels(item)
         if eager is None:
             return NOTHING
-        item.computed_by = (
-            attribution.PYTORCH if observed.aten_count >= eager else attribution.MIXED
-        )
-        return Findings(metrics={"eager_gemm_kernels": eager})
+        # eager ran none (it has no kernel here): any of aten's count, as before kinds were told
+        kinds = eager.kinds() or set(GEMM_KIND.values())
+        computed = observed.count_of(kinds)
+        if computed == 0:  # only GEMMs of other kinds: on operands the backend made
+            item.computed_by = attribution.BACKEND
+        elif computed >= eager.aten_count:
+            item.computed_by = attribution.PYTORCH
+        else:
+            item.computed_by = attribution.MIXED
+        return Findings(metrics={"eager_gemm_kernels": eager.aten_count})
 
 
 def _profiler() -> Any:
@@ -192,9 +213,9 @@ def _metrics(observed: Observed) -> dict[str, Any]:
     return found
 
 
-def _eager_kernels(item: ItemRun) -> int | None:
-    """How many aten GEMM kernels eager's program runs on shape set 0's inputs (an op eager has
-    no kernel for here still counts: it raises inside the kernel's dispatch); None where eager
+def _eager_kernels(item: ItemRun) -> Observed | None:
+    """The aten GEMM kernels eager's program runs on shape set 0's inputs (an op eager has no
+    kernel for here still counts: it raises inside the kernel's dispatch); None where eager
     cannot be profiled (another profiler is on)."""
     if _profiling():
         return None
@@ -206,7 +227,7 @@ def _eager_kernels(item: ItemRun) -> int | None:
     ]
     with _profiler() as profile, contextlib.suppress(Exception):
         item.fn(*tensors)
-    return kernels_of(profile.function_events).aten_count
+    return kernels_of(profile.function_events)
 
 
 def kernels_of(events: Sequence[Any]) -> Observed:
