@@ -385,6 +385,21 @@ def test_a_failed_record_has_details_where_its_message_is_one_line():
     assert record["details"] == record["reason"]
 
 
+def test_a_borderline_pass_says_so_in_its_details():
+    """A torchao trial: a pass at 1.4 times its bar (rounds of fresh draws undecided) carried
+    its note nowhere a user reads; a pass's notes are now its record's details."""
+    from gemmconf.outcome import ItemOutcome
+    from gemmconf.plugin.verdict import Decision, build_record
+
+    note = "Borderline: shape set 0 (127x65x33) passes with its error at the bar: ..."
+    static = {"id": "tiny/mm[fp32]", "backend": "lib"}
+    run = ItemOutcome(notes=(note,), metrics={"err_ratio": 4.29, "borderline": 1})
+    record = build_record(static, Decision("passed", run), duration_s=0.1, environment={})
+    assert record["outcome"] == "passed" and record["details"] == note
+    plain = build_record(static, Decision("passed", ItemOutcome()), duration_s=0.1, environment={})
+    assert plain.get("details") is None
+
+
 def test_an_xpass_is_decided_from_data(suite):
     (suite.path / "suites" / "expectations" / "eager.yaml").write_text(
         'backend: eager\nexpectations:\n  - {match: "tiny/mm[fp32]", status: xfail, reason: r}\n'

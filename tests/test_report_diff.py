@@ -172,6 +172,12 @@ def test_the_passes_nearest_their_bar_are_listed_with_both_runs_ratios(
     assert f"of the {len(passed)} judged items that passed in both runs, the 3 nearest" in text
     row = next(line for line in text.splitlines() if near_old["id"] in line)
     assert row.split()[-3:] == ["2.90", "0.50", "3.00"]
+    assert "borderline pass" not in text  # every ratio under its bar
+    near_new["metrics"]["err_ratio"] = 3.3  # over the bar, and passed: borderline
+    assert "(an err_ratio above its bar is a borderline pass" in "\n".join(
+        diff.render(diff.diff(old, new))
+    )
+    near_new["metrics"]["err_ratio"] = 0.5
     assert (
         main(
             [

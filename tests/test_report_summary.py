@@ -125,11 +125,32 @@ def test_a_backend_s_own_failures_are_listed_before_those_eager_shares() -> None
     text = "\n".join(lines)
     # records without `inherited` (who computed them not observed): counted as the backend's own
     assert (
-        "failing where eager is expected to fail too, not inherited (computed by the backend, "
-        "or not observed): mine 6 of its 7 (records with eager_fails true and no inherited" in text
+        "failing where eager is expected to fail too, not inherited (the backend computed them, "
+        "or failed otherwise than eager's entry expects, or was not observed): mine 6 of its 7 "
+        "(records with eager_fails true and no inherited" in text
     )
     listed = [line for line in lines if line.startswith("  FAIL ")]
     assert listed[0].startswith("  FAIL s/own[bf16-1]@mine")
+
+
+def test_borderline_passes_are_counted_apart() -> None:
+    """A torchao trial (CPU int8): 29 of its 86 passes were borderline (err_ratio up to 1.4 times
+    the bar, rounds of fresh draws undecided), and nothing a user reads said so."""
+    metrics = {"err_ratio": 4.29, "max_ratio": 3.0, "borderline": 1}
+    records = [
+        record("s", "edge", "mm", "bf16", {"M": i}, "lib", "passed", metrics=metrics)
+        for i in range(2)
+    ]
+    records += [record("s", "clear", "mm", "fp32", {"M": i}, "lib", "passed") for i in range(3)]
+    records.append(record("s", "clear", "mm", "fp32", {"M": 9}, "eager", "passed"))
+    lines = render_terminal_summary(records, CPU)
+    at = next(i for i, line in enumerate(lines) if "borderline passes" in line)
+    assert lines[at] == (  # eager's pass is no borderline one
+        "  borderline passes (error at the bar, fresh draws undecided; details give the rounds): "
+        "lib 2 of its 5 passes"
+    )
+    plain = "\n".join(render_terminal_summary(records[2:], CPU))
+    assert "borderline" not in plain
 
 
 def attributed_records() -> list[dict]:

@@ -234,6 +234,7 @@ def test_explain_names_an_outside_backend_as_its_items_do(tmp_path, monkeypatch,
         "--backend mybackend:Mine --seed 0" in out
     )
     assert "verdict: PASSED (err_ratio " in out and "; largest absolute error " in out
+    assert " against a bar of 3: the backend's error" in out  # the bar beside it (torchao trial)
     assert "\n  computed by PyTorch\n" in out  # an eager subclass: its pass is PyTorch's
     error_case = "errors/inner_dim_mismatch[mm-fp32]"
     assert cli.main(["explain", error_case, "--backend", "mybackend:Mine", "--run"]) == 0
@@ -306,3 +307,13 @@ def test_the_suite_does_not_follow_rootdir(tmp_path):
         assert done.returncode == 0, done.stdout + done.stderr
         assert results.is_file()
     assert outcomes == ["3 passed, 71 deselected"] * 2
+
+
+def test_explain_says_where_a_pass_is_borderline():
+    """A torchao trial: `explain --run` printed `PASSED (err_ratio 4.29: ...)` for a pass at 1.4
+    times its bar, with neither the bar nor that fresh draws had left it undecided."""
+    from types import SimpleNamespace
+
+    metrics = {"err_ratio": 4.29, "max_abs_err": 0.1, "max_ratio": 3.0, "borderline": 1}
+    why = cli._why_passed(SimpleNamespace(raised=None, metrics=metrics))
+    assert why.startswith(" (borderline: err_ratio 4.29 against a bar of 3: the backend's error")

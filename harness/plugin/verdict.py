@@ -35,6 +35,8 @@ def build_record(
     reason = decision.reason or (message.reason if message is not None else None)
     # every failed or xfailed record has details, even where they are the one-line reason
     details = None if message is None else _capped(message.details, DETAILS_CHARS)
+    if run is not None and run.passed and run.notes:  # a pass with words: borderline shape sets
+        details = _capped("\n\n".join(run.notes), DETAILS_CHARS)
     if decision.note:
         details = f"{details}\n\n{decision.note}" if details else decision.note
     record = Record(

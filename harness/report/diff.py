@@ -501,7 +501,13 @@ def _closest_table(result: Diff) -> list[str]:
         f"{len(rows)} nearest their bar with an error above eager's own: err_ratio in each run, "
         "and the bar)"
     )
-    return [title, *(f"  {line}".rstrip() for line in _aligned([headers, *rows]))]
+    lines = [title, *(f"  {line}".rstrip() for line in _aligned([headers, *rows]))]
+    if any(c.max_ratio is not None and max(c.old, c.new) > c.max_ratio for c in result.closest):
+        lines.append(
+            "  (an err_ratio above its bar is a borderline pass: fresh draws could not tell the "
+            "error above the bar; the record's details give its rounds)"
+        )
+    return lines
 
 
 def _perf_tables(result: Diff) -> list[str]:

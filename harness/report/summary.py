@@ -100,6 +100,7 @@ def render_terminal_summary(
 
     lines += _kind_lines(records, count_inherited)
     lines += _computed_lines(records)
+    lines += _borderline_lines(records)
     hardware_skips = Counter(
         r.skip_class for r in records if r.outcome == "skipped" and r.skip_class
     )
@@ -201,9 +202,11 @@ def _kind_lines(records: list[Record], count_inherited: bool) -> list[str]:
             shared.append(f"{backend} {own} of its {len(failing)}")
     if shared:  # eager fails them too, but PyTorch did not compute them for the backend
         lines.append(
-            "  failing where eager is expected to fail too, not inherited (computed by the "
-            "backend, or not observed): " + "; ".join(shared) + " (records with eager_fails "
-            "true and no inherited; each one's details name eager's expected failure)"
+            "  failing where eager is expected to fail too, not inherited (the backend computed "
+            "them, or failed otherwise than eager's entry expects, or was not observed): "
+            + "; ".join(shared)
+            + " (records with eager_fails true and no inherited; each one's details name "
+            "eager's expected failure)"
         )
     return lines
 
@@ -223,6 +226,19 @@ def _computed_lines(records: list[Record]) -> list[str]:
         if counts:
             parts.append(f"{backend} {attribution.passes_text(counts)}")
     return _lines("who computed the passes:", parts) if parts else []
+
+
+def _borderline_lines(records: list[Record]) -> list[str]:
+    """Per backend, its passes with a shape set left undecided at the bar (gemmconf.drawing):
+    they pass, their error is at the bar, and a lossy backend's author reads them apart."""
+    parts = []
+    for backend in sorted({r.backend for r in records}):
+        passed = [r for r in records if r.backend == backend and r.outcome == "passed"]
+        borderline = sum(1 for r in passed if r.metrics and r.metrics.values.get("borderline"))
+        if borderline:
+            parts.append(f"{backend} {borderline} of its {len(passed)} passes")
+    title = "borderline passes (error at the bar, fresh draws undecided; details give the rounds):"
+    return _lines(title, parts) if parts else []
 
 
 def _rows(
