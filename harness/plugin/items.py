@@ -636,12 +636,20 @@ def inductor_note(
     """Where inductor is expected to fail this item with this kind and reason, the paragraph
     that says so: a backend that hands graphs to inductor (a fallback, a splitter) meets
     inductor's failures. A hint only: the failure stays the backend's own (a lightning-thunder
-    trial, 2026-11-30: 90 of its 146 own failures were inductor's, found by a second run)."""
-    if entry is None or not entry.expects(outcome.kind, reason):
+    trial, 2026-11-30: 90 of its 146 own failures were inductor's, found by a second run).
+    None for a backend that never went through dynamo (it hands inductor no graph), and "the
+    same way" only where the entry names the kind or the reason (a torchao trial, 2026-12-02:
+    its err_ratio of 5,614 read as inductor's batch-invariance gap, whose entry names neither)."""
+    if entry is None or not outcome.through_dynamo or not entry.expects(outcome.kind, reason):
         return None
+    how = (
+        "the same way"
+        if entry.kind is not None or entry.message is not None
+        else "too, in a way its entry does not name"
+    )
     return (
-        f"Inductor is expected to fail this item the same way: {entry.text()}. Where this "
-        "backend hands the graph to inductor, the defect is inductor's; counted as this "
+        f"Inductor is expected to fail this item {how}: {entry.text()}. Where this "
+        "backend hands the graph to inductor, the defect may be inductor's; counted as this "
         "backend's own all the same."
     )
 
