@@ -6,9 +6,12 @@ Matching tests run on every engine this machine has (LLVM FileCheck from the tri
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
+import warm_python
 
 from gemmconf import codecheck, kinds
 from gemmconf.codecheck import (
@@ -453,3 +456,20 @@ def test_expecttest_accept_conflict(env, n, dist, conflict):
     assert (message is not None) == conflict
     if conflict:
         assert "--dist loadfile" in message and "-n 0" in message
+
+
+def test_a_code_check_target_binds_only_the_backends_its_checks_are_for(tmp_path):
+    """A torchao trial (2026-12-02): 34 `requires: {target: ...}` items skipped on its backend
+    with "need an sm90 GPU or --target-arch sm90", though each item's code checks name the
+    reference backend only; for another backend such an item is a GEMM like any other."""
+    results = tmp_path / "results.json"
+    command = [sys.executable, "-m", "pytest", "suites/tma/codecheck.yaml"]
+    command += ["--backend", "eager,reference", "-k", "sm90_tma and mm-bf16-aligned"]
+    command += ["-p", "no:xdist", "-p", "no:randomly", "-q", "--no-isolate"]
+    command += ["--results", str(results), "--conformance-html", "none"]
+    done = warm_python.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == pytest.ExitCode.OK, done.stdout[-2000:]
+    records = {r["backend"]: r for r in json.loads(results.read_text())["records"]}
+    assert records["eager"]["outcome"] == "passed"
+    reference = records["reference"]
+    assert reference["outcome"] == "skipped" and reference["skip_class"] == "sm90"

@@ -4,6 +4,7 @@ runner and reported with the whole diagnosis. The suite's files and every backen
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from gemmconf.backends import Backend
 from gemmconf.backends.base import compile_allowance, for_item
 from gemmconf.backends.cache import cache_dir
 from gemmconf.backends.eager import EagerBackend
+from gemmconf.checks import applicable_checks
 from gemmconf.outcome import ItemOutcome, plain, render
 from gemmconf.plugin import facts, options
 from gemmconf.plugin.verdict import Decision, build_record
@@ -405,6 +407,17 @@ class ScenarioItem(pytest.Item):
             self.record["dynamo_config"] = dict(instance.dynamo_config)
         self.user_properties.append(("gemmconf", self.record))
 
+    def requirements(self) -> capability.Requirements:
+        """The scenario's requirements for this backend: a code-check `target` only where one of
+        the item's code checks is this backend's; for another backend the item is a GEMM like
+        any other (a torchao trial: 34 such items skipped, the advice `--target-arch` meaning
+        nothing to it)."""
+        requires = self.instance.requires
+        if requires.target is None:
+            return requires
+        here, elsewhere = applicable_checks(self.instance, self.label, None)
+        return requires if here or elsewhere else dataclasses.replace(requires, target=None)
+
     def expected_skip_reason(self) -> str:
         assert self.expected is not None
         return f"expected skip: {self.expected.text()}"
@@ -416,7 +429,7 @@ class ScenarioItem(pytest.Item):
             self.skip_reason = f"backend {self.label} unavailable: {reason}"
             pytest.skip(self.skip_reason)
         unmet = capability.unmet(
-            self.instance.requires, machine.capability, target_arch=machine.target_arch
+            self.requirements(), machine.capability, target_arch=machine.target_arch
         )
         if unmet is not None:
             missing = getattr(unmet, "missing_class", None)
