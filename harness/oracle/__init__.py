@@ -19,8 +19,10 @@ and passes when `err_ratio <= max_ratio`. The terms of the denominator:
   docs/measurements.md measured that a floor of eps_out·max|ref| hides fp16/bf16-accumulation
   bugs below K≈1024.
   `floor_eps` is set by the *accumulation* a correct backend must use (two fp32 ulps, 2^-22, for
-  fp32, fp16, bf16 and fp8 inputs; 2^-10 for TF32, whose products each carry two input roundings
-  of 2^-11), not by the output's epsilon: with eps_out in it, the floor would swallow the bugs.
+  fp32, fp16, bf16 and fp8 inputs), not by the output's epsilon: with eps_out in it, the floor
+  would swallow the bugs. TF32's products each carry two input roundings of 2^-11, a relative
+  error that does not grow with K: its floor is 2^-8 * RMS(ref), without the sqrt(K)
+  (`Policy.floor`).
   `POLICIES` records the measurements behind each number.
 - `bound_i = input_rounding * rounding_i` (TF32 only): the most rounding the inputs of element
   i's products can cost, `rounding` being |alpha| * (|A| @ |B|) in fp64 (the GEMM alone: C and

@@ -672,7 +672,7 @@ def _judge_against_reference(
     rms = math.sqrt(squares / count) if count else 0.0
     # Where eager itself is known to be wrong (`numeric: fp64`), the floor and the ulp decide.
     trusted = eager_err if policy.trust_eager else 0.0
-    floor = policy.floor_eps * math.sqrt(max(k, 1)) * rms
+    floor = policy.floor(k, rms)
     errors, err_ratio = _reference_errors(
         values, expected.numel(), policy, max(trusted, floor), rms
     )
@@ -746,7 +746,7 @@ def _judge_against_eager(
         count += int(mask.sum())
         squares += float(torch.where(mask, e.abs(), 0.0).pow(2).sum())
     rms = math.sqrt(squares / count) if count else 0.0
-    floor = policy.floor_eps * math.sqrt(max(k, 1)) * rms
+    floor = policy.floor(k, rms)
     eps_out, tiny_out = _dtype_ulp(expected.dtype)
     # Both sides round to the output dtype, possibly in opposite directions: two ulps.
     rtol = max(policy.rtol, 2 * eps_out)
