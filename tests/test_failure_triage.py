@@ -536,3 +536,31 @@ def test_expect_groups_a_long_list_of_what_is_left_by_cause_and_escapes_what_it_
     assert main(["expect", str(results), "--expectations", str(entries)]) == 1
     out = capsys.readouterr().out
     assert "  not explained (31):" in out and "failures by cause (31 in 2 groups):" in out, out
+
+
+def test_a_group_says_how_far_its_items_err():
+    """A torchao trial: its largest group (452 wrong values) was headed by its smallest item's
+    reason, "err_ratio 24.77 > 3.0 allowed (fp16, K=1)", where its median was about 2e4. The
+    group's lines give the spread; a group with one err_ratio says nothing more."""
+    from gemmconf.report.groups import group_failures, summary_lines
+
+    def failed(n: int, ratio: float | None) -> dict:
+        return {
+            "id": f"s/mm[case{n}]",
+            "backend": "lib",
+            "op": "mm",
+            "outcome": "failed",
+            "kind": "wrong values",
+            "reason": f"Tensor-likes are not close! err_ratio {ratio or 7.5} > 3.0 allowed",
+            "axes": {"case": f"case{n}"},
+            "metrics": {} if ratio is None else {"err_ratio": ratio},
+        }
+
+    ratios = [24.77, 3.2e3, 2.0e4, 2.1e4, 9.9e4, None]
+    (group,) = group_failures([failed(n, r) for n, r in enumerate(ratios)])
+    assert group.err_ratios == (24.77, 2.0e4, 9.9e4) and group.err_ratio_count == 5
+    lines = summary_lines([group])
+    assert "      err_ratio 24.8 to 9.9e+04, median 2e+04 (of 5 items)" in lines
+    (alone,) = group_failures([failed(0, 24.77), failed(1, None)])
+    assert alone.err_ratios is None
+    assert not any("median" in line for line in summary_lines([alone]))

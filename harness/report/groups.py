@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -86,6 +87,11 @@ class FailureGroup:
     ids: tuple[str, ...]  # every failing item's record id, in id order
     representative: Record  # the group's smallest record
     pattern: tuple[str, ...]  # what the items have in common: "op addmm", "bias M1, N (of 4)"
+    # the members' err_ratio (smallest, median, largest), where two or more have one: the title
+    # is the smallest item's reason, and a group of 452 headed "err_ratio 24.77" had a median
+    # of 2e4 (a torchao trial, 2026-12-02)
+    err_ratios: tuple[float, float, float] | None = None
+    err_ratio_count: int = 0
 
     @property
     def size(self) -> int:
@@ -214,10 +220,26 @@ def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[Failur
             ids=tuple(sorted(r.id for r in members)),
             representative=min(members, key=_smallness),
             pattern=pattern(members, records),
+            **_err_ratios(members),
         )
         for (backend, kind, inherited, sign, _), members in clusters.items()
     ]
     return sorted(groups, key=lambda g: (g.inherited is not None, -g.size, g.backend, g.ids[0]))
+
+
+def _err_ratios(members: Sequence[Record]) -> dict[str, Any]:
+    """The members' err_ratio spread (FailureGroup.err_ratios), where two or more have one."""
+    ratios = sorted(
+        float(r.metric.err_ratio)
+        for r in members
+        if r.metric.err_ratio is not None and math.isfinite(r.metric.err_ratio)
+    )
+    if len(ratios) < 2:
+        return {}
+    return {
+        "err_ratios": (ratios[0], statistics.median(ratios), ratios[-1]),
+        "err_ratio_count": len(ratios),
+    }
 
 
 def _printed_key(printed: str | None) -> str:
@@ -332,6 +354,12 @@ def summary_lines(
         if group.printed is not None:  # what tells groups of one generic message apart
             lines += wrapped(f"      {group.printed_stream}: {group.printed}")
         lines += wrapped(f"      {'; '.join(group.pattern)}")
+        if group.err_ratios is not None:
+            low, median, high = group.err_ratios
+            lines.append(
+                f"      err_ratio {low:.3g} to {high:.3g}, median {median:.3g} "
+                f"(of {group.err_ratio_count} items)"
+            )
         spec = (specs or {}).get(group.backend)
         lines.append(f"      {group.repro_line(spec, seed)}")  # whole: it is pasted
     rest = groups[limit:]
@@ -359,6 +387,7 @@ def page_groups(
             "title": g.title(),
             "cause": g.cause,
             "pattern": list(g.pattern),
+            "err_ratios": None if g.err_ratios is None else list(g.err_ratios),
             "representative": g.representative.id,
             "repro": g.repro_command((specs or {}).get(g.backend), seed) if g.has_repro else None,
             "rerun": None if g.has_repro else g.rerun_node,
