@@ -1093,32 +1093,34 @@ def _own_addmm(bias, a, b, *, beta=1, alpha=1):
     return (alpha * _own_product(a, b) + beta * bias).to(a.dtype)
 
 
-class _OwnKernelsOverride(PlantedCompiled):
-    """aten::mm and aten::addmm replaced by the library's own kernels for each call."""
+class _PerCallKernels(PlantedCompiled):
+    """aten ops replaced by a library's kernels (`kernels`: op name -> kernel) for each call."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, kernels: dict[str, Any]):
         super().__init__(fn, _untouched, count_shapes=False)
+        self.kernels = kernels
 
     def __call__(self, *args):
         library = torch.library.Library("aten", "IMPL")
         for key in ("CPU", "CUDA"):
-            library.impl("mm", _own_mm, key)
-            library.impl("addmm", _own_addmm, key)
+            for op, kernel in self.kernels.items():
+                library.impl(op, kernel, key)
         try:
             return super().__call__(*args)
         finally:
             library._destroy()
 
 
-class OwnKernelsOverride(PlantedBackend):
-    """Not a planted bug: a kernel library whose overrides compute mm and addmm themselves (its
-    passes are its own), where AtenOverride's addmm hands the product to aten::mm."""
+class KernelsOverride(PlantedBackend):
+    """Not a planted bug: a kernel library whose overrides of aten ops compute the products in
+    its own way, for each call (its passes are its own)."""
+
+    def __init__(self, name: str, kernels: dict[str, Any]):
+        super().__init__(name, _untouched)
+        self.kernels = kernels
 
     def compile(self, fn, example_inputs: Sequence[Any], *, dynamic: bool | None):
-        return _OwnKernelsOverride(fn)
-
-
-own_kernels_override = OwnKernelsOverride("own-kernels-override", _untouched)
+        return _PerCallKernels(fn, self.kernels)
 
 
 def _int8(t: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -1135,29 +1137,10 @@ def _int8_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (torch._int_mm(qa, qb).float() * scale_a * scale_b).to(a.dtype)
 
 
-class _Int8Override(PlantedCompiled):
-    def __init__(self, fn):
-        super().__init__(fn, _untouched, count_shapes=False)
-
-    def __call__(self, *args):
-        library = torch.library.Library("aten", "IMPL")
-        for key in ("CPU", "CUDA"):
-            library.impl("mm", _int8_mm, key)
-        try:
-            return super().__call__(*args)
-        finally:
-            library._destroy()
-
-
-class Int8Override(PlantedBackend):
-    """Not a planted bug: a quantization library whose aten::mm runs on int8 operands it made,
-    through aten's `_int_mm` (its products are its own, their error too)."""
-
-    def compile(self, fn, example_inputs: Sequence[Any], *, dynamic: bool | None):
-        return _Int8Override(fn)
-
-
-int8_override = Int8Override("int8-override", _untouched)
+# mm and addmm computed by the library itself, where AtenOverride's addmm hands the product to
+# aten::mm; and a quantization library's mm on int8 operands it made, through aten's `_int_mm`
+own_kernels_override = KernelsOverride("own-kernels-override", {"mm": _own_mm, "addmm": _own_addmm})
+int8_override = KernelsOverride("int8-override", {"mm": _int8_mm})
 aten_override_per_call = AtenOverride("library-per-call", for_the_process=False)
 
 
