@@ -564,3 +564,23 @@ def test_a_group_says_how_far_its_items_err():
     (alone,) = group_failures([failed(0, 24.77), failed(1, None)])
     assert alone.err_ratios is None
     assert not any("median" in line for line in summary_lines([alone]))
+
+
+def test_one_numeric_cause_over_an_item_s_outputs_is_one_group():
+    """A torchao trial: one precision loss came as four groups, their reasons differing only in
+    where the judgment was ("output [0]", "longest sum 65", "the gradient of a")."""
+    from gemmconf.report.groups import signature
+
+    where = (
+        "(fp16, K=1)",
+        "(bf16, longest sum 65, output [0], the forward result)",
+        "(fp32, K=1, output [0])",
+        "(bf16, longest sum 64, output [1], the gradient of a)",
+    )
+    reasons = {
+        signature(f"Tensor-likes are not close! err_ratio 4.5 > 3.0 allowed {w}") for w in where
+    }
+    assert reasons == {"Tensor-likes are not close! err_ratio # > # allowed (T, …)"}
+    assert signature("Tensor-likes are not equal! (exact, K=8)") != signature(
+        "Tensor-likes are not close! err_ratio 4.5 > 3.0 allowed (fp16, K=1)"
+    )
