@@ -553,7 +553,7 @@ def test_a_group_says_how_far_its_items_err():
             "kind": "wrong values",
             "reason": f"Tensor-likes are not close! err_ratio {ratio or 7.5} > 3.0 allowed",
             "axes": {"case": f"case{n}"},
-            "metrics": {} if ratio is None else {"err_ratio": ratio},
+            "metrics": {} if ratio is None else {"err_ratio": ratio, "max_ratio": 3.0},
         }
 
     ratios = [24.77, 3.2e3, 2.0e4, 2.1e4, 9.9e4, None]
@@ -563,6 +563,8 @@ def test_a_group_says_how_far_its_items_err():
     assert "      err_ratio 24.8 to 9.9e+04, median 2e+04 (of 5 items)" in lines
     (alone,) = group_failures([failed(0, 24.77), failed(1, None)])
     assert alone.err_ratios is None
+    (under,) = group_failures([failed(0, 0.0), failed(1, 2.65)])  # NaN/Inf positions, say
+    assert under.err_ratios is None
     assert not any("median" in line for line in summary_lines([alone]))
 
 

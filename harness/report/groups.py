@@ -232,13 +232,14 @@ def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[Failur
 
 
 def _err_ratios(members: Sequence[Record]) -> dict[str, Any]:
-    """The members' err_ratio spread (FailureGroup.err_ratios), where two or more have one."""
-    ratios = sorted(
-        float(r.metric.err_ratio)
-        for r in members
-        if r.metric.err_ratio is not None and math.isfinite(r.metric.err_ratio)
-    )
-    if len(ratios) < 2:
+    """The members' err_ratio spread (FailureGroup.err_ratios), where two or more have one and
+    some are over their bar: a group of NaN/Inf positions or of attributes fails otherwise."""
+    judged = [
+        r for r in members if r.metric.err_ratio is not None and math.isfinite(r.metric.err_ratio)
+    ]
+    ratios = sorted(float(r.metric.err_ratio) for r in judged)
+    over = any(r.metric.err_ratio > (r.metric.max_ratio or math.inf) for r in judged)
+    if len(ratios) < 2 or not over:
         return {}
     return {
         "err_ratios": (ratios[0], statistics.median(ratios), ratios[-1]),
