@@ -78,6 +78,12 @@ def test_progression_is_reported_and_exits_0(tmp_path: Path, capsys: pytest.Capt
         (fixed["id"], "planted", "failed", "passed")
     ]
     assert report["unchanged"] == len(old["records"]) - 1
+    assert report["progressions"][0]["computed_by"] is None
+    # a fix that is a fallback to aten says so (a torchao trial: 49 progressions, all PyTorch's)
+    fixed["computed_by"] = "pytorch"
+    text = "\n".join(diff.render(diff.diff(old, new)))
+    row = next(line for line in text.splitlines() if fixed["id"] in line)
+    assert "failed  passed (PyTorch)" in row
 
 
 def test_newly_failing_item_is_a_regression_new_passing_item_is_not() -> None:

@@ -39,6 +39,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from gemmconf import attribution
 from gemmconf.record import Record, typed
 from gemmconf.report import perf
 from gemmconf.report.merge import device_of, seeds, suite_versions
@@ -84,6 +85,7 @@ class Change:
     new: str | None  # outcome now; None: absent
     reason: str  # why it is what it is now (the new record's reason, else the old one's)
     nodeid: str | None = None
+    computed_by: str | None = None  # who computed a pass or xpass now (gemmconf.attribution)
 
 
 @dataclass(frozen=True)
@@ -275,6 +277,7 @@ def _compare_item(
         new=new_outcome,
         reason=(now.reason if now else None) or (was.reason if was else None) or "",
         nodeid=source.nodeid if source else None,
+        computed_by=now.computed_by if now and new_outcome in ("passed", "xpassed") else None,
     )
     {
         "regression": result.regressions,
@@ -460,6 +463,13 @@ def _shown_reason(reason: str) -> str:
     return text
 
 
+def _new_outcome(change: Change) -> str:
+    """The outcome now, with "(PyTorch)" where PyTorch computed the pass: a progression that a
+    fallback to aten made is not the backend's kernels getting it right (a torchao trial)."""
+    outcome = change.new or "absent"
+    return f"{outcome} (PyTorch)" if change.computed_by == attribution.PYTORCH else outcome
+
+
 def _table(changes: list[Change], by_device: bool, width: int, why: str) -> list[str]:
     headers = ["id", "backend", *(["device"] if by_device else []), "old", "new", why]
     rows = [
@@ -468,7 +478,7 @@ def _table(changes: list[Change], by_device: bool, width: int, why: str) -> list
             c.backend,
             *([c.device or ""] if by_device else []),
             c.old or "absent",
-            c.new or "absent",
+            _new_outcome(c),
             _shown_reason(c.reason),
         ]
         for c in changes
