@@ -11,6 +11,8 @@ here, "CUDA" for a GPU library. Inside them, mm on that device would dispatch to
 
 from __future__ import annotations
 
+import warnings
+
 import blocked_kernels
 import torch
 
@@ -27,8 +29,10 @@ class Compiled:
 
     def __call__(self, *inputs):
         library = torch.library.Library("aten", "IMPL")  # our kernels, for this call only
-        for op, kernel in KERNELS.items():
-            library.impl(op, kernel, "CPU")
+        with warnings.catch_warnings():  # torch's "Overriding a previously registered kernel"
+            warnings.simplefilter("ignore", UserWarning)
+            for op, kernel in KERNELS.items():
+                library.impl(op, kernel, "CPU")
         try:
             return self.fn(*inputs)
         finally:
