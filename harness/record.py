@@ -85,6 +85,7 @@ class Metrics:
     recompiles = _Metric[int](_INTEGER)
     draws = _Metric[int](_INTEGER)
     draws_failed = _Metric[int](_INTEGER)
+    borderline = _Metric[int](_INTEGER)  # shape sets left undecided at the bar (gemmconf.drawing)
     eager_wrong = _Metric[int](_NUMBER)
     # the benchmark (gemmconf.bench)
     tflops = _Metric[float](_NUMBER)

@@ -1129,7 +1129,7 @@ def _int8(t: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
     return (t / scale).round().clamp(-127, 127).to(torch.int8), scale
 
 
-def _int8_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def int8_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """aten::mm the way a quantization library's override computes it (torchao's int8 dynamic
     path): both operands quantized to int8, aten's integer GEMM, the scales put back."""
     qa, scale_a = _int8(a.float(), 1)
@@ -1140,7 +1140,7 @@ def _int8_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 # mm and addmm computed by the library itself, where AtenOverride's addmm hands the product to
 # aten::mm; and a quantization library's mm on int8 operands it made, through aten's `_int_mm`
 own_kernels_override = KernelsOverride("own-kernels-override", {"mm": _own_mm, "addmm": _own_addmm})
-int8_override = KernelsOverride("int8-override", {"mm": _int8_mm})
+int8_override = KernelsOverride("int8-override", {"mm": int8_mm})
 aten_override_per_call = AtenOverride("library-per-call", for_the_process=False)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import planted_backends
 import pytest
 import torch
 
@@ -154,12 +155,6 @@ def test_the_tf32_bound_still_catches_a_wrong_product():
     assert not verdict.passed and verdict.err_ratio > 50
 
 
-def _int8_rounded(t: torch.Tensor, dim: int) -> torch.Tensor:
-    """`t` rounded to int8 levels, one symmetric scale per row (dim 1) or column (dim 0)."""
-    scale = t.abs().amax(dim=dim, keepdim=True) / 127
-    return (t / scale).round().clamp(-127, 127) * scale
-
-
 @pytest.mark.parametrize("k", [16, 1024, 16384])
 def test_tf32_s_floor_is_the_same_at_every_k(k):
     """A torchao trial (2026-12-02): int8 products (7 bits) passed tf32 items from K = 1024 on,
@@ -171,7 +166,7 @@ def test_tf32_s_floor_is_the_same_at_every_k(k):
     truncated = truncate_to_tf32(a) @ truncate_to_tf32(b)
     kept = judge(a @ b, truncated, reference, k=k, policy=policy)
     assert kept.passed and kept.err_ratio < 1.5, kept.message()
-    int8 = _int8_rounded(a, 1) @ _int8_rounded(b, 0)
+    int8 = planted_backends.int8_mm(a, b)  # both operands quantized, aten's _int_mm
     lost = judge(a @ b, int8, reference, k=k, policy=policy)
     assert not lost.passed and lost.err_ratio > 5, lost.message()
 

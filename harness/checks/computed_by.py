@@ -93,13 +93,16 @@ class Observed:
 
     def kinds(self) -> set[str]:
         """The kinds of aten's GEMMs that ran (`pristine.GEMM_KIND`)."""
-        return {GEMM_KIND[name.removeprefix("aten::")] for name in self.aten}
+        return {_kind(name) for name in self.aten}
 
     def count_of(self, kinds: set[str]) -> int:
         """How many of aten's GEMM kernels of those kinds ran."""
-        return sum(
-            n for name, n in self.aten.items() if GEMM_KIND[name.removeprefix("aten::")] in kinds
-        )
+        return sum(n for name, n in self.aten.items() if _kind(name) in kinds)
+
+
+def _kind(event: str) -> str:
+    """What a GEMM event's op multiplies (`aten::_int_mm`: "integer"; pristine.GEMM_KIND)."""
+    return GEMM_KIND[event.removeprefix("aten::")]
 
 
 class ComputedBy:

@@ -512,7 +512,7 @@ def _closest_table(result: Diff) -> list[str]:
         "and the bar)"
     )
     lines = [title, *(f"  {line}".rstrip() for line in _aligned([headers, *rows]))]
-    if any(c.max_ratio is not None and max(c.old, c.new) > c.max_ratio for c in result.closest):
+    if any(c.max_ratio is not None and c.nearness > 1 for c in result.closest):
         lines.append(
             "  (an err_ratio above its bar is a borderline pass: fresh draws could not tell the "
             "error above the bar; the record's details give its rounds)"

@@ -234,7 +234,7 @@ def _borderline_lines(records: list[Record]) -> list[str]:
     parts = []
     for backend in sorted({r.backend for r in records}):
         passed = [r for r in records if r.backend == backend and r.outcome == "passed"]
-        borderline = sum(1 for r in passed if r.metrics and r.metrics.values.get("borderline"))
+        borderline = sum(1 for r in passed if r.metric.borderline)
         if borderline:
             parts.append(f"{backend} {borderline} of its {len(passed)} passes")
     title = "borderline passes (error at the bar, fresh draws undecided; details give the rounds):"
