@@ -183,7 +183,8 @@ def _add_new_backend(commands: Any) -> None:
 EXPECT_HELP = """\
 Judge a results file again under expectations files, without running anything: each record's
 own result (a failure's kind and reason, or a pass) is put to the first entry that matches it on
-the record's hardware class and torch version, in the files' order, as a run does. Prints what
+the record's hardware class and torch version, in the files' order (or a later one that expects
+the failure where the first expects another kind or message), as a run does. Prints what
 the run would count under those files, the records whose outcome would change, every record left
 unexplained (a failure no entry expects, a pass a strict xfail entry denies; past twenty, by
 cause as `gemmconf report groups` prints them) and the entries that decided no record of the

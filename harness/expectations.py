@@ -11,10 +11,11 @@ across files):
    suite's file replaces the package's: whoever maintains the suite has the last word on it.
 
 An entry's ``match`` is an id pattern (``*`` matches any run of characters, ``?`` one;
-brackets are literal, since ids contain them), or a mapping over the record's fields, every one
-of which must hold: ``id`` (patterns), ``suite``, ``scenario``, ``op``, ``dtype`` (values or
-patterns), ``markers`` (the item has one of them), ``axes`` (``{axis: value id or list}``) and
-``not`` (a mapping that must not hold). A list means any of its values::
+brackets are literal, since ids contain them), a list of them (any one), or a mapping over the
+record's fields, every one of which must hold: ``id`` (patterns), ``suite``, ``scenario``,
+``op``, ``dtype`` (values or patterns), ``markers`` (the item has one of them), ``axes``
+(``{axis: value id or list}``) and ``not`` (a mapping that must not hold). A list means any of
+its values::
 
     - match: {op: [scaled_mm, int_mm]}                  # these two ops
     - match: {not: {op: mm}}                            # everything but mm
@@ -25,7 +26,8 @@ Rules, each an error at start-up naming file:line:
 - an entry that matches no instance of the whole suite is an error (a stale or mistyped entry
   would otherwise hide nothing and mean nothing);
 - two entries matching the same item: the first one wins, and that is allowed (narrow before
-  wide);
+  wide); but where the first expects a failure of another kind or message than the item's, a
+  later matching entry that expects the item's failure decides (`ExpectationTable.deciding`);
 - an xfail item that passes is a failure (strict), so fixed bugs get their entries removed;
   ``strict: false`` is for bugs that show only on some runs (wrong values that change from run
   to run): a pass is then reported as XPASS, not a failure.
@@ -183,6 +185,32 @@ class ExpectationTable:
         facts = self.facts.get(instance_id) or Facts(instance_id)
         return next((e for e in self.holding(hardware, torch_version) if e.match(facts)), None)
 
+    def deciding(
+        self,
+        instance_id: str,
+        hardware: str | None,
+        torch_version: str | None,
+        failure: tuple[str | None, str] | None,
+    ) -> Expectation | None:
+        """The entry that decides the item's outcome, given its own result (`failure`: its
+        (kind, reason), None for a pass): the first entry that matches it, unless that one
+        expects another failure and a later matching entry expects this one (an entry's
+        `kind` and `message` take part in matching: "these items, where they crash with this
+        message" can follow a wider entry for their other failures). Where no entry expects
+        the failure, the first one decides (and the record says what it expected)."""
+        first = self.lookup(instance_id, hardware, torch_version)
+        if failure is None or first is None or not first.expects_failure:
+            return first
+        if first.expects(*failure):
+            return first
+        facts = self.facts.get(instance_id) or Facts(instance_id)
+        later = (
+            e
+            for e in self.holding(hardware, torch_version)
+            if e is not first and e.expects(*failure) and e.match(facts)
+        )
+        return next(later, first)
+
     def holding(self, hardware: str | None, torch_version: str | None) -> tuple[Expectation, ...]:
         """The entries that hold on `hardware` under `torch_version`, in file order. A run asks
         for the same pair for each of its items: the answer is kept (each entry's torch
@@ -326,14 +354,16 @@ def _entry(raw: Any, shown: str, document: Node) -> Expectation:
     pattern, status, reason = raw.get("match"), raw.get("status", "xfail"), raw.get("reason")
     if isinstance(pattern, str) and pattern:
         match = Match(ids=(compile_pattern(pattern),))
+    elif isinstance(pattern, list) and pattern and all(isinstance(p, str) and p for p in pattern):
+        match = Match(ids=tuple(compile_pattern(p) for p in pattern))  # any of these ids
     elif isinstance(pattern, Mapping) and pattern:
         match = _match(pattern, where)
     else:
         raise ScenarioError(
             where,
             "match",
-            "needs an id pattern, e.g. 'dense/mm[*-fp16-*]', or a mapping of record fields, "
-            "e.g. {op: [scaled_mm, int_mm]}",
+            "needs an id pattern, e.g. 'dense/mm[*-fp16-*]', a list of them, or a mapping of "
+            "record fields, e.g. {op: [scaled_mm, int_mm]}",
         )
     if status not in STATUSES:
         raise ScenarioError(where, "status", f"{status!r} is not one of {', '.join(STATUSES)}")

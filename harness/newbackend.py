@@ -74,7 +74,8 @@ class Backend:
 
 EXPECTATIONS = """\
 # Known failures of the {name} backend, shipped with the package (see gemmconf's suites/README.md,
-# "an expectation"). The first entry that matches an item wins; an entry that matches nothing in
+# "an expectation"). The first entry that matches an item wins (a later one that expects its
+# failure, where the first expects another kind or message); an entry that matches nothing in
 # the suite is an error; an xfail that passes fails the run (unless `strict: false`).
 backend: {name}
 expectations:

@@ -151,8 +151,11 @@ def _now(record: Record, table: ExpectationTable, was: str) -> tuple[str, Expect
     if record.outcome not in RAN:
         return was, None  # skipped (did not run) or an error (the harness's): not judged again
     environment = record.environment or {}
-    entry = table.lookup(record.id, environment.get("hardware_class"), environment.get("torch"))
-    now, xpass = outcome(entry, _failure(record))
+    failure = _failure(record)
+    entry = table.deciding(
+        record.id, environment.get("hardware_class"), environment.get("torch"), failure
+    )
+    now, xpass = outcome(entry, failure)
     return ("xpassed (strict)" if xpass == "strict" else now), entry
 
 

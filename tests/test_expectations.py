@@ -376,6 +376,67 @@ def test_an_either_entry_takes_a_pass_or_its_failure_and_nothing_else(suite):
     result.stdout.no_fnmatch_line("*XPASS*")
 
 
+def test_a_later_entry_that_expects_the_failure_decides_where_the_first_expects_another(
+    suite, capsys
+):
+    """An entry's kind and message take part in matching (a torchao trial: a wide `{dtype:
+    bf16}, kind: wrong values` entry took the bf16 items that crash, and the narrower crash
+    entry after it decided nothing): where the first matching entry expects another failure, a
+    later one that expects the item's failure decides; where none does, the first still fails
+    the item and says what it expected. A `match` may be a list of id patterns. `gemmconf
+    expect` judges the results file the same way."""
+    from gemmconf.cli import main
+
+    (suite.path / "column-major-output.yaml").write_text(
+        "backend: column-major-output\nexpectations:\n"
+        "  - {match: {op: [mm, addmm]}, kind: wrong values, reason: a values bug}\n"
+        "  - match: ['tiny/addmm[bias_N]', 'tiny/addmm[bias_MN]']\n"
+        "    kind: wrong layout\n"
+        "    message: not row-major\n"
+        "    reason: a column-major output\n"
+    )
+    result = suite.runpytest(
+        "suites",
+        "--backend",
+        "planted_backends:column_major_output",
+        "--no-isolate",
+        "--expectations",
+        "column-major-output.yaml",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    found = {i: r for (i, _), r in records(suite).items()}
+    assert {i: r["outcome"] for i, r in found.items()} == {
+        "tiny/mm[fp32-nn]": "failed",
+        "tiny/mm[fp32-nt]": "failed",
+        "tiny/mm[fp16-nn]": "failed",
+        "tiny/mm[fp16-nt]": "failed",
+        "tiny/mm_dyn": "failed",
+        "tiny/addmm[bias_MN]": "xfailed",
+        "tiny/addmm[bias_N]": "xfailed",
+    }
+
+    assert (
+        "Expected to fail: wrong layout: a column-major output"
+        in (found["tiny/addmm[bias_N]"]["details"])
+    )
+    assert (
+        "Not the failure expected: wrong values: a values bug"
+        in (found["tiny/mm[fp32-nn]"]["details"])
+    )
+    capsys.readouterr()
+    status = main(
+        [
+            "expect",
+            str(suite.path / "reports" / "results.json"),
+            "--expectations",
+            str(suite.path / "column-major-output.yaml"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 1 and "would change" not in out, out
+    assert "2 xfailed" in out and "5 failed" in out, out
+
+
 def test_a_refused_item_fails_as_unsupported_or_xfails_where_expected(suite):
     result = suite.runpytest("suites", "--backend", REFUSING, "--no-isolate", "-rf")
     found = records(suite)

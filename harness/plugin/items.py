@@ -485,11 +485,30 @@ class ScenarioItem(pytest.Item):
         if expected is None or not expected.expects_failure:
             raise ConformanceFailure(text)
         self.as_expected = expected.expects(outcome.kind, message.reason)
-        if not self.as_expected:  # not what the entry expects: pytest's xfail must not take it
-            raise UnexpectedFailure(f"{text}\n\nNot the failure expected: {expected.text()}")
+        if not self.as_expected:
+            later = self._entry_expecting((outcome.kind, message.reason))
+            if later is None:  # not what the entry expects: pytest's xfail must not take it
+                raise UnexpectedFailure(f"{text}\n\nNot the failure expected: {expected.text()}")
+            # a later entry expects this failure: it decides, whatever the first one's marker
+            self.expected, self.as_expected = later, True
+            pytest.xfail(f"{later.text()}\n\n{text}")
         if expected.status == "either":
             pytest.xfail(f"{expected.text()}\n\n{text}")
         raise ConformanceFailure(text)
+
+    def _entry_expecting(self, failure: tuple[str | None, str]) -> expectations.Expectation | None:
+        """A later entry than the item's first that expects this failure (the table's rule:
+        `ExpectationTable.deciding`), or None."""
+        table = self.config.stash[COLLECTION].tables.get(self.label)
+        if table is None:
+            return None
+        machine = self.config.stash[facts.MACHINE]
+        hardware, torch_version = (
+            machine.hardware_of(self.instance),
+            machine.capability.torch_version,
+        )
+        entry = table.deciding(self.instance.id, hardware, torch_version, failure)
+        return None if entry is self.expected else entry
 
     def repro_command(self) -> str:
         selection = self.config.stash[facts.SELECTION]
