@@ -32,13 +32,17 @@ def reproduce_command(
     cwd: Path,
 ) -> str:
     """The command that runs one item again from `cwd`: pytest on the suite file where it lies
-    under `cwd` (a checkout), else `gemmconf run` with the file named relative to the suite
-    folder, as its node ids are (an installed suite; `--suites` where it was given). `label` is
+    under `cwd` (a checkout) outside an installed package, else `gemmconf run` with the file
+    named relative to the suite folder, as its node ids are (an installed suite; `--suites`
+    where it was given). `label` is
     the name the item runs under (in its node id); `options` carry `--backend SPEC` and the rest.
     `python -m pytest`, like `gemmconf run`, imports `--backend module:attr` from `cwd`."""
     file, suites = suite_file.resolve(), suites.resolve()
     name = item_name(instance_id, label)
-    if file.is_relative_to(cwd.resolve()):
+    # a virtualenv inside the project folder holds the installed suite under `cwd` too: that one
+    # is `gemmconf run`'s (a torchao trial pasted `python -m pytest venv/lib/python3.11/...`)
+    installed = any(part in ("site-packages", "dist-packages") for part in file.parts)
+    if file.is_relative_to(cwd.resolve()) and not installed:
         node = f"{file.relative_to(cwd.resolve())}::{name}"
         return shlex.join(["python", "-m", "pytest", node, *options])
     extra = ["--suites", str(suites)] if explicit_suites else []

@@ -56,6 +56,33 @@ def outcomes(document: dict) -> dict[tuple[str, str], str]:
     return {(r["id"], r["backend"]): r["outcome"] for r in document["records"]}
 
 
+def test_a_run_keeps_the_previous_runs_results_beside_its_own(suite):
+    """A torchao trial pasted a failure's one-item run line after a whole run and lost that
+    run's default results file. A run with the default --results keeps the file it finds there
+    as reports/results.previous.json (and says so, with the diff that compares the two); a file
+    of the run's own choosing is replaced, as before."""
+    first = suite.runpytest("suites", "--backend", "eager")
+    assert first.ret == pytest.ExitCode.OK
+    first.stdout.no_fnmatch_line("*previous run's results*")
+    whole = outcomes(records(suite))
+    again = suite.runpytest("suites/tiny.yaml::mm[fp16-17x9x33@eager]", "--backend", "eager")
+    assert again.ret == pytest.ExitCode.OK
+    again.stdout.fnmatch_lines(
+        [
+            "gemmconf: the previous run's results kept as reports/results.previous.json "
+            "(`gemmconf report diff reports/results.previous.json reports/results.json` "
+            "compares the two)"
+        ]
+    )
+    assert outcomes(records(suite, "reports/results.previous.json")) == whole
+    assert set(outcomes(records(suite))) == {("tiny/mm[fp16-17x9x33]", "eager")}
+    own = suite.runpytest("suites", "--backend", "eager", "--results", "mine.json")
+    assert own.ret == pytest.ExitCode.OK
+    own = suite.runpytest("suites", "--backend", "eager", "--results", "mine.json", "-k", "fp16")
+    own.stdout.no_fnmatch_line("*previous run's results*")
+    assert not (suite.path / "mine.previous.json").exists()
+
+
 def test_eager_passes_and_writes_records(suite):
     sm90 = runs_mm_sm90()
     result = suite.runpytest("suites", "--backend", "eager")

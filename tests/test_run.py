@@ -317,3 +317,33 @@ def test_explain_says_where_a_pass_is_borderline():
     metrics = {"err_ratio": 4.29, "max_abs_err": 0.1, "max_ratio": 3.0, "borderline": 1}
     why = cli._why_passed(SimpleNamespace(raised=None, metrics=metrics))
     assert why.startswith(" (borderline: err_ratio 4.29 against a bar of 3: the backend's error")
+
+
+def test_the_run_line_names_an_installed_suite_by_gemmconf_run_even_inside_the_folder(tmp_path):
+    """A torchao trial (2026-12-02) kept its virtualenv inside the project folder: the item's
+    run line read `python -m pytest venv/lib/python3.11/site-packages/gemmconf/suites/...`, a
+    path that works only from there. An installed suite is `gemmconf run`'s; a checkout's suite
+    under the current folder stays a pytest node id."""
+    from gemmconf.ids import reproduce_command
+
+    installed = tmp_path / "venv/lib/python3.11/site-packages/gemmconf/suites"
+    checkout = tmp_path / "suites"
+    for suites in (installed, checkout):
+        (suites / "dense").mkdir(parents=True)
+        (suites / "dense" / "first.yaml").write_text("")
+    options = ["--backend", "eager", "--seed", "0"]
+    ident, label = "first/mm[fp32-127x65x33-nn]", "eager"
+    line = reproduce_command(
+        installed / "dense" / "first.yaml", ident, label, options,
+        suites=installed, explicit_suites=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert line == (
+        "gemmconf run 'dense/first.yaml::mm[fp32-127x65x33-nn@eager]' --backend eager --seed 0"
+    )
+    line = reproduce_command(
+        checkout / "dense" / "first.yaml", ident, label, options,
+        suites=checkout, explicit_suites=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert line.startswith(
+        "python -m pytest 'suites/dense/first.yaml::mm[fp32-127x65x33-nn@eager]'"
+    )

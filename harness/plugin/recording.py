@@ -24,13 +24,15 @@ from gemmconf.record import Record, typed
 from gemmconf.report.results import ResultsWriter, writable, writer_of
 from gemmconf.scenario import SUITE_SUFFIXES
 
+DEFAULT_RESULTS = "reports/results.json"
 OPTIONS = (
     options.Option(
         "--results",
-        default="reports/results.json",
+        default=DEFAULT_RESULTS,
         metavar="PATH",
-        help="where to write the results records (default: reports/results.json); runs that "
-        "go at the same time need one each",
+        help="where to write the results records (default: reports/results.json, where the "
+        "previous run's file is kept as reports/results.previous.json); runs that go at the "
+        "same time need one each",
     ),
     options.flag(
         "--count-inherited",
@@ -88,8 +90,10 @@ def _writer(config: pytest.Config) -> ResultsWriter:
     machine = config.stash[facts.MACHINE]
     execution = config.stash[facts.EXECUTION]
     shard = config.stash.get(facts.SHARD, None)
+    path = options.get(config, "results")
     return ResultsWriter(
-        Path(options.get(config, "results")),
+        Path(path),
+        keep_previous=path == DEFAULT_RESULTS,
         run={
             "command": shlex.join(["pytest", *config.invocation_params.args]),
             "seed": selection.seed,
@@ -345,6 +349,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             terminalreporter.write_line(line)
     if results.path is not None:
         terminalreporter.write_line(f"gemmconf: results in {results.path}")
+    previous = results.writer.previous
+    if previous is not None and results.path is not None:
+        terminalreporter.write_line(
+            f"gemmconf: the previous run's results kept as {previous} (`gemmconf report diff "
+            f"{previous} {results.path}` compares the two)"
+        )
     for line in results.report_lines:
         terminalreporter.write_line(line)
 

@@ -45,10 +45,14 @@ class ResultsError(ValueError):
 
 
 class ResultsWriter:
-    def __init__(self, path: Path, *, run: Mapping[str, Any]):
+    def __init__(self, path: Path, *, run: Mapping[str, Any], keep_previous: bool = False):
         self.path = path
         self.partial = path.with_name(path.name + ".partial")
         self.run = dict(run)
+        # where the file a previous run left at `path` is kept as the run starts (the default
+        # path's: a pasted one-item run line must not take a whole run's results with it)
+        self.keep_previous = keep_previous
+        self.previous: Path | None = None  # once kept there
         self.records: list[dict[str, Any]] = []
         self._stream = None
         self._finished = False
@@ -61,6 +65,10 @@ class ResultsWriter:
 
     def start(self) -> None:
         self.path.parent.mkdir(exist_ok=True)  # `writable` allowed this one missing folder only
+        if self.keep_previous and self.path.is_file():
+            previous = self.path.with_name(f"{self.path.stem}.previous{self.path.suffix}")
+            os.replace(self.path, previous)
+            self.previous = previous
         for stale in (self.path, self.partial):
             stale.unlink(missing_ok=True)  # an old run's file must not pass for this run's
         self._stream = self.partial.open("w")
