@@ -217,6 +217,34 @@ def test_other_changes_do_not_fail_the_diff() -> None:
     ]
 
 
+def test_runs_under_different_expectations_compare_their_own_results_on_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """A torchao trial: a fix that also wrote an expectations file read "3 regression(s), 0
+    progression(s), 668 other change(s)"; its 51 fixes were "failed -> xpassed (strict)" among
+    the others. The diff counts such changes in a note, and --without-expectations compares each
+    item's own result (xfailed as failed, xpassed as passed)."""
+    old = sample_document()
+    new = copy.deepcopy(old)
+    fixed = find(new, "planted", "failed")
+    fixed.update(outcome="xpassed", xpass="strict", reason="[XPASS(strict)] listed")
+    listed = find(new, "planted", "error")
+    listed.update(outcome="xfailed")  # an entry added for a failure the fix left
+    find(old, "planted", "error")["outcome"] = "failed"
+    plain = diff.diff(old, new)
+    assert plain.progressions == [] and len(plain.other) == 2
+    note = next(n for n in plain.notes if "--without-expectations" in n)
+    assert note.startswith("2 of the 2 change(s) are between an expected and an unexpected")
+    own = diff.diff(old, new, expectations=False)
+    assert [(c.id, c.old, c.new) for c in own.progressions] == [(fixed["id"], "failed", "passed")]
+    assert own.other == [] and own.regressions == []
+    assert not any("--without-expectations" in n for n in own.notes)
+    paths = [str(write(tmp_path, n, d)) for n, d in (("old.json", old), ("new.json", new))]
+    assert main(["diff", *paths, "--without-expectations", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [c["new"] for c in report["progressions"]] == ["passed"]
+
+
 def test_classify_table() -> None:
     assert diff.classify("passed", "failed") == "regression"
     assert diff.classify("xfailed", "xpassed") == "regression"

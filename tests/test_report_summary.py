@@ -239,3 +239,21 @@ def test_a_crash_no_one_computed_is_the_backend_s_own_failure_and_no_pass() -> N
     )
     assert "failing by kind: lib: wrong values 1, crash 1" in text
     assert matrix.category_of(Record.from_json(crashed)) == "own_failed"
+
+
+def test_an_xpass_pytorch_computed_has_a_column_of_its_own() -> None:
+    """A torchao trial (2026-12-02): its fix fell back to aten for the items its file expected
+    to fail, and the table counted those XPASSes as the backend's. An XPASS PyTorch computed
+    counts apart, as a pass does."""
+    records = [
+        record("s", "mine", "mm", "fp32", {"M": 1}, "lib", "xpassed", computed_by="backend"),
+        record("s", "aten", "mm", "fp32", {"M": 2}, "lib", "xpassed", computed_by="pytorch"),
+        record("s", "aten", "mm", "fp32", {"M": 3}, "lib", "xpassed", computed_by="pytorch"),
+    ]
+    for r in records:
+        r["xpass"] = "strict"
+    lines = render_terminal_summary(records, CPU)
+    header = next(line for line in lines if line.startswith("  backend "))
+    assert header.split() == ["backend", "op", "dtype", "XPASS", "XPASS", "(PyTorch)"]
+    total = next(line for line in lines if line.strip().startswith("total"))
+    assert total.split() == ["total", "1", "2"]

@@ -54,6 +54,9 @@ when the figure moved beyond the noise, k times the combined standard error of t
 one repetition (what moves between processes), and more than the minimum relative change.
 Runs that share no backend are an error, naming both sides' backends: --as NAME compares two
 runs of one backend each under one name (two configurations of a backend, run under two names).
+Changes between an expected and an unexpected outcome (failed <-> xfailed, an xpass) are counted
+in a note: --without-expectations compares each item's own result (xfailed as failed, xpassed as
+passed), for runs judged under different expectations files.
 One run of each side cannot see a 5% change at the power limit: `report ab` compares
 alternating runs of two trees. Exit status: 0 no regression; 1 outcome regressions; 2
 unreadable input or no backend in common; 3 with --fail-on-regression, benchmark regressions
@@ -257,6 +260,13 @@ def _add_diff(actions: Any) -> None:
         "my_gemm:Tuned); without it, runs that share no backend are an error",
     )
     compare.add_argument(
+        "--without-expectations",
+        action="store_true",
+        help="compare each item's own result, the expectations files set aside: an xfailed "
+        "record counts as failed, an xpassed one as passed (runs judged under different "
+        "expectations, a fix that also edited its file)",
+    )
+    compare.add_argument(
         "--fail-on-regression",
         action="store_true",
         help="exit 3 when a benchmarked item got slower beyond the noise (outcome regressions "
@@ -457,6 +467,7 @@ def _diff(args: argparse.Namespace) -> int:
         metric=args.metric,
         k=args.noise_k,
         min_change=args.min_change,
+        expectations=not args.without_expectations,
     )
     width = max(shutil.get_terminal_size((120, 24)).columns, 100)
     _show(args, result, lambda: diff_mod.render(result, width=width))

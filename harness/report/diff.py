@@ -13,6 +13,11 @@ never compared with an H100 one.
   never fail the diff; a note names the removed ones (a narrower selection, a shard, a run cut
   short), and `--json` lists both (`added_ids`, `removed_ids`).
 
+Runs judged under different expectations files (a fix that also added or removed entries):
+their failed <-> xfailed and xpassed changes are the files', not the backend's; a note counts
+them, and `without_expectations` (`gemmconf report diff --without-expectations`) compares each
+item's own result instead: an xfailed record as failed, an xpassed one as passed.
+
 Runs of different backends (no backend label in common: two configurations of one backend run
 under two names, `dynamo:inductor` and `my_gemm:Tuned`) have no item to match: `diff` raises
 `NoCommonBackend`, naming both sides' backends, rather than report every item as added and
@@ -213,11 +218,16 @@ def diff(
     metric: str = "vs_cublas",
     k: float = perf.NOISE_K,
     min_change: float = perf.MIN_CHANGE,
+    expectations: bool = True,
 ) -> Diff:
+    """`expectations=False`: each item's own result, the expectations set aside (`own_result`)."""
     if metric not in perf.COMPARED:
         raise ValueError(f"unknown benchmark metric {metric!r}; known: {', '.join(perf.COMPARED)}")
     old = {**old, "records": typed(old["records"])}
     new = {**new, "records": typed(new["records"])}
+    if not expectations:
+        old["records"] = [own_result(r) for r in old["records"]]
+        new["records"] = [own_result(r) for r in new["records"]]
     old_labels, new_labels = backends_of(old), backends_of(new)
     if old_labels and new_labels and not set(old_labels) & set(new_labels):
         raise NoCommonBackend(
@@ -234,7 +244,39 @@ def diff(
     result.closest.sort(key=lambda c: -c.nearness)
     del result.closest[CLOSEST_SHOWN:]
     _note_runs(result, old, new, before, after)
+    _note_expectations(result)
     return result
+
+
+def own_result(record: Record) -> Record:
+    """The record as its item's own result, without the expectations it ran under: an expected
+    failure is a failure, a pass an entry expected to fail (xpassed) a pass."""
+    if record.outcome == "xfailed":
+        return replace(record, outcome="failed")
+    if record.outcome == "xpassed":
+        return replace(record, outcome="passed", xpass=None)
+    return record
+
+
+EXPECTATIONS_MOVES = {("failed", "xfailed"), ("xfailed", "failed")}
+
+
+def _note_expectations(result: Diff) -> None:
+    """Count the changes that an expectations file made rather than the backend (an entry added
+    or removed: failed <-> xfailed; an entry for an item that now passes: xpassed)."""
+    changes = [*result.regressions, *result.progressions, *result.other]
+    theirs = sum(
+        (c.old, c.new) in EXPECTATIONS_MOVES
+        or (c.old is not None and c.new is not None and "xpassed" in (c.old, c.new))
+        for c in changes
+    )
+    if theirs:
+        result.notes.append(
+            f"{theirs} of the {len(changes)} change(s) are between an expected and an "
+            "unexpected outcome (failed <-> xfailed, or an xpass): the runs were judged under "
+            "different expectations, or the backend now passes items its file expects to fail; "
+            "--without-expectations compares each item's own result"
+        )
 
 
 def _compare_item(

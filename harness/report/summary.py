@@ -34,6 +34,8 @@ COLUMNS = (
     ("failed", "FAIL"),
     ("error", "ERROR"),
     ("xpassed", "XPASS"),
+    # an expected failure that passed, PyTorch computing it (a fix that falls back to aten)
+    ("xpassed_by_pytorch", "XPASS (PyTorch)"),
     ("inherited", "inherited"),  # failed, inherited from eager or torch.compile (attribution)
     ("passed", "pass"),
     # passed, but PyTorch computed it: the backend's call ran aten's own GEMM (attribution)
@@ -42,7 +44,11 @@ COLUMNS = (
     ("skipped", "skip"),
 )
 SHORT = dict(COLUMNS)
-SHOWN_FIRST = (*FAILING, "inherited")  # rows with these are shown, the others may fold
+SHOWN_FIRST = (
+    *FAILING,
+    "xpassed_by_pytorch",
+    "inherited",
+)  # rows with these are shown, the others may fold
 MAX_ROWS = 40
 MAX_FAILURES = 5
 WIDTH = 120
@@ -147,11 +153,13 @@ def _column(record: Record, *, count_inherited: bool) -> str:
     """The table column a record counts in: its outcome, "inherited" for a failure inherited
     from eager or torch.compile (unless those count among the backend's own), and
     "passed_by_pytorch" for a pass PyTorch computed (a graph with no GEMM handed to the
-    backend: a torch-mlir trial, 2026-12-01, saw its `pass` column count such passes)."""
+    backend: a torch-mlir trial, 2026-12-01, saw its `pass` column count such passes), and
+    "xpassed_by_pytorch" for an XPASS PyTorch computed (a torchao trial, 2026-12-02: its fixes,
+    all fallbacks to aten, read as the backend's XPASSes)."""
     if record.outcome == "failed" and not count_inherited and attribution.is_inherited(record):
         return "inherited"
-    if record.outcome == "passed" and record.computed_by == attribution.PYTORCH:
-        return "passed_by_pytorch"
+    if record.outcome in ("passed", "xpassed") and record.computed_by == attribution.PYTORCH:
+        return f"{record.outcome}_by_pytorch"
     return record.outcome
 
 
