@@ -78,6 +78,21 @@ def test_the_sequential_test_keeps_its_error_rates(spread):
         assert sum(n for _, n in far) / len(far) < 1.5
 
 
+def test_every_further_round_above_the_bar_fails_by_the_sign_test():
+    """A gemlite trial (2026-12-02): int8 weights erred at 1.11-1.6 times the bar on every one
+    of twelve fresh draws (median 1.25); the t test, whose spread floor keeps rounds that agree
+    this well from failing, left the shape set undecided and it passed as borderline. Twelve of
+    twelve above the bar fails now (2^-12 at a median at the bar); eleven of twelve stay
+    borderline. Rounds at the bar itself are not above it."""
+    gemlite = [1.16, 1.11, 1.6, 1.25, 1.3, 1.2, 1.27, 1.13, 1.38, 1.22, 1.19, 1.45, 1.24]
+    assert drawing.sequential(gemlite[:-1]) is None  # undecided before the last look
+    assert drawing.sequential(gemlite) == drawing.FAILED
+    one_below = [*gemlite[:-1], 0.97]
+    assert drawing.sequential(one_below) == drawing.BORDERLINE
+    assert drawing.sequential([1.0] * 13) == drawing.BORDERLINE
+    assert drawing.SIGN_RATE < drawing.FAIL_RATE
+
+
 def test_a_round_far_from_the_bar_decides_alone():
     assert drawing.sequential([0.49]) == drawing.PASSED
     assert drawing.sequential([None]) == drawing.PASSED  # no err_ratio: exact, or vs eager
@@ -96,8 +111,10 @@ def _verdicts(backend, seeds):
 
 def test_a_backend_at_its_bar_gets_one_verdict_whatever_the_seed(monkeypatch):
     """planted_backends.near_bar's draws err at 0.8-1.2 times the bar. Over seeds 1-5 every item
-    gets one verdict (passed, borderline); decided by the majority of three rounds, as it was,
-    the same items' verdicts differed with the seed."""
+    gets one verdict: passed, mostly borderline, unless every further round came out above the
+    bar (the sign test; a bmm of three batch entries, whose rounds sit at 1.0-1.14 times it);
+    decided by the majority of three rounds, as it was, the same items' verdicts differed with
+    the seed."""
     found = _verdicts(planted_backends.near_bar, range(1, 6))
     differ = {
         i: {s: (o.passed, o.kind) for s, o in by_seed.items()}
@@ -106,7 +123,10 @@ def test_a_backend_at_its_bar_gets_one_verdict_whatever_the_seed(monkeypatch):
     }
     assert differ == {}
     outcomes = [o for by_seed in found.values() for o in by_seed.values()]
-    assert all(o.passed for o in outcomes), [render(o).details for o in outcomes if not o.passed]
+    for o in outcomes:
+        further = (o.metrics.get("err_ratio_rounds") or [0.0])[1:]
+        assert o.passed != all(r > 3.0 for r in further), render(o).details
+    assert sum(o.passed for o in outcomes) >= 15  # three items of four pass
     borderline = [o for o in outcomes if o.metrics.get("borderline")]
     assert len(borderline) >= len(outcomes) // 2  # most are at the bar, not clearly below it
     ratios = []
@@ -138,8 +158,8 @@ def _differing(found):
 
 
 def test_a_backend_in_the_test_s_band_gets_one_verdict_whatever_the_seed(monkeypatch):
-    """planted_backends.above_bar errs at 1.13-1.5 times the bar, where the sequential test
-    decides either way on random rounds (TVM's relax_dynamo on fp16 baddbmm, 2026-11-30: 10 of
+    """planted_backends.above_bar errs just above the bar, where the sequential and sign tests
+    decide either way on random rounds (TVM's relax_dynamo on fp16 baddbmm, 2026-11-30: 10 of
     3,558 verdicts differed over seeds 0-2). The rounds that decide are the item's confirmation
     draws, so over seeds 1-5 each item gets one verdict; drawn from the run's seed, as they
     were, the same items' verdicts differed with the seed."""
