@@ -149,6 +149,9 @@ def test_a_signature_leaves_out_what_differs_between_items_of_one_cause():
     assert signature(legacy) == signature(
         legacy.replace("torch.HalfTensor", "torch.cuda.DoubleTensor")
     )
+    # and its scalar type names (a gemlite trial, 2026-12-02: one cause, six groups)
+    bare = "expected m1 and m2 to have the same dtype, but got: Half != BFloat16"
+    assert signature(bare) == signature(bare.replace("Half != BFloat16", "Float != Double"))
     assert "Tensor-likes" in signature("Tensor-likes are not close!")  # words that merely end so
     # the arguments of a call a compiler quotes from its IR (a TVM trial, 2026-12-01: 5 groups)
     quoted = (
@@ -586,3 +589,37 @@ def test_one_numeric_cause_over_an_item_s_outputs_is_one_group():
     assert signature("Tensor-likes are not equal! (exact, K=8)") != signature(
         "Tensor-likes are not close! err_ratio 4.5 > 3.0 allowed (fp16, K=1)"
     )
+
+
+def test_a_group_s_dtypes_that_err_orders_of_magnitude_apart_are_groups_of_their_own():
+    """A gemlite trial (2026-12-02): one "wrong values" group of 419 held int8 weights' loss
+    (fp16 about 20, fp32 about 1e4) and a bf16 kernel's garbage (1e9 to 1e16), titled by its
+    smallest. Dtypes whose median err_ratios are over 100 times apart are groups of their own;
+    within that, one group."""
+    from gemmconf.report.groups import group_failures
+
+    def failed(n: int, dtype: str, ratio: float) -> dict:
+        return {
+            "id": f"s/mm[{dtype}-case{n}]",
+            "backend": "lib",
+            "op": "mm",
+            "dtype": dtype,
+            "outcome": "failed",
+            "kind": "wrong values",
+            "reason": f"Tensor-likes are not close! err_ratio {ratio} > 3.0 allowed ({dtype}, K=8)",
+            "metrics": {"err_ratio": ratio, "max_ratio": 3.0},
+        }
+
+    # int8 weights: fp16 about 20, fp32 about 1e4 (the same relative error, 1e-2 and 6e-4);
+    # garbage in bf16 (1e9 to 1e16 times bf16's precision)
+    apart = [failed(0, "fp16", 20.0), failed(1, "fp16", 24.0), failed(2, "fp32", 1.2e4)]
+    apart += [failed(3, "bf16", 1e9), failed(4, "bf16", 1e16)]
+    groups = group_failures(apart)
+    assert sorted(g.ids for g in groups) == [
+        ("s/mm[bf16-case3]", "s/mm[bf16-case4]"),
+        ("s/mm[fp16-case0]", "s/mm[fp16-case1]", "s/mm[fp32-case2]"),
+    ]
+    # one cause in three dtypes: err_ratios 1e4 apart, as their precisions are (a torchao trial)
+    one_cause = [failed(0, "fp32", 2e4), failed(1, "bf16", 4.7), failed(2, "fp16", 40.0)]
+    (one,) = group_failures(one_cause)
+    assert one.size == 3

@@ -21,6 +21,7 @@ page group the same records the same way.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -49,6 +50,9 @@ _SIGNATURE_RULES = (
         "T",
     ),
     (re.compile(r"\b(?:fp64|fp32|tf32|fp16|bf16|fp8_fast_accum|fp8|e4m3fn|e5m2|int8)\b"), "T"),
+    # ... and its scalar type names as torch's checks print them ("but got Half and BFloat16",
+    # "Float and Double": a gemlite trial, 2026-12-02: one cause, six groups)
+    (re.compile(r"\b(?:BFloat16|Half|Float|Double|ComplexFloat|ComplexDouble)\b"), "T"),
     (re.compile(r"\b(?:float|bfloat|int)(?:8|16|32|64)\b"), "T"),  # torch dtype names
     # C++ element type names in torch's messages (c10::BFloat16, c10::Half, float, signed char)
     (re.compile(r"\bc10::\w+|\b(?:(?:un)?signed )?char\b|\b(?:double|float|half)\b"), "T"),
@@ -226,9 +230,58 @@ def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[Failur
             pattern=pattern(members, records),
             **_err_ratios(members),
         )
-        for (backend, kind, inherited, sign, _), members in clusters.items()
+        for (backend, kind, inherited, sign, _), cluster in clusters.items()
+        for members in _by_dtype_where_apart(cluster)
     ]
     return sorted(groups, key=lambda g: (g.inherited is not None, -g.size, g.backend, g.ids[0]))
+
+
+# A group's dtypes whose errors differ by more than this factor are groups of their own: a
+# gemlite trial (2026-12-02) had int8 weights' loss and a bf16 kernel's garbage (err_ratio 1e9 to
+# 1e16) in one "wrong values" group of 419, titled by its smallest item. An err_ratio is measured
+# against the dtype's own precision, so one cause errs about UNIT_ROUNDOFF times more in fp32
+# than in bf16 (a torchao trial: fp32 about 2e4, bf16 about 5, one int8 product): dtypes are
+# compared by err_ratio times that unit.
+DTYPES_APART = 100.0
+# each dtype name's unit roundoff (torch.finfo(...).eps / 2; TF32's 10-bit mantissa), here
+# because the reports do not import torch (pyproject's import contracts)
+UNIT_ROUNDOFF = {
+    "fp64": 2.0**-53,
+    "fp32": 2.0**-24,
+    "tf32": 2.0**-11,
+    "fp16": 2.0**-11,
+    "bf16": 2.0**-8,
+    "e4m3fn": 2.0**-4,
+    "e5m2": 2.0**-3,
+}
+
+
+def _by_dtype_where_apart(members: list[Record]) -> list[list[Record]]:
+    """The members as one group, or split between dtypes where one's errors are more than
+    DTYPES_APART times another's (the median err_ratio times the dtype's unit roundoff, dtypes
+    in that order; a dtype without one, or without an err_ratio, stays with the first)."""
+    by_dtype: dict[str, list[Record]] = {}
+    for record in members:
+        by_dtype.setdefault(record.dtype or "", []).append(record)
+    sizes: dict[str, float] = {}
+    for dtype, group in by_dtype.items():
+        ratios = [
+            float(r.metric.err_ratio)
+            for r in group
+            if r.metric.err_ratio is not None and math.isfinite(r.metric.err_ratio)
+        ]
+        if ratios and dtype in UNIT_ROUNDOFF:
+            sizes[dtype] = statistics.median(ratios) * UNIT_ROUNDOFF[dtype]
+    if len(sizes) < 2:
+        return [members]
+    ordered = sorted(sizes, key=sizes.__getitem__)
+    clusters = [[*by_dtype[ordered[0]]]]
+    for smaller, larger in itertools.pairwise(ordered):
+        if sizes[larger] > DTYPES_APART * max(sizes[smaller], 1e-300):
+            clusters.append([])
+        clusters[-1] += by_dtype[larger]
+    clusters[0] += [r for d, group in by_dtype.items() if d not in sizes for r in group]
+    return clusters
 
 
 def _err_ratios(members: Sequence[Record]) -> dict[str, Any]:
