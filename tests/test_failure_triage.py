@@ -623,3 +623,6 @@ def test_a_group_s_dtypes_that_err_orders_of_magnitude_apart_are_groups_of_their
     one_cause = [failed(0, "fp32", 2e4), failed(1, "bf16", 4.7), failed(2, "fp16", 40.0)]
     (one,) = group_failures(one_cause)
     assert one.size == 3
+    # an error that scales with each dtype's precision: the same err_ratio, one cause
+    (same,) = group_failures([failed(0, "fp32", 223.0), failed(1, "bf16", 223.0)])
+    assert same.size == 2

@@ -258,12 +258,14 @@ UNIT_ROUNDOFF = {
 
 def _by_dtype_where_apart(members: list[Record]) -> list[list[Record]]:
     """The members as one group, or split between dtypes where one's errors are more than
-    DTYPES_APART times another's (the median err_ratio times the dtype's unit roundoff, dtypes
-    in that order; a dtype without one, or without an err_ratio, stays with the first)."""
+    DTYPES_APART times another's, both as errors (the median err_ratio times the dtype's unit
+    roundoff, dtypes in that order) and as err_ratios (an error that scales with each dtype's
+    precision, the same err_ratio in all, is one cause); a dtype without a unit or an err_ratio
+    stays with the first group."""
     by_dtype: dict[str, list[Record]] = {}
     for record in members:
         by_dtype.setdefault(record.dtype or "", []).append(record)
-    sizes: dict[str, float] = {}
+    medians: dict[str, float] = {}
     for dtype, group in by_dtype.items():
         ratios = [
             float(r.metric.err_ratio)
@@ -271,13 +273,21 @@ def _by_dtype_where_apart(members: list[Record]) -> list[list[Record]]:
             if r.metric.err_ratio is not None and math.isfinite(r.metric.err_ratio)
         ]
         if ratios and dtype in UNIT_ROUNDOFF:
-            sizes[dtype] = statistics.median(ratios) * UNIT_ROUNDOFF[dtype]
+            medians[dtype] = statistics.median(ratios)
+    sizes = {d: m * UNIT_ROUNDOFF[d] for d, m in medians.items()}
     if len(sizes) < 2:
         return [members]
+
+    def apart(smaller: str, larger: str) -> bool:  # both as errors and as err_ratios
+        return all(
+            measure[larger] > DTYPES_APART * max(measure[smaller], 1e-300)
+            for measure in (sizes, medians)
+        )
+
     ordered = sorted(sizes, key=sizes.__getitem__)
     clusters = [[*by_dtype[ordered[0]]]]
     for smaller, larger in itertools.pairwise(ordered):
-        if sizes[larger] > DTYPES_APART * max(sizes[smaller], 1e-300):
+        if apart(smaller, larger):
             clusters.append([])
         clusters[-1] += by_dtype[larger]
     clusters[0] += [r for d, group in by_dtype.items() if d not in sizes for r in group]
