@@ -45,6 +45,13 @@ def _parse_and_run(argv: list[str]) -> int:
         description="GEMM backend conformance suite: run the installed suite with pytest "
         "(`gemmconf run --backend NAME`), and the helpers around a run.",
     )
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print gemmconf's version, the checkout's commit where it runs from one, and the "
+        "hash of its code (what a results file's `gemmconf` field records), and exit",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     commands.add_parser(
@@ -178,6 +185,21 @@ def _add_new_backend(commands: Any) -> None:
     )
     new.add_argument("name", help="the backend's name (letters, digits, - and _)")
     new.add_argument("--dir", default=".", help="where to write NAME/ (default: here)")
+
+
+class _Version(argparse.Action):
+    """`gemmconf --version`: two checkouts of one version differ (a gemlite trial, 2026-12-02:
+    the docs of the checkout's head described rules its installed wheel did not have)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from gemmconf.provenance import gemmconf_source
+
+        source = gemmconf_source()
+        parts = [f"commit {source['commit']}"] if "commit" in source else []
+        parts += [f"code {source['code']}"] if "code" in source else []
+        extra = f" ({', '.join(parts)})" if parts else ""
+        print(f"gemmconf {source.get('version', 'unknown')}{extra}")
+        parser.exit()
 
 
 EXPECT_HELP = """\

@@ -84,6 +84,12 @@ def test_progression_is_reported_and_exits_0(tmp_path: Path, capsys: pytest.Capt
     text = "\n".join(diff.render(diff.diff(old, new)))
     row = next(line for line in text.splitlines() if fixed["id"] in line)
     assert "failed  passed (PyTorch)" in row
+    # and a regression from such a pass (a gemlite trial: 12 of its 14 regressions)
+    backwards = diff.diff(new, old)
+    assert [c.old_computed_by for c in backwards.regressions] == ["pytorch"]
+    row = next(r for r in diff.render(backwards) if fixed["id"] in r)
+    assert "passed (PyTorch)  failed" in row
+    assert "1 of the 1 regression(s) were passes PyTorch computed" in "\n".join(backwards.notes)
 
 
 def test_newly_failing_item_is_a_regression_new_passing_item_is_not() -> None:

@@ -347,3 +347,17 @@ def test_the_run_line_names_an_installed_suite_by_gemmconf_run_even_inside_the_f
     assert line.startswith(
         "python -m pytest 'suites/dense/first.yaml::mm[fp32-127x65x33-nn@eager]'"
     )
+
+
+def test_version_names_the_code_a_results_file_records(capsys):
+    """A gemlite trial (2026-12-02): two trees of version 0.1.0 differed in their expectations
+    rules, and `gemmconf --version` printed the usage. It prints the version and the code's
+    hash, as a results file's `gemmconf` field records them."""
+    from gemmconf.provenance import gemmconf_source
+
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["--version"])
+    assert stopped.value.code == 0
+    out = capsys.readouterr().out
+    source = gemmconf_source()
+    assert out.startswith(f"gemmconf {source['version']} (") and f"code {source['code']}" in out

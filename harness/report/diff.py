@@ -91,6 +91,9 @@ class Change:
     reason: str  # why it is what it is now (the new record's reason, else the old one's)
     nodeid: str | None = None
     computed_by: str | None = None  # who computed a pass or xpass now (gemmconf.attribution)
+    # who computed a pass or xpass before: a regression from a pass PyTorch computed (a gemlite
+    # trial: 12 of 14 "regressions" were aten::bmm's passes its adapter stopped claiming)
+    old_computed_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -245,6 +248,12 @@ def diff(
     del result.closest[CLOSEST_SHOWN:]
     _note_runs(result, old, new, before, after)
     _note_expectations(result)
+    aten = sum(c.old_computed_by == attribution.PYTORCH for c in result.regressions)
+    if aten:
+        result.notes.append(
+            f"{aten} of the {len(result.regressions)} regression(s) were passes PyTorch computed "
+            "(aten's kernels, not the backend's): the backend stopped handing those items to aten"
+        )
     return result
 
 
@@ -320,6 +329,7 @@ def _compare_item(
         reason=(now.reason if now else None) or (was.reason if was else None) or "",
         nodeid=source.nodeid if source else None,
         computed_by=now.computed_by if now and new_outcome in ("passed", "xpassed") else None,
+        old_computed_by=(was.computed_by if was and old_outcome in ("passed", "xpassed") else None),
     )
     {
         "regression": result.regressions,
@@ -505,11 +515,12 @@ def _shown_reason(reason: str) -> str:
     return text
 
 
-def _new_outcome(change: Change) -> str:
-    """The outcome now, with "(PyTorch)" where PyTorch computed the pass: a progression that a
-    fallback to aten made is not the backend's kernels getting it right (a torchao trial)."""
-    outcome = change.new or "absent"
-    return f"{outcome} (PyTorch)" if change.computed_by == attribution.PYTORCH else outcome
+def _shown_outcome(outcome: str | None, computed_by: str | None) -> str:
+    """An outcome with "(PyTorch)" where PyTorch computed the pass: a progression that a
+    fallback to aten made is not the backend's kernels getting it right (a torchao trial), nor
+    is a regression from such a pass the loss of one of theirs (a gemlite trial)."""
+    shown = outcome or "absent"
+    return f"{shown} (PyTorch)" if computed_by == attribution.PYTORCH else shown
 
 
 def _table(changes: list[Change], by_device: bool, width: int, why: str) -> list[str]:
@@ -519,8 +530,8 @@ def _table(changes: list[Change], by_device: bool, width: int, why: str) -> list
             c.id,
             c.backend,
             *([c.device or ""] if by_device else []),
-            c.old or "absent",
-            _new_outcome(c),
+            _shown_outcome(c.old, c.old_computed_by),
+            _shown_outcome(c.new, c.computed_by),
             _shown_reason(c.reason),
         ]
         for c in changes
