@@ -626,3 +626,22 @@ def test_a_group_s_dtypes_that_err_orders_of_magnitude_apart_are_groups_of_their
     # an error that scales with each dtype's precision: the same err_ratio, one cause
     (same,) = group_failures([failed(0, "fp32", 223.0), failed(1, "bf16", 223.0)])
     assert same.size == 2
+
+
+def test_a_group_of_strict_xpasses_says_what_they_are():
+    """A gemlite trial (2026-12-02): `gemmconf expect` printed "91 failures (xpassed): xpassed"
+    for the passes its new file expected to fail."""
+    from gemmconf.report.groups import group_failures
+
+    passed = {
+        "id": "s/mm[case0]",
+        "backend": "lib",
+        "op": "mm",
+        "outcome": "xpassed",
+        "xpass": "strict",
+    }
+    (group,) = group_failures([passed, {**passed, "id": "s/mm[case1]"}])
+    assert group.title() == (
+        "2 failures (xpassed): passed, where a strict xfail entry expects it to fail "
+        "(a stale entry?)"
+    )
