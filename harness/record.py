@@ -86,6 +86,7 @@ class Metrics:
     draws = _Metric[int](_INTEGER)
     draws_failed = _Metric[int](_INTEGER)
     borderline = _Metric[int](_INTEGER)  # shape sets left undecided at the bar (gemmconf.drawing)
+    rounds = _Metric[int](_INTEGER)  # judgments of the shape set decided near its bar
     eager_wrong = _Metric[int](_NUMBER)
     # the benchmark (gemmconf.bench)
     tflops = _Metric[float](_NUMBER)

@@ -257,3 +257,22 @@ def test_an_xpass_pytorch_computed_has_a_column_of_its_own() -> None:
     assert header.split() == ["backend", "op", "dtype", "XPASS", "XPASS", "(PyTorch)"]
     total = next(line for line in lines if line.strip().startswith("total"))
     assert total.split() == ["total", "1", "2"]
+
+
+def test_an_item_that_took_most_of_the_run_is_named_with_why():
+    """A gemlite trial (2026-12-02): one near-bar item in Triton's interpreter took 718 s, 42%
+    of the run's item time; nothing said which. The summary names such items, their longest
+    phase and their rounds near the bar; a run of even items names none."""
+    records = [
+        record("s", "quick", "mm", "fp32", {"M": i}, "lib", "passed", duration_s=2.0)
+        for i in range(40)
+    ]
+    slow = record("s", "slow", "mm", "bf16", {"M": 1}, "lib", "failed", kind="wrong values")
+    slow.update(duration_s=718.0, phase_s={"compile": 40.3, "call": 677.7})
+    slow["metrics"] = {"err_ratio": 4.0, "max_ratio": 3.0, "rounds": 13}
+    lines = render_terminal_summary([*records, slow], CPU)
+    line = next(line for line in lines if "longest items:" in line)
+    assert "s/slow[bf16-1]@lib 718 s, 90% of the items' time (call 678 s; 13 rounds of fresh" in (
+        line
+    ), line
+    assert not any("longest items" in line for line in render_terminal_summary(records, CPU))

@@ -19,6 +19,7 @@ inherited from eager or torch.compile apart from the backend's own (a column of 
 from __future__ import annotations
 
 import functools
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -107,6 +108,7 @@ def render_terminal_summary(
     lines += _kind_lines(records, count_inherited)
     lines += _computed_lines(records)
     lines += _borderline_lines(records)
+    lines += _longest_lines(records)
     hardware_skips = Counter(
         r.skip_class for r in records if r.outcome == "skipped" and r.skip_class
     )
@@ -247,6 +249,39 @@ def _borderline_lines(records: list[Record]) -> list[str]:
             parts.append(f"{backend} {borderline} of its {len(passed)} passes")
     title = "borderline passes (error at the bar, fresh draws undecided; details give the rounds):"
     return _lines(title, parts) if parts else []
+
+
+# An item that took at least this share of the items' time, and LONGEST_S seconds, is named (a
+# gemlite trial, 2026-12-02: one near-bar item in Triton's interpreter took 718 s, 42% of the
+# run's item time, and nothing said which)
+LONGEST_SHARE = 0.2
+LONGEST_S = 60.0
+LONGEST_SHOWN = 3
+
+
+def _longest_lines(records: list[Record]) -> list[str]:
+    """The items that took most of the run's item time, each with its longest phase and, where
+    its verdict was decided near the bar, its rounds of fresh draws (gemmconf.drawing)."""
+    total = math.fsum(r.duration_s or 0.0 for r in records)
+    longest = sorted(
+        (r for r in records if (r.duration_s or 0.0) >= max(LONGEST_S, LONGEST_SHARE * total)),
+        key=lambda r: -(r.duration_s or 0.0),
+    )[:LONGEST_SHOWN]
+    parts = []
+    for record in longest:
+        share = 100.0 * (record.duration_s or 0.0) / total
+        why = []
+        if record.phase_s:
+            phase, seconds = max(record.phase_s.items(), key=lambda p: p[1])
+            why.append(f"{phase} {seconds:.0f} s")
+        if (record.metric.rounds or 0) > 1:  # one round: decided far from the bar
+            why.append(f"{record.metric.rounds} rounds of fresh draws near its bar")
+        detail = f" ({'; '.join(why)})" if why else ""
+        parts.append(
+            f"{record.id}@{record.backend} {record.duration_s:.0f} s, {share:.0f}% of the "
+            f"items' time{detail}"
+        )
+    return _lines("longest items:", parts) if parts else []
 
 
 def _rows(
