@@ -366,8 +366,10 @@ def bitwise_diff(first: torch.Tensor, second: torch.Tensor) -> Difference | None
         count,
         first.numel(),
         index,
-        float(first[index].float()) if first.dim() else float(first.float()),
-        float(second[index].float()) if second.dim() else float(second.float()),
+        # detached: a value of a tensor that requires grad warned, in the backend's stderr (an
+        # optimum-quanto trial, 2026-12-02)
+        float(first.detach()[index].float()) if first.dim() else float(first.detach().float()),
+        float(second.detach()[index].float()) if second.dim() else float(second.detach().float()),
     )
 
 

@@ -39,12 +39,23 @@ from gemmconf.gemm.ops import OPS
 # the aten ops the suite's programs dispatch to (gemm.ops, OpSpec.aten), and those composite
 # ops decompose into (linear and matmul: mm, addmm, bmm, mv, dot, ...)
 DECOMPOSED = ("mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot")
-GEMM_ATEN = tuple(sorted({spec.aten for spec in OPS.values()} | set(DECOMPOSED)))
+# aten's weight-only quantized GEMMs (float activations, int8 or packed int4 weights), where this
+# torch has them: no program of the suite reaches them, a quantization library's call may (an
+# optimum-quanto trial, 2026-12-02: `_weight_int8pack_mm` computed 75 passes that read "computed
+# by the backend" with no aten GEMM seen, and its crashes "before any GEMM kernel ran")
+WEIGHT_ONLY = tuple(
+    op
+    for op in ("_weight_int8pack_mm", "_weight_int4pack_mm", "_weight_int4pack_mm_for_cpu")
+    if hasattr(torch.ops.aten, op)
+)
+GEMM_ATEN = tuple(sorted({spec.aten for spec in OPS.values()} | set(DECOMPOSED) | set(WEIGHT_ONLY)))
 # What each of them multiplies: "scaled" (fp8, MX, NVFP4 operands and their scales), "integer"
-# (int8 operands, exact int32 sums) or "float"; a GEMM of one kind run for a program whose
-# GEMMs are of another computes operands the caller made (gemmconf.checks.computed_by).
+# (int8 operands, exact int32 sums), "weight-only" (float activations, quantized weights) or
+# "float"; a GEMM of one kind run for a program whose GEMMs are of another computes operands the
+# caller made (gemmconf.checks.computed_by).
 GEMM_KIND = {
     **dict.fromkeys(GEMM_ATEN, "float"),
+    **dict.fromkeys(WEIGHT_ONLY, "weight-only"),
     **{
         spec.aten: "scaled" if spec.scaled else "integer" if spec.exact else "float"
         for spec in OPS.values()

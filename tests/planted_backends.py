@@ -1139,10 +1139,18 @@ def int8_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (torch._int_mm(qa, qb).float() * scale_a * scale_b).to(a.dtype)
 
 
+def weight_int8_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """aten::mm as a weight-only quantization library's override computes it (optimum-quanto's
+    qint8 weights): b quantized to int8 per output column, aten's `_weight_int8pack_mm`."""
+    qb, scale = _int8(b.float().t(), 1)
+    return torch.ops.aten._weight_int8pack_mm(a, qb.contiguous(), scale.reshape(-1).to(a.dtype))
+
+
 # mm and addmm computed by the library itself, where AtenOverride's addmm hands the product to
 # aten::mm; and a quantization library's mm on int8 operands it made, through aten's `_int_mm`
 own_kernels_override = KernelsOverride("own-kernels-override", {"mm": _own_mm, "addmm": _own_addmm})
 int8_override = KernelsOverride("int8-override", {"mm": int8_mm})
+weight_int8_override = KernelsOverride("weight-int8-override", {"mm": weight_int8_mm})
 aten_override_per_call = AtenOverride("library-per-call", for_the_process=False)
 
 

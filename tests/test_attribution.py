@@ -131,6 +131,18 @@ def test_aten_s_integer_gemm_on_operands_the_override_quantized_is_the_backend_s
     assert outcome.metrics["eager_gemm_kernels"] == 1
 
 
+def test_aten_s_weight_only_gemm_is_seen_and_the_backend_s(quiet_overrides):
+    """An optimum-quanto trial (2026-12-02): its qint8 weights reach aten's
+    `_weight_int8pack_mm`, which computed 75 passes that read "computed by the backend" with no
+    aten GEMM seen (`aten_gemm_kernels: {}`), and its crashes read "before any GEMM kernel ran".
+    The kernel is seen now; a weight-only GEMM is not the float GEMM eager computes, so the
+    product, and its error, are the library's."""
+    outcome = run(MM, planted_backends.weight_int8_override)
+    assert outcome.computed_by == "backend"
+    assert outcome.metrics["aten_gemm_kernels"] == {"aten::_weight_int8pack_mm": 1}
+    assert outcome.metrics["overridden_gemm_ops"] == {"aten::mm": 1}
+
+
 def test_a_program_partly_left_to_aten_is_mixed():
     """Two GEMMs (seed cat_addmm: addmm twice), the first computed by the backend."""
     outcome = run("seed_max_autotune/cat_addmm", planted_backends.own_first_gemm)
