@@ -1139,11 +1139,14 @@ def int8_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (torch._int_mm(qa, qb).float() * scale_a * scale_b).to(a.dtype)
 
 
-def weight_int8_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def weight_int8_mm(a: torch.Tensor, b: torch.Tensor, *, contiguous: bool = True) -> torch.Tensor:
     """aten::mm as a weight-only quantization library's override computes it (optimum-quanto's
-    qint8 weights): b quantized to int8 per output column, aten's `_weight_int8pack_mm`."""
+    qint8 weights): b quantized to int8 per output column, aten's `_weight_int8pack_mm`; not
+    `contiguous`, the packed weight left a transposed view, which aten's kernel refuses (the
+    library's bug: optimum-quanto's, 2026-12-02)."""
     qb, scale = _int8(b.float().t(), 1)
-    return torch.ops.aten._weight_int8pack_mm(a, qb.contiguous(), scale.reshape(-1).to(a.dtype))
+    qb = qb.contiguous() if contiguous else qb.t().contiguous().t()
+    return torch.ops.aten._weight_int8pack_mm(a, qb, scale.reshape(-1).to(a.dtype))
 
 
 # mm and addmm computed by the library itself, where AtenOverride's addmm hands the product to
@@ -1151,6 +1154,9 @@ def weight_int8_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 own_kernels_override = KernelsOverride("own-kernels-override", {"mm": _own_mm, "addmm": _own_addmm})
 int8_override = KernelsOverride("int8-override", {"mm": int8_mm})
 weight_int8_override = KernelsOverride("weight-int8-override", {"mm": weight_int8_mm})
+weight_int8_strided = KernelsOverride(
+    "weight-int8-strided", {"mm": functools.partial(weight_int8_mm, contiguous=False)}
+)
 aten_override_per_call = AtenOverride("library-per-call", for_the_process=False)
 
 

@@ -23,7 +23,7 @@ from gemmconf import attribution, capability, pristine
 from gemmconf.backends import resolve
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.checks import computed_by
-from gemmconf.outcome import Crash, HarnessFault, ItemOutcome, Raised, WrongError
+from gemmconf.outcome import Crash, HarnessFault, ItemOutcome, Raised, WrongError, render
 from gemmconf.runner import run_item
 from gemmconf.scenario import load_suite
 
@@ -141,6 +141,12 @@ def test_aten_s_weight_only_gemm_is_seen_and_the_backend_s(quiet_overrides):
     assert outcome.computed_by == "backend"
     assert outcome.metrics["aten_gemm_kernels"] == {"aten::_weight_int8pack_mm": 1}
     assert outcome.metrics["overridden_gemm_ops"] == {"aten::mm": 1}
+    # and where aten's weight-only kernel raised on the weight the library packed, the crash
+    # is the library's (it read "PyTorch's": an aten kernel ran)
+    crashed = run(MM, planted_backends.weight_int8_strided)
+    assert crashed.kind == "crash" and "contiguous" in render(crashed).reason
+    assert crashed.computed_by == "backend"
+    assert crashed.metrics["aten_gemm_kernels"] == {"aten::_weight_int8pack_mm": 1}
 
 
 def test_a_program_partly_left_to_aten_is_mixed():

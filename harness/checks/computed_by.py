@@ -147,7 +147,11 @@ class _Watch:
             if intact:
                 observed = kernels_of(self.profile.function_events)
                 self.item.stash[ComputedBy] = observed
-                self.item.computed_by = _without_eager(observed, raised=exc[0] is not None)
+                self.item.computed_by = _without_eager(
+                    observed,
+                    raised=exc[0] is not None,
+                    op_kind=GEMM_KIND[self.item.instance.spec.aten],
+                )
                 self.item.metrics.update(_metrics(observed))
         except Exception:  # the harness's own fault: the call stays not observed
             self.item.stash[ComputedBy] = None
@@ -199,11 +203,15 @@ def _profiling() -> bool:
     return bool(torch._C._autograd._profiler_enabled())
 
 
-def _without_eager(observed: Observed, *, raised: bool) -> str:
-    """Who computed, before eager's count is known: aten's kernels seen make it PyTorch's; a
-    call that raised with no GEMM kernel seen (aten's or an override's), no one's."""
+def _without_eager(observed: Observed, *, raised: bool, op_kind: str) -> str:
+    """Who computed, before eager's count is known: aten's kernels seen make it PyTorch's, unless
+    none is of the item's op's kind (`op_kind`: aten's weight-only GEMM run for a float mm
+    multiplies operands the backend made, as `EagerComparison` counts it where the call
+    returns; an optimum-quanto trial's `_weight_int8pack_mm` crashes on a B it left
+    non-contiguous read "PyTorch's"); a call that raised with no GEMM kernel seen (aten's or
+    an override's), no one's."""
     if observed.aten_count:
-        return attribution.PYTORCH
+        return attribution.PYTORCH if op_kind in observed.kinds() else attribution.BACKEND
     if raised and not observed.overridden:
         return attribution.NONE
     return attribution.BACKEND
