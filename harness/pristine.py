@@ -53,9 +53,10 @@ GEMM_ATEN = tuple(sorted({spec.aten for spec in OPS.values()} | set(DECOMPOSED) 
 # (int8 operands, exact int32 sums), "weight-only" (float activations, quantized weights) or
 # "float"; a GEMM of one kind run for a program whose GEMMs are of another computes operands the
 # caller made (gemmconf.checks.computed_by).
+WEIGHT_ONLY_KIND = "weight-only"
 GEMM_KIND = {
     **dict.fromkeys(GEMM_ATEN, "float"),
-    **dict.fromkeys(WEIGHT_ONLY, "weight-only"),
+    **dict.fromkeys(WEIGHT_ONLY, WEIGHT_ONLY_KIND),
     **{
         spec.aten: "scaled" if spec.scaled else "integer" if spec.exact else "float"
         for spec in OPS.values()

@@ -63,6 +63,21 @@ def test_eager_s_passes_are_pytorch_s(ident):
     assert "eager_gemm_kernels" not in outcome.metrics  # eager is not profiled a second time
 
 
+@pytest.mark.skipif(DEVICE != "cpu", reason="aten's CPU _scaled_mm runs a float mm")
+def test_eager_s_scaled_gemm_is_pytorch_s_whatever_kind_its_kernels_are():
+    """aten's CPU `_scaled_mm` multiplies with a float mm: a rule that read a GEMM kernel of
+    another kind than the op's as the backend's (1ac0029, reverted the same day) counted 187 of
+    eager's own passes in make test as computed by the backend."""
+    instance = next(
+        i
+        for i in load_suite(SUITES / "fp8/scaled_mm.yaml")
+        if i.id == "fp8/bias[rowwise-e4m3fn_e4m3fn-bf16-no_use_fast_accum]"
+    )
+    outcome = run_item(instance, EagerBackend(), seed=0, device=DEVICE, target=None)
+    assert outcome.passed and outcome.computed_by == "pytorch"
+    assert outcome.metrics["aten_gemm_kernels"] == {"aten::mm": 1}
+
+
 @pytest.mark.parametrize("ident", SINGLE_GEMMS)
 def test_the_reference_backend_computes_its_own(ident):
     """Its Triton kernels (in the interpreter on a CPU) run no aten GEMM kernel."""

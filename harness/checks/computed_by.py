@@ -61,7 +61,7 @@ from gemmconf.backends.eager import EagerBackend
 from gemmconf.checks.base import NOTHING, Findings
 from gemmconf.item import EagerAnswer, ItemRun
 from gemmconf.outcome import Problem
-from gemmconf.pristine import GEMM_ATEN, GEMM_KIND
+from gemmconf.pristine import GEMM_ATEN, GEMM_KIND, WEIGHT_ONLY_KIND
 
 GEMM_EVENTS = frozenset(f"aten::{op}" for op in GEMM_ATEN)
 # Kineto, under the profiler, prints "USDT: ... profiler_start" and "... profiler_stop" on stderr
@@ -147,11 +147,7 @@ class _Watch:
             if intact:
                 observed = kernels_of(self.profile.function_events)
                 self.item.stash[ComputedBy] = observed
-                self.item.computed_by = _without_eager(
-                    observed,
-                    raised=exc[0] is not None,
-                    op_kind=GEMM_KIND[self.item.instance.spec.aten],
-                )
+                self.item.computed_by = _without_eager(observed, raised=exc[0] is not None)
                 self.item.metrics.update(_metrics(observed))
         except Exception:  # the harness's own fault: the call stays not observed
             self.item.stash[ComputedBy] = None
@@ -203,15 +199,18 @@ def _profiling() -> bool:
     return bool(torch._C._autograd._profiler_enabled())
 
 
-def _without_eager(observed: Observed, *, raised: bool, op_kind: str) -> str:
+def _without_eager(observed: Observed, *, raised: bool) -> str:
     """Who computed, before eager's count is known: aten's kernels seen make it PyTorch's, unless
-    none is of the item's op's kind (`op_kind`: aten's weight-only GEMM run for a float mm
-    multiplies operands the backend made, as `EagerComparison` counts it where the call
-    returns; an optimum-quanto trial's `_weight_int8pack_mm` crashes on a B it left
-    non-contiguous read "PyTorch's"); a call that raised with no GEMM kernel seen (aten's or
-    an override's), no one's."""
+    all of them are weight-only GEMMs (`pristine.WEIGHT_ONLY`), which no program of the suite
+    runs in eager: they multiplied operands the backend made, as `EagerComparison` counts it
+    where the call returns (an optimum-quanto trial: `_weight_int8pack_mm`'s "expect B to be
+    contiguous" on the weight it packed read PyTorch's). Not the op's own kind: aten's CPU
+    `_scaled_mm` runs a float mm. A call that raised with no GEMM kernel seen (aten's or an
+    override's), no one's."""
     if observed.aten_count:
-        return attribution.PYTORCH if op_kind in observed.kinds() else attribution.BACKEND
+        return (
+            attribution.BACKEND if observed.kinds() == {WEIGHT_ONLY_KIND} else attribution.PYTORCH
+        )
     if raised and not observed.overridden:
         return attribution.NONE
     return attribution.BACKEND
