@@ -147,7 +147,12 @@ class _Watch:
             if intact:
                 observed = kernels_of(self.profile.function_events)
                 self.item.stash[ComputedBy] = observed
-                self.item.computed_by = _without_eager(observed, raised=exc[0] is not None)
+                self.item.computed_by = _without_eager(
+                    observed,
+                    raised=exc[0] is not None,
+                    # eager is PyTorch's own by definition, whatever kind its kernels are
+                    eager=isinstance(self.item.backend, EagerBackend),
+                )
                 self.item.metrics.update(_metrics(observed))
         except Exception:  # the harness's own fault: the call stays not observed
             self.item.stash[ComputedBy] = None
@@ -199,18 +204,18 @@ def _profiling() -> bool:
     return bool(torch._C._autograd._profiler_enabled())
 
 
-def _without_eager(observed: Observed, *, raised: bool) -> str:
+def _without_eager(observed: Observed, *, raised: bool, eager: bool = False) -> str:
     """Who computed, before eager's count is known: aten's kernels seen make it PyTorch's, unless
     all of them are weight-only GEMMs (`pristine.WEIGHT_ONLY`), which no program of the suite
     runs in eager: they multiplied operands the backend made, as `EagerComparison` counts it
     where the call returns (an optimum-quanto trial: `_weight_int8pack_mm`'s "expect B to be
     contiguous" on the weight it packed read PyTorch's). Not the op's own kind: aten's CPU
-    `_scaled_mm` runs a float mm. A call that raised with no GEMM kernel seen (aten's or an
-    override's), no one's."""
+    `_scaled_mm` runs a float mm; and never for `eager`, PyTorch's own by definition). A call
+    that raised with no GEMM kernel seen (aten's or an override's), no one's."""
     if observed.aten_count:
-        return (
-            attribution.BACKEND if observed.kinds() == {WEIGHT_ONLY_KIND} else attribution.PYTORCH
-        )
+        if eager or observed.kinds() != {WEIGHT_ONLY_KIND}:
+            return attribution.PYTORCH
+        return attribution.BACKEND
     if raised and not observed.overridden:
         return attribution.NONE
     return attribution.BACKEND
