@@ -354,6 +354,8 @@ class ScenarioItem(pytest.Item):
         collection = self.config.stash[COLLECTION]
         machine = self.config.stash[facts.MACHINE]
         hardware, torch_version = machine.hardware_of(instance), machine.capability.torch_version
+        # where the item runs, as the expectations' entries hold there (runtest looks again)
+        self.hardware, self.torch_version = hardware, torch_version
         self.expected: expectations.Expectation | None = (
             collection.tables[label].lookup(instance.id, hardware, torch_version)
             if label in collection.tables
@@ -502,12 +504,7 @@ class ScenarioItem(pytest.Item):
         table = self.config.stash[COLLECTION].tables.get(self.label)
         if table is None:
             return None
-        machine = self.config.stash[facts.MACHINE]
-        hardware, torch_version = (
-            machine.hardware_of(self.instance),
-            machine.capability.torch_version,
-        )
-        entry = table.deciding(self.instance.id, hardware, torch_version, failure)
+        entry = table.deciding(self.instance.id, self.hardware, self.torch_version, failure)
         return None if entry is self.expected else entry
 
     def repro_command(self) -> str:

@@ -271,11 +271,7 @@ def _by_dtype_where_apart(members: list[Record]) -> list[list[Record]]:
         by_dtype.setdefault(record.dtype or "", []).append(record)
     medians: dict[str, float] = {}
     for dtype, group in by_dtype.items():
-        ratios = [
-            float(r.metric.err_ratio)
-            for r in group
-            if r.metric.err_ratio is not None and math.isfinite(r.metric.err_ratio)
-        ]
+        ratios = [float(r.metric.err_ratio) for r in _judged(group)]
         if ratios and dtype in UNIT_ROUNDOFF:
             medians[dtype] = statistics.median(ratios)
     sizes = {d: m * UNIT_ROUNDOFF[d] for d, m in medians.items()}
@@ -298,12 +294,17 @@ def _by_dtype_where_apart(members: list[Record]) -> list[list[Record]]:
     return clusters
 
 
+def _judged(members: Sequence[Record]) -> list[Record]:
+    """The members with a finite err_ratio."""
+    return [
+        r for r in members if r.metric.err_ratio is not None and math.isfinite(r.metric.err_ratio)
+    ]
+
+
 def _err_ratios(members: Sequence[Record]) -> dict[str, Any]:
     """The members' err_ratio spread (FailureGroup.err_ratios), where two or more have one and
     some are over their bar: a group of NaN/Inf positions or of attributes fails otherwise."""
-    judged = [
-        r for r in members if r.metric.err_ratio is not None and math.isfinite(r.metric.err_ratio)
-    ]
+    judged = _judged(members)
     ratios = sorted(float(r.metric.err_ratio) for r in judged)
     over = any(r.metric.err_ratio > (r.metric.max_ratio or math.inf) for r in judged)
     if len(ratios) < 2 or not over:
