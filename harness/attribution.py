@@ -8,7 +8,9 @@ A record's `computed_by` (gemmconf.checks.computed_by observes it):
   steps of its own);
 - "pytorch": aten's own GEMM kernels of the program's kinds computed every product eager
   computes (the backend handed the op to aten: a graph given back to dynamo, inductor's extern
-  ATEN choice, an override that falls back to aten);
+  ATEN choice, an override that falls back to aten); its metric `eager_bits` is false where
+  the result was not eager's bit for bit: the backend's code changed the operands aten's GEMM
+  was given (quantized, cast, laid out anew) or its result (`changed_by_backend`);
 - "mixed": aten's own kernels computed some of them, the backend the rest;
 - "none": the call raised before any GEMM kernel ran (aten's, or one registered over an aten
   GEMM op): dynamo's tracing, the backend's compile or its own checks raised, and nothing
@@ -56,6 +58,11 @@ COMPUTED_TEXT = {
     MIXED: "partly by PyTorch",
     NONE: "by no GEMM kernel",
 }
+# how `explain` says a pass PyTorch computed whose result was not eager's bits (changed_by_backend)
+NOT_EAGER_BITS = (
+    ", not on the program's values as they were: the result is not eager's bit for bit (the"
+    " backend's code changed what aten's GEMM was given or returned)"
+)
 INHERITED_TEXT = {
     EAGER: "eager fails them too and PyTorch computed them",
     TORCH_COMPILE: "torch.compile failed before the backend got the graph",
@@ -123,13 +130,30 @@ def computed_text(who: str | None) -> str:
     return COMPUTED_TEXT.get(who or "", "not observed")
 
 
-def passes_text(counts: Mapping[str, int]) -> str:
-    """ "2,261 passed (7 computed by the backend, 2,254 by PyTorch)": the parenthesis names
-    every computer that occurs."""
+def changed_by_backend(record: Record) -> bool:
+    """A record PyTorch's kernels computed whose result was not eager's bit for bit (the metric
+    `eager_bits`): the backend's code changed what aten's GEMM was given or what it returned."""
+    if record.computed_by != PYTORCH or record.metrics is None:
+        return False
+    return record.metrics.eager_bits is False
+
+
+def passes_changed(records: Iterable[Record]) -> int:
+    """How many passes PyTorch computed on what the backend's code changed (changed_by_backend)."""
+    return sum(r.outcome == "passed" and changed_by_backend(r) for r in records)
+
+
+def passes_text(counts: Mapping[str, int], not_eager_bits: int = 0) -> str:
+    """ "2,261 passed (7 computed by the backend, 2,254 by PyTorch (271 not eager's bits))": the
+    parenthesis names every computer that occurs; `not_eager_bits` of the passes PyTorch
+    computed had the backend's code around aten's GEMM (`changed_by_backend`)."""
     total = sum(counts.values())
     parts = []
     for key, n in counts.items():
-        parts.append(f"{n:,} {computed_text(key)}")
+        changed = (
+            f" ({not_eager_bits:,} not eager's bits)" if key == PYTORCH and not_eager_bits else ""
+        )
+        parts.append(f"{n:,} {computed_text(key)}{changed}")
     if parts:
         parts[0] = parts[0].replace(" by ", " computed by ", 1)
     return f"{total:,} passed" + (f" ({', '.join(parts)})" if parts else "")

@@ -108,6 +108,8 @@ class Metrics:
     kernel_built = _Metric[list[Any]](_LIST)  # Triton's hashes of the kernels kernel_builds made
     kernel_loaded = _Metric[list[Any]](_LIST)  # and of those kernel_cache_loads read
     kernel_build_stages_s = _Metric[dict[str, Any]](_OBJECT)  # kernel_builds' s by Triton stage
+    # who computed (gemmconf.checks.computed_by): a result aten's kernels computed, eager's bits
+    eager_bits = _Metric[bool](_FLAG)
     # isolation: reruns of failures, timeouts, GPU memory
     flaky = _Metric[bool](_FLAG)
     confirm_runs = _Metric[int](_INTEGER)

@@ -1188,3 +1188,17 @@ class OwnFirstGemm(PlantedBackend):
 
 
 own_first_gemm = OwnFirstGemm("own-first-gemm", _untouched)
+
+
+def _weight_last_bit_cleared(func, args, kwargs):
+    """An fp32 mm whose weight the backend's code rounds before aten's mm multiplies it, as a
+    weight-quantizing library does (its rounding here: the last mantissa bit cleared, within
+    an fp32 item's bar)."""
+    if func is not torch.mm or args[1].dtype != torch.float32:
+        return NotImplemented
+    a, b = args
+    rounded = (b.contiguous().view(torch.int32) & ~1).view(torch.float32)
+    return torch.mm(a, rounded, **kwargs)
+
+
+rounds_weights = PlantedBackend("rounds-weights", _weight_last_bit_cleared)

@@ -98,6 +98,20 @@ def test_a_backend_that_hands_single_nodes_back_passes_on_pytorch_s_kernels():
     assert own.computed_by == "backend" and own.metrics["aten_gemm_kernels"] == {}
 
 
+def test_a_pass_aten_computed_on_weights_the_backend_rounded_is_not_eager_s_bits():
+    """An optimum-quanto trial (2026-12-02): 271 passes of aten's mm on weights quanto had
+    quantized and dequantized read `pass (PyTorch)` like programs it never touched. Both are
+    PyTorch's kernels; the result says which had the backend's code in between."""
+    changed = run(MM, planted_backends.rounds_weights)
+    assert changed.passed and changed.computed_by == "pytorch"
+    assert changed.metrics["aten_gemm_kernels"] == {"aten::mm": 1}
+    assert changed.metrics["eager_bits"] is False
+    handed_back = run(MM, planted_backends.hands_back_single_nodes)
+    assert handed_back.computed_by == "pytorch" and handed_back.metrics["eager_bits"] is True
+    own = run(MM, resolve("reference"))  # only where PyTorch computed it
+    assert own.computed_by == "backend" and "eager_bits" not in own.metrics
+
+
 def test_inductor_s_extern_mm_is_pytorch_s_kernel():
     """Default inductor calls aten's mm (extern_kernels.mm) on the CPU and, for these shapes,
     on a GPU. Its compile inside the first call traced the program on fake tensors (aten::mm
@@ -105,6 +119,7 @@ def test_inductor_s_extern_mm_is_pytorch_s_kernel():
     outcome = run(MM, resolve("inductor"))
     assert outcome.passed and outcome.computed_by == "pytorch"
     assert outcome.metrics["aten_gemm_kernels"] == {"aten::mm": 1}
+    assert outcome.metrics["eager_bits"] is True  # aten's mm on the program's operands
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="inductor's Triton GEMM templates need a GPU")

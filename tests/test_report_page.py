@@ -393,6 +393,8 @@ def test_the_page_counts_inherited_failures_and_passes_pytorch_computed_apart(tm
     assert "4 inherited</span>" in html
     assert "not counted among the failed above" in html
     assert "lib: 4 passed (1 computed by the backend, 2 by PyTorch, 1 partly by PyTorch)" in html
+    records[1]["metrics"] = {"eager_bits": False}  # aten's mm on what the backend changed
+    assert "2 by PyTorch (1 not eager&#39;s bits)" in page.render(document(records))
     counted = page.render(document(records), count_inherited=True)
     assert "5 failed</span>" in counted and "4 inherited</span>" not in counted
     data = page.page_data(document(records))

@@ -241,6 +241,23 @@ def test_a_crash_no_one_computed_is_the_backend_s_own_failure_and_no_pass() -> N
     assert matrix.category_of(Record.from_json(crashed)) == "own_failed"
 
 
+def test_passes_pytorch_computed_on_what_the_backend_changed_are_counted_among_them() -> None:
+    """An optimum-quanto trial (2026-12-02): 271 of its 355 passes "by PyTorch" were aten's mm
+    on weights quanto had quantized and dequantized, 84 programs it never touched. A pass whose
+    result is not eager's bits (`eager_bits: false`) is counted among PyTorch's with how many."""
+    records = attributed_records()
+    records[1]["metrics"] = {"eager_bits": False}
+    records[2]["metrics"] = {"eager_bits": True}
+    text = "\n".join(render_terminal_summary(records, CPU, max_failures=9))
+    assert (
+        "    lib 4 passed (1 computed by the backend, 2 by PyTorch (1 not eager's bits), 1 partly "
+        "by PyTorch)" in text
+    )
+    records[1]["computed_by"] = "mixed"  # only PyTorch's passes: a mixed one is partly its own
+    text = "\n".join(render_terminal_summary(records, CPU, max_failures=9))
+    assert "not eager's bits" not in text
+
+
 def test_an_xpass_pytorch_computed_has_a_column_of_its_own() -> None:
     """A torchao trial (2026-12-02): its fix fell back to aten for the items its file expected
     to fail, and the table counted those XPASSes as the backend's. An XPASS PyTorch computed

@@ -28,7 +28,9 @@ How it is seen, on the first call of shape set 0 only (the call guard `ComputedB
 
 The check `ComputedBy` then compares the count with eager's (the same program on the same
 inputs, profiled; its GEMM kernels are the ones a backend may leave to aten): none of aten's
-ran, "backend"; as many as eager's, "pytorch"; fewer, "mixed". Only aten GEMMs of the kinds
+ran, "backend"; as many as eager's, "pytorch" (and the metric `eager_bits`: whether the result
+is eager's bit for bit, or the backend's code changed what aten's GEMM was given or returned);
+fewer, "mixed". Only aten GEMMs of the kinds
 eager runs count (`pristine.GEMM_KIND`: float, scaled, integer): a kernel library that
 quantizes a bf16 program's operands to int8 and multiplies them with aten's `_int_mm` computes
 the program its own way, aten's integer GEMM one step of it (a torchao trial, 2026-12-02: 60 of
@@ -55,11 +57,11 @@ from typing import Any
 
 import torch
 
-from gemmconf import attribution
+from gemmconf import attribution, integrity
 from gemmconf.backends.dynamo import compile_callbacks
 from gemmconf.backends.eager import EagerBackend
 from gemmconf.checks.base import NOTHING, Findings
-from gemmconf.item import EagerAnswer, ItemRun
+from gemmconf.item import EagerAnswer, ItemRun, bitwise_equal
 from gemmconf.outcome import Problem
 from gemmconf.pristine import GEMM_ATEN, GEMM_KIND, WEIGHT_ONLY_KIND
 
@@ -184,13 +186,34 @@ class EagerComparison:
         # eager ran none (it has no kernel here): any of aten's count, as before kinds were told
         kinds = eager.kinds() or set(GEMM_KIND.values())
         computed = observed.count_of(kinds)
+        found: dict[str, Any] = {"eager_gemm_kernels": eager.aten_count}
         if computed == 0:  # only GEMMs of other kinds: on operands the backend made
             item.computed_by = attribution.BACKEND
         elif computed >= eager.aten_count:
             item.computed_by = attribution.PYTORCH
+            same = _eager_bits(item)
+            if same is not None:
+                found["eager_bits"] = same
         else:
             item.computed_by = attribution.MIXED
-        return Findings(metrics={"eager_gemm_kernels": eager.aten_count})
+        return Findings(metrics=found)
+
+
+def _eager_bits(item: ItemRun) -> bool | None:
+    """Whether the backend's first result is eager's bit for bit, where aten's kernels computed
+    it: the same kernels on the same operands give the same bits, so a result that differs had
+    the backend's code between the program and aten's GEMM (operands it quantized, cast or laid
+    out anew; an epilogue of its own) and its values carry that code's rounding (an
+    optimum-quanto trial, 2026-12-02: 271 passes of aten's mm on weights quanto had quantized
+    and dequantized read as PyTorch's like untouched ones). None where eager's result is a
+    stand-in's (gemmconf.emulation) or the backend's is not the one it returned."""
+    draw = item.first_draw
+    if item.stand_in is not None or draw.overwritten or draw.actual is None:
+        return None
+    expected = integrity.tensors_of(draw.expected)
+    if not expected:
+        return None
+    return bitwise_equal(integrity.tensors_of(draw.actual), expected)
 
 
 def _profiler() -> Any:

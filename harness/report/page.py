@@ -365,9 +365,12 @@ def _passes_by_backend(records: list[Record]) -> list[tuple[str, str]]:
     computed their passes (files written before `computed_by` say nothing)."""
     found = []
     for backend in sorted({r.backend for r in records}):
-        counts = attribution.passes_by_computer(r for r in records if r.backend == backend)
+        own = [r for r in records if r.backend == backend]
+        counts = attribution.passes_by_computer(own)
         if any(key in attribution.COMPUTED_BY for key in counts):
-            found.append((backend, attribution.passes_text(counts)))
+            found.append(
+                (backend, attribution.passes_text(counts, attribution.passes_changed(own)))
+            )
     return found
 
 

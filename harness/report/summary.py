@@ -232,9 +232,12 @@ def _computed_lines(records: list[Record]) -> list[str]:
         return []
     parts = []
     for backend in sorted({r.backend for r in records}):
-        counts = attribution.passes_by_computer(r for r in records if r.backend == backend)
+        own = [r for r in records if r.backend == backend]
+        counts = attribution.passes_by_computer(own)
         if counts:
-            parts.append(f"{backend} {attribution.passes_text(counts)}")
+            parts.append(
+                f"{backend} {attribution.passes_text(counts, attribution.passes_changed(own))}"
+            )
     return _lines("who computed the passes:", parts) if parts else []
 
 
