@@ -275,6 +275,7 @@ _PRINTED_NOTES = (PRINTED_NOTE, PRINTED_STDOUT_NOTE)
 PRINTED_HEAD, PRINTED_TAIL = 8, 24  # lines kept of a longer text: its first and its last
 PRINTED_CHARS = 6000  # of them, at most
 _DIAGNOSTIC = re.compile(r"(?:^|[\s:])(?:fatal )?error:\s*\S", re.IGNORECASE)
+FAULTHANDLER_LINE = "Fatal Python error"  # what faulthandler prints first on a fatal signal
 
 
 def printed_note(printed: str, stream: str = "stderr") -> str | None:
@@ -317,8 +318,10 @@ def printed_diagnostic(details: str | None) -> tuple[str, str] | None:
         for other in _PRINTED_NOTES:  # this note's lines only
             text = text.split(other, 1)[0]
         for line in text.splitlines()[1:]:
-            if _DIAGNOSTIC.search(line) and not line.startswith("Fatal Python error"):
-                # (faulthandler's line names the signal, no cause)
+            if _DIAGNOSTIC.search(line) and FAULTHANDLER_LINE not in line:
+                # (faulthandler's line names the signal, no cause; two threads' stacks printed
+                # at once interleave it with a frame's line: an optimum-quanto trial,
+                # 2026-12-02, read one SIGSEGV as a group titled by such a line)
                 return stream, " ".join(line.split())
     return None
 

@@ -272,6 +272,28 @@ def test_a_diagnostic_printed_on_stdout_before_an_abort_is_kept_and_named_so():
     assert "      stdout: ERROR: Runtime op verification failed" in summary_lines([group])
 
 
+def test_faulthandler_s_line_interleaved_with_a_frame_is_no_diagnostic():
+    """An optimum-quanto trial (2026-12-02): two threads' stacks printed at once put
+    faulthandler's "Fatal Python error:" inside a frame's line, which read as an error
+    diagnostic and made one SIGSEGV of 31 a group of its own, titled by that line."""
+    from gemmconf.record import printed_note, typed
+
+    crash = "crashed: SIGSEGV: the worker process running this item was killed by SIGSEGV."
+    frame = '"/lib/qbytes_mm.py", line 57'
+
+    def segfault(rid: str, first: str) -> dict:
+        stack = f"Fatal Python error: Segmentation fault\nCurrent thread 0x01:\n{first}\n  File x"
+        details = "\n\n".join([crash, printed_note(stack)])
+        return {"id": f"s/mm[{rid}]", "backend": "b", "outcome": "failed", "kind": "crash",
+                "reason": crash, "details": details}  # fmt: skip
+
+    plain = segfault("1", f"  File {frame} in qbytes_int8pack_mm")
+    mixed = segfault("2", f"  File Fatal Python error: {frame}Segmentation fault in")
+    assert [r.printed_error for r in typed([plain, mixed])] == [None, None]
+    (group,) = group_failures([plain, mixed])
+    assert group.cause == crash
+
+
 def test_mlir_types_and_dtype_suffixes_are_not_taken_for_addresses():
     """`memref<1x40xbf16>` lost "0xbf16" to the address rule, and each shape made a group of its
     own: one bf16 defect in 15 groups of a 74-item file (a torch-mlir trial, 2026-12-01)."""
