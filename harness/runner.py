@@ -21,7 +21,7 @@ import torch
 from gemmconf import chunked, emulation, inputs, oracle, pristine, program, progress
 from gemmconf.backends.base import Backend, compiled_gaps, for_item, refusal
 from gemmconf.backends.dynamo import skip_guard_latency_profile
-from gemmconf.checks import CALL_GUARDS, CHECKS, Check, Findings
+from gemmconf.checks import CALL_GUARDS, CHECKS, Check, Findings, settle_computed_by
 from gemmconf.checks.values import verdict_metrics
 from gemmconf.item import (
     BackendFailed,
@@ -93,6 +93,8 @@ def run_item(
         item.prepare()
         outcome = _execute(item, checks)
     except BackendFailed as failed:
+        if failed.raised is None or not failed.raised.cuda_fault:  # eager can still run
+            settle_computed_by(item)  # the observed call against eager, as the checks would
         # eager's own error, if nothing compiled
         problems = (*item.not_compiled(failed=True), failed.problem)
         outcome = ItemOutcome(problems=problems, raised=failed.raised, metrics=item.metrics)

@@ -1160,6 +1160,24 @@ weight_int8_strided = KernelsOverride(
 aten_override_per_call = AtenOverride("library-per-call", for_the_process=False)
 
 
+def int8_mm_then_check(a: torch.Tensor, b: torch.Tensor, *, rows: int | None) -> torch.Tensor:
+    """`int8_mm`, then a check of the library's own that raises where a has other than `rows`
+    rows (None: always), as bitsandbytes' CPU path raised after aten's `_int_mm` (2026-12-02)."""
+    out = int8_mm(a, b)
+    if rows is None or a.shape[0] != rows:
+        raise RuntimeError(f"the library's own check refused {a.shape[0]} rows")
+    return out
+
+
+int8_raises = KernelsOverride(
+    "int8-raises", {"mm": functools.partial(int8_mm_then_check, rows=None)}
+)
+# mm_dynamic's shape set 0 has 64 rows, its later ones 37 and 100
+int8_raises_later = KernelsOverride(
+    "int8-raises-later", {"mm": functools.partial(int8_mm_then_check, rows=64)}
+)
+
+
 class _FirstGemmOwn(PlantedCompiled):
     """Computes the first GEMM of each call itself and leaves the others to PyTorch."""
 

@@ -161,6 +161,20 @@ def test_aten_s_integer_gemm_on_operands_the_override_quantized_is_the_backend_s
     assert outcome.metrics["eager_gemm_kernels"] == 1
 
 
+def test_a_crash_after_aten_s_integer_gemm_in_the_override_is_the_backend_s(quiet_overrides):
+    """A bitsandbytes trial (2026-12-02): 41 crashes inside its override, after aten's
+    `_int_mm` on operands it quantized, read "computed by PyTorch" (an aten kernel ran, and the
+    comparison with eager's kernels that makes the same path's passes the backend's never ran),
+    whether the observed call raised or a later shape set's."""
+    crashed = run(MM, planted_backends.int8_raises)
+    assert crashed.kind == "crash" and crashed.computed_by == "backend"
+    assert crashed.metrics["aten_gemm_kernels"] == {"aten::_int_mm": 1}
+    assert crashed.metrics["eager_gemm_kernels"] == 1
+    later = run("first/mm_dynamic", planted_backends.int8_raises_later)
+    assert later.kind == "crash" and "shape set 1" in render(later).reason
+    assert later.computed_by == "backend" and later.metrics["eager_gemm_kernels"] == 1
+
+
 def test_aten_s_weight_only_gemm_is_seen_and_the_backend_s(quiet_overrides):
     """An optimum-quanto trial (2026-12-02): its qint8 weights reach aten's
     `_weight_int8pack_mm`, which computed 75 passes that read "computed by the backend" with no

@@ -12,6 +12,7 @@ from gemmconf.checks.code import CodeChecks, applicable_checks
 from gemmconf.checks.compilation import Captured, KernelStats, Recompiles, compile_budget
 from gemmconf.checks.compiled_autograd import CompiledAutogradCounts
 from gemmconf.checks.computed_by import ComputedBy, EagerComparison
+from gemmconf.checks.computed_by import settle as settle_computed_by
 from gemmconf.checks.determinism import Deterministic
 from gemmconf.checks.fresh_draw import FreshDraw, FreshDrawBitwise
 from gemmconf.checks.guards import InputsUntouched, OutputsWritten, TargetsWritten
@@ -61,4 +62,5 @@ __all__ = [
     "Findings",
     "applicable_checks",
     "compile_budget",
+    "settle_computed_by",
 ]

@@ -35,11 +35,13 @@ eager runs count (`pristine.GEMM_KIND`: float, scaled, integer): a kernel librar
 quantizes a bf16 program's operands to int8 and multiplies them with aten's `_int_mm` computes
 the program its own way, aten's integer GEMM one step of it (a torchao trial, 2026-12-02: 60 of
 its int8 passes read "computed by PyTorch"); one that upcasts fp16 to float32 for aten's mm
-still leaves the product to aten. Where the backend's call raised,
-the item ends before the check: aten's kernels seen make it "pytorch", with no comparison, a
-kernel registered over a GEMM op "backend", and none of either "none" (the call raised before
-any GEMM kernel ran: dynamo's tracing, the backend's compile, a check of its own; nothing
-computed it, so it is not the backend's computing).
+still leaves the product to aten. Where the backend's call raised (the observed one, or a
+later shape set's), the item ends before the checks and the runner makes the same comparison
+(`settle`; not after a lost CUDA context, where eager cannot run: aten's kernels seen then
+make it "pytorch" unless all were weight-only); a kernel registered over a GEMM op with no
+aten kernel under it is "backend", and none of either "none" (the call raised before any GEMM
+kernel ran: dynamo's tracing, the backend's compile, a check of its own; nothing computed it,
+so it is not the backend's computing).
 
 The observation changes nothing of the call's result (the profiler and the mark only record),
 and a failure of its own is no failure of the backend: the call is then "not observed".
@@ -114,12 +116,18 @@ class ComputedBy:
 
     def watch(self, item: ItemRun, tensors: Sequence[Any], eager: EagerAnswer) -> _Watch:
         first = item.shape_index == 0 and ComputedBy not in item.stash
-        return _Watch(item, observe=first)
+        return _Watch(item, eager, observe=first)
+
+
+# the stash key of shape set 0's eager inputs, kept from the observed call until eager's
+# kernels were counted on them (`settle`): an item that ends at a later call still compares
+_EAGER_INPUTS = "computed_by: eager's inputs"
 
 
 class _Watch:
-    def __init__(self, item: ItemRun, *, observe: bool):
+    def __init__(self, item: ItemRun, eager: EagerAnswer, *, observe: bool):
         self.item = item
+        self.eager = eager
         self.observe = observe
         self.stack = contextlib.ExitStack()
         self.profile: Any = None
@@ -156,6 +164,8 @@ class _Watch:
                     eager=isinstance(self.item.backend, EagerBackend),
                 )
                 self.item.metrics.update(_metrics(observed))
+                if observed.aten_count and not isinstance(self.item.backend, EagerBackend):
+                    self.item.stash[_EAGER_INPUTS] = self.eager.inputs  # for `settle`
         except Exception:  # the harness's own fault: the call stays not observed
             self.item.stash[ComputedBy] = None
             self.item.computed_by = None
@@ -172,31 +182,45 @@ class EagerComparison:
     name = "who computed, against eager"
 
     def applies(self, item: ItemRun) -> bool:
-        observed = item.stash.get(ComputedBy)
-        if isinstance(item.backend, EagerBackend):  # eager is PyTorch's own by definition
-            return False
-        return isinstance(observed, Observed) and observed.aten_count > 0
+        return _EAGER_INPUTS in item.stash
 
     def run(self, item: ItemRun) -> Findings:
-        observed: Observed = item.stash[ComputedBy]
         item.stage = "profiling eager's GEMM kernels"
-        eager = _eager_kernels(item)
+        settle(item)
+        if item.computed_by == attribution.PYTORCH:
+            same = _eager_bits(item)
+            if same is not None:
+                return Findings(metrics={"eager_bits": same})
+        return NOTHING
+
+
+def settle(item: ItemRun) -> None:
+    """Who computed the observed call, against eager's GEMM kernels on shape set 0's inputs,
+    where aten's own kernels ran in it and eager's were not counted yet (the metric
+    `eager_gemm_kernels`): none of the kinds eager runs, "backend"; as many as eager's,
+    "pytorch"; fewer, "mixed". Run by `EagerComparison` among the checks, and by the runner
+    for an item that ends at a call that raised: the observed call's own failure, or a later
+    shape set's (a bitsandbytes trial, 2026-12-02: 41 crashes inside its override, whose call
+    had run aten's `_int_mm` on operands it quantized, read "PyTorch's", where the same path's
+    passes read the backend's). Never raises: a fault of its own leaves what was seen."""
+    eager_inputs = item.stash.pop(_EAGER_INPUTS, None)
+    observed = item.stash.get(ComputedBy)
+    if eager_inputs is None or not isinstance(observed, Observed):
+        return
+    with contextlib.suppress(Exception):
+        eager = _eager_kernels(item, eager_inputs)
         if eager is None:
-            return NOTHING
+            return
         # eager ran none (it has no kernel here): any of aten's count, as before kinds were told
         kinds = eager.kinds() or set(GEMM_KIND.values())
         computed = observed.count_of(kinds)
-        found: dict[str, Any] = {"eager_gemm_kernels": eager.aten_count}
         if computed == 0:  # only GEMMs of other kinds: on operands the backend made
             item.computed_by = attribution.BACKEND
         elif computed >= eager.aten_count:
             item.computed_by = attribution.PYTORCH
-            same = _eager_bits(item)
-            if same is not None:
-                found["eager_bits"] = same
         else:
             item.computed_by = attribution.MIXED
-        return Findings(metrics=found)
+        item.metrics["eager_gemm_kernels"] = eager.aten_count
 
 
 def _eager_bits(item: ItemRun) -> bool | None:
@@ -251,17 +275,16 @@ def _metrics(observed: Observed) -> dict[str, Any]:
     return found
 
 
-def _eager_kernels(item: ItemRun) -> Observed | None:
+def _eager_kernels(item: ItemRun, eager_inputs: Any) -> Observed | None:
     """The aten GEMM kernels eager's program runs on shape set 0's inputs (an op eager has no
     kernel for here still counts: it raises inside the kernel's dispatch); None where eager
     cannot be profiled (another profiler is on)."""
     if _profiling():
         return None
-    draw = item.first_draw
     writes = item.instance.spec.writes
     tensors = [  # eager's own out= targets stay as they were: they may be its judged result
         t.clone() if name in writes and isinstance(t, torch.Tensor) else t
-        for name, t in zip(item.names(), draw.inputs.tensors, strict=True)
+        for name, t in zip(item.names(), eager_inputs.tensors, strict=True)
     ]
     with _profiler() as profile, contextlib.suppress(Exception):
         item.fn(*tensors)
@@ -371,4 +394,4 @@ def _marked(library: Any, op_name: Any, fn: Any) -> Any:
     return kernel
 
 
-__all__ = ["ComputedBy", "EagerComparison", "Observed", "kernels_of"]
+__all__ = ["ComputedBy", "EagerComparison", "Observed", "kernels_of", "settle"]
