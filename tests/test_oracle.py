@@ -7,6 +7,7 @@ docs/measurements.md measured).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import planted_backends
@@ -706,3 +707,18 @@ def test_a_backward_items_sum_length_is_named_as_such():
     text = judge(expected, expected * 2, fp64(a, b), k=64, k_name="longest sum").message()
     assert "(fp32, longest sum 64)" in text.splitlines()[0]
     assert "(fp32, K=48)" in judge(expected, expected * 2, fp64(a, b), k=48).message()
+
+
+def test_an_output_left_all_nan_has_no_err_ratio_not_zero():
+    """A bitsandbytes trial (2026-12-02): an fp16 output the backend never wrote (NaN) read
+    err_ratio 0.0 (its error was taken over no element), and grouping put those failures apart
+    with "median 0". Nothing finite in all three: not measured."""
+    a, b = torch.randn(8, 16), torch.randn(16, 4)
+    expected = a @ b
+    verdict = judge(expected, torch.full_like(expected, math.nan), fp64(a, b), k=16)
+    assert not verdict.passed and verdict.err_ratio is None
+    assert "NaN/Inf positions differ from eager" in verdict.message()
+    half = expected.clone()
+    half[:4] = math.nan  # half measured: the figure is the measured half's
+    partly = judge(expected, half, fp64(a, b), k=16)
+    assert not partly.passed and partly.err_ratio is not None
