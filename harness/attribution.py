@@ -37,7 +37,7 @@ imports only gemmconf.record, so reports (which may not import torch) can read i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from gemmconf.record import Record
 
@@ -138,22 +138,40 @@ def changed_by_backend(record: Record) -> bool:
     return record.metrics.eager_bits is False
 
 
-def passes_changed(records: Iterable[Record]) -> int:
-    """How many passes PyTorch computed on what the backend's code changed (changed_by_backend)."""
-    return sum(r.outcome == "passed" and changed_by_backend(r) for r in records)
+def through_aten(record: Record) -> bool:
+    """A record the backend computed with aten's GEMM kernels of another kind than eager's
+    (`metrics.aten_gemm_kernels`: an integer or weight-only GEMM on operands it quantized)."""
+    if record.computed_by != BACKEND or record.metrics is None:
+        return False
+    return bool(record.metrics.aten_gemm_kernels)
 
 
-def passes_text(counts: Mapping[str, int], not_eager_bits: int = 0) -> str:
+# what a summary adds to a computer's count of passes: how many of them were so
+_PASS_NOTES = (
+    (BACKEND, through_aten, "with aten's GEMM kernels of another kind"),
+    (PYTORCH, changed_by_backend, "not eager's bits"),
+)
+
+
+def passes_text(records: Iterable[Record]) -> str:
     """ "2,261 passed (7 computed by the backend, 2,254 by PyTorch (271 not eager's bits))": the
-    parenthesis names every computer that occurs; `not_eager_bits` of the passes PyTorch
-    computed had the backend's code around aten's GEMM (`changed_by_backend`)."""
+    parenthesis names every computer that occurs, and how many of a computer's passes were
+    made with the other's help: the backend's with aten's GEMMs of another kind than eager's
+    (`through_aten`), PyTorch's with the backend's code around aten's GEMM
+    (`changed_by_backend`): the same quantization library's passes read one or the other by
+    which aten GEMM it calls (a bitsandbytes trial, 2026-12-02: `_int_mm` or a float mm)."""
+    passed = [r for r in records if r.outcome == "passed"]
+    counts = passes_by_computer(passed)
     total = sum(counts.values())
     parts = []
     for key, n in counts.items():
-        changed = (
-            f" ({not_eager_bits:,} not eager's bits)" if key == PYTORCH and not_eager_bits else ""
-        )
-        parts.append(f"{n:,} {computed_text(key)}{changed}")
+        notes = [
+            f"{sum(test(r) for r in passed):,} {words}"
+            for who, test, words in _PASS_NOTES
+            if who == key and any(test(r) for r in passed)
+        ]
+        note = f" ({'; '.join(notes)})" if notes else ""
+        parts.append(f"{n:,} {computed_text(key)}{note}")
     if parts:
         parts[0] = parts[0].replace(" by ", " computed by ", 1)
     return f"{total:,} passed" + (f" ({', '.join(parts)})" if parts else "")

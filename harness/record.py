@@ -110,6 +110,7 @@ class Metrics:
     kernel_build_stages_s = _Metric[dict[str, Any]](_OBJECT)  # kernel_builds' s by Triton stage
     # who computed (gemmconf.checks.computed_by): a result aten's kernels computed, eager's bits
     eager_bits = _Metric[bool](_FLAG)
+    aten_gemm_kernels = _Metric[dict[str, Any]](_OBJECT)  # aten's GEMM kernels seen, by op
     # isolation: reruns of failures, timeouts, GPU memory
     flaky = _Metric[bool](_FLAG)
     confirm_runs = _Metric[int](_INTEGER)

@@ -258,6 +258,22 @@ def test_passes_pytorch_computed_on_what_the_backend_changed_are_counted_among_t
     assert "not eager's bits" not in text
 
 
+def test_the_backend_s_passes_with_aten_s_gemms_of_another_kind_are_counted_among_them() -> None:
+    """A bitsandbytes trial (2026-12-02): one LLM.int8 path read "computed by the backend" when
+    it ran aten's `_int_mm` and "by PyTorch" when a float mm; all 365 of its backend passes were
+    `_int_mm`'s. The summary says how many of the backend's passes ran aten's GEMMs."""
+    records = attributed_records()
+    records[0]["metrics"] = {"aten_gemm_kernels": {"aten::_int_mm": 1}}
+    records[1]["metrics"] = {"eager_bits": False}
+    text = "\n".join(render_terminal_summary(records, CPU, max_failures=9))
+    assert (
+        "    lib 4 passed (1 computed by the backend (1 with aten's GEMM kernels of another "
+        "kind), 2 by PyTorch (1 not eager's bits), 1 partly by PyTorch)" in text
+    )
+    records[0]["metrics"] = {"aten_gemm_kernels": {}}  # its own kernels: nothing to say
+    assert "another kind" not in "\n".join(render_terminal_summary(records, CPU))
+
+
 def test_an_xpass_pytorch_computed_has_a_column_of_its_own() -> None:
     """A torchao trial (2026-12-02): its fix fell back to aten for the items its file expected
     to fail, and the table counted those XPASSes as the backend's. An XPASS PyTorch computed

@@ -368,9 +368,7 @@ def _passes_by_backend(records: list[Record]) -> list[tuple[str, str]]:
         own = [r for r in records if r.backend == backend]
         counts = attribution.passes_by_computer(own)
         if any(key in attribution.COMPUTED_BY for key in counts):
-            found.append(
-                (backend, attribution.passes_text(counts, attribution.passes_changed(own)))
-            )
+            found.append((backend, attribution.passes_text(own)))
     return found
 
 

@@ -235,9 +235,7 @@ def _computed_lines(records: list[Record]) -> list[str]:
         own = [r for r in records if r.backend == backend]
         counts = attribution.passes_by_computer(own)
         if counts:
-            parts.append(
-                f"{backend} {attribution.passes_text(counts, attribution.passes_changed(own))}"
-            )
+            parts.append(f"{backend} {attribution.passes_text(own)}")
     return _lines("who computed the passes:", parts) if parts else []
 
 
