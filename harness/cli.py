@@ -904,6 +904,13 @@ def _run_one(instance, args: argparse.Namespace, backend) -> int:
     verdict = "ERROR" if outcome.harness_error else "FAILED"
     print(f"  verdict: {verdict} ({outcome.kind})")
     print("\n".join("    " + line for line in render(outcome).details.splitlines()))
+    if outcome.computed_by is not None:  # whose kernels computed the failing call, by name
+        kernels = outcome.metrics.get("aten_gemm_kernels") or {}
+        named = ", ".join(f"{op} x{n}" for op, n in sorted(kernels.items()))
+        print(
+            f"  computed {computed_text(outcome.computed_by)}"
+            + (f"; aten's GEMM kernels that ran: {named}" if named else "")
+        )
     return 1
 
 

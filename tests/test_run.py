@@ -240,6 +240,19 @@ def test_explain_names_an_outside_backend_as_its_items_do(tmp_path, monkeypatch,
     assert cli.main(["explain", error_case, "--backend", "mybackend:Mine", "--run"]) == 0
     out = capsys.readouterr().out
     assert "verdict: PASSED (the backend raised RuntimeError: " in out and "as eager does" in out
+    # a failure says who computed it too, and which of aten's kernels (a bitsandbytes trial,
+    # 2026-12-02: aten's _int_mm computed 56 failures, and explain said nothing of it)
+    (tmp_path / "doubled.py").write_text(
+        "from gemmconf.backends.eager import EagerBackend\n\n"
+        "class Doubled(EagerBackend):\n    name = 'doubled'\n\n"
+        "    def compile(self, fn, example_inputs, *, dynamic):\n"
+        "        doubled = lambda *args: fn(*args) * 2\n"
+        "        return super().compile(doubled, example_inputs, dynamic=dynamic)\n"
+    )
+    assert cli.main(["explain", ident, "--backend", "doubled:Doubled", "--run"]) == 1
+    out = capsys.readouterr().out
+    assert "verdict: FAILED (wrong values)" in out
+    assert "\n  computed by PyTorch; aten's GEMM kernels that ran: aten::mm x1\n" in out
     assert cli.main(["explain", ident, "--backend", "nosuchmodule:Mine"]) == 2
     err = capsys.readouterr().err
     assert "no module 'nosuchmodule' is on the import path" in err and "Traceback" not in err
