@@ -192,14 +192,19 @@ class _Version(argparse.Action):
     the docs of the checkout's head described rules its installed wheel did not have)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from gemmconf.provenance import gemmconf_source
-
-        source = gemmconf_source()
-        parts = [f"commit {source['commit']}"] if "commit" in source else []
-        parts += [f"code {source['code']}"] if "code" in source else []
-        extra = f" ({', '.join(parts)})" if parts else ""
-        print(f"gemmconf {source.get('version', 'unknown')}{extra}")
+        print(f"gemmconf {_version_text()}")
         parser.exit()
+
+
+def _version_text() -> str:
+    """ "0.1.0 (commit 4856a9d, code a6d032b6562c)": the version and the code that runs."""
+    from gemmconf.provenance import gemmconf_source
+
+    source = gemmconf_source()
+    parts = [f"commit {source['commit']}"] if "commit" in source else []
+    parts += [f"code {source['code']}"] if "code" in source else []
+    extra = f" ({', '.join(parts)})" if parts else ""
+    return f"{source.get('version', 'unknown')}{extra}"
 
 
 EXPECT_HELP = """\
@@ -212,7 +217,8 @@ unexplained (a failure no entry expects, a pass a strict xfail entry denies; pas
 cause as `gemmconf report groups` prints them) and the entries that decided no record of the
 run. Skipped records did not run and stay skipped. Exit status: 0 nothing left unexplained; 1
 some record is; 2 a file that cannot be read, or a file for a backend the results do not
-hold."""
+hold. With --draft PATH it first writes PATH, an expectations file with one entry per cause of
+the failures left unexplained, each naming its items by id, and judges under it too."""
 
 
 def _add_expect(commands: Any) -> None:
@@ -229,12 +235,21 @@ def _add_expect(commands: Any) -> None:
     expect.add_argument(
         "--expectations",
         action="append",
-        required=True,
+        default=[],
         metavar="PATH",
         help="an expectations file (its backend: names the backend); repeatable, the first "
         "entry that matches a record wins, across files in the order given",
     )
     expect.add_argument("--json", action="store_true", help="the judgment as JSON")
+    expect.add_argument(
+        "--draft",
+        metavar="PATH",
+        help="write PATH, a draft expectations file with one entry per cause of the failures "
+        "the files leave unexplained (all of them without --expectations), each naming its "
+        "items by id; then judge the results under the files and the draft (the results must "
+        "hold one backend, or --backend names it; PATH must not exist)",
+    )
+    expect.add_argument("--backend", metavar="LABEL", help="with --draft: the backend drafted")
 
 
 def _expect(args: argparse.Namespace) -> int:
@@ -254,6 +269,11 @@ def _expect(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     held = sorted({r.backend for r in results["records"]})
+    if not args.expectations and not args.draft:
+        print(
+            "error: give --expectations PATH (repeatable), --draft PATH, or both", file=sys.stderr
+        )
+        return 2
     for file in files:
         if file.backend not in held:
             print(
@@ -262,12 +282,48 @@ def _expect(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+    if args.draft:
+        drafted = _draft(args, results, files, held)
+        if drafted is None:
+            return 2
+        files.append(drafted)
     judged = rejudge.rejudge(results, files)
     if args.json:
         print(json.dumps(judged.to_json(), indent=1))
     else:
         print("\n".join(terminal(line) for line in rejudge.lines(judged)))
     return 1 if judged.left else 0
+
+
+def _draft(args: argparse.Namespace, results: dict, files: list, held: list[str]):
+    """`expect --draft PATH`: the draft written (gemmconf.draft) and read back as a file; None
+    after a usage error said why."""
+    from gemmconf import draft, rejudge
+    from gemmconf.expectations import ExpectationFile, read
+
+    backend = args.backend or (held[0] if len(held) == 1 else None)
+    if backend not in held:
+        known = ", ".join(held) or "none"
+        which = f"backend {args.backend!r} has no record" if args.backend else "give --backend"
+        print(f"error: --draft: {which} in {args.results} (its backends: {known})", file=sys.stderr)
+        return None
+    path = Path(args.draft)
+    if path.exists():  # an author's file is never overwritten
+        print(f"error: --draft {path}: the file exists; name a new one", file=sys.stderr)
+        return None
+    empty = ExpectationFile(path, str(path), backend, ())
+    judged = rejudge.rejudge(results, [*files, empty])
+    failures = draft.unexplained(judged, backend)
+    text = draft.draft(
+        failures, backend, results=args.results, path=args.draft, version=_version_text()
+    )
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        print(f"error: --draft {path}: {exc.strerror or exc}", file=sys.stderr)
+        return None
+    print(f"gemmconf: wrote {path}: {len(failures)} failure(s) of {backend} by cause")
+    return read(path)
 
 
 def _command(args: argparse.Namespace) -> int:

@@ -477,6 +477,42 @@ def test_expect_judges_a_run_again_as_a_run_under_the_file_judges_it(first, caps
     )
 
 
+def test_expect_drafts_a_file_that_explains_each_failure_and_takes_no_pass(first, capsys):
+    """A bitsandbytes trial (2026-12-02): a hand-written file's wide entries took 162 passes
+    as strict XPASSes, and the author wrote a script listing 1,645 ids by cause. `--draft`
+    writes that file: one entry per cause, items by id; a run under it fails nothing, and its
+    passes stay passes. With --expectations, it drafts only what those leave."""
+    from gemmconf.cli import main
+
+    some = ("-k", "127x65x33 or addmm")  # items of each bug, and passes
+    run_three_bugs(first, *some)
+    plain = first.path / "plain.json"
+    (first.path / "reports" / "results.json").rename(plain)
+    failed = {i for i, (o, _) in _outcomes(plain).items() if o == "failed"}
+    capsys.readouterr()
+    assert main(["expect", str(plain), "--draft", str(first.path / "draft.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {first.path / 'draft.yaml'}: {len(failed)} failure(s) of three-bugs" in out
+    assert "every failure is explained and no strict xfail entry is contradicted" in out
+    text = (first.path / "draft.yaml").read_text()
+    assert text.count("  - match:") == 2  # the two planted bugs these items meet, one entry each
+    assert '    kind: "wrong values"' in text and "    hardware: cpu" in text
+    result = run_three_bugs(first, *some, "--expectations", "draft.yaml")
+    assert result.ret == pytest.ExitCode.OK
+    under = _outcomes(first.path / "reports" / "results.json")
+    assert {i for i, (o, _) in under.items() if o == "xfailed"} == failed
+    assert not any(o == "xpassed" for o, _ in under.values())
+    # what a file already explains is not drafted again; an author's file is never overwritten
+    (first.path / "expected.yaml").write_text(THREE_BUGS_EXPECTED)
+    more = str(first.path / "more.yaml")
+    args = ["expect", str(plain), "--expectations", str(first.path / "expected.yaml")]
+    assert main([*args, "--draft", more]) == 1  # the file's strict xpass is still left
+    drafted = Path(more).read_text()
+    assert "first/mm[bf16" in drafted and "first/addmm[" not in drafted
+    assert main([*args, "--draft", more]) == 2
+    assert "the file exists; name a new one" in capsys.readouterr().err
+
+
 def test_expect_says_what_it_cannot_judge(first, capsys):
     """A file for a backend the results do not hold, an expectations file with a mistake and a
     file that is not a results file are exit 2, each named; nothing is judged."""
