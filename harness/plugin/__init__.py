@@ -10,8 +10,9 @@ them and keeping its state under its own stash key, the way pytest's built-in pl
 pinning), `isolating` (--no-isolate, --item-timeout), `sharding` (--shard, --durations-from; its
 helper `scheduling` deals xdist's items by those durations), `benchmark` (--benchmark,
 --bench-mode), `speed` (kernel counts in the summary), `items` (collection and running;
---expectations), `recording` (--results, the summary), `page` (--conformance-html) and `terse`
-(each failure one line in the terminal, its details on the page).
+--expectations), `recording` (--results, the summary), `page` (--conformance-html), `terse`
+(each failure one line in the terminal, its details on the page) and `long_items` (a line for
+an item while it runs long).
 
 No feature imports another. What one must know of another travels as a small typed fact in
 `facts` (the machine, the backends, where items run, the shard, the benchmark mode), written by
@@ -44,6 +45,7 @@ pytest_plugins = [
     "gemmconf.plugin.items",
     "gemmconf.plugin.page",
     "gemmconf.plugin.terse",
+    "gemmconf.plugin.long_items",
 ]
 
 
