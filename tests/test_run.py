@@ -4,6 +4,7 @@ and where the suite is never depends on pytest's rootdir guess."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -316,7 +317,10 @@ def test_the_suite_does_not_follow_rootdir(tmp_path):
     outcomes = []
     for _ in range(2):
         done = warm_python.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
-        outcomes.append(done.stdout.strip().splitlines()[-1].split(" in ")[0])
+        last = done.stdout.strip().splitlines()[-1].split(" in ")[0]
+        # (less pytest's warning count: forked warm with gemmconf installed by `pip --target`, as
+        # on the GPU machines, pytest warns that it cannot rewrite the imported plugin package)
+        outcomes.append(re.sub(r", \d+ warnings?$", "", last))
         assert done.returncode == 0, done.stdout + done.stderr
         assert results.is_file()
     assert outcomes == ["3 passed, 71 deselected"] * 2
