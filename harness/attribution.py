@@ -130,12 +130,16 @@ def computed_text(who: str | None) -> str:
     return COMPUTED_TEXT.get(who or "", "not observed")
 
 
-def changed_by_backend(record: Record) -> bool:
-    """A record PyTorch's kernels computed whose result was not eager's bit for bit (the metric
+def not_eager_bits(computed_by: str | None, eager_bits: object) -> bool:
+    """PyTorch's kernels computed a result that was not eager's bit for bit (the metric
     `eager_bits`): the backend's code changed what aten's GEMM was given or what it returned."""
-    if record.computed_by != PYTORCH or record.metrics is None:
-        return False
-    return record.metrics.eager_bits is False
+    return computed_by == PYTORCH and eager_bits is False
+
+
+def changed_by_backend(record: Record) -> bool:
+    """A record that is `not_eager_bits`."""
+    eager_bits = None if record.metrics is None else record.metrics.eager_bits
+    return not_eager_bits(record.computed_by, eager_bits)
 
 
 def through_aten(record: Record) -> bool:
@@ -164,13 +168,10 @@ def passes_text(records: Iterable[Record]) -> str:
     counts = passes_by_computer(passed)
     total = sum(counts.values())
     parts = []
+    noted = {who: (sum(map(test, passed)), words) for who, test, words in _PASS_NOTES}
     for key, n in counts.items():
-        notes = [
-            f"{sum(test(r) for r in passed):,} {words}"
-            for who, test, words in _PASS_NOTES
-            if who == key and any(test(r) for r in passed)
-        ]
-        note = f" ({'; '.join(notes)})" if notes else ""
+        many, words = noted.get(key, (0, ""))
+        note = f" ({many:,} {words})" if many else ""
         parts.append(f"{n:,} {computed_text(key)}{note}")
     if parts:
         parts[0] = parts[0].replace(" by ", " computed by ", 1)

@@ -929,7 +929,7 @@ def _run_command(instance, args: argparse.Namespace, label: str) -> str:
 
 
 def _run_one(instance, args: argparse.Namespace, backend) -> int:
-    from gemmconf.attribution import NOT_EAGER_BITS, PYTORCH, computed_text
+    from gemmconf.attribution import NOT_EAGER_BITS, computed_text, not_eager_bits
     from gemmconf.capability import detect, target_class
     from gemmconf.outcome import render
     from gemmconf.runner import run_item
@@ -950,9 +950,7 @@ def _run_one(instance, args: argparse.Namespace, backend) -> int:
             print(
                 "\n".join(textwrap.wrap(note, 96, initial_indent="    ", subsequent_indent="    "))
             )
-        changed = outcome.computed_by == PYTORCH and outcome.metrics.get("eager_bits") is False
-        # aten's GEMM computed it, but not on the program's operands as they were (or the
-        # backend changed its result): attribution.changed_by_backend
+        changed = not_eager_bits(outcome.computed_by, outcome.metrics.get("eager_bits"))
         print(
             f"  computed {computed_text(outcome.computed_by)}" + (NOT_EAGER_BITS if changed else "")
         )

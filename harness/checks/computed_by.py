@@ -156,15 +156,14 @@ class _Watch:
             self.stack.close()
             if intact:
                 observed = kernels_of(self.profile.function_events)
+                # eager is PyTorch's own by definition, whatever kind its kernels are
+                eager = isinstance(self.item.backend, EagerBackend)
                 self.item.stash[ComputedBy] = observed
                 self.item.computed_by = _without_eager(
-                    observed,
-                    raised=exc[0] is not None,
-                    # eager is PyTorch's own by definition, whatever kind its kernels are
-                    eager=isinstance(self.item.backend, EagerBackend),
+                    observed, raised=exc[0] is not None, eager=eager
                 )
                 self.item.metrics.update(_metrics(observed))
-                if observed.aten_count and not isinstance(self.item.backend, EagerBackend):
+                if observed.aten_count and not eager:
                     self.item.stash[_EAGER_INPUTS] = self.eager.inputs  # for `settle`
         except Exception:  # the harness's own fault: the call stays not observed
             self.item.stash[ComputedBy] = None
