@@ -157,6 +157,36 @@ _PASS_NOTES = (
 )
 
 
+def failures_text(records: Iterable[Record]) -> str | None:
+    """What computed a group of failures, where aten's kernels had a hand in any of them:
+    "computed by the backend 1,406 (through aten::_int_mm in 1,398)", "computed by the backend
+    3, by PyTorch 12" (the backend's through aten's GEMM kernels of another kind than eager's,
+    `through_aten`). None where every
+    observed member is the backend's without aten's GEMMs, or none was observed: the failures
+    are then its own code's, as a group of an aten override or a compiler is. A bitsandbytes
+    trial (2026-12-02): 56 failures that aten's CPU `_int_mm` computed wrong (a [1, N]
+    operand) sat in a group of 1,406 whose reason could not say where the numbers came from."""
+    counts: dict[str, int] = {}
+    through: dict[str, int] = {}
+    for record in records:
+        who = record.computed_by
+        if who not in COMPUTED_BY:
+            continue
+        counts[who] = counts.get(who, 0) + 1
+        if through_aten(record):
+            for op in record.metrics.aten_gemm_kernels:  # type: ignore[union-attr]
+                through[op] = through.get(op, 0) + 1
+    if not (counts.get(PYTORCH) or counts.get(MIXED) or through):
+        return None
+    parts = []
+    for who in (w for w in COMPUTED_BY if w in counts):
+        part = f"{computed_text(who)} {counts[who]:,}"
+        if who == BACKEND and through:  # its calls that ran aten's GEMMs of another kind
+            part += f" (through {', '.join(f'{op} in {n:,}' for op, n in sorted(through.items()))})"
+        parts.append(part)
+    return "computed " + ", ".join(parts)
+
+
 def passes_text(records: Iterable[Record]) -> str:
     """ "2,261 passed (7 computed by the backend, 2,254 by PyTorch (271 not eager's bits))": the
     parenthesis names every computer that occurs, and how many of a computer's passes were

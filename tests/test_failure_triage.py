@@ -638,6 +638,40 @@ def test_a_group_says_how_far_its_items_err():
     assert not any("median" in line for line in summary_lines([alone]))
 
 
+def test_a_group_says_where_aten_s_kernels_computed_its_failures():
+    """A bitsandbytes trial: 56 failures that aten's CPU `_int_mm` computed wrong sat in a group
+    of 1,406 whose reason could not say that aten's kernel made the numbers. A group says who
+    computed its failures where aten's kernels had a hand; a group of the backend's own
+    kernels (an aten override's, a compiler's) says nothing more, nor one never observed."""
+    from gemmconf.report.groups import group_failures, page_groups, summary_lines
+
+    def failed(n: int, who: str | None, kernels: dict[str, int]) -> dict:
+        return {
+            "id": f"s/mm[case{n}]",
+            "backend": "lib",
+            "op": "mm",
+            "outcome": "failed",
+            "kind": "wrong values",
+            "reason": "Tensor-likes are not close! err_ratio 40.0 > 3.0 allowed",
+            "axes": {"case": f"case{n}"},
+            "computed_by": who,
+            "metrics": {"aten_gemm_kernels": kernels},
+        }
+
+    int_mm = {"aten::_int_mm": 1}
+    mixed = [failed(0, "backend", int_mm), failed(1, "backend", int_mm), failed(2, "backend", {})]
+    mixed.append(failed(3, "pytorch", {"aten::mm": 1}))
+    (group,) = group_failures(mixed)
+    said = "computed by the backend 3 (through aten::_int_mm in 2), by PyTorch 1"
+    assert group.computed == said
+    assert f"      {said}" in summary_lines([group])
+    assert page_groups([group])[0]["computed"] == said
+    own = [failed(0, "backend", {}), failed(1, "backend", {}), failed(2, None, {})]
+    (group,) = group_failures(own)
+    assert group.computed is None
+    assert not any("computed" in line for line in summary_lines([group]))
+
+
 def test_one_numeric_cause_over_an_item_s_outputs_is_one_group():
     """A torchao trial: one precision loss came as four groups, their reasons differing only in
     where the judgment was ("output [0]", "longest sum 65", "the gradient of a")."""

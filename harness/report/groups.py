@@ -100,6 +100,8 @@ class FailureGroup:
     # of 2e4 (a torchao trial, 2026-12-02)
     err_ratios: tuple[float, float, float] | None = None
     err_ratio_count: int = 0
+    # who computed the members' calls, where aten's kernels had a hand (attribution.failures_text)
+    computed: str | None = None
 
     @property
     def size(self) -> int:
@@ -232,6 +234,7 @@ def group_failures(records: Sequence[Record | Mapping[str, Any]]) -> list[Failur
             ids=tuple(sorted(r.id for r in members)),
             representative=min(members, key=_smallness),
             pattern=pattern(members, records),
+            computed=attribution.failures_text(members),
             **_err_ratios(members),
         )
         for (backend, kind, inherited, sign, _), cluster in clusters.items()
@@ -433,6 +436,8 @@ def summary_lines(
                 f"      err_ratio {low:.3g} to {high:.3g}, median {median:.3g} "
                 f"(of {group.err_ratio_count} items)"
             )
+        if group.computed is not None:
+            lines += wrapped(f"      {group.computed}")
         spec = (specs or {}).get(group.backend)
         lines.append(f"      {group.repro_line(spec, seed)}")  # whole: it is pasted
     rest = groups[limit:]
@@ -461,6 +466,7 @@ def page_groups(
             "cause": g.cause,
             "pattern": list(g.pattern),
             "err_ratios": None if g.err_ratios is None else list(g.err_ratios),
+            "computed": g.computed,
             "representative": g.representative.id,
             "repro": g.repro_command((specs or {}).get(g.backend), seed) if g.has_repro else None,
             "rerun": None if g.has_repro else g.rerun_node,
