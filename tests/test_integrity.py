@@ -399,6 +399,25 @@ def test_a_marginal_failure_must_be_confirmed_on_fresh_draws():
     rounds = outcome.metrics["rounds"]  # the marginal one and the passing ones that decide
     assert outcome.metrics["draws_failed"] == 1 and outcome.metrics["draws"] == 2 * rounds
     assert 1 < rounds < drawing.MAX_ROUNDS and "borderline" not in outcome.metrics
+    # its err_ratio is where the rounds sit, their median (values.where_it_sits)
+    ratios = sorted(outcome.metrics["err_ratio_rounds"])
+    assert outcome.metrics["err_ratio"] == pytest.approx(ratios[(len(ratios) - 1) // 2], rel=1e-3)
+
+
+def test_a_pass_near_the_bar_stands_at_its_rounds_median():
+    """A FlagGems trial: a pass 17 of whose 33 rounds were over the bar of 3 (median 3.125)
+    read err_ratio 1.56, its first passing round's, and `report diff`'s closest passes showed
+    it at half its bar. A shape set decided over several rounds stands at their median."""
+    from gemmconf.checks.values import where_it_sits
+    from gemmconf.oracle import Verdict
+
+    def judged(ratio: float) -> Verdict:
+        return Verdict(ratio <= 3.0, (), None, None, ratio, None, None, None, 0, 1, None,
+                       max_ratio=3.0)  # fmt: skip
+
+    rounds = [judged(r) for r in (1.56, 3.4, 3.2, 0.9, 3.1, 2.9, 3.3)]
+    assert where_it_sits(rounds).err_ratio == 3.1
+    assert where_it_sits(rounds[:1]).err_ratio == 1.56
 
 
 def test_a_gross_failure_is_not_put_to_the_vote():
