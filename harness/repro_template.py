@@ -536,6 +536,14 @@ def judged_problems(index, draws):
 
 
 def main():
+    import contextlib
+    import faulthandler
+
+    # a crash in the backend's native code prints the Python stack that reached it (a FlagGems
+    # trial, 2026-12-02: a repro of its K = 0 SIGSEGV exited 139 printing nothing); not where
+    # stderr has no file behind it
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        faulthandler.enable()
     torch.backends.cuda.matmul.allow_tf32 = TF32
     torch.backends.cudnn.allow_tf32 = TF32
     torch.set_float32_matmul_precision("high" if TF32 else "highest")

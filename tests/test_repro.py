@@ -173,6 +173,32 @@ def test_a_repro_written_elsewhere_says_how_to_import_a_backend_from_here(tmp_pa
     )
 
 
+# A `module:attr` backend that crashes in native code (reads address 0) on every call
+CRASHING = BESIDE.replace(
+    "        return self.fn(*inputs)",
+    "        import ctypes\n\n        return ctypes.string_at(0)",
+)
+
+
+def test_a_repro_of_a_crash_prints_where_it_crashed(tmp_path):
+    """A FlagGems trial (2026-12-02): the repro of its K = 0 SIGSEGV exited 139 printing
+    nothing. It prints the Python stack that reached the crash, the backend's frame in it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "crashing_backend.py").write_text(CRASHING)
+    file = tmp_path / "repro.py"
+    spec = "crashing_backend:backend"
+    wrote = gemmconf(work, "repro", PASSING, "--backend", spec, "-o", str(file))
+    assert wrote.returncode == 0, wrote.stderr
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "PYTHONPATH": str(work.resolve())}
+    ran = subprocess.run(
+        [sys.executable, str(file)], cwd=work, capture_output=True, text=True, env=env, timeout=600
+    )
+    assert ran.returncode == -11, ran.stdout[-3000:] + ran.stderr[-3000:]  # SIGSEGV
+    assert "Fatal Python error: Segmentation fault" in ran.stderr, ran.stderr[-3000:]
+    assert "crashing_backend.py" in ran.stderr, ran.stderr[-3000:]
+
+
 def test_a_repro_names_what_it_cannot_write():
     (instance,) = api.instances(["first/mm[fp32-64x64x64-nn]"])
     with pytest.raises(ReproUnsupported, match="a repro is for one backend"):
