@@ -727,6 +727,11 @@ def test_a_group_s_dtypes_that_err_orders_of_magnitude_apart_are_groups_of_their
     # an error that scales with each dtype's precision: the same err_ratio, one cause
     (same,) = group_failures([failed(0, "fp32", 223.0), failed(1, "bf16", 223.0)])
     assert same.size == 2
+    # failing on NaN/Inf positions, their finite elements under the bar and dtype-apart: one
+    # cause (a FlagGems trial: NaN kept where beta = 0 came as a bf16 and an fp32 group)
+    nan_kept = [failed(0, "fp32", 2.5), failed(1, "bf16", 1e-7), failed(2, "bf16", 2e-7)]
+    (kept,) = group_failures(nan_kept)
+    assert kept.size == 3
 
 
 def test_a_group_of_strict_xpasses_says_what_they_are():

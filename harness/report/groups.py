@@ -268,13 +268,15 @@ def _by_dtype_where_apart(members: list[Record]) -> list[list[Record]]:
     DTYPES_APART times another's, both as errors (the median err_ratio times the dtype's unit
     roundoff, dtypes in that order) and as err_ratios (an error that scales with each dtype's
     precision, the same err_ratio in all, is one cause); a dtype without a unit or an err_ratio
-    stays with the first group."""
+    stays with the first group. Only err_ratios over their bar count: a group failing on
+    something else (NaN/Inf positions: a FlagGems trial's NaN kept where beta = 0, its finite
+    elements' err_ratios under the bar and dtype-apart, 2026-12-02) is one cause."""
     by_dtype: dict[str, list[Record]] = {}
     for record in members:
         by_dtype.setdefault(record.dtype or "", []).append(record)
     medians: dict[str, float] = {}
     for dtype, group in by_dtype.items():
-        ratios = [float(r.metric.err_ratio) for r in _judged(group)]
+        ratios = [float(r.metric.err_ratio) for r in _judged(group) if _over_bar(r)]
         if ratios and dtype in UNIT_ROUNDOFF:
             medians[dtype] = statistics.median(ratios)
     sizes = {d: m * UNIT_ROUNDOFF[d] for d, m in medians.items()}
@@ -304,12 +306,17 @@ def _judged(members: Sequence[Record]) -> list[Record]:
     ]
 
 
+def _over_bar(record: Record) -> bool:
+    """A judged member whose err_ratio is over its bar (a bar of None: never)."""
+    return record.metric.err_ratio > (record.metric.max_ratio or math.inf)
+
+
 def _err_ratios(members: Sequence[Record]) -> dict[str, Any]:
     """The members' err_ratio spread (FailureGroup.err_ratios), where two or more have one and
     some are over their bar: a group of NaN/Inf positions or of attributes fails otherwise."""
     judged = _judged(members)
     ratios = sorted(float(r.metric.err_ratio) for r in judged)
-    over = any(r.metric.err_ratio > (r.metric.max_ratio or math.inf) for r in judged)
+    over = any(_over_bar(r) for r in judged)
     if len(ratios) < 2 or not over:
         return {}
     return {
