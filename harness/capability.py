@@ -91,8 +91,11 @@ class Capability:
         return f"{self.name}, {self.arch}" if self.is_gpu else "CPU"
 
     def as_record(self) -> dict[str, Any]:
-        """The `environment` entry of results.json (JSON types only)."""
-        return {
+        """The `environment` entry of results.json (JSON types only); `triton_interpret: true`
+        where Triton's kernels ran in its interpreter (`TRITON_INTERPRET=1`), whose own bf16
+        defects (docs/measurements.md) a run on it may meet: two runs of one backend, compiled
+        and interpreted, read apart (a FlagGems trial, 2026-12-02)."""
+        record = {
             "device": self.device,
             "device_name": self.name,
             "capability": None if self.capability is None else ".".join(map(str, self.capability)),
@@ -104,6 +107,13 @@ class Capability:
             "triton": self.triton_version,
             "cuda": self.cuda_version,
         }
+        if _interpreting():
+            record["triton_interpret"] = True
+        return record
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
 def detect() -> Capability:

@@ -373,6 +373,16 @@ def test_as_record_is_json():
     assert CPU.as_record()["capability"] is None
 
 
+def test_a_record_says_where_triton_s_interpreter_ran(monkeypatch):
+    """A FlagGems trial: its compiled and interpreted runs differed only in file name."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert CPU.as_record()["triton_interpret"] is True
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    assert "triton_interpret" not in CPU.as_record()
+    monkeypatch.delenv("TRITON_INTERPRET")
+    assert "triton_interpret" not in H100.as_record()
+
+
 def _cpu_fp8_probe() -> bool:
     try:
         x = torch.randn(32, 64).to(torch.float8_e4m3fn)
