@@ -18,7 +18,7 @@ dmon=$!
 start=$(date +%s.%N)
 GEMMCONF_TIMELINE="$OUT/timeline" timeout -s TERM "$limit" python3 -m pytest "${selection[@]}" \
   --backend reference -n auto -q -p no:benchmark -p tools.timeline --conformance-html none \
-  --durations-from "${DURATIONS:-reports/published/2026-11-23-nvidia-h100-x1-reference-suite/durations.json.gz}" \
+  --durations-from "${DURATIONS:-reports/published/2026-11-23-nvidia-h100-x1-reference-suite/durations.json.xz}" \
   --results "$OUT/profile.json" 2>&1 | grep -v -e PytestBenchmarkWarning -e 'warner(' >"$OUT/profile.log"
 echo "pytest exit ${PIPESTATUS[0]}, wall $(echo "$(date +%s.%N) - $start" | bc) s"
 kill $dmon 2>/dev/null

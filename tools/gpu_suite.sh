@@ -27,7 +27,7 @@ git log --oneline -1 2>/dev/null | cut -c1-80
 nvidia-smi --query-gpu=name,memory.total,clocks.sm --format=csv,noheader
 start=$(date +%s)
 timeout -s TERM "${LIMIT:-540}" python3 -m pytest suites --backend reference -n auto -q -rfE -p no:benchmark \
-  --shard "$shard" --durations-from "${DURATIONS:-reports/published/2026-11-23-nvidia-h100-x1-reference-suite/durations.json.gz}" \
+  --shard "$shard" --durations-from "${DURATIONS:-reports/published/2026-11-23-nvidia-h100-x1-reference-suite/durations.json.xz}" \
   --results "$OUT/$name-$part.json" --conformance-html none "$@" 2>&1 |
   grep -v -e PytestBenchmarkWarning -e 'warner(' >"$OUT/$name-$part.log"
 status=${PIPESTATUS[0]}
