@@ -10,6 +10,7 @@ them; a results file that says only "dynamo:openvino" does not say which OpenVIN
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import importlib.metadata
@@ -111,7 +112,7 @@ def backend_packages(backend: Any) -> dict[str, str]:
     modules = {m for m in modules if m and m != "builtins"}
     for module in sorted(modules):
         if not _distributions().get(module.partition(".")[0]):
-            modules |= _imported_by(module)
+            modules |= _imported_by(module) | _imports_in_source(module)
     found: dict[str, str] = {}
     for module in sorted(modules):
         for dist in _distributions().get(module.partition(".")[0], ()):
@@ -135,6 +136,28 @@ def _imported_by(module: str) -> set[str]:
         if isinstance(name, str) and name.partition(".")[0] != module.partition(".")[0]:
             names.add(name.partition(".")[0])
     return names
+
+
+def _imports_in_source(module: str) -> set[str]:
+    """The top-level packages `module`'s source file imports anywhere, a function's body
+    included (read, never run): an adapter that imports its library at its first call named
+    none (a FlagGems trial, 2026-12-02: `backend_packages: {"flaggems": {}}`). Relative imports
+    are the adapter's own."""
+    loaded = sys.modules.get(module)
+    path = getattr(loaded, "__file__", None)
+    if not isinstance(path, str) or not path.endswith(".py"):
+        return set()
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.partition(".")[0])
+    return names - {module.partition(".")[0]}
 
 
 def _registered_module(name: str) -> str | None:

@@ -114,3 +114,20 @@ def test_an_adapter_file_names_the_packages_it_hands_the_work_to(tmp_path, monke
     assert packages["PyYAML"] == importlib.metadata.version("PyYAML")  # what the file imports
     assert packages["gemmconf"] == importlib.metadata.version("gemmconf")
     assert "my_adapter" not in packages
+
+
+def test_an_adapter_that_imports_its_library_at_the_first_call_names_it(tmp_path, monkeypatch):
+    """A FlagGems trial (2026-12-02): an adapter that imported flag_gems inside its compile
+    step recorded `{"flaggems": {}}`. The adapter's source is read (not run) for its imports,
+    a function's body included."""
+    (tmp_path / "lazy_adapter.py").write_text(
+        "from gemmconf.backends.dynamo import dynamo_backend\n\n"
+        "def compile_lazily(gm, example_inputs):\n"
+        "    import yaml  # the library, loaded only when there is work\n\n"
+        "    return gm.forward\n\n"
+        "backend = dynamo_backend(compile_lazily, name='lazy')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    packages = provenance.backend_packages(resolve("lazy_adapter:backend"))
+    assert packages["PyYAML"] == importlib.metadata.version("PyYAML")
+    assert "lazy_adapter" not in packages
