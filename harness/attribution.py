@@ -161,9 +161,9 @@ def failures_text(records: Iterable[Record]) -> str | None:
     """What computed a group of failures, where aten's kernels had a hand in any of them:
     "computed by the backend 1,406 (through aten::_int_mm in 1,398)", "computed by the backend
     3, by PyTorch 12" (the backend's through aten's GEMM kernels of another kind than eager's,
-    `through_aten`). None where every
-    observed member is the backend's without aten's GEMMs, or none was observed: the failures
-    are then its own code's, as a group of an aten override or a compiler is. A bitsandbytes
+    `through_aten`). None where every observed member is the backend's without aten's GEMMs,
+    or none was observed: the failures are then its own code's, as a group of an aten override
+    or a compiler is. A bitsandbytes
     trial (2026-12-02): 56 failures that aten's CPU `_int_mm` computed wrong (a [1, N]
     operand) sat in a group of 1,406 whose reason could not say where the numbers came from."""
     counts: dict[str, int] = {}

@@ -113,7 +113,13 @@ class Capability:
 
 
 def _interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+    """Whether Triton runs its kernels in the interpreter, as Triton reads TRITON_INTERPRET
+    (its knobs: "1", "true", "on" and "yes" are, "0", "false" and "2" are not)."""
+    try:
+        from triton import knobs
+    except ImportError:  # no Triton: nothing of it runs, interpreted or not
+        return False
+    return bool(knobs.runtime.interpret)
 
 
 def detect() -> Capability:

@@ -379,6 +379,8 @@ def test_a_record_says_where_triton_s_interpreter_ran(monkeypatch):
     assert CPU.as_record()["triton_interpret"] is True
     monkeypatch.setenv("TRITON_INTERPRET", "0")
     assert "triton_interpret" not in CPU.as_record()
+    monkeypatch.setenv("TRITON_INTERPRET", "false")  # as Triton reads it: not interpreting
+    assert "triton_interpret" not in CPU.as_record()
     monkeypatch.delenv("TRITON_INTERPRET")
     assert "triton_interpret" not in H100.as_record()
 
