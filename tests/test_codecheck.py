@@ -472,4 +472,9 @@ def test_a_code_check_target_binds_only_the_backends_its_checks_are_for(tmp_path
     records = {r["backend"]: r for r in json.loads(results.read_text())["records"]}
     assert records["eager"]["outcome"] == "passed"
     reference = records["reference"]
-    assert reference["outcome"] == "skipped" and reference["skip_class"] == "sm90"
+    import torch  # the machine decides: an sm90 GPU runs the reference's item
+
+    if torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0):
+        assert reference["outcome"] == "passed"  # its checks' target is this GPU's
+    else:
+        assert reference["outcome"] == "skipped" and reference["skip_class"] == "sm90"

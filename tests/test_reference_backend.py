@@ -983,6 +983,34 @@ def test_interpreter_patches_the_language_once_per_launch_not_per_helper_call(
 
 
 @pytest.mark.skipif(ON_GPU, reason="the interpreter is only chosen without a GPU")
+def test_interpreter_indexes_a_runtime_scalar_where_triton_3_6_raised(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Triton 3.6's `tl.tensor.__index__` (`int()` of a one-element array), under numpy 2.4 or
+    later, failed every kernel whose K loop runs to a runtime K; the fix answers as 3.7 does."""
+    from triton.runtime import interpreter
+
+    installed = interpreter._patch_lang_tensor
+    assert getattr(installed, "indexes_scalars", False)
+
+    def triton_3_6(tensor: Any, scope: Any) -> None:
+        installed.original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))
+
+    fn = lambda x, y: torch.mm(x, y)  # noqa: E731
+    a, b = randn(33, 70), randn(70, 17)
+    monkeypatch.setattr(interpreter, "_patch_lang_tensor", triton_3_6)
+    try:
+        int(np.zeros(1))
+    except TypeError:  # this numpy refuses it, as the GPU machine's did
+        with pytest.raises(Exception, match="0-dimensional arrays"):
+            compile_ref(fn)(a, b)
+    assert compat.index_scalars_as_numpy_allows()
+    assert interpreter._patch_lang_tensor.original is triton_3_6
+    assert_like_eager(compile_ref(fn)(a, b), fn(a, b))
+
+
+@pytest.mark.skipif(ON_GPU, reason="the interpreter is only chosen without a GPU")
 def test_interpreter_reuses_its_types_and_tensor_fields_with_the_same_bits(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -21,6 +21,7 @@ from gemmconf_reference.compat.codegen import (
 from gemmconf_reference.compat.dynamo import DYNAMO_SKIPPED_OPS, ops_in_graph, tf32_allowed
 from gemmconf_reference.compat.interpreter import (
     TRITON_INTERPRET_ENV,
+    index_scalars_as_numpy_allows,
     interpreted_as_compiled,
     interpreting,
     memoize_interpreter_patching,
@@ -42,6 +43,7 @@ __all__ = [
     "c_launch",
     "gpu_target",
     "has_tensor_descriptors",
+    "index_scalars_as_numpy_allows",
     "interpreted_as_compiled",
     "interpreting",
     "launch_scratch",

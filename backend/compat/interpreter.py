@@ -1,6 +1,8 @@
-"""The Triton interpreter (TRITON_INTERPRET=1): whether it runs, and the speed-ups the reference
-backend applies to it (triton 3.6-3.7). Each changes nothing where the interpreter lacks what it
-patches, and leaves results as they were: it removes repeated work, never changes an answer.
+"""The Triton interpreter (TRITON_INTERPRET=1): whether it runs, the speed-ups the reference
+backend applies to it (triton 3.6-3.7), and one fix. Each changes nothing where the interpreter
+lacks what it patches. The speed-ups leave results as they were: they remove repeated work, never
+change an answer. The fix (`index_scalars_as_numpy_allows`) makes a kernel run where triton 3.6's
+interpreter raised under numpy 2.4 or later.
 """
 
 from __future__ import annotations
@@ -121,6 +123,57 @@ def skip_nested_interpreter_patching() -> bool:
     executor.__call__ = launch_patched
     function.__call__ = call_helper
     return True
+
+
+def index_scalars_as_numpy_allows() -> bool:
+    """Let triton 3.6's interpreter use a runtime scalar as an index under numpy 2.4 or later.
+
+    The interpreter (`_patch_lang_tensor`) gives `tl.tensor` an `__index__` that returns
+    `int(self.handle.data)`. A scalar's data there is a one-element array of one dimension, and
+    numpy 2.4 turned its old deprecation of `int()` on such an array into a TypeError ("only
+    0-dimensional arrays can be converted to Python scalars"). So any kernel that loops
+    `range(0, K, BLOCK_K)` over a runtime K raised: on the GPU machine's torch 2.11 and triton
+    3.6 with its GPU hidden, 2,737 of the reference suite's items failed so (2026-12-02). Triton
+    3.7 squeezes the array first. This keeps Triton's own `__index__` and, where it raises that
+    TypeError on a one-element array, answers what 3.7 does; a working `__index__` (3.7, an
+    older numpy) answers as before. Returns False, changing nothing, where the interpreter has
+    no `_patch_lang_tensor(tensor, scope)`."""
+    try:
+        from triton.runtime import interpreter
+    except ImportError:
+        return False
+    original = getattr(interpreter, "_patch_lang_tensor", None)
+    if original is None or getattr(original, "indexes_scalars", False):
+        return original is not None
+    if list(inspect.signature(original).parameters) != ["tensor", "scope"]:
+        return False
+
+    def patch_lang_tensor(tensor: Any, scope: Any) -> None:
+        original(tensor, scope)
+        index = vars(tensor).get("__index__")
+        if index is not None:
+            scope.set_attr(tensor, "__index__", _scalar_index(index))
+
+    patch_lang_tensor.indexes_scalars = True  # type: ignore[attr-defined]
+    patch_lang_tensor.original = original  # type: ignore[attr-defined]
+    interpreter._patch_lang_tensor = patch_lang_tensor
+    return True
+
+
+def _scalar_index(index: Callable[[Any], int]) -> Callable[[Any], int]:
+    """`index` (the interpreter's `tl.tensor.__index__`), answering for a one-element array
+    where numpy refuses `int()` of it (`index_scalars_as_numpy_allows`)."""
+
+    def scalar_index(self: Any) -> int:
+        try:
+            return index(self)
+        except TypeError:
+            data = self.handle.data
+            if getattr(data, "size", None) != 1:
+                raise
+            return int(data.reshape(()))
+
+    return scalar_index
 
 
 def _attributes(module: Any, *names: str) -> tuple[Any, ...] | None:

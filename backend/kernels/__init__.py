@@ -107,7 +107,8 @@ from gemmconf_reference.kernels.splitk import (
     streamk_tiles,
 )
 
-if compat.interpreting():  # before any launch: the interpreter's own speed-ups
+if compat.interpreting():  # before any launch: the interpreter's own speed-ups, and a fix
+    compat.index_scalars_as_numpy_allows()
     compat.memoize_interpreter_patching()
     compat.skip_nested_interpreter_patching()
     compat.memoize_interpreter_types()
