@@ -165,6 +165,19 @@ def test_a_signature_leaves_out_what_differs_between_items_of_one_cause():
     )
     assert signature(quoted) != signature(quoted.replace("R.add", "R.multiply"))
     assert signature("f(a) then g(b") == "f(…) then g(…)"  # an argument list cut off ends it
+    # an error wrapped once per helper it passed through (Triton's interpreter, 2026-12-02)
+    root = " (raised from TypeError: only 0-dimensional arrays can be converted to Python scalars)"
+    shallow = "Backend raised during the call: InterpreterError: TypeError('only 0-d…')" + root
+    deep = (
+        "Backend raised during the call: InterpreterError: "
+        "InterpreterError('InterpreterError(\"TypeError(\\'only 0-d…\\')\")')" + root
+    )
+    assert signature(shallow) == signature(deep)
+    assert "InterpreterError: (raised from TypeError: only" in signature(deep)
+    assert signature(shallow) != signature(
+        shallow.replace("(raised from TypeError", "(raised from ValueError")
+    )
+    assert "ValueError(…)" in signature("RuntimeError: ValueError('x')")  # nothing it came from
     assert signature("mm(): argument 'input' must be Tensor") == (
         "mm(): argument 'input' must be Tensor"  # no arguments: nothing to take out
     )

@@ -69,6 +69,11 @@ _SIGNATURE_RULES = (
 _CALL = re.compile(r"\b[A-Za-z_][\w.]*\((?!\))")  # a name and "(" with arguments after it
 # where in an item a failure happened: " on shape set 0 (M=4 N=4 K=4)" (gemmconf.outcome's stages)
 _WHERE = re.compile(r" on shape set \d+ \([^)]*\)")
+# An exception whose message is only the repr of another, `InterpreterError: TypeError(…)`,
+# before the error it was raised from: Triton's interpreter wraps an error once per @triton.jit
+# helper it passed through (`InterpreterError(repr(e))`), so one cause read as one group per
+# call depth (the reference backend on triton 3.6 without a GPU, 2026-12-02: 2,684 and 53).
+_WRAPPED_REPR = re.compile(r": (?:[A-Za-z_][\w.]*\(…\)\s*)+(?=\(raised from )")
 SIGNATURE_CHARS = 160  # of a reason's first line: past it, messages differ in detail only
 PRINTED_CHARS_SHOWN = 240  # of a printed diagnostic, in a group's title
 _ERROR_WORD = re.compile(r"(?:fatal )?error:", re.IGNORECASE)
@@ -182,11 +187,12 @@ class FailureGroup:
 
 def signature(reason: str | None) -> str:
     """A reason's first line with numbers, shapes, addresses, dtype names and the arguments of
-    the calls it quotes taken out."""
+    the calls it quotes taken out, and an exception whose message only wraps another's repr
+    left as its type where the reason names the error it was raised from."""
     text = (reason or "").strip().splitlines()[0] if (reason or "").strip() else ""
     for pattern, replacement in _SIGNATURE_RULES:
         text = pattern.sub(replacement, text)
-    return _without_call_arguments(text).strip()[:SIGNATURE_CHARS]
+    return _WRAPPED_REPR.sub(": ", _without_call_arguments(text)).strip()[:SIGNATURE_CHARS]
 
 
 def _without_call_arguments(text: str) -> str:
