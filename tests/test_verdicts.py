@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from pathlib import Path
 
 import planted_backends
@@ -123,6 +124,17 @@ def test_rounds_that_lean_above_the_bar_go_on_until_they_decide():
         later = above - drawing.LEANS_ABOVE
         rounds = [1.0, *twelve, *[1.1] * later, *[0.9] * (rest - later)]
         assert drawing.sequential(rounds) == decided  # the sign test over all 36
+
+
+def test_rounds_below_the_bar_on_average_but_not_at_their_median_do_not_stop_as_passed():
+    """A FlagGems trial (2026-12-02): a bf16 GEMV's rounds sat just over the bar with a few far
+    below it; their mean reached the t test's early pass, and the shape set read "passed" at a
+    median over the bar instead of borderline. The early pass now also needs the median below."""
+    tail = [1.0, *[1.05] * 5, *[0.1] * 3]  # the first round left out of the test
+    assert statistics.median(tail[1:]) > 1.0
+    assert drawing.sequential(tail) is None  # the mean alone stopped it as passed
+    evenly = [1.0, 0.7, 0.75, 0.8, 0.72, 0.78]
+    assert drawing.sequential(evenly) == drawing.PASSED  # below on both: stops as before
 
 
 def test_a_round_far_from_the_bar_decides_alone():

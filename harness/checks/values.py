@@ -137,7 +137,8 @@ def _judge_shape_set(
 def where_it_sits(rounds: list[oracle.Verdict]) -> oracle.Verdict:
     """The verdict that stands for a shape set that passed: its one round, or near the bar
     (borderline, or stopped early as passed) the round at the median, where the error sits,
-    which may be a little over the bar. Its first passing round had been the item's err_ratio:
+    which may be a little over the bar (borderline; an early pass needs the further rounds'
+    median below it, `drawing.sequential`). Its first passing round had been the item's err_ratio:
     half the bar where 17 of 33 rounds were over it (a FlagGems trial, 2026-12-02: `report
     diff`'s closest passes and the page showed it far from its bar)."""
     if len(rounds) == 1:
